@@ -1,0 +1,455 @@
+//! The Cursor CLI's stores: `~/.cursor/chats/<md5(cwd)>/<session>/store.db` (a `meta` row of hex
+//! or plain JSON, a protobuf tree of blob ids whose leaves are JSON messages) and
+//! `~/.cursor/projects/<sanitized path>/agent-transcripts/**.jsonl`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::composer::{finish, tool_summary};
+use super::sqlite::CursorDb;
+use super::value::{non_empty, str_field, timestamp_ms};
+use crate::error::Result;
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally};
+
+/// Parse the `meta` value: hex-encoded JSON in most builds, plain JSON in some.
+pub fn parse_meta(raw: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(raw).ok()?.trim();
+    if let Some(bytes) = hex_decode(text)
+        && let Ok(v) = serde_json::from_slice::<Value>(&bytes)
+    {
+        return Some(v);
+    }
+    serde_json::from_str(text).ok()
+}
+
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || s.is_empty() {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+fn hex_encode(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// One node of the blob tree: message leaf ids, sub-tree ids and an optional workspace string.
+#[derive(Debug, Default, PartialEq)]
+pub struct TreeNode {
+    pub leaves: Vec<String>,
+    pub subtrees: Vec<String>,
+    pub workspace: Option<String>,
+}
+
+/// Decode a protobuf tree node. Unknown fields are skipped; malformed input yields `None`.
+pub fn parse_tree(buf: &[u8]) -> Option<TreeNode> {
+    let mut node = TreeNode::default();
+    let mut i = 0;
+    while i < buf.len() {
+        let key = varint(buf, &mut i)?;
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => {
+                varint(buf, &mut i)?;
+            }
+            1 => i = i.checked_add(8).filter(|&e| e <= buf.len())?,
+            5 => i = i.checked_add(4).filter(|&e| e <= buf.len())?,
+            2 => {
+                let len = usize::try_from(varint(buf, &mut i)?).ok()?;
+                let end = i.checked_add(len).filter(|&e| e <= buf.len())?;
+                let bytes = &buf[i..end];
+                i = end;
+                match (field, len) {
+                    (1, 32) => node.leaves.push(hex_encode(bytes)),
+                    (2, 32) => node.subtrees.push(hex_encode(bytes)),
+                    (9, _) => node.workspace = std::str::from_utf8(bytes).ok().map(str::to_owned),
+                    _ => {}
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(node)
+}
+
+fn varint(buf: &[u8], i: &mut usize) -> Option<u64> {
+    let mut out = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*i)?;
+        *i += 1;
+        out |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(out);
+        }
+    }
+    None
+}
+
+/// Read a CLI `store.db` session.
+pub fn read_store(db: &CursorDb, path: &Path) -> Result<Option<ParsedSession>> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let id = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut s = ParsedSession::new(&id, "cli", "cli-store");
+    let sidecar: Option<Value> =
+        std::fs::read_to_string(dir.join("meta.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let meta = if db.has_table("meta")? {
+        let raw: Option<Vec<u8>> = db
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = '0'", [], |r| r.get(0))
+            .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?;
+        match raw.as_deref().map(parse_meta) {
+            Some(Some(v)) => Some(v),
+            Some(None) => {
+                s.problems.add("bad_json");
+                None
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+    if let Some(m) = &meta {
+        s.id = non_empty(str_field(m, "agentId")).unwrap_or(id);
+        s.title = non_empty(str_field(m, "name"));
+        s.mode = non_empty(str_field(m, "mode"));
+        s.model = non_empty(str_field(m, "lastUsedModel"));
+        s.created_at = timestamp_ms(m.get("createdAt"));
+    }
+    if let Some(j) = &sidecar {
+        s.created_at = s.created_at.or_else(|| timestamp_ms(j.get("createdAtMs")));
+        s.updated_at = timestamp_ms(j.get("updatedAtMs"));
+        s.title = s.title.take().or_else(|| non_empty(str_field(j, "title")));
+        s.set_project(non_empty(str_field(j, "cwd")).map(|c| super::uri::normalise_path(&c)), ProjectVia::Cwd);
+    }
+    let root = meta.as_ref().and_then(|m| str_field(m, "latestRootBlobId")).map(str::to_owned);
+    if let Some(root) = root {
+        walk_tree(db, &root, &mut s)?;
+    } else {
+        s.problems.add("note:no_root_blob");
+    }
+    s.fingerprint = meta.map(|m| m.to_string()).unwrap_or_default();
+    finish(&mut s);
+    if s.messages.is_empty() && s.title.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(s))
+}
+
+fn walk_tree(db: &CursorDb, root: &str, s: &mut ParsedSession) -> Result<()> {
+    let mut stmt = db.conn.prepare("SELECT data FROM blobs WHERE id = ?1")?;
+    let mut get = |id: &str| -> rusqlite::Result<Option<Vec<u8>>> {
+        let mut rows = stmt.query([id])?;
+        Ok(match rows.next()? {
+            Some(r) => r.get::<_, Option<Vec<u8>>>(0)?,
+            None => None,
+        })
+    };
+    let mut seen = HashSet::new();
+    let mut stack = vec![(root.to_owned(), true)];
+    let mut leaves = Vec::new();
+    while let Some((id, is_tree)) = stack.pop() {
+        if !seen.insert(id.clone()) || seen.len() > 1_000_000 {
+            continue;
+        }
+        let Some(data) = get(&id)? else {
+            s.problems.add("missing_blob");
+            continue;
+        };
+        if !is_tree {
+            leaves.push(data);
+            continue;
+        }
+        match parse_tree(&data) {
+            Some(node) => {
+                if let Some(w) = node.workspace.filter(|w| !w.is_empty()) {
+                    s.set_project(super::uri::project_from_uri(&w), ProjectVia::Cwd);
+                }
+                // Depth-first, in field order: push in reverse so the first child pops first.
+                for sub in node.subtrees.into_iter().rev() {
+                    stack.push((sub, true));
+                }
+                for leaf in node.leaves.into_iter().rev() {
+                    stack.push((leaf, false));
+                }
+            }
+            None => s.problems.add("bad_blob"),
+        }
+    }
+    for data in leaves {
+        match serde_json::from_slice::<Value>(&data) {
+            Ok(v) => push_wire_message(s, &v),
+            Err(_) => s.problems.add("bad_json"),
+        }
+    }
+    Ok(())
+}
+
+/// A provider wire message: `{role, content: string | [blocks], tool_calls?}`.
+pub fn push_wire_message(s: &mut ParsedSession, v: &Value) {
+    let role = match str_field(v, "role") {
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        Some("system") => {
+            s.problems.add("note:system_prompt");
+            return;
+        }
+        Some("tool") => {
+            s.problems.add("note:tool_result");
+            return;
+        }
+        _ => {
+            s.problems.add("unknown_role");
+            return;
+        }
+    };
+    match v.get("content") {
+        Some(Value::String(t)) => push_text(s, role, t),
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                push_block(s, role, b);
+            }
+        }
+        _ => {}
+    }
+    for call in v.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        let f = call.get("function").unwrap_or(call);
+        let name = str_field(f, "name").unwrap_or("tool");
+        let args = f.get("arguments").map(tool_summary).unwrap_or_default();
+        s.messages.push(ParsedMessage::tool(name, None, args));
+    }
+}
+
+fn push_block(s: &mut ParsedSession, role: Role, b: &Value) {
+    match str_field(b, "type") {
+        Some("text") => push_text(s, role, str_field(b, "text").unwrap_or("")),
+        Some("reasoning" | "thinking" | "redacted_reasoning") => {
+            if let Some(t) = non_empty(str_field(b, "text").or_else(|| str_field(b, "thinking"))) {
+                s.messages.push(ParsedMessage::thinking(t));
+            }
+        }
+        Some("tool-call" | "tool_use" | "tool_call") => {
+            let name = str_field(b, "toolName").or_else(|| str_field(b, "name")).unwrap_or("tool");
+            let args = b.get("args").or_else(|| b.get("input")).map(tool_summary).unwrap_or_default();
+            s.messages.push(ParsedMessage::tool(name, None, args));
+        }
+        Some("tool-result" | "tool_result") => s.problems.add("note:tool_result"),
+        Some("image" | "file") => s.problems.add("note:attachment"),
+        _ => s.problems.add("note:unknown_block"),
+    }
+}
+
+fn push_text(s: &mut ParsedSession, role: Role, t: &str) {
+    let t = if role == Role::User { unwrap_user_query(t) } else { t.trim() };
+    if !t.is_empty() {
+        s.messages.push(ParsedMessage::text(role, t));
+    }
+}
+
+/// CLI prompts arrive as `<timestamp>…</timestamp><user_query>…</user_query>` plus context blocks.
+fn unwrap_user_query(t: &str) -> &str {
+    match (t.find("<user_query>"), t.rfind("</user_query>")) {
+        (Some(a), Some(b)) if a + 12 <= b => t[a + 12..b].trim(),
+        _ => t.trim(),
+    }
+}
+
+/// Parse an agent transcript (JSONL). Bad lines are counted, not fatal.
+pub fn parse_transcript(id: &str, text: &str, project: Option<String>) -> ParsedSession {
+    let mut s = ParsedSession::new(id, "cli", "transcript");
+    s.set_project(project, ProjectVia::Cwd);
+    let lines: Vec<&str> = text.lines().collect();
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            // A last line without its newline is usually one being written right now.
+            Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => {
+                s.problems.add("note:partial_last_line");
+                continue;
+            }
+            Err(_) => {
+                s.problems.add("bad_json");
+                continue;
+            }
+        };
+        match str_field(&v, "type") {
+            Some("turn_ended") => continue,
+            Some("error") => {
+                let msg = v.get("error").map(|e| match e {
+                    Value::String(s) => s.clone(),
+                    other => str_field(other, "message").map(str::to_owned).unwrap_or_else(|| other.to_string()),
+                });
+                s.messages.push(ParsedMessage::text(Role::System, format!("Error: {}", msg.unwrap_or_default())));
+                continue;
+            }
+            _ => {}
+        }
+        let msg = v.get("message").unwrap_or(&v);
+        let mut wire = msg.clone();
+        if wire.get("role").is_none()
+            && let (Some(obj), Some(role)) = (wire.as_object_mut(), v.get("role"))
+        {
+            obj.insert("role".into(), role.clone());
+        }
+        push_wire_message(&mut s, &wire);
+    }
+    finish(&mut s);
+    s
+}
+
+/// Reverse the lossy `~/.cursor/projects/<name>` encoding (`/` and `:` became `-`) by walking
+/// the filesystem greedily; falls back to treating every `-` as `/`.
+pub fn unsanitize_project(name: &str, fs_root: &Path) -> Option<String> {
+    if name == "empty-window" || (name.len() == 13 && name.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let parts: Vec<&str> = name.split('-').filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let windows = parts[0].len() == 1 && parts[0].as_bytes()[0].is_ascii_alphabetic();
+    let (mut base, rest): (PathBuf, &[&str]) =
+        if windows { (PathBuf::from(format!("{}:/", parts[0])), &parts[1..]) } else { (fs_root.to_path_buf(), &parts[..]) };
+    let mut comps: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let resolved = !windows;
+    for p in rest {
+        if cur.is_empty() {
+            cur = (*p).to_owned();
+        } else if resolved && base.join(&cur).is_dir() {
+            base = base.join(&cur);
+            comps.push(std::mem::take(&mut cur));
+            cur = (*p).to_owned();
+        } else if resolved {
+            cur = format!("{cur}-{p}");
+        } else {
+            comps.push(std::mem::take(&mut cur));
+            cur = (*p).to_owned();
+        }
+    }
+    if !cur.is_empty() {
+        comps.push(cur);
+    }
+    let joined = comps.join("/");
+    Some(if windows { format!("{}:/{}", parts[0].to_ascii_lowercase(), joined) } else {
+        let candidate = fs_root.join(&joined);
+        if candidate.exists() { format!("/{joined}") } else { format!("/{}", rest.join("/")) }
+    })
+}
+
+/// Every transcript file under a `~/.cursor/projects` dir, skipping subagent transcripts.
+pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let Ok(projects) = std::fs::read_dir(projects_dir) else { return out };
+    for p in projects.flatten() {
+        let name = p.file_name().to_string_lossy().into_owned();
+        let dir = p.path().join("agent-transcripts");
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else { continue };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    if path.file_name().is_some_and(|n| n == "subagents") {
+                        notes.add("note:subagent");
+                        continue;
+                    }
+                    stack.push(path);
+                } else if path.extension().is_some_and(|x| x == "jsonl") {
+                    out.push((path, name.clone()));
+                } else if path.extension().is_some_and(|x| x == "txt") {
+                    notes.add("note:legacy_txt_transcript");
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every `store.db` under a CLI chats dir (`<md5>/<session>/store.db`).
+pub fn find_stores(chats_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(hashes) = std::fs::read_dir(chats_dir) else { return out };
+    for h in hashes.flatten() {
+        let Ok(sessions) = std::fs::read_dir(h.path()) else { continue };
+        for s in sessions.flatten() {
+            let p = s.path().join("store.db");
+            if p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// MD5 of a path, as the CLI names `~/.cursor/chats/<md5(cwd)>` folders.
+pub fn md5_hex(s: &str) -> String {
+    use md5::Digest;
+    let d = md5::Md5::digest(s.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_hex_or_plain() {
+        let j = r#"{"agentId":"a","latestRootBlobId":"00"}"#;
+        let hex: String = j.bytes().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(parse_meta(hex.as_bytes()).unwrap()["agentId"], "a");
+        assert_eq!(parse_meta(j.as_bytes()).unwrap()["agentId"], "a");
+        assert!(parse_meta(b"zz").is_none());
+    }
+
+    #[test]
+    fn tree_nodes_decode_and_reject_garbage() {
+        let mut buf = vec![0x0a, 0x20];
+        buf.extend([1u8; 32]);
+        buf.extend([0x12, 0x20]);
+        buf.extend([2u8; 32]);
+        buf.extend([0x4a, 0x03]);
+        buf.extend(b"/ws");
+        buf.extend([0x18, 0x96, 0x01]); // unknown varint field 3
+        let n = parse_tree(&buf).unwrap();
+        assert_eq!(n.leaves, vec!["01".repeat(32)]);
+        assert_eq!(n.subtrees, vec!["02".repeat(32)]);
+        assert_eq!(n.workspace.as_deref(), Some("/ws"));
+        assert!(parse_tree(&[0x0a, 0x40, 1, 2]).is_none(), "length past the end");
+        assert!(parse_tree(&[0xff; 12]).is_none(), "overlong varint");
+    }
+
+    #[test]
+    fn transcripts_unwrap_queries_and_count_bad_lines() {
+        let text = [
+            json!({"role": "user", "message": {"content": [{"type": "text", "text": "<timestamp>x</timestamp>\n<user_query>\nfix it\n</user_query>"}]}}).to_string(),
+            "{broken".to_owned(),
+            json!({"role": "assistant", "message": {"content": [{"type": "text", "text": "done"}, {"type": "tool_use", "name": "Shell", "input": {"command": "ls"}}]}}).to_string(),
+            json!({"type": "turn_ended", "status": "success"}).to_string(),
+            "{\"role\":\"assi".to_owned(),
+        ]
+        .join("\n");
+        let s = parse_transcript("t1", &text, Some("/p".into()));
+        let got: Vec<_> = s.messages.iter().map(|m| (m.role, m.text.as_str())).collect();
+        assert_eq!(got, [(Role::User, "fix it"), (Role::Assistant, "done"), (Role::Assistant, "ls")]);
+        assert_eq!(s.problems.0.get("bad_json"), Some(&1));
+        assert_eq!(s.problems.0.get("note:partial_last_line"), Some(&1));
+    }
+
+    #[test]
+    fn project_names_reverse_with_the_filesystem() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("home/u/my-app")).unwrap();
+        let got = unsanitize_project("home-u-my-app", root.path()).unwrap();
+        assert_eq!(got, "/home/u/my-app", "hyphenated folder names survive when they exist on disk");
+        assert_eq!(unsanitize_project("c-Users-x-proj", root.path()).unwrap(), "c:/Users/x/proj");
+        assert_eq!(unsanitize_project("empty-window", root.path()), None);
+    }
+}

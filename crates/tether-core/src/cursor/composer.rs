@@ -1,0 +1,398 @@
+//! Cursor composer conversations: `composerData` (inline `conversation` and split
+//! `fullConversationHeadersOnly` + `bubbleId:*` forms) and individual bubbles, to messages.
+//!
+//! Pure: takes decoded values, returns [`ParsedSession`]s and counted problems. No SQLite.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::lexical;
+use super::uri::project_from_uri_value;
+use super::value::{Decoded, decode, maybe_nested, non_empty, str_field, timestamp_ms};
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally, truncate_chars};
+
+/// Newest `composerData._v` / bubble `_v` we know the shape of; newer ones are read on a
+/// best-effort basis and noted.
+const KNOWN_COMPOSER_V: i64 = 16;
+const KNOWN_BUBBLE_V: i64 = 3;
+
+/// Header information from `composerHeaders` (table or ItemTable) or workspace head entries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeaderInfo {
+    pub name: Option<String>,
+    pub workspace_id: Option<String>,
+    pub project: Option<String>,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub archived: bool,
+    pub subagent: bool,
+    pub mode: Option<String>,
+}
+
+impl HeaderInfo {
+    /// From a JSON head entry (`{type:"head", composerId, name, …}`).
+    pub fn from_json(v: &Value) -> Self {
+        let wi = v.get("workspaceIdentifier");
+        Self {
+            name: non_empty(str_field(v, "name")),
+            workspace_id: wi.and_then(|w| str_field(w, "id")).map(str::to_owned),
+            project: wi.and_then(|w| w.get("uri")).and_then(project_from_uri_value),
+            created_at: timestamp_ms(v.get("createdAt")),
+            updated_at: timestamp_ms(v.get("lastUpdatedAt"))
+                .or_else(|| timestamp_ms(v.get("conversationCheckpointLastUpdatedAt"))),
+            archived: v.get("isArchived").and_then(Value::as_bool).unwrap_or(false),
+            subagent: v.get("isSubagent").and_then(Value::as_bool).unwrap_or(false),
+            mode: non_empty(str_field(v, "unifiedMode")).or_else(|| non_empty(str_field(v, "forceMode"))),
+        }
+    }
+
+    /// Fill gaps in `self` from a weaker source.
+    pub fn merge_from(&mut self, o: &HeaderInfo) {
+        self.name = self.name.take().or_else(|| o.name.clone());
+        self.workspace_id = self.workspace_id.take().or_else(|| o.workspace_id.clone());
+        self.project = self.project.take().or_else(|| o.project.clone());
+        self.created_at = self.created_at.or(o.created_at);
+        self.updated_at = self.updated_at.max(o.updated_at);
+        self.archived |= o.archived;
+        self.subagent |= o.subagent;
+        self.mode = self.mode.take().or_else(|| o.mode.clone());
+    }
+}
+
+/// A composer's bubbles, by bubbleId, as raw cell bytes (`None` = SQL NULL).
+pub type Bubbles = HashMap<String, Option<Vec<u8>>>;
+
+/// Build a session from a decoded `composerData` value and its bubbles.
+pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<&HeaderInfo>) -> ParsedSession {
+    let mut s = ParsedSession::new(id, "ide", "composer");
+    let version = data.get("_v").and_then(Value::as_i64);
+    if version.is_some_and(|v| v > KNOWN_COMPOSER_V) || (data.get("_v").is_some() && version.is_none()) {
+        s.problems.add("note:unknown_composer_version");
+    }
+    s.title = non_empty(str_field(data, "name"));
+    s.mode = non_empty(str_field(data, "unifiedMode")).or_else(|| non_empty(str_field(data, "forceMode")));
+    s.model = data.get("modelConfig").and_then(|m| non_empty(str_field(m, "modelName")));
+    s.created_at = timestamp_ms(data.get("createdAt"));
+    s.updated_at = timestamp_ms(data.get("lastUpdatedAt"))
+        .or_else(|| timestamp_ms(data.get("conversationCheckpointLastUpdatedAt")));
+    s.archived = data.get("isArchived").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(wi) = data.get("workspaceIdentifier") {
+        s.workspace_id = str_field(wi, "id").map(str::to_owned);
+        s.set_project(wi.get("uri").and_then(project_from_uri_value), ProjectVia::Identifier);
+    }
+    if let Some(u) = data.get("workspaceUri") {
+        s.set_project(project_from_uri_value(u), ProjectVia::Identifier);
+    }
+
+    let default_model = s.model.clone();
+    if let Some(conv) = data.get("conversation").and_then(Value::as_array).filter(|c| !c.is_empty()) {
+        s.format = "composer-inline";
+        for b in conv {
+            push_bubble(&mut s, b, default_model.as_deref());
+        }
+    } else if let Some(headers) = data.get("fullConversationHeadersOnly").and_then(Value::as_array) {
+        let map = data.get("conversationMap").and_then(Value::as_object);
+        for h in headers {
+            let Some(bid) = str_field(h, "bubbleId") else {
+                s.problems.add("bad_header");
+                continue;
+            };
+            match bubbles.get(bid) {
+                Some(raw) => match decode(raw.as_deref()) {
+                    Decoded::Json(b) => push_bubble(&mut s, &b, default_model.as_deref()),
+                    Decoded::Null => s.problems.add("null_value"),
+                    Decoded::Bad => s.problems.add("bad_json"),
+                },
+                None => match map.and_then(|m| m.get(bid)) {
+                    Some(b) => push_bubble(&mut s, b, default_model.as_deref()),
+                    None => s.problems.add("missing_bubble"),
+                },
+            }
+        }
+        let referenced: std::collections::HashSet<&str> =
+            headers.iter().filter_map(|h| str_field(h, "bubbleId")).collect();
+        let orphans = bubbles.keys().filter(|k| !referenced.contains(k.as_str())).count();
+        s.problems.add_n("note:orphan_bubble", orphans as u64);
+    }
+
+    if let Some(h) = header {
+        s.title = s.title.take().or_else(|| h.name.clone());
+        s.created_at = s.created_at.or(h.created_at);
+        s.updated_at = s.updated_at.max(h.updated_at);
+        s.archived |= h.archived;
+        s.mode = s.mode.take().or_else(|| h.mode.clone());
+        s.workspace_id = s.workspace_id.take().or_else(|| h.workspace_id.clone());
+        s.set_project(h.project.clone(), ProjectVia::Identifier);
+    }
+    finish(&mut s);
+    s
+}
+
+/// Timestamps and title fallbacks once messages are known.
+pub fn finish(s: &mut ParsedSession) {
+    let last_msg = s.messages.iter().filter_map(|m| m.created_at).max();
+    let first_msg = s.messages.iter().filter_map(|m| m.created_at).min();
+    s.updated_at = s.updated_at.max(last_msg).or(s.created_at);
+    s.created_at = s.created_at.or(first_msg);
+    if s.model.is_none() {
+        s.model = s.messages.iter().rev().find_map(|m| m.model.clone());
+    }
+    s.fill_title();
+}
+
+/// File paths a composer touched, for guessing its project when nothing better exists.
+pub fn file_hints(data: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in ["codeBlockData", "originalModelLines"] {
+        if let Some(o) = data.get(key).and_then(Value::as_object) {
+            out.extend(o.keys().filter_map(|k| super::uri::project_from_uri(k)));
+        }
+    }
+    if let Some(a) = data.get("newlyCreatedFiles").and_then(Value::as_array) {
+        out.extend(a.iter().filter_map(|f| f.get("uri").and_then(project_from_uri_value)));
+    }
+    out.truncate(64);
+    out
+}
+
+fn role_of(b: &Value) -> Option<Role> {
+    match b.get("type") {
+        Some(Value::Number(n)) => match n.as_i64()? {
+            1 => Some(Role::User),
+            2 => Some(Role::Assistant),
+            3 => Some(Role::System),
+            4 => Some(Role::Tool),
+            _ => None,
+        },
+        Some(Value::String(s)) => match s.as_str() {
+            "user" => Some(Role::User),
+            "ai" | "assistant" => Some(Role::Assistant),
+            "system" => Some(Role::System),
+            "tool" => Some(Role::Tool),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Turn one bubble (or legacy chat bubble / inline conversation entry) into message parts.
+pub fn push_bubble(s: &mut ParsedSession, b: &Value, default_model: Option<&str>) {
+    let Some(role) = role_of(b) else {
+        s.problems.add("unknown_bubble_type");
+        return;
+    };
+    if b.get("_v").and_then(Value::as_i64).is_some_and(|v| v > KNOWN_BUBBLE_V) {
+        s.problems.add("note:unknown_bubble_version");
+    }
+    let created_at = timestamp_ms(b.get("createdAt"))
+        .or_else(|| b.get("timingInfo").and_then(|t| timestamp_ms(t.get("clientRpcSendTime"))))
+        .or_else(|| timestamp_ms(b.get("timestamp")));
+    let model = b
+        .get("modelInfo")
+        .and_then(|m| non_empty(str_field(m, "modelName")))
+        .or_else(|| non_empty(str_field(b, "modelType")))
+        .or_else(|| if role == Role::Assistant { default_model.map(str::to_owned) } else { None });
+    let external_id = str_field(b, "bubbleId").or_else(|| str_field(b, "id")).map(str::to_owned);
+    let before = s.messages.len();
+
+    if let Some(t) = thinking_text(b) {
+        s.messages.push(ParsedMessage::thinking(t));
+    }
+    if let Some(t) = bubble_text(b) {
+        s.messages.push(ParsedMessage::text(role, t));
+    }
+    if let Some(tool) = b.get("toolFormerData").filter(|t| t.get("name").and_then(Value::as_str).is_some()) {
+        let name = str_field(tool, "name").unwrap_or_default();
+        let status = non_empty(str_field(tool, "status"));
+        let params = tool.get("params").or_else(|| tool.get("rawArgs"));
+        s.messages.push(ParsedMessage::tool(name, status, params.map(tool_summary).unwrap_or_default()));
+    }
+    if s.messages.len() == before {
+        s.problems.add("note:empty_bubble");
+    }
+    for m in &mut s.messages[before..] {
+        m.created_at = created_at;
+        m.external_id = external_id.clone();
+        if m.role == Role::Assistant {
+            m.model = model.clone();
+        }
+    }
+}
+
+fn thinking_text(b: &Value) -> Option<String> {
+    match b.get("thinking")? {
+        Value::String(t) => non_empty(Some(t)),
+        v => non_empty(str_field(v, "text")),
+    }
+}
+
+/// Text of a bubble: `text`, else flattened `richText`, else legacy `initText` / `delegate.a`.
+pub fn bubble_text(b: &Value) -> Option<String> {
+    if let Some(t) = non_empty(str_field(b, "text")) {
+        return Some(t);
+    }
+    for key in ["richText", "initText"] {
+        if let Some(t) = b.get(key).and_then(lexical::flatten) {
+            return Some(t);
+        }
+    }
+    b.get("delegate").and_then(|d| non_empty(str_field(d, "a")))
+}
+
+/// Keys worth showing from a tool call's parameters, most telling first.
+const PARAM_KEYS: &[&str] = &[
+    "command",
+    "relativeWorkspacePath",
+    "targetFile",
+    "target_file",
+    "filePath",
+    "path",
+    "directoryPath",
+    "query",
+    "searchTerm",
+    "pattern",
+    "globPattern",
+    "url",
+];
+
+/// A short one-line summary of tool parameters (object or JSON string).
+pub fn tool_summary(params: &Value) -> String {
+    let Some(obj) = maybe_nested(params) else {
+        return match params {
+            Value::String(s) => truncate_chars(s.trim(), 200),
+            _ => String::new(),
+        };
+    };
+    let Some(map) = obj.as_object() else {
+        return truncate_chars(&obj.to_string(), 200);
+    };
+    let mut parts = Vec::new();
+    for k in PARAM_KEYS {
+        if let Some(v) = map.get(*k) {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if !v.is_empty() {
+                parts.push(if parts.is_empty() { v } else { format!("{k}={v}") });
+            }
+        }
+        if parts.len() == 2 {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        let safe: serde_json::Map<String, Value> = map
+            .iter()
+            .filter(|(k, _)| !super::value::is_secret_key(k) && !k.to_ascii_lowercase().contains("token"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        return truncate_chars(&Value::Object(safe).to_string(), 200);
+    }
+    truncate_chars(&parts.join(" "), 200)
+}
+
+/// Legacy "Chat" panel tabs (`workbench.panel.aichat.view.aichat.chatdata`).
+pub fn parse_chat_tabs(data: &Value, problems: &mut Tally) -> Vec<ParsedSession> {
+    let Some(tabs) = data.get("tabs").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for tab in tabs {
+        let Some(id) = str_field(tab, "tabId") else {
+            problems.add("bad_chat_tab");
+            continue;
+        };
+        let mut s = ParsedSession::new(id, "ide", "chat-tab");
+        s.title = non_empty(str_field(tab, "chatTitle"));
+        s.updated_at = timestamp_ms(tab.get("lastSendTime"));
+        s.mode = Some("chat".into());
+        for b in tab.get("bubbles").and_then(Value::as_array).into_iter().flatten() {
+            push_bubble(&mut s, b, None);
+        }
+        finish(&mut s);
+        if s.messages.is_empty() {
+            problems.add("note:empty_session");
+            continue;
+        }
+        out.push(s);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bubbles(pairs: &[(&str, Option<&str>)]) -> Bubbles {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), v.map(|s| s.as_bytes().to_vec()))).collect()
+    }
+
+    #[test]
+    fn split_form_follows_header_order_and_counts_damage() {
+        let data = json!({"_v": 10, "name": "Fix", "createdAt": 1000, "lastUpdatedAt": 2000,
+            "modelConfig": {"modelName": "gpt-x"},
+            "fullConversationHeadersOnly": [
+                {"bubbleId": "b2", "type": 1}, {"bubbleId": "b1", "type": 2},
+                {"bubbleId": "gone", "type": 2}, {"bubbleId": "nul", "type": 2}, {"bubbleId": "bad", "type": 2}
+            ]});
+        let b = bubbles(&[
+            ("b1", Some(r#"{"type":2,"text":"answer","createdAt":"2025-10-31T14:39:16.989Z"}"#)),
+            ("b2", Some(r#"{"type":1,"text":"question"}"#)),
+            ("nul", None),
+            ("bad", Some(r#"{"type":2,"te"#)),
+            ("orphan", Some(r#"{"type":2,"text":"never shown"}"#)),
+        ]);
+        let s = parse_composer("c1", &data, &b, None);
+        let texts: Vec<_> = s.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["question", "answer"], "order comes from headers, not keys");
+        assert_eq!(s.messages[1].model.as_deref(), Some("gpt-x"));
+        for r in ["missing_bubble", "null_value", "bad_json", "note:orphan_bubble"] {
+            assert_eq!(s.problems.0.get(r), Some(&1), "{r} counted once");
+        }
+        assert_eq!(s.updated_at, Some(1_761_921_556_989), "newest message time wins over lastUpdatedAt");
+    }
+
+    #[test]
+    fn tool_and_thinking_bubbles_become_typed_parts() {
+        let data = json!({"_v": 3, "fullConversationHeadersOnly": [{"bubbleId": "t", "type": 2}, {"bubbleId": "k", "type": 2}, {"bubbleId": "x", "type": 2}]});
+        let b = bubbles(&[
+            ("t", Some(r#"{"type":2,"text":"","capabilityType":15,"toolFormerData":{"name":"run_terminal_cmd","status":"completed","params":"{\"command\":\"npm test\",\"requireUserApproval\":true}"}}"#)),
+            ("k", Some(r#"{"type":2,"text":"","capabilityType":30,"thinking":{"text":"**Planning**"}}"#)),
+            ("x", Some(r#"{"type":2,"text":"","toolFormerData":{"additionalData":{"status":"success"}}}"#)),
+        ]);
+        let s = parse_composer("c", &data, &b, None);
+        assert_eq!(s.messages.len(), 2, "toolFormerData without a name is not a tool call");
+        assert_eq!(s.messages[0].tool_name.as_deref(), Some("run_terminal_cmd"));
+        assert_eq!(s.messages[0].text, "npm test");
+        assert_eq!(s.messages[1].kind, crate::model::Kind::Thinking);
+    }
+
+    #[test]
+    fn params_as_object_or_string_and_unknown_versions() {
+        assert_eq!(tool_summary(&json!({"relativeWorkspacePath": "src/a.rs", "x": 1})), "src/a.rs");
+        assert_eq!(tool_summary(&json!("{\"query\":\"foo\"}")), "foo");
+        assert_eq!(tool_summary(&json!("plain words")), "plain words");
+        let secretive = tool_summary(&json!({"blobEncryptionKey": "k", "apiToken": "t", "n": 1}));
+        assert_eq!(secretive, "{\"n\":1}");
+        let s = parse_composer("c", &json!({"_v": 99, "conversation": [{"type": 1, "text": "hi"}]}), &Bubbles::new(), None);
+        assert_eq!(s.format, "composer-inline");
+        assert!(s.problems.0.contains_key("note:unknown_composer_version"));
+        assert_eq!(s.title.as_deref(), Some("hi"), "untitled chats take their first prompt");
+    }
+
+    #[test]
+    fn legacy_chat_tabs_with_string_types_and_delegate() {
+        let data = json!({"tabs": [{"tabId": "t1", "chatTitle": "Sidebar", "lastSendTime": 1731818231743_i64,
+            "bubbles": [{"type": "user", "delegate": {"a": "old text"}}, {"type": "ai", "text": "reply", "modelType": "claude-3.5-sonnet"}]},
+            {"tabId": "t2", "bubbles": []}, {"nope": 1}]});
+        let mut p = Tally::default();
+        let out = parse_chat_tabs(&data, &mut p);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].messages[0].text, "old text");
+        assert_eq!(out[0].messages[1].model.as_deref(), Some("claude-3.5-sonnet"));
+        assert_eq!(p.0.get("bad_chat_tab"), Some(&1));
+    }
+}

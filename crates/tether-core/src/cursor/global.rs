@@ -1,0 +1,261 @@
+//! The global `state.vscdb`: listing composers (3.x `composerHeaders` table, global ItemTable
+//! `composer.composerHeaders`, `composerData:` key range), fingerprinting them from record
+//! headers, and loading one composer with its bubbles by key range.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use super::composer::{Bubbles, HeaderInfo, parse_chat_tabs, parse_composer};
+use super::sqlite::{CursorDb, Table};
+use super::value::{Decoded, decode, timestamp_ms};
+use crate::error::Result;
+use crate::model::{ParsedSession, Tally};
+
+/// What we know about one composer before reading it.
+#[derive(Debug, Clone, Default)]
+pub struct ComposerRef {
+    pub id: String,
+    /// `(rowid, byte length)` of its `composerData:` row, if any.
+    pub head: Option<(i64, i64)>,
+    pub header: Option<HeaderInfo>,
+    header_hash: u64,
+}
+
+/// Bubble-range statistics: `(count, Σrowid, Σlength)`.
+pub type BubbleStats = (i64, i64, i64);
+
+impl ComposerRef {
+    /// Changes when the composer's row, its header or any of its bubbles is rewritten.
+    pub fn fingerprint(&self, bubbles: BubbleStats) -> String {
+        let (rowid, len) = self.head.unwrap_or((-1, -1));
+        format!("{rowid:x}.{len:x}.{:x}.{:x}.{:x}.{:x}", bubbles.0, bubbles.1, bubbles.2, self.header_hash)
+    }
+}
+
+pub const EMPTY_DRAFT: &str = "empty-state-draft";
+
+/// Every composer in the global DB, merged from all listing sources, by id.
+pub fn list_composers(db: &CursorDb, problems: &mut Tally) -> Result<BTreeMap<String, ComposerRef>> {
+    let mut out: BTreeMap<String, ComposerRef> = BTreeMap::new();
+    let has_kv = db.has_table("cursorDiskKV")?;
+    if has_kv {
+        db.stat_prefix(Table::CursorDiskKv, "composerData:", |key, rowid, len| {
+            let id = &key["composerData:".len()..];
+            if id.is_empty() {
+                return;
+            }
+            out.entry(id.to_owned()).or_insert_with(|| ComposerRef { id: id.to_owned(), ..Default::default() }).head =
+                Some((rowid, len));
+        })?;
+        problems.add_n("null_key", db.null_keys(Table::CursorDiskKv)?);
+    }
+    for (id, h, raw) in header_rows(db, problems)? {
+        let r = out.entry(id.clone()).or_insert_with(|| ComposerRef { id, ..Default::default() });
+        r.header_hash ^= xxhash_rust::xxh3::xxh3_64(raw.as_bytes());
+        match &mut r.header {
+            Some(existing) => existing.merge_from(&h),
+            None => r.header = Some(h),
+        }
+    }
+    out.remove(EMPTY_DRAFT);
+    Ok(out)
+}
+
+/// Rows of the 3.x `composerHeaders` table and of ItemTable `composer.composerHeaders`.
+fn header_rows(db: &CursorDb, problems: &mut Tally) -> Result<Vec<(String, HeaderInfo, String)>> {
+    let mut out = Vec::new();
+    if db.has_table("composerHeaders")? {
+        let cols: Vec<String> = {
+            let mut stmt = db.conn.prepare("SELECT name FROM pragma_table_info('composerHeaders')")?;
+            stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+        };
+        let has = |c: &str| cols.iter().any(|x| x == c);
+        if has("composerId") {
+            let pick = |c: &str| if has(c) { c.to_owned() } else { "NULL".to_owned() };
+            let sql = format!(
+                "SELECT composerId, {}, {}, {}, {}, {}, {} FROM composerHeaders",
+                pick("workspaceId"),
+                pick("createdAt"),
+                pick("lastUpdatedAt"),
+                pick("isArchived"),
+                pick("isSubagent"),
+                pick("value")
+            );
+            let mut stmt = db.conn.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                let Some(id) = r.get::<_, Option<String>>(0).ok().flatten().filter(|s| !s.is_empty()) else {
+                    problems.add("null_key");
+                    continue;
+                };
+                let raw: Option<String> = r.get(6).ok().flatten();
+                let mut h = match raw.as_deref().map(|s| decode(Some(s.as_bytes()))) {
+                    Some(Decoded::Json(v)) => HeaderInfo::from_json(&v),
+                    Some(Decoded::Bad) => {
+                        problems.add("bad_json");
+                        HeaderInfo::default()
+                    }
+                    _ => HeaderInfo::default(),
+                };
+                h.workspace_id = r.get::<_, Option<String>>(1).ok().flatten().or(h.workspace_id);
+                let num = |i: usize| r.get::<_, Option<i64>>(i).ok().flatten();
+                h.created_at = num(2).and_then(|v| timestamp_ms(Some(&Value::from(v)))).or(h.created_at);
+                h.updated_at = num(3).and_then(|v| timestamp_ms(Some(&Value::from(v)))).or(h.updated_at);
+                h.archived |= num(4).unwrap_or(0) != 0;
+                h.subagent |= num(5).unwrap_or(0) != 0;
+                let fp = format!("{:?}{:?}{:?}{}", h.workspace_id, num(2), num(3), raw.unwrap_or_default());
+                out.push((id, h, fp));
+            }
+        }
+    }
+    if let Some(raw) = db.get(Table::ItemTable, "composer.composerHeaders")? {
+        match decode(raw.as_deref()) {
+            Decoded::Json(v) => {
+                let list = v.get("allComposers").unwrap_or(&v);
+                for entry in list.as_array().into_iter().flatten() {
+                    match entry.get("composerId").and_then(Value::as_str) {
+                        Some(id) => out.push((id.to_owned(), HeaderInfo::from_json(entry), entry.to_string())),
+                        None => problems.add("bad_header"),
+                    }
+                }
+            }
+            Decoded::Bad => problems.add("bad_json"),
+            Decoded::Null => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Bubble statistics for every composer in one pass over the `bubbleId:` key range.
+pub fn bubble_stats_all(db: &CursorDb) -> Result<HashMap<String, BubbleStats>> {
+    let mut out: HashMap<String, BubbleStats> = HashMap::new();
+    if !db.has_table("cursorDiskKV")? {
+        return Ok(out);
+    }
+    db.stat_prefix(Table::CursorDiskKv, "bubbleId:", |key, rowid, len| {
+        if let Some((cid, _)) = key["bubbleId:".len()..].split_once(':') {
+            let e = out.entry(cid.to_owned()).or_default();
+            e.0 += 1;
+            e.1 = e.1.wrapping_add(rowid);
+            e.2 = e.2.wrapping_add(len);
+        }
+    })?;
+    Ok(out)
+}
+
+pub fn bubble_stats_one(db: &CursorDb, id: &str) -> Result<BubbleStats> {
+    let mut e: BubbleStats = (0, 0, 0);
+    db.stat_prefix(Table::CursorDiskKv, &format!("bubbleId:{id}:"), |_, rowid, len| {
+        e.0 += 1;
+        e.1 = e.1.wrapping_add(rowid);
+        e.2 = e.2.wrapping_add(len);
+    })?;
+    Ok(e)
+}
+
+/// Composers touched by rows written after `rowid`, plus the new high-water mark.
+pub fn touched_since(db: &CursorDb, rowid: i64) -> Result<(Vec<String>, i64)> {
+    let (keys, max) = db.keys_after(Table::CursorDiskKv, rowid)?;
+    let mut ids: Vec<String> = keys
+        .iter()
+        .filter_map(|k| {
+            k.strip_prefix("bubbleId:")
+                .and_then(|r| r.split_once(':').map(|(c, _)| c))
+                .or_else(|| k.strip_prefix("composerData:"))
+                .map(str::to_owned)
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok((ids, max))
+}
+
+/// What reading one composer produced.
+pub enum ComposerRead {
+    Session(Box<ParsedSession>, Vec<String>),
+    /// Intentionally not indexed (empty, draft, subagent), with the note to count.
+    Skipped(&'static str),
+}
+
+/// Load and parse one composer: point-get its `composerData`, key-range its bubbles.
+pub fn read_composer(db: &CursorDb, r: &ComposerRef) -> Result<ComposerRead> {
+    if r.header.as_ref().is_some_and(|h| h.subagent) {
+        return Ok(ComposerRead::Skipped("note:subagent"));
+    }
+    let data = match db.get(Table::CursorDiskKv, &format!("composerData:{}", r.id))? {
+        Some(raw) => match decode(raw.as_deref()) {
+            Decoded::Json(v) => Some(v),
+            Decoded::Null => {
+                let mut s = header_only(r);
+                s.problems.add("null_value");
+                return Ok(ComposerRead::Session(Box::new(s), Vec::new()));
+            }
+            Decoded::Bad => {
+                let mut s = header_only(r);
+                s.problems.add("bad_json");
+                return Ok(ComposerRead::Session(Box::new(s), Vec::new()));
+            }
+        },
+        None => None,
+    };
+    let Some(data) = data else {
+        // Cursor keeps only a header for many cloud-synced or pruned chats; show what we know.
+        let s = header_only(r);
+        if s.title.is_none() {
+            return Ok(ComposerRead::Skipped("note:empty_session"));
+        }
+        return Ok(ComposerRead::Session(Box::new(s), Vec::new()));
+    };
+    if data.get("isSubagent").and_then(Value::as_bool) == Some(true) || r.id.starts_with("task-toolu_") {
+        return Ok(ComposerRead::Skipped("note:subagent"));
+    }
+    if data.get("isDraft").and_then(Value::as_bool) == Some(true) && !has_messages(&data) {
+        return Ok(ComposerRead::Skipped("note:draft"));
+    }
+    let mut bubbles = Bubbles::new();
+    let prefix = format!("bubbleId:{}:", r.id);
+    if data.get("fullConversationHeadersOnly").is_some() {
+        db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, _, v| {
+            bubbles.insert(key[prefix.len()..].to_owned(), v.map(<[u8]>::to_vec));
+        })?;
+    }
+    let s = parse_composer(&r.id, &data, &bubbles, r.header.as_ref());
+    if s.messages.is_empty() && !has_messages(&data) {
+        return Ok(ComposerRead::Skipped("note:empty_session"));
+    }
+    Ok(ComposerRead::Session(Box::new(s), super::composer::file_hints(&data)))
+}
+
+fn has_messages(data: &Value) -> bool {
+    ["conversation", "fullConversationHeadersOnly"]
+        .iter()
+        .any(|k| data.get(*k).and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+}
+
+fn header_only(r: &ComposerRef) -> ParsedSession {
+    let mut s = ParsedSession::new(&r.id, "ide", "composer");
+    if let Some(h) = &r.header {
+        s.title = h.name.clone();
+        s.created_at = h.created_at;
+        s.updated_at = h.updated_at.or(h.created_at);
+        s.archived = h.archived;
+        s.mode = h.mode.clone();
+        s.workspace_id = h.workspace_id.clone();
+        s.set_project(h.project.clone(), crate::model::ProjectVia::Identifier);
+    }
+    s.problems.add("note:header_only");
+    s
+}
+
+/// Legacy chat tabs kept in the global ItemTable by some builds.
+pub fn read_global_chat_tabs(db: &CursorDb, problems: &mut Tally) -> Result<Vec<ParsedSession>> {
+    Ok(match db.get(Table::ItemTable, super::CHATDATA_KEY)?.map(|raw| decode(raw.as_deref())) {
+        Some(Decoded::Json(v)) => parse_chat_tabs(&v, problems),
+        Some(Decoded::Bad) => {
+            problems.add("bad_json");
+            Vec::new()
+        }
+        _ => Vec::new(),
+    })
+}

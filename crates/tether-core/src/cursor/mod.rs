@@ -1,0 +1,145 @@
+//! Reading Cursor's chat history, read-only, in every storage era.
+//!
+//! Depends on nothing else in the engine but [`crate::model`]; never touches our store.
+//! [`discover`] lists the files to read; the submodules read each kind.
+
+pub mod cli;
+pub mod composer;
+pub mod global;
+pub mod lexical;
+pub mod sqlite;
+pub mod uri;
+pub mod value;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use crate::paths::CursorLocations;
+
+pub const CHATDATA_KEY: &str = "workbench.panel.aichat.view.aichat.chatdata";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// Read first: they carry project membership that global composers are attributed with.
+    Workspace,
+    Global,
+    CliStore,
+    Transcript,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Workspace => "workspace",
+            SourceKind::Global => "global",
+            SourceKind::CliStore => "cli_store",
+            SourceKind::Transcript => "transcript",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "workspace" => SourceKind::Workspace,
+            "global" => SourceKind::Global,
+            "cli_store" => SourceKind::CliStore,
+            "transcript" => SourceKind::Transcript,
+            _ => return None,
+        })
+    }
+
+    /// When two sources hold the same session id, the lower rank wins (the global DB is the
+    /// source of truth; transcripts are the thinnest replica).
+    pub fn rank(self) -> u8 {
+        match self {
+            SourceKind::Global => 0,
+            SourceKind::Workspace => 1,
+            SourceKind::CliStore => 2,
+            SourceKind::Transcript => 3,
+        }
+    }
+}
+
+/// One file to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub path: PathBuf,
+    pub kind: SourceKind,
+    /// For transcripts: the `~/.cursor/projects/<name>` folder name.
+    pub project_dir: Option<String>,
+}
+
+/// Every Cursor file we can read at the given locations, workspaces first.
+pub fn discover(loc: &CursorLocations) -> Vec<Source> {
+    let mut out = Vec::new();
+    for user in &loc.user_dirs {
+        if let Ok(entries) = std::fs::read_dir(user.join("workspaceStorage")) {
+            let mut ws: Vec<PathBuf> =
+                entries.flatten().map(|e| e.path().join("state.vscdb")).filter(|p| p.is_file()).collect();
+            ws.sort();
+            out.extend(ws.into_iter().map(|path| Source { path, kind: SourceKind::Workspace, project_dir: None }));
+        }
+        let global = user.join("globalStorage/state.vscdb");
+        if global.is_file() {
+            out.push(Source { path: global, kind: SourceKind::Global, project_dir: None });
+        }
+    }
+    for home in &loc.cursor_homes {
+        for dir in [home.join("chats"), home.join("acp-sessions")] {
+            if dir.ends_with("acp-sessions") {
+                out.extend(acp_stores(&dir).into_iter().map(|path| Source { path, kind: SourceKind::CliStore, project_dir: None }));
+            } else {
+                out.extend(cli::find_stores(&dir).into_iter().map(|path| Source { path, kind: SourceKind::CliStore, project_dir: None }));
+            }
+        }
+        let mut notes = crate::model::Tally::default();
+        for (path, name) in cli::find_transcripts(&home.join("projects"), &mut notes) {
+            out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
+        }
+    }
+    out
+}
+
+fn acp_stores(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("store.db")).filter(|p| p.is_file()).collect();
+    v.sort();
+    v
+}
+
+/// Directories whose changes matter, for the watcher.
+pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
+    let mut out = Vec::new();
+    for user in &loc.user_dirs {
+        out.push((user.join("globalStorage"), false));
+        out.push((user.join("workspaceStorage"), true));
+    }
+    for home in &loc.cursor_homes {
+        out.push((home.join("chats"), true));
+        out.push((home.join("acp-sessions"), true));
+        out.push((home.join("projects"), true));
+    }
+    out
+}
+
+/// Size and mtime of a file and its `-wal`: changes whenever Cursor commits.
+pub fn file_fingerprint(path: &Path) -> Option<String> {
+    fn stat(p: &Path) -> String {
+        match std::fs::metadata(p) {
+            Ok(m) => {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                format!("{}:{mtime}", m.len())
+            }
+            Err(_) => "-".into(),
+        }
+    }
+    if !path.exists() {
+        return None;
+    }
+    Some(format!("{}|{}", stat(path), stat(&sqlite::sidecar(path, "-wal"))))
+}

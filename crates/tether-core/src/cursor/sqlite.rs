@@ -1,0 +1,283 @@
+//! Opening Cursor's SQLite files without ever writing to them.
+//!
+//! SQLite itself would create `-wal`/`-shm` next to a WAL-mode file opened read-only when they
+//! are missing, so we look first: rollback-journal files and live WAL files (both sidecars
+//! present, Cursor running) are opened `SQLITE_OPEN_READ_ONLY` + `query_only`; a WAL-mode file
+//! without its `-wal` has nothing uncheckpointed and is opened `immutable=1`; a `-wal` without
+//! its `-shm` (Cursor crashed) is read from a private snapshot copy. No transaction is held
+//! longer than one statement batch, so Cursor's writers never wait on us for long.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use crate::error::{Error, Result};
+
+/// How a Cursor database was opened, for `doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    ReadOnly,
+    Immutable,
+    Snapshot,
+}
+
+pub struct CursorDb {
+    pub conn: Connection,
+    pub mode: OpenMode,
+    tables: Vec<String>,
+    _snapshot: Option<tempfile::TempDir>,
+}
+
+/// Sidecar path: `state.vscdb` → `state.vscdb-wal`.
+pub fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Is the file in WAL mode, judging by its header (bytes 18/19 == 2)?
+fn header_says_wal(path: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 20];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut buf)).is_ok() && buf[18] == 2 && buf[19] == 2
+}
+
+impl CursorDb {
+    /// Open a Cursor DB for reading. `scratch` is our own directory for snapshot copies.
+    pub fn open(path: &Path, scratch: &Path) -> Result<Self> {
+        if !path.is_file() {
+            return Err(Error::io(format!("opening {}", path.display()), std::io::ErrorKind::NotFound.into()));
+        }
+        let wal = sidecar(path, "-wal");
+        let shm = sidecar(path, "-shm");
+        let is_wal = header_says_wal(path);
+        let (conn, mode, snap) = if is_wal && !wal.exists() {
+            (open_uri(path, "immutable=1")?, OpenMode::Immutable, None)
+        } else if is_wal && !shm.exists() {
+            let (dir, copy) = snapshot(path, scratch)?;
+            (open_plain(&copy)?, OpenMode::Snapshot, Some(dir))
+        } else {
+            (open_plain(path)?, OpenMode::ReadOnly, None)
+        };
+        conn.busy_timeout(Duration::from_millis(500))?;
+        conn.pragma_update(None, "query_only", true)?;
+        let tables = retry_busy(|| {
+            let mut stmt = conn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
+            stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        Ok(Self { conn, mode, tables, _snapshot: snap })
+    }
+
+    pub fn has_table(&self, name: &str) -> Result<bool> {
+        Ok(self.tables.iter().any(|t| t == name))
+    }
+
+    /// Point lookup of one key. Refuses secret keys outright.
+    pub fn get(&self, table: Table, key: &str) -> Result<Option<Option<Vec<u8>>>> {
+        if super::value::is_secret_key(key) || !self.has_table(table.name())? {
+            return Ok(None);
+        }
+        let sql = format!("SELECT value FROM {} WHERE key = ?1", table.name());
+        retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query([key])?;
+            match rows.next()? {
+                Some(r) => Ok(Some(value_bytes(r, 0)?)),
+                None => Ok(None),
+            }
+        })
+        .map_err(Into::into)
+    }
+
+    /// Key-range scan `[prefix, prefix+1)`: uses the `UNIQUE(key)` index, never a `LIKE` scan.
+    /// Calls `f(key, rowid, value)` per row; rows with a NULL key are never in range.
+    pub fn scan_prefix(
+        &self,
+        table: Table,
+        prefix: &str,
+        with_values: bool,
+        mut f: impl FnMut(&str, i64, Option<&[u8]>),
+    ) -> Result<()> {
+        if !self.has_table(table.name())? {
+            return Ok(());
+        }
+        let end = prefix_end(prefix);
+        let cols = if with_values { "key, rowid, value" } else { "key, rowid, NULL" };
+        let sql = format!("SELECT {cols} FROM {} WHERE key >= ?1 AND key < ?2 ORDER BY key", table.name());
+        retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![prefix, end])?;
+            while let Some(r) = rows.next()? {
+                let key = key_str(r)?;
+                if super::value::is_secret_key(&key) {
+                    continue;
+                }
+                let v = value_ref(r, 2)?;
+                f(&key, r.get(1)?, v);
+            }
+            Ok(())
+        })
+        .map_err(Into::into)
+    }
+
+    /// `(key, rowid, byte length)` per key in range, from record headers only: SQLite answers
+    /// `octet_length` without loading the value, so this is cheap even for huge values.
+    pub fn stat_prefix(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64, i64)) -> Result<()> {
+        if !self.has_table(table.name())? {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT key, rowid, coalesce(octet_length(value), -1) FROM {} WHERE key >= ?1 AND key < ?2",
+            table.name()
+        );
+        let end = prefix_end(prefix);
+        retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![prefix, end])?;
+            while let Some(r) = rows.next()? {
+                f(&key_str(r)?, r.get(1)?, r.get(2)?);
+            }
+            Ok(())
+        })
+        .map_err(Into::into)
+    }
+
+    /// Keys written after `rowid` (new or replaced rows get a higher rowid), and the max rowid.
+    pub fn keys_after(&self, table: Table, rowid: i64) -> Result<(Vec<String>, i64)> {
+        if !self.has_table(table.name())? {
+            return Ok((Vec::new(), 0));
+        }
+        let sql = format!("SELECT key FROM {} WHERE rowid > ?1", table.name());
+        let keys = retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let rows = stmt.query_map([rowid], |r| r.get::<_, Option<String>>(0))?;
+            rows.filter_map(|r| r.transpose()).collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        Ok((keys, self.max_rowid(table)?))
+    }
+
+    pub fn max_rowid(&self, table: Table) -> Result<i64> {
+        if !self.has_table(table.name())? {
+            return Ok(0);
+        }
+        let sql = format!("SELECT coalesce(max(rowid), 0) FROM {}", table.name());
+        Ok(retry_busy(|| self.conn.query_row(&sql, [], |r| r.get(0)))?)
+    }
+
+    /// Count rows whose key is NULL (damage we report but cannot read).
+    pub fn null_keys(&self, table: Table) -> Result<u64> {
+        if !self.has_table(table.name())? {
+            return Ok(0);
+        }
+        let sql = format!("SELECT count(*) FROM {} WHERE key IS NULL", table.name());
+        Ok(retry_busy(|| self.conn.query_row(&sql, [], |r| r.get::<_, i64>(0)))? as u64)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Table {
+    ItemTable,
+    CursorDiskKv,
+}
+
+impl Table {
+    fn name(self) -> &'static str {
+        match self {
+            Table::ItemTable => "ItemTable",
+            Table::CursorDiskKv => "cursorDiskKV",
+        }
+    }
+}
+
+/// The smallest string greater than every string starting with `prefix`.
+pub fn prefix_end(prefix: &str) -> String {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8(bytes).unwrap_or_else(|_| format!("{prefix}\u{10ffff}"));
+        }
+    }
+    format!("{prefix}\u{10ffff}")
+}
+
+fn key_str(r: &rusqlite::Row<'_>) -> rusqlite::Result<String> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(0)? {
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+        _ => String::new(),
+    })
+}
+
+fn value_ref<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'a [u8]>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(t),
+        _ => None,
+    })
+}
+
+fn value_bytes(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(value_ref(r, i)?.map(<[u8]>::to_vec))
+}
+
+fn open_plain(path: &Path) -> Result<Connection> {
+    Ok(Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+    )?)
+}
+
+fn open_uri(path: &Path, query: &str) -> Result<Connection> {
+    let encoded: String = path
+        .to_string_lossy()
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let uri = format!("file:{encoded}?mode=ro&{query}");
+    Ok(Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+    )?)
+}
+
+fn snapshot(path: &Path, scratch: &Path) -> Result<(tempfile::TempDir, PathBuf)> {
+    let dir = { std::fs::create_dir_all(scratch).map_err(|e| Error::io("creating the scratch dir", e))?; tempfile::TempDir::new_in(scratch).map_err(|e| Error::io("creating a snapshot dir", e))? };
+    let copy = dir.path().join("snapshot.db");
+    std::fs::copy(path, &copy).map_err(|e| Error::io(format!("copying {}", path.display()), e))?;
+    std::fs::copy(sidecar(path, "-wal"), sidecar(&copy, "-wal"))
+        .map_err(|e| Error::io(format!("copying the -wal of {}", path.display()), e))?;
+    Ok((dir, copy))
+}
+
+/// Retry a statement a few times when Cursor holds a write lock longer than our busy timeout.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let mut attempt = 0;
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    && attempt < 3 =>
+            {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(50 << attempt));
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_bounds_the_range() {
+        assert_eq!(prefix_end("bubbleId:abc:"), "bubbleId:abc;");
+        assert_eq!(prefix_end("composerData:"), "composerData;");
+    }
+}

@@ -1,0 +1,82 @@
+//! `tether doctor`: where we looked, what we found, which sources are partial and why.
+
+use serde::Serialize;
+
+use crate::Tether;
+use crate::error::Result;
+use crate::model::Tally;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceStatus {
+    pub path: String,
+    pub kind: String,
+    pub status: String,
+    pub sessions: i64,
+    pub messages: i64,
+    pub reasons: Tally,
+    pub notes: Tally,
+    pub error: Option<String>,
+    pub indexed_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Location {
+    pub path: String,
+    pub exists: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    pub version: &'static str,
+    pub data_dir: String,
+    pub index_db: String,
+    pub index_bytes: u64,
+    pub cursor_user_dirs: Vec<Location>,
+    pub cursor_homes: Vec<Location>,
+    pub discovery_notes: Vec<String>,
+    pub sessions: i64,
+    pub messages: i64,
+    pub sources: Vec<SourceStatus>,
+    pub daemon: Option<crate::daemon::DaemonInfo>,
+}
+
+pub fn doctor(t: &Tether) -> Result<DoctorReport> {
+    let loc = |p: &std::path::PathBuf| Location { path: p.display().to_string(), exists: p.is_dir() };
+    let (sessions, messages) = t.store.read(|c| {
+        Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    })?;
+    let sources = t.store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT path, kind, status, sessions, messages, reasons, notes, error, indexed_at FROM sources
+             ORDER BY CASE status WHEN 'error' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END, kind, path",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SourceStatus {
+                path: r.get(0)?,
+                kind: r.get(1)?,
+                status: r.get(2)?,
+                sessions: r.get(3)?,
+                messages: r.get(4)?,
+                reasons: Tally::from_json(&r.get::<_, String>(5)?),
+                notes: Tally::from_json(&r.get::<_, String>(6)?),
+                error: r.get(7)?,
+                indexed_at: r.get::<_, Option<i64>>(8)?.map(crate::sessions::iso),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })?;
+    let db = t.paths.db();
+    Ok(DoctorReport {
+        version: env!("CARGO_PKG_VERSION"),
+        data_dir: t.paths.data_dir.display().to_string(),
+        index_bytes: std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0),
+        index_db: db.display().to_string(),
+        cursor_user_dirs: t.cursor.user_dirs.iter().map(loc).collect(),
+        cursor_homes: t.cursor.cursor_homes.iter().map(loc).collect(),
+        discovery_notes: t.cursor.notes.clone(),
+        sessions,
+        messages,
+        sources,
+        daemon: crate::daemon::running(&t.paths),
+    })
+}

@@ -1,0 +1,78 @@
+//! Typed errors for the engine, and the stable codes that hosts (CLI, MCP, GUI) branch on.
+
+use std::path::PathBuf;
+
+/// A stable, serialisable error code for callers that branch on the kind of failure.
+///
+/// Only kinds a caller actually handles differently get a code; everything else is `Internal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    NotFound,
+    InvalidInput,
+    Conflict,
+    Forbidden,
+    Busy,
+    Internal,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("no session matches {0:?} (try `tether sessions list` or a search)")]
+    SessionNotFound(String),
+    #[error("session {0} is marked \"do not index\"; its messages are not stored or served")]
+    SessionNotIndexed(String),
+    #[error("nickname {nickname:?} is already used by session {session_id}")]
+    NicknameTaken { nickname: String, session_id: String },
+    #[error("invalid search query {query:?}: {reason}")]
+    BadQuery { query: String, reason: String },
+    #[error("invalid {what}: {reason}")]
+    Invalid { what: &'static str, reason: String },
+    #[error("another Tether daemon (pid {pid}) already holds the data dir {}", dir.display())]
+    AlreadyRunning { pid: u32, dir: PathBuf },
+    #[error("could not determine a home directory; set TETHER_HOME")]
+    NoHome,
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("database migration failed: {0}")]
+    Migration(#[from] rusqlite_migration::Error),
+    #[error("JSON error: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("file watcher error: {0}")]
+    Watch(#[from] notify::Error),
+}
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::SessionNotFound(_) => ErrorCode::NotFound,
+            Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
+            Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
+            Error::BadQuery { .. } | Error::Invalid { .. } => ErrorCode::InvalidInput,
+            Error::Sql(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                ErrorCode::Busy
+            }
+            _ => ErrorCode::Internal,
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+
+    pub(crate) fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
+        Error::Invalid { what, reason: reason.into() }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,654 @@
+//! Incremental indexing: Cursor files → our store.
+//!
+//! A file whose size/mtime (and its `-wal`'s) did not change is not opened. In a changed global
+//! DB, a composer is re-read only when its fingerprint — built from record headers, never from
+//! values — changed; a re-read session rewrites only the messages whose content hash changed.
+//! Sessions gone from Cursor are removed; user metadata (separate tables) stays.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::cursor::global::{self, ComposerRead, ComposerRef};
+use crate::cursor::sqlite::CursorDb;
+use crate::cursor::{self, Source, SourceKind, cli, uri, workspace};
+use crate::error::Result;
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
+use crate::paths::CursorLocations;
+use crate::store::Store;
+
+/// How thoroughly to look for changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Depth {
+    /// Fingerprint every session of every changed file (`tether index`, daemon start, periodic).
+    #[default]
+    Deep,
+    /// Watcher fast path: in a changed global DB, only composers whose row changed or whose
+    /// bubbles were written since the last high-water rowid.
+    Quick,
+    /// Re-read every session of every file, fingerprints ignored.
+    Force,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SourceReport {
+    pub path: String,
+    pub kind: SourceKind,
+    /// `complete`, `partial`, `error`, or `unchanged` when the file was not opened.
+    pub status: String,
+    pub reasons: Tally,
+    pub notes: Tally,
+    pub sessions: u64,
+    pub messages: u64,
+    pub written: u64,
+    pub deleted: u64,
+    pub bytes: u64,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct IndexReport {
+    pub sources: Vec<SourceReport>,
+    pub sessions_written: u64,
+    pub sessions_deleted: u64,
+    pub sessions_total: u64,
+    pub messages_total: u64,
+    pub bytes_read: u64,
+    pub elapsed_ms: u64,
+}
+
+/// Progress, for a terminal bar or GUI events.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Progress {
+    Started { sources: usize },
+    Source { index: usize, path: String, kind: SourceKind },
+    Sessions { done: u64, total: u64 },
+    Finished { report: Box<IndexReport> },
+}
+
+pub type ProgressFn<'a> = &'a (dyn Fn(&Progress) + Sync);
+
+pub fn no_progress(_: &Progress) {}
+
+/// Run one indexing pass over everything discovered at `loc`.
+pub fn run(store: &Store, loc: &CursorLocations, scratch: &Path, depth: Depth, progress: ProgressFn<'_>) -> Result<IndexReport> {
+    let sources = cursor::discover(loc);
+    run_sources(store, &sources, scratch, depth, progress, true)
+}
+
+/// Index the given sources. With `complete_set`, sources we knew but that are gone are marked
+/// missing and their sessions removed.
+pub fn run_sources(
+    store: &Store,
+    sources: &[Source],
+    scratch: &Path,
+    depth: Depth,
+    progress: ProgressFn<'_>,
+    complete_set: bool,
+) -> Result<IndexReport> {
+    let t0 = Instant::now();
+    let mut report = IndexReport::default();
+    let mut sorted: Vec<&Source> = sources.iter().collect();
+    sorted.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.path.cmp(&b.path)));
+    progress(&Progress::Started { sources: sorted.len() });
+    for (i, src) in sorted.iter().enumerate() {
+        progress(&Progress::Source { index: i, path: src.path.display().to_string(), kind: src.kind });
+        let r = index_source(store, src, scratch, depth, progress);
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(path = %src.path.display(), error = %e, "source failed");
+                let msg = e.to_string();
+                set_source_status(store, src, "error", &Tally::default(), &Tally::default(), Some(&msg))?;
+                SourceReport { status: "error".into(), error: Some(msg), ..blank_report(src) }
+            }
+        };
+        report.sessions_written += r.written;
+        report.sessions_deleted += r.deleted;
+        report.bytes_read += r.bytes;
+        report.sources.push(r);
+    }
+    if complete_set {
+        report.sessions_deleted += remove_missing_sources(store, &sorted)?;
+    }
+    let (s, m) = store.read(|c| {
+        Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })?)
+    })?;
+    report.sessions_total = s as u64;
+    report.messages_total = m as u64;
+    report.elapsed_ms = t0.elapsed().as_millis() as u64;
+    progress(&Progress::Finished { report: Box::new(report.clone()) });
+    Ok(report)
+}
+
+fn blank_report(src: &Source) -> SourceReport {
+    SourceReport {
+        path: src.path.display().to_string(),
+        kind: src.kind,
+        status: "complete".into(),
+        reasons: Tally::default(),
+        notes: Tally::default(),
+        sessions: 0,
+        messages: 0,
+        written: 0,
+        deleted: 0,
+        bytes: 0,
+        error: None,
+    }
+}
+
+struct SourceRow {
+    id: i64,
+    fingerprint: Option<String>,
+    watermark: Option<i64>,
+    status: String,
+}
+
+fn source_row(conn: &Connection, src: &Source) -> Result<SourceRow> {
+    let path = src.path.to_string_lossy();
+    conn.execute(
+        "INSERT INTO sources(path, kind) VALUES (?1, ?2) ON CONFLICT(path) DO NOTHING",
+        params![path, src.kind.as_str()],
+    )?;
+    Ok(conn.query_row(
+        "SELECT id, fingerprint, watermark, status FROM sources WHERE path = ?1",
+        [path],
+        |r| Ok(SourceRow { id: r.get(0)?, fingerprint: r.get(1)?, watermark: r.get(2)?, status: r.get(3)? }),
+    )?)
+}
+
+fn index_source(store: &Store, src: &Source, scratch: &Path, depth: Depth, progress: ProgressFn<'_>) -> Result<SourceReport> {
+    let row = source_row(&store.writer(), src)?;
+    let fp = cursor::file_fingerprint(&src.path);
+    let mut report = blank_report(src);
+    if depth != Depth::Force && fp.is_some() && fp == row.fingerprint && row.status != "error" {
+        report.status = "unchanged".into();
+        fill_counts(store, row.id, &mut report)?;
+        return Ok(report);
+    }
+    report.bytes = std::fs::metadata(&src.path).map(|m| m.len()).unwrap_or(0);
+    let mut src_problems = Tally::default();
+    let mut watermark = row.watermark;
+    match src.kind {
+        SourceKind::Global => {
+            watermark = Some(index_global(store, src, row.id, row.watermark, scratch, depth, progress, &mut report, &mut src_problems)?);
+        }
+        SourceKind::Workspace => {
+            let db = CursorDb::open(&src.path, scratch)?;
+            let dir = src.path.parent().unwrap_or(Path::new(""));
+            let w = workspace::read_workspace(&db, dir)?;
+            drop(db);
+            src_problems.merge(&w.problems);
+            write_workspace_membership(store, &w)?;
+            let sessions = w.sessions;
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
+        SourceKind::CliStore => {
+            let db = CursorDb::open(&src.path, scratch)?;
+            let s = cli::read_store(&db, &src.path)?;
+            write_all(store, row.id, src.kind, s.into_iter().collect(), depth, &mut report)?;
+        }
+        SourceKind::Transcript => {
+            let bytes = std::fs::read(&src.path).map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
+            let text = String::from_utf8_lossy(&bytes);
+            let id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let project = src.project_dir.as_deref().and_then(|n| cli::unsanitize_project(n, Path::new("/")));
+            let mut s = parse_transcript_session(&id, &text, project, &src.path);
+            s.fingerprint = fp.clone().unwrap_or_default();
+            let sessions = if s.messages.is_empty() { Vec::new() } else { vec![s] };
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
+    }
+    let (reasons, notes) = aggregate_problems(store, row.id, &src_problems)?;
+    let status = if reasons.is_empty() { "complete" } else { "partial" };
+    report.status = status.into();
+    report.reasons = reasons.clone();
+    report.notes = notes.clone();
+    {
+        let conn = store.writer();
+        conn.execute(
+            "UPDATE sources SET fingerprint = ?2, watermark = ?3, status = ?4, reasons = ?5, notes = ?6, error = NULL,
+                    bytes = ?7, indexed_at = ?8 WHERE id = ?1",
+            params![row.id, fp, watermark, status, reasons.to_json(), notes.to_json(), report.bytes as i64, now_ms()],
+        )?;
+    }
+    fill_counts(store, row.id, &mut report)?;
+    Ok(report)
+}
+
+fn parse_transcript_session(id: &str, text: &str, project: Option<String>, path: &Path) -> ParsedSession {
+    let mut s = cli::parse_transcript(id, text, project);
+    let meta = std::fs::metadata(path).ok();
+    let ms = |t: Option<std::time::SystemTime>| {
+        t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as i64)
+    };
+    s.updated_at = s.updated_at.or_else(|| ms(meta.as_ref().and_then(|m| m.modified().ok())));
+    s.created_at = s.created_at.or_else(|| ms(meta.as_ref().and_then(|m| m.created().ok()))).or(s.updated_at);
+    s
+}
+
+fn fill_counts(store: &Store, source_id: i64, report: &mut SourceReport) -> Result<()> {
+    let (s, m) = store.read(|c| {
+        Ok(c.query_row(
+            "SELECT count(*), coalesce(sum(message_count), 0) FROM sessions WHERE source_id = ?1",
+            [source_id],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )?)
+    })?;
+    report.sessions = s as u64;
+    report.messages = m as u64;
+    let conn = store.writer();
+    conn.execute("UPDATE sources SET sessions = ?2, messages = ?3 WHERE id = ?1", params![source_id, s, m])?;
+    Ok(())
+}
+
+/// Source problems plus the stored problems of its sessions, split into damage and notes.
+fn aggregate_problems(store: &Store, source_id: i64, src: &Tally) -> Result<(Tally, Tally)> {
+    let mut all = src.clone();
+    store.read(|c| {
+        let mut stmt = c.prepare("SELECT problems FROM sessions WHERE source_id = ?1 AND problems != '{}'")?;
+        for p in stmt.query_map([source_id], |r| r.get::<_, String>(0))? {
+            all.merge(&Tally::from_json(&p?));
+        }
+        Ok(())
+    })?;
+    let (mut reasons, mut notes) = (Tally::default(), Tally::default());
+    for (k, v) in all.0 {
+        match k.strip_prefix("note:") {
+            Some(n) => notes.add_n(n, v),
+            None => reasons.add_n(&k, v),
+        }
+    }
+    Ok((reasons, notes))
+}
+
+fn set_source_status(store: &Store, src: &Source, status: &str, reasons: &Tally, notes: &Tally, error: Option<&str>) -> Result<()> {
+    let conn = store.writer();
+    let row = source_row(&conn, src)?;
+    // Clearing the fingerprint makes the next pass retry the file.
+    conn.execute(
+        "UPDATE sources SET status = ?2, reasons = ?3, notes = ?4, error = ?5, fingerprint = NULL, indexed_at = ?6 WHERE id = ?1",
+        params![row.id, status, reasons.to_json(), notes.to_json(), error, now_ms()],
+    )?;
+    Ok(())
+}
+
+fn remove_missing_sources(store: &Store, present: &[&Source]) -> Result<u64> {
+    let keep: HashSet<String> = present.iter().map(|s| s.path.to_string_lossy().into_owned()).collect();
+    let conn = store.writer();
+    let known: Vec<(i64, String)> = {
+        let mut stmt = conn.prepare("SELECT id, path FROM sources WHERE status != 'missing'")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    };
+    let mut deleted = 0;
+    for (id, path) in known.into_iter().filter(|(_, p)| !keep.contains(p)) {
+        deleted += conn.execute("DELETE FROM sessions WHERE source_id = ?1", [id])? as u64;
+        conn.execute(
+            "UPDATE sources SET status = 'missing', fingerprint = NULL, watermark = NULL, sessions = 0, messages = 0 WHERE id = ?1",
+            [id],
+        )?;
+        tracing::info!(%path, "source disappeared");
+    }
+    Ok(deleted)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn index_global(
+    store: &Store,
+    src: &Source,
+    source_id: i64,
+    old_watermark: Option<i64>,
+    scratch: &Path,
+    depth: Depth,
+    progress: ProgressFn<'_>,
+    report: &mut SourceReport,
+    problems: &mut Tally,
+) -> Result<i64> {
+    let known: HashMap<String, String> = store.read(|c| {
+        let mut stmt = c.prepare("SELECT id, coalesce(fingerprint, '') FROM sessions WHERE source_id = ?1")?;
+        let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })?;
+    let db = CursorDb::open(&src.path, scratch)?;
+    let composers = global::list_composers(&db, problems)?;
+    let tabs = global::read_global_chat_tabs(&db, problems)?;
+    let tab_ids: HashSet<String> = tabs.iter().map(|t| t.id.clone()).collect();
+
+    // Which composers to fingerprint at all.
+    let quick_candidates: Option<HashSet<String>> = match (depth, old_watermark) {
+        (Depth::Quick, Some(w)) => {
+            let (touched, max) = global::touched_since(&db, w)?;
+            // A lower max rowid means rows were deleted and rowids may be reused: look deeper.
+            (max >= w).then(|| touched.into_iter().collect())
+        }
+        _ => None,
+    };
+    let stats_all = if quick_candidates.is_none() { Some(global::bubble_stats_all(&db)?) } else { None };
+    let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
+
+    let mut todo: Vec<(ComposerRef, String)> = Vec::new();
+    for (id, r) in &composers {
+        let fp = match (&stats_all, &quick_candidates) {
+            (Some(all), _) => r.fingerprint(all.get(id).copied().unwrap_or_default()),
+            (None, Some(cands)) => {
+                // New composers always write their row, so they are among the candidates; known
+                // ones are also checked when their own row changed in place.
+                let head_changed = known.get(id).is_some_and(|k| !k.starts_with(&head_prefix(r)));
+                if !head_changed && !cands.contains(id) {
+                    continue;
+                }
+                r.fingerprint(global::bubble_stats_one(&db, id)?)
+            }
+            (None, None) => unreachable!("one of the two is always set"),
+        };
+        if depth == Depth::Force || known.get(id) != Some(&fp) {
+            todo.push((r.clone(), fp));
+        }
+    }
+    let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
+    let total = todo.len() as u64;
+    let tx_every = 256;
+
+    // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Option<ParsedSession>, Vec<String>, &'static str)>>(64);
+    let written_ids: HashSet<String> = std::thread::scope(|scope| -> Result<HashSet<String>> {
+        let todo_ref = &todo;
+        scope.spawn(move || {
+            for (r, fp) in todo_ref {
+                let item = global::read_composer(&db, r).map(|read| match read {
+                    ComposerRead::Session(mut s, hints) => {
+                        s.fingerprint = fp.clone();
+                        (Some(*s), hints, "")
+                    }
+                    ComposerRead::Skipped(note) => (None, Vec::new(), note),
+                });
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut seen = HashSet::new();
+        let mut done = 0u64;
+        let mut ctx = WriteCtx::new(store)?;
+        let mut conn = store.writer();
+        let mut txn = conn.transaction()?;
+        for item in rx {
+            let (session, hints, note) = item?;
+            done += 1;
+            match session {
+                Some(s) => {
+                    seen.insert(s.id.clone());
+                    if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints)? {
+                        report.written += 1;
+                    }
+                }
+                None => problems.add(note),
+            }
+            if done % tx_every == 0 {
+                txn.commit()?;
+                txn = conn.transaction()?;
+                progress(&Progress::Sessions { done, total });
+            }
+        }
+        for s in tabs {
+            seen.insert(s.id.clone());
+            if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &[])? {
+                report.written += 1;
+            }
+        }
+        txn.commit()?;
+        progress(&Progress::Sessions { done, total });
+        Ok(seen)
+    })?;
+
+    // Remove sessions that left Cursor, and ones we now skip (emptied, turned draft).
+    let conn = store.writer();
+    let stored: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT id FROM sessions WHERE source_id = ?1")?;
+        stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    let skipped_now: HashSet<&str> =
+        todo.iter().map(|(r, _)| r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
+    for id in stored {
+        if (!present.contains(id.as_str()) && !tab_ids.contains(&id)) || skipped_now.contains(id.as_str()) {
+            report.deleted +=
+                conn.execute("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2", params![id, source_id])? as u64;
+        }
+    }
+    Ok(watermark)
+}
+
+/// The part of a composer fingerprint that comes from its own row.
+fn head_prefix(r: &ComposerRef) -> String {
+    let (rowid, len) = r.head.unwrap_or((-1, -1));
+    format!("{rowid:x}.{len:x}.")
+}
+
+fn write_all(store: &Store, source_id: i64, kind: SourceKind, sessions: Vec<ParsedSession>, depth: Depth, report: &mut SourceReport) -> Result<()> {
+    let mut ctx = WriteCtx::new(store)?;
+    let mut conn = store.writer();
+    let txn = conn.transaction()?;
+    let mut seen = HashSet::new();
+    for mut s in sessions {
+        if s.fingerprint.is_empty() || depth == Depth::Force {
+            s.fingerprint = content_fingerprint(&s);
+        }
+        seen.insert(s.id.clone());
+        if write_session(&txn, &mut ctx, source_id, kind, s, &[])? {
+            report.written += 1;
+        }
+    }
+    let stored: Vec<String> = {
+        let mut stmt = txn.prepare("SELECT id FROM sessions WHERE source_id = ?1")?;
+        stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    for id in stored.into_iter().filter(|id| !seen.contains(id)) {
+        report.deleted += txn.execute("DELETE FROM sessions WHERE id = ?1", [id])? as u64;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+fn content_fingerprint(s: &ParsedSession) -> String {
+    let mut h = Xxh3::new();
+    h.update(format!("{:?}{:?}{:?}{:?}{:?}", s.title, s.project, s.created_at, s.updated_at, s.mode).as_bytes());
+    for m in &s.messages {
+        h.update(&message_hash(m).to_le_bytes());
+    }
+    format!("{:x}", h.digest())
+}
+
+fn message_hash(m: &ParsedMessage) -> i64 {
+    let mut h = Xxh3::new();
+    for part in [m.role.as_str(), m.kind.as_str(), &m.text, m.tool_name.as_deref().unwrap_or(""),
+                 m.tool_status.as_deref().unwrap_or(""), m.model.as_deref().unwrap_or("")] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(&m.created_at.unwrap_or(0).to_le_bytes());
+    h.digest() as i64
+}
+
+/// Lookups the writer needs, loaded once per pass.
+struct WriteCtx {
+    /// Known project roots (from workspace.json files), longest first, for heuristics.
+    projects: Vec<String>,
+}
+
+impl WriteCtx {
+    fn new(store: &Store) -> Result<Self> {
+        let mut projects: Vec<String> = store.read(|c| {
+            let mut stmt = c.prepare("SELECT DISTINCT project FROM workspaces WHERE project IS NOT NULL")?;
+            Ok(stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+        })?;
+        projects.sort_by_key(|p: &String| std::cmp::Reverse(p.len()));
+        Ok(Self { projects })
+    }
+}
+
+/// Upsert one session and diff its messages. Returns whether anything was written.
+fn write_session(conn: &Connection, ctx: &mut WriteCtx, source_id: i64, kind: SourceKind, mut s: ParsedSession, hints: &[String]) -> Result<bool> {
+    let owner: Option<(i64, String, Option<String>)> = conn
+        .prepare_cached("SELECT s.source_id, src.kind, s.fingerprint FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.id = ?1")?
+        .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    if let Some((owner_id, owner_kind, fp)) = &owner {
+        if *owner_id != source_id && SourceKind::parse(owner_kind).is_some_and(|k| k.rank() < kind.rank()) {
+            return Ok(false);
+        }
+        if *owner_id == source_id && fp.as_deref() == Some(s.fingerprint.as_str()) && !s.fingerprint.is_empty() {
+            return Ok(false);
+        }
+    }
+    attribute_project(conn, ctx, &mut s, hints)?;
+    let no_index: bool = conn
+        .prepare_cached("SELECT no_index FROM session_meta WHERE session_id = ?1")?
+        .query_row([&s.id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(false);
+    if no_index {
+        s.messages.clear();
+    }
+    let text_count = s.messages.iter().filter(|m| m.kind == crate::model::Kind::Text).count() as i64;
+    conn.prepare_cached(
+        "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode, model,
+                              created_at, updated_at, message_count, archived, fingerprint, problems)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+         ON CONFLICT(id) DO UPDATE SET source_id = excluded.source_id, origin = excluded.origin, format = excluded.format,
+             title = excluded.title, project = excluded.project, project_via = excluded.project_via,
+             workspace_id = excluded.workspace_id, mode = excluded.mode, model = excluded.model,
+             created_at = excluded.created_at, updated_at = excluded.updated_at, message_count = excluded.message_count,
+             archived = excluded.archived, fingerprint = excluded.fingerprint, problems = excluded.problems",
+    )?
+    .execute(params![
+        s.id, source_id, s.origin, s.format, s.title, s.project, s.project_via.as_str(), s.workspace_id, s.mode, s.model,
+        s.created_at, s.updated_at, text_count, s.archived, s.fingerprint, s.problems.to_json()
+    ])?;
+    write_messages(conn, &s.id, &s.messages)?;
+    Ok(true)
+}
+
+fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
+    let existing: HashMap<i64, (i64, i64)> = {
+        let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
+        stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
+    };
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO messages(session_id, seq, role, kind, text, tool_name, tool_status, model, created_at, external_id, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    let mut update = conn.prepare_cached(
+        "UPDATE messages SET role = ?2, kind = ?3, text = ?4, tool_name = ?5, tool_status = ?6, model = ?7,
+                created_at = ?8, external_id = ?9, hash = ?10 WHERE id = ?1",
+    )?;
+    for (seq, m) in messages.iter().enumerate() {
+        let seq = seq as i64;
+        let h = message_hash(m);
+        match existing.get(&seq) {
+            Some((_, old)) if *old == h => {}
+            Some((id, _)) => {
+                update.execute(params![id, m.role.as_str(), m.kind.as_str(), m.text, m.tool_name, m.tool_status, m.model, m.created_at, m.external_id, h])?;
+            }
+            None => {
+                insert.execute(params![session_id, seq, m.role.as_str(), m.kind.as_str(), m.text, m.tool_name, m.tool_status, m.model, m.created_at, m.external_id, h])?;
+            }
+        }
+    }
+    if existing.keys().any(|s| *s >= messages.len() as i64) {
+        conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?
+            .execute(params![session_id, messages.len() as i64])?;
+    }
+    Ok(())
+}
+
+/// Fill in the project from what workspace DBs told us, then from file paths.
+fn attribute_project(conn: &Connection, ctx: &WriteCtx, s: &mut ParsedSession, hints: &[String]) -> Result<()> {
+    if s.project_via <= ProjectVia::Header {
+        return Ok(());
+    }
+    if let Some(ws) = &s.workspace_id {
+        let p: Option<String> = conn
+            .prepare_cached("SELECT project FROM workspaces WHERE id = ?1")?
+            .query_row([ws], |r| r.get(0))
+            .optional()?
+            .flatten();
+        s.set_project(p, ProjectVia::Header);
+    }
+    if s.project_via > ProjectVia::Membership {
+        let m: Option<(String, String)> = conn
+            .prepare_cached(
+                "SELECT w.project, w.id FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+                 WHERE m.composer_id = ?1 AND w.project IS NOT NULL ORDER BY w.id LIMIT 1",
+            )?
+            .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some((p, ws)) = m {
+            s.set_project(Some(p), ProjectVia::Membership);
+            s.workspace_id.get_or_insert(ws);
+        }
+    }
+    if s.project_via > ProjectVia::Heuristic && !hints.is_empty() {
+        let by_root = ctx.projects.iter().find(|root| hints.iter().any(|h| uri::is_within(h, root)));
+        let guess = by_root.cloned().or_else(|| common_dir(hints));
+        s.set_project(guess, ProjectVia::Heuristic);
+    }
+    Ok(())
+}
+
+/// The deepest directory shared by all paths, if it is more than a top-level folder.
+fn common_dir(paths: &[String]) -> Option<String> {
+    let split: Vec<Vec<&str>> = paths.iter().map(|p| p.split('/').collect()).collect();
+    let first = split.first()?;
+    let mut n = first.len().saturating_sub(1);
+    for s in &split[1..] {
+        n = n.min(s.len().saturating_sub(1));
+        n = (0..n).take_while(|i| s[*i] == first[*i]).count();
+    }
+    (n >= 3).then(|| first[..n].join("/"))
+}
+
+fn write_workspace_membership(store: &Store, w: &workspace::WorkspaceRead) -> Result<()> {
+    let mut conn = store.writer();
+    let txn = conn.transaction()?;
+    txn.execute(
+        "INSERT INTO workspaces(id, uri, project) VALUES (?1, ?2, ?3)
+         ON CONFLICT(id) DO UPDATE SET uri = excluded.uri, project = excluded.project",
+        params![w.id, w.uri, w.project],
+    )?;
+    txn.execute("DELETE FROM workspace_members WHERE workspace_id = ?1", [&w.id])?;
+    {
+        let mut ins = txn.prepare("INSERT OR IGNORE INTO workspace_members(composer_id, workspace_id) VALUES (?1, ?2)")?;
+        for (id, _) in &w.members {
+            ins.execute(params![id, w.id])?;
+        }
+    }
+    if let Some(p) = &w.project {
+        txn.execute(
+            "UPDATE sessions SET project = ?1, project_via = 'membership', workspace_id = coalesce(workspace_id, ?2)
+             WHERE id IN (SELECT composer_id FROM workspace_members WHERE workspace_id = ?2)
+               AND project_via IN ('heuristic', 'none')",
+            params![p, w.id],
+        )?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+pub(crate) fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Per-kind totals of the last pass, for `doctor` and health views.
+pub fn source_summary(store: &Store) -> Result<BTreeMap<String, (u64, u64)>> {
+    store.read(|c| {
+        let mut stmt = c.prepare("SELECT kind, count(*), coalesce(sum(sessions), 0) FROM sources WHERE status != 'missing' GROUP BY kind")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64))))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}

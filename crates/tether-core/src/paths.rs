@@ -1,0 +1,204 @@
+//! Every directory Tether reads or writes is resolved here, and only here.
+//!
+//! Our own data lives under `TETHER_HOME` when set, else the platform data dir. Cursor's data is
+//! discovered from the home directory per OS (macOS, Windows, Linux, WSL), with overrides
+//! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`). Nothing else
+//! in the engine reads the environment, so tests redirect everything with these variables.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Where Tether keeps its own files.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub data_dir: PathBuf,
+}
+
+impl Paths {
+    /// `TETHER_HOME` if set, else `<platform data dir>/tether`.
+    pub fn from_env() -> Result<Self> {
+        if let Some(home) = std::env::var_os("TETHER_HOME").filter(|v| !v.is_empty()) {
+            return Ok(Self::at(PathBuf::from(home)));
+        }
+        let base = dirs::data_dir().ok_or(Error::NoHome)?;
+        Ok(Self::at(base.join("tether")))
+    }
+
+    pub fn at(data_dir: impl Into<PathBuf>) -> Self {
+        Self { data_dir: data_dir.into() }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.data_dir.join("index.db")
+    }
+
+    pub fn lock_file(&self) -> PathBuf {
+        self.data_dir.join("daemon.lock")
+    }
+
+    pub fn daemon_json(&self) -> PathBuf {
+        self.data_dir.join("daemon.json")
+    }
+
+    /// Private scratch space, e.g. snapshot copies of Cursor databases that cannot be opened
+    /// read-only in place without creating files next to them.
+    pub fn scratch_dir(&self) -> PathBuf {
+        self.data_dir.join("scratch")
+    }
+
+    pub fn ensure(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.data_dir)
+            .map_err(|e| Error::io(format!("creating {}", self.data_dir.display()), e))
+    }
+}
+
+/// Where Cursor keeps its data on this machine.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CursorLocations {
+    /// Cursor's `User` directories (holding `globalStorage/` and `workspaceStorage/`). More than
+    /// one on WSL, where both the Linux and the Windows install may exist.
+    pub user_dirs: Vec<PathBuf>,
+    /// `~/.cursor` (the CLI's `chats/` and `projects/*/agent-transcripts/`).
+    pub cursor_homes: Vec<PathBuf>,
+    /// How each location was found, for `tether doctor`.
+    pub notes: Vec<String>,
+}
+
+impl CursorLocations {
+    /// Explicit locations, used by tests and by `--cursor-dir`.
+    pub fn explicit(user_dir: Option<PathBuf>, cursor_home: Option<PathBuf>) -> Self {
+        let mut loc = Self::default();
+        if let Some(u) = user_dir {
+            loc.notes.push(format!("Cursor User dir given: {}", u.display()));
+            loc.user_dirs.push(u);
+        }
+        if let Some(h) = cursor_home {
+            loc.notes.push(format!("Cursor home given: {}", h.display()));
+            loc.cursor_homes.push(h);
+        }
+        loc
+    }
+
+    /// Discover from the environment: the overrides first, else the per-OS defaults.
+    ///
+    /// `cli_user_dir` is the `--cursor-dir` flag, which wins over `TETHER_CURSOR_DIR`.
+    pub fn discover(cli_user_dir: Option<PathBuf>) -> Self {
+        let env_path = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let user_override = cli_user_dir.or_else(|| env_path("TETHER_CURSOR_DIR"));
+        let home_override = env_path("TETHER_CURSOR_HOME");
+        let home = dirs::home_dir();
+        let mut loc = Self::default();
+        match user_override {
+            Some(u) => {
+                loc.notes.push(format!("Cursor User dir from override: {}", u.display()));
+                loc.user_dirs.push(u);
+            }
+            None => {
+                if let Some(home) = &home {
+                    for (u, why) in default_user_dirs(home, Os::current(), wsl_windows_homes()) {
+                        loc.notes.push(format!("{why}: {}", u.display()));
+                        loc.user_dirs.push(u);
+                    }
+                }
+            }
+        }
+        match home_override {
+            Some(h) => {
+                loc.notes.push(format!("Cursor home from TETHER_CURSOR_HOME: {}", h.display()));
+                loc.cursor_homes.push(h);
+            }
+            None => {
+                if let Some(home) = &home {
+                    loc.notes.push(format!("Cursor home: {}", home.join(".cursor").display()));
+                    loc.cursor_homes.push(home.join(".cursor"));
+                }
+            }
+        }
+        loc
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    MacOs,
+    Windows,
+    Linux,
+    Wsl,
+}
+
+impl Os {
+    pub fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Os::MacOs
+        } else if cfg!(windows) {
+            Os::Windows
+        } else if is_wsl() {
+            Os::Wsl
+        } else {
+            Os::Linux
+        }
+    }
+}
+
+fn is_wsl() -> bool {
+    std::fs::read_to_string("/proc/version")
+        .map(|v| v.to_ascii_lowercase().contains("microsoft"))
+        .unwrap_or(false)
+}
+
+/// Windows user homes visible from WSL (`/mnt/c/Users/*` that have a Cursor install).
+fn wsl_windows_homes() -> Vec<PathBuf> {
+    if !is_wsl() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/mnt/c/Users") {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.join("AppData/Roaming/Cursor/User").is_dir() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The default Cursor `User` directories for an OS, given the home directory.
+pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(PathBuf, &'static str)> {
+    match os {
+        Os::MacOs => vec![(home.join("Library/Application Support/Cursor/User"), "macOS default")],
+        Os::Windows => {
+            let appdata = std::env::var_os("APPDATA")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join("AppData").join("Roaming"));
+            vec![(appdata.join("Cursor").join("User"), "Windows default (%APPDATA%)")]
+        }
+        Os::Linux => vec![(home.join(".config/Cursor/User"), "Linux default")],
+        Os::Wsl => {
+            let mut v = vec![(home.join(".config/Cursor/User"), "WSL Linux-side install")];
+            for h in wsl_homes {
+                v.push((h.join("AppData/Roaming/Cursor/User"), "WSL: Cursor on Windows"));
+            }
+            v
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_dirs_follow_each_platform_convention() {
+        let home = Path::new("/h");
+        let mac = default_user_dirs(home, Os::MacOs, vec![]);
+        assert_eq!(mac[0].0, Path::new("/h/Library/Application Support/Cursor/User"));
+        let linux = default_user_dirs(home, Os::Linux, vec![]);
+        assert_eq!(linux[0].0, Path::new("/h/.config/Cursor/User"));
+        let wsl = default_user_dirs(home, Os::Wsl, vec![PathBuf::from("/mnt/c/Users/u")]);
+        assert_eq!(wsl.len(), 2, "WSL checks both the Linux and the Windows install");
+        assert_eq!(wsl[1].0, Path::new("/mnt/c/Users/u/AppData/Roaming/Cursor/User"));
+    }
+}

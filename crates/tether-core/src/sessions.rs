@@ -1,0 +1,475 @@
+//! Listing, searching, reading and annotating indexed sessions: the API every host calls.
+//!
+//! Reads our store only; never touches Cursor's files. User metadata (nickname, tags,
+//! bookmark, do-not-index) lives in its own tables and survives any re-index.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProjectFilter {
+    #[default]
+    All,
+    /// Sessions whose project is this directory or a directory inside it, or that contains it.
+    Path(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub project: ProjectFilter,
+    pub tag: Option<String>,
+    pub bookmarked: bool,
+    pub source: Option<String>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    /// `ide` or `cli`.
+    pub source: String,
+    /// Storage form: `composer`, `composer-inline`, `chat-tab`, `cli-store`, `transcript`.
+    pub format: String,
+    pub messages: i64,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub nickname: Option<String>,
+    pub tags: Vec<String>,
+    pub bookmarked: bool,
+    pub no_index: bool,
+    pub archived: bool,
+    pub model: Option<String>,
+    pub mode: Option<String>,
+}
+
+const SUMMARY_COLS: &str = "s.id, s.title, s.project, s.origin, s.format, s.message_count, s.created_at, s.updated_at,
+    m.nickname, coalesce(m.bookmarked, 0), coalesce(m.no_index, 0), s.archived, s.model, s.mode,
+    (SELECT group_concat(tag, char(31)) FROM (SELECT tag FROM session_tags t WHERE t.session_id = s.id ORDER BY tag))";
+
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    let tags: Option<String> = r.get(14)?;
+    Ok(SessionSummary {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        project: r.get(2)?,
+        source: r.get(3)?,
+        format: r.get(4)?,
+        messages: r.get(5)?,
+        created_at: r.get::<_, Option<i64>>(6)?.map(iso),
+        updated_at: r.get::<_, Option<i64>>(7)?.map(iso),
+        nickname: r.get(8)?,
+        bookmarked: r.get(9)?,
+        no_index: r.get(10)?,
+        archived: r.get(11)?,
+        model: r.get(12)?,
+        mode: r.get(13)?,
+        tags: tags.map(|t| t.split('\u{1f}').map(str::to_owned).collect()).unwrap_or_default(),
+    })
+}
+
+/// Epoch ms → RFC 3339 (UTC, ms precision).
+pub fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}
+
+/// SQL condition + params for a project filter on `s.project`.
+fn project_clause(f: &ProjectFilter, params: &mut Vec<rusqlite::types::Value>) -> String {
+    match f {
+        ProjectFilter::All => "1".into(),
+        ProjectFilter::Path(p) => {
+            let mut ors = Vec::new();
+            for alias in crate::cursor::uri::path_aliases(p) {
+                // Inside the project, or the project inside it.
+                params.push(alias.clone().into());
+                let i = params.len();
+                params.push(format!("{}/", alias.trim_end_matches('/')).into());
+                let j = params.len();
+                ors.push(format!(
+                    "(s.project = ?{i} OR substr(s.project, 1, length(?{j})) = ?{j} OR substr(?{i} || '/', 1, length(s.project) + 1) = s.project || '/')"
+                ));
+            }
+            format!("({})", ors.join(" OR "))
+        }
+    }
+}
+
+pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
+    let mut p: Vec<rusqlite::types::Value> = Vec::new();
+    let mut conds = vec![project_clause(&q.project, &mut p)];
+    if let Some(tag) = &q.tag {
+        p.push(tag.clone().into());
+        conds.push(format!("EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id AND t.tag = ?{})", p.len()));
+    }
+    if q.bookmarked {
+        conds.push("coalesce(m.bookmarked, 0) = 1".into());
+    }
+    if let Some(src) = &q.source {
+        p.push(src.clone().into());
+        conds.push(format!("(s.origin = ?{n} OR s.format = ?{n})", n = p.len()));
+    }
+    let limit = if q.limit == 0 { 50 } else { q.limit };
+    let sql = format!(
+        "SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id
+         WHERE {} ORDER BY coalesce(s.updated_at, s.created_at, 0) DESC, s.id LIMIT {limit} OFFSET {}",
+        conds.join(" AND "),
+        q.offset
+    );
+    store.read(|c| {
+        let mut stmt = c.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), summary_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// Resolve an id, a nickname or a unique id prefix (≥ 4 chars) to a session id.
+pub fn resolve(conn: &Connection, key: &str) -> Result<String> {
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(Error::SessionNotFound(key.into()));
+    }
+    if let Some(id) = conn.query_row("SELECT id FROM sessions WHERE id = ?1", [key], |r| r.get(0)).optional()? {
+        return Ok(id);
+    }
+    if let Some(id) =
+        conn.query_row("SELECT session_id FROM session_meta WHERE nickname = ?1", [key], |r| r.get(0)).optional()?
+    {
+        return Ok(id);
+    }
+    if key.len() >= 4 {
+        let mut stmt = conn.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 LIMIT 2")?;
+        let ids: Vec<String> = stmt.query_map([key], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        if ids.len() == 1 {
+            return Ok(ids.into_iter().next().unwrap_or_default());
+        }
+    }
+    Err(Error::SessionNotFound(key.into()))
+}
+
+pub fn summary(conn: &Connection, id: &str) -> Result<SessionSummary> {
+    let sql = format!("SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id WHERE s.id = ?1");
+    conn.query_row(&sql, [id], summary_row).optional()?.ok_or_else(|| Error::SessionNotFound(id.into()))
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MessageOut {
+    pub seq: i64,
+    pub role: String,
+    pub kind: String,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionDetail {
+    #[serde(flatten)]
+    pub session: SessionSummary,
+    /// Total parts (text, thinking, tool) stored for the session.
+    pub parts: i64,
+    pub offset: usize,
+    pub messages: Vec<MessageOut>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ShowOptions {
+    pub offset: usize,
+    /// 0 = all.
+    pub limit: usize,
+    pub include_tools: bool,
+}
+
+pub fn show(store: &Store, key: &str, o: &ShowOptions) -> Result<SessionDetail> {
+    store.read(|c| {
+        let id = resolve(c, key)?;
+        let session = summary(c, &id)?;
+        if session.no_index {
+            return Err(Error::SessionNotIndexed(id));
+        }
+        let parts: i64 = c.query_row("SELECT count(*) FROM messages WHERE session_id = ?1", [&id], |r| r.get(0))?;
+        let limit = if o.limit == 0 { i64::MAX } else { o.limit as i64 };
+        let kinds = if o.include_tools { "" } else { "AND kind = 'text'" };
+        let mut stmt = c.prepare(&format!(
+            "SELECT seq, role, kind, text, tool_name, tool_status, model, created_at FROM messages
+             WHERE session_id = ?1 {kinds} ORDER BY seq LIMIT ?2 OFFSET ?3"
+        ))?;
+        let messages = stmt
+            .query_map(params![id, limit, o.offset as i64], |r| {
+                Ok(MessageOut {
+                    seq: r.get(0)?,
+                    role: r.get(1)?,
+                    kind: r.get(2)?,
+                    text: r.get(3)?,
+                    tool_name: r.get(4)?,
+                    tool_status: r.get(5)?,
+                    model: r.get(6)?,
+                    created_at: r.get::<_, Option<i64>>(7)?.map(iso),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(SessionDetail { session, parts, offset: o.offset, messages })
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    pub query: String,
+    pub project: ProjectFilter,
+    pub limit: usize,
+    /// Markers put around matched terms in snippets.
+    pub highlight: (String, String),
+}
+
+impl SearchQuery {
+    pub fn new(query: impl Into<String>) -> Self {
+        Self { query: query.into(), project: ProjectFilter::All, limit: 20, highlight: ("**".into(), "**".into()) }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SearchHit {
+    pub session_id: String,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub source: String,
+    pub updated_at: Option<String>,
+    /// Matching text with the terms wrapped in the highlight markers.
+    pub snippet: String,
+    /// Position of the best matching part in the session (`None` when only the title matched).
+    pub seq: Option<i64>,
+    /// Higher is better.
+    pub score: f64,
+}
+
+/// Plain words are matched as terms (all must occur); FTS5 syntax — quotes, `*`, `AND`/`OR`/`NOT`,
+/// `NEAR`, parentheses — is passed through for those who want it.
+pub fn fts_query(q: &str) -> Result<String> {
+    let q = q.trim();
+    if q.is_empty() {
+        return Err(Error::BadQuery { query: q.into(), reason: "the query is empty".into() });
+    }
+    let advanced = q.contains(['"', '*', '(', ')', '^'])
+        || q.split_whitespace().any(|w| matches!(w, "AND" | "OR" | "NOT") || w.starts_with("NEAR"));
+    if advanced {
+        return Ok(q.to_owned());
+    }
+    Ok(q.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect::<Vec<_>>().join(" "))
+}
+
+pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+    let fts = fts_query(&q.query)?;
+    let limit = if q.limit == 0 { 20 } else { q.limit.min(500) };
+    let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into(), q.highlight.0.clone().into(), q.highlight.1.clone().into()];
+    let proj = project_clause(&q.project, &mut p);
+    // Candidates are capped so a very common word stays fast; we group them per session.
+    let candidates = (limit * 8).max(64) as i64;
+    let msg_sql = format!(
+        "SELECT m.session_id, m.seq, snippet(messages_fts, 0, ?2, ?3, '…', 16), bm25(messages_fts)
+         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
+         WHERE messages_fts MATCH ?1 AND {proj}
+         ORDER BY rank LIMIT {candidates}"
+    );
+    let title_sql = format!(
+        "SELECT s.id, highlight(titles_fts, 0, ?2, ?3), bm25(titles_fts)
+         FROM titles_fts JOIN sessions s ON s.rowid = titles_fts.rowid LEFT JOIN session_meta mm ON mm.session_id = s.id
+         WHERE titles_fts MATCH ?1 AND coalesce(mm.no_index, 0) = 0 AND {proj}
+         ORDER BY rank LIMIT {candidates}"
+    );
+    store.read(|c| {
+        let bad = |e: rusqlite::Error| match &e {
+            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") || msg.contains("syntax") || msg.contains("no such column") => {
+                Error::BadQuery { query: q.query.clone(), reason: format!("{msg} (put the words in double quotes to search them literally)") }
+            }
+            _ => Error::Sql(e),
+        };
+        let mut best: Vec<(String, Option<i64>, String, f64)> = Vec::new();
+        let mut idx: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        {
+            let mut stmt = c.prepare(&msg_sql).map_err(bad)?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(p.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?))
+                })
+                .map_err(bad)?;
+            for row in rows {
+                let (sid, seq, snip, score) = row.map_err(bad)?;
+                let score = -score;
+                match idx.get(&sid) {
+                    Some(&i) => best[i].3 += score * 0.1,
+                    None => {
+                        idx.insert(sid.clone(), best.len());
+                        best.push((sid, Some(seq), snip, score));
+                    }
+                }
+            }
+        }
+        {
+            let mut stmt = c.prepare(&title_sql).map_err(bad)?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(p.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
+                })
+                .map_err(bad)?;
+            for row in rows {
+                let (sid, title, score) = row.map_err(bad)?;
+                // A title match says more about the whole chat than one message does.
+                let score = -score * 2.0;
+                match idx.get(&sid) {
+                    Some(&i) => best[i].3 += score,
+                    None => {
+                        idx.insert(sid.clone(), best.len());
+                        best.push((sid, None, title, score));
+                    }
+                }
+            }
+        }
+        best.sort_by(|a, b| b.3.total_cmp(&a.3));
+        best.truncate(limit);
+        let mut out = Vec::with_capacity(best.len());
+        for (sid, seq, snippet, score) in best {
+            let s = summary(c, &sid)?;
+            out.push(SearchHit {
+                session_id: sid,
+                title: s.title,
+                project: s.project,
+                source: s.source,
+                updated_at: s.updated_at,
+                snippet,
+                seq,
+                score: (score * 1000.0).round() / 1000.0,
+            });
+        }
+        Ok(out)
+    })
+}
+
+/// A change to a session's user metadata. `None` fields are left as they are.
+#[derive(Debug, Clone, Default)]
+pub struct TagUpdate {
+    /// `Some(None)` clears the nickname.
+    pub nickname: Option<Option<String>>,
+    pub add_tags: Vec<String>,
+    pub remove_tags: Vec<String>,
+    pub bookmarked: Option<bool>,
+    pub no_index: Option<bool>,
+}
+
+pub fn normalise_tag(t: &str) -> Result<String> {
+    let t = t.trim().trim_start_matches('#').trim();
+    if t.is_empty() || t.chars().count() > 64 || t.chars().any(|c| c.is_control() || c == ',') {
+        return Err(Error::invalid("tag", format!("{t:?}: use 1–64 characters, no commas or control characters")));
+    }
+    Ok(t.to_lowercase())
+}
+
+fn normalise_nickname(n: &str) -> Result<String> {
+    let n = n.trim();
+    if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
+        return Err(Error::invalid("nickname", format!("{n:?}: use 1–64 printable characters")));
+    }
+    Ok(n.to_owned())
+}
+
+/// Apply a metadata change atomically; returns the updated summary.
+pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
+    let add: Vec<String> = u.add_tags.iter().map(|t| normalise_tag(t)).collect::<Result<_>>()?;
+    let remove: Vec<String> = u.remove_tags.iter().map(|t| normalise_tag(t)).collect::<Result<_>>()?;
+    let nickname = match &u.nickname {
+        Some(Some(n)) => Some(Some(normalise_nickname(n)?)),
+        other => other.clone(),
+    };
+    let mut conn = store.writer();
+    // User metadata cannot be rebuilt from Cursor: make its commits durable immediately.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    let result = (|| {
+        let txn = conn.transaction()?;
+        let id = resolve(&txn, key)?;
+        txn.execute(
+            "INSERT INTO session_meta(session_id, updated_at) VALUES (?1, ?2) ON CONFLICT(session_id) DO NOTHING",
+            params![id, crate::index::now_ms()],
+        )?;
+        if let Some(n) = &nickname {
+            if let Some(n) = n {
+                let holder: Option<String> = txn
+                    .query_row("SELECT session_id FROM session_meta WHERE nickname = ?1 AND session_id != ?2", params![n, id], |r| r.get(0))
+                    .optional()?;
+                if let Some(holder) = holder {
+                    return Err(Error::NicknameTaken { nickname: n.clone(), session_id: holder });
+                }
+            }
+            txn.execute("UPDATE session_meta SET nickname = ?2 WHERE session_id = ?1", params![id, n])?;
+        }
+        for t in &add {
+            txn.execute("INSERT OR IGNORE INTO session_tags(session_id, tag) VALUES (?1, ?2)", params![id, t])?;
+        }
+        for t in &remove {
+            txn.execute("DELETE FROM session_tags WHERE session_id = ?1 AND tag = ?2", params![id, t])?;
+        }
+        if let Some(b) = u.bookmarked {
+            txn.execute("UPDATE session_meta SET bookmarked = ?2 WHERE session_id = ?1", params![id, b])?;
+        }
+        if let Some(ni) = u.no_index {
+            txn.execute("UPDATE session_meta SET no_index = ?2 WHERE session_id = ?1", params![id, ni])?;
+            if ni {
+                txn.execute("DELETE FROM messages WHERE session_id = ?1", [&id])?;
+                txn.execute("UPDATE sessions SET message_count = 0 WHERE id = ?1", [&id])?;
+            }
+            // Forget fingerprints so the next pass reads the session (and its file) again.
+            txn.execute("UPDATE sessions SET fingerprint = NULL WHERE id = ?1", [&id])?;
+            txn.execute("UPDATE sources SET fingerprint = NULL WHERE id = (SELECT source_id FROM sessions WHERE id = ?1)", [&id])?;
+        }
+        txn.execute("UPDATE session_meta SET updated_at = ?2 WHERE session_id = ?1", params![id, crate::index::now_ms()])?;
+        let s = summary(&txn, &id)?;
+        txn.commit()?;
+        Ok(s)
+    })();
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    result
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TagCount {
+    pub tag: String,
+    pub sessions: i64,
+}
+
+pub fn tags(store: &Store) -> Result<Vec<TagCount>> {
+    store.read(|c| {
+        let mut stmt = c.prepare("SELECT tag, count(*) FROM session_tags GROUP BY tag ORDER BY count(*) DESC, tag")?;
+        let rows = stmt.query_map([], |r| Ok(TagCount { tag: r.get(0)?, sessions: r.get(1)? }))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_become_quoted_terms_and_syntax_passes_through() {
+        assert_eq!(fts_query("parse-date leap").unwrap(), "\"parse-date\" \"leap\"");
+        assert_eq!(fts_query("pars*").unwrap(), "pars*");
+        assert_eq!(fts_query("a OR b").unwrap(), "a OR b");
+        assert!(fts_query("   ").is_err());
+    }
+
+    #[test]
+    fn tags_are_normalised_and_validated() {
+        assert_eq!(normalise_tag(" #Bug ").unwrap(), "bug");
+        assert!(normalise_tag("a,b").is_err());
+        assert!(normalise_tag("").is_err());
+    }
+}

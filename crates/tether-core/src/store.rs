@@ -1,0 +1,143 @@
+//! Our SQLite database: opening it with the right pragmas and migrating it.
+//!
+//! Knows nothing about Cursor. Migrations are append-only files applied atomically by
+//! rusqlite_migration (tracked in `PRAGMA user_version`); never edit a released one.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use rusqlite_migration::{M, Migrations};
+
+use crate::error::Result;
+
+const MIGRATIONS: &[&str] = &[include_str!("store/migrations/0001_index.sql")];
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())
+}
+
+/// The index database. One writer connection guarded by a mutex; readers open their own.
+pub struct Store {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Open (creating if needed) and migrate to the latest schema.
+    pub fn open(path: &Path) -> Result<Self> {
+        let mut conn = Connection::open(path)?;
+        configure(&conn)?;
+        migrations().to_latest(&mut conn)?;
+        Ok(Self { path: path.to_owned(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
+    }
+
+    /// An in-memory store, for unit tests.
+    pub fn open_in_memory() -> Result<Self> {
+        let mut conn = Connection::open_in_memory()?;
+        configure(&conn)?;
+        migrations().to_latest(&mut conn)?;
+        Ok(Self { path: PathBuf::new(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The single writer connection. Hold it only for one transaction's worth of work.
+    pub fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A pooled read connection; in-memory stores share the writer.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        if self.path.as_os_str().is_empty() {
+            return f(&self.writer());
+        }
+        let conn = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                c.busy_timeout(Duration::from_secs(5))?;
+                c
+            }
+        };
+        let out = f(&conn);
+        let mut pool = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < 4 {
+            pool.push(conn);
+        }
+        out
+    }
+}
+
+fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // NORMAL in WAL mode never corrupts on power loss or kill -9; it may only lose the last
+    // transactions on power loss, and everything here can be rebuilt from Cursor except user
+    // metadata, which is written in FULL-synchronous transactions (see `meta`).
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    Ok(())
+}
+
+/// The schema as `CREATE` statements in a stable order, for the snapshot test and `doctor`.
+pub fn dump_schema(conn: &Connection) -> Result<String> {
+    let mut stmt = conn.prepare(
+        "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
+         ORDER BY type, name",
+    )?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut out = String::new();
+    for sql in rows {
+        out.push_str(&sql?);
+        out.push_str(";\n");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        migrations().validate().expect("every migration applies on an empty database");
+    }
+
+    #[test]
+    fn schema_snapshot() {
+        let store = Store::open_in_memory().unwrap();
+        let schema = dump_schema(&store.writer()).unwrap();
+        insta::assert_snapshot!(schema);
+    }
+
+    #[test]
+    fn reopening_keeps_data_and_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.db");
+        {
+            let s = Store::open(&p).unwrap();
+            s.writer()
+                .execute("INSERT INTO session_meta(session_id, updated_at) VALUES ('x', 1)", [])
+                .unwrap();
+        }
+        let s = Store::open(&p).unwrap();
+        let n: i64 = s.read(|c| Ok(c.query_row("SELECT count(*) FROM session_meta", [], |r| r.get(0))?)).unwrap();
+        assert_eq!(n, 1, "migrations must not re-run on an up-to-date database");
+    }
+}

@@ -1,0 +1,169 @@
+//! Keeping the index fresh: a notify watcher (debounced) on Cursor's data, mapped to the
+//! sources that changed, each re-indexed on the quick path; plus a periodic deep pass that
+//! catches in-place updates and folders that appeared after start.
+//!
+//! Owns one background thread; the returned [`WatchHandle`] stops it (on drop, too).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::RecursiveMode;
+use notify_debouncer_full::new_debouncer;
+
+use crate::Tether;
+use crate::cursor::{self, Source, SourceKind};
+use crate::error::Result;
+use crate::index::{Depth, IndexReport};
+
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    /// Debounce window: Cursor writes in bursts; one pass per burst.
+    pub debounce: Duration,
+    /// How often to run a deep pass regardless of events.
+    pub deep_every: Duration,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        Self { debounce: Duration::from_millis(50), deep_every: Duration::from_secs(300) }
+    }
+}
+
+/// Events the watcher reports (for logs and, later, the GUI).
+#[derive(Debug, Clone)]
+pub enum WatchEvent {
+    Indexed(Box<IndexReport>),
+    Error(String),
+}
+
+pub struct WatchHandle {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WatchHandle {
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for WatchHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+enum Msg {
+    Paths(Vec<PathBuf>),
+    Error(String),
+}
+
+/// Start watching. `on_event` is called from the watcher thread after each pass.
+pub fn start(tether: Arc<Tether>, cfg: WatchConfig, on_event: impl Fn(WatchEvent) + Send + 'static) -> Result<WatchHandle> {
+    let (tx, rx) = channel::<Msg>();
+    let (stop_tx, stop_rx) = channel::<()>();
+    let ev_tx = tx.clone();
+    let mut debouncer = new_debouncer(cfg.debounce, None, move |res: notify_debouncer_full::DebounceEventResult| {
+        let msg = match res {
+            Ok(events) => Msg::Paths(events.into_iter().flat_map(|e| e.event.paths).collect()),
+            Err(errs) => Msg::Error(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
+        };
+        let _ = ev_tx.send(msg);
+    })?;
+    let mut watched = Vec::new();
+    for (dir, recursive) in cursor::watch_roots(&tether.cursor) {
+        if dir.is_dir() {
+            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
+            match debouncer.watch(&dir, mode) {
+                Ok(()) => watched.push(dir),
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot watch"),
+            }
+        }
+    }
+    tracing::info!(dirs = watched.len(), "watching Cursor data");
+    let thread = std::thread::Builder::new()
+        .name("tether-watch".into())
+        .spawn(move || {
+            let _debouncer = debouncer;
+            let mut last_deep = Instant::now();
+            loop {
+                if stop_rx.try_recv().is_ok() {
+                    return;
+                }
+                let timeout = cfg.deep_every.saturating_sub(last_deep.elapsed()).min(Duration::from_millis(200));
+                match rx.recv_timeout(timeout) {
+                    Ok(Msg::Paths(mut paths)) => {
+                        // Fold whatever else arrived meanwhile into this pass.
+                        while let Ok(Msg::Paths(more)) = rx.try_recv() {
+                            paths.extend(more);
+                        }
+                        let sources = affected_sources(&tether, &paths);
+                        if !sources.is_empty() {
+                            let r = tether.index_sources(&sources, Depth::Quick);
+                            on_event(match r {
+                                Ok(r) => WatchEvent::Indexed(Box::new(r)),
+                                Err(e) => WatchEvent::Error(e.to_string()),
+                            });
+                        }
+                    }
+                    Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
+                    Err(RecvTimeoutError::Timeout) => {
+                        if last_deep.elapsed() >= cfg.deep_every {
+                            last_deep = Instant::now();
+                            on_event(match tether.index(Depth::Deep, &crate::index::no_progress) {
+                                Ok(r) => WatchEvent::Indexed(Box::new(r)),
+                                Err(e) => WatchEvent::Error(e.to_string()),
+                            });
+                        }
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        })
+        .map_err(|e| crate::error::Error::io("starting the watcher thread", e))?;
+    drop(tx);
+    Ok(WatchHandle { stop: Some(stop_tx), thread: Some(thread) })
+}
+
+/// Map changed paths to the sources to re-index (a `-wal` change means its database).
+fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
+    let all = cursor::discover(&tether.cursor);
+    let mut out: Vec<Source> = Vec::new();
+    for p in paths {
+        let base = strip_sidecar(p);
+        let hit = all.iter().find(|s| s.path == base || (s.kind == SourceKind::Workspace && s.path.parent() == Some(base.as_path())));
+        let hit = hit.or_else(|| {
+            // A new store.db or transcript, or one inside a folder that was just created.
+            all.iter().find(|s| s.path.starts_with(&base) && matches!(s.kind, SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace))
+        });
+        if let Some(s) = hit
+            && !out.contains(s)
+        {
+            out.push(s.clone());
+        }
+    }
+    // Sources whose files vanished: let the next deep pass notice; the quick pass ignores them.
+    out
+}
+
+fn strip_sidecar(p: &Path) -> PathBuf {
+    let s = p.to_string_lossy();
+    for suffix in ["-wal", "-shm", "-journal"] {
+        if let Some(base) = s.strip_suffix(suffix) {
+            return PathBuf::from(base);
+        }
+    }
+    p.to_path_buf()
+}
