@@ -290,7 +290,8 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     );
     store.read(|c| {
         let bad = |e: rusqlite::Error| match &e {
-            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") || msg.contains("syntax") || msg.contains("no such column") => {
+            // Generic SQLITE_ERROR while preparing or stepping a MATCH is always the query's fault.
+            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => {
                 Error::BadQuery { query: q.query.clone(), reason: format!("{msg} (put the words in double quotes to search them literally)") }
             }
             _ => Error::Sql(e),

@@ -1,1 +1,295 @@
-//! placeholder
+//! Test support: realistic Cursor data directories for every storage era and pitfall in
+//! `shared/reference/cursor-storage.md` §7, written with the exact DDL and TEXT values Cursor
+//! uses, plus a generator for large era-mixed databases (see [`generate`]).
+//!
+//! Dev-dependency only. Never touches the real home: everything lives under a temp dir.
+
+pub mod eras;
+pub mod generate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+
+/// The DDL every Cursor key-value table uses (VS Code storage layer).
+pub const ITEM_TABLE_DDL: &str = "CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)";
+pub const DISK_KV_DDL: &str = "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)";
+
+/// A fake home with Cursor's layout under it.
+pub struct CursorFixture {
+    _root: tempfile::TempDir,
+    pub home: PathBuf,
+    /// `<home>/.config/Cursor/User`
+    pub user_dir: PathBuf,
+    /// `<home>/.cursor`
+    pub cursor_home: PathBuf,
+}
+
+impl Default for CursorFixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Journal {
+    /// What the real sampled files use.
+    Rollback,
+    /// WAL, checkpointed on close (a `-wal` may remain empty or be removed).
+    Wal,
+    /// WAL with every write left uncheckpointed in the `-wal` file (Cursor running).
+    WalUncheckpointed,
+}
+
+impl CursorFixture {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().expect("temp dir");
+        let home = root.path().join("home");
+        let user_dir = home.join(".config/Cursor/User");
+        let cursor_home = home.join(".cursor");
+        std::fs::create_dir_all(user_dir.join("globalStorage")).unwrap();
+        std::fs::create_dir_all(user_dir.join("workspaceStorage")).unwrap();
+        std::fs::create_dir_all(&cursor_home).unwrap();
+        Self { _root: root, home, user_dir, cursor_home }
+    }
+
+    pub fn global_path(&self) -> PathBuf {
+        self.user_dir.join("globalStorage/state.vscdb")
+    }
+
+    /// The global `state.vscdb` (created with `ItemTable` + `cursorDiskKV` on first use).
+    pub fn global(&self, journal: Journal) -> KvDb {
+        KvDb::create(&self.global_path(), journal, true)
+    }
+
+    /// A workspace DB at `workspaceStorage/<id>/state.vscdb` with its `workspace.json`.
+    /// `folder` is a URI (`file:///…`, `vscode-remote://…`) or `None` for no workspace.json;
+    /// `.code-workspace` URIs are written under the `workspace` key as Cursor does.
+    pub fn workspace(&self, id: &str, folder: Option<&str>, with_disk_kv: bool) -> KvDb {
+        let dir = self.user_dir.join("workspaceStorage").join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        if let Some(uri) = folder {
+            let key = if uri.ends_with(".code-workspace") { "workspace" } else { "folder" };
+            std::fs::write(dir.join("workspace.json"), json!({ key: uri }).to_string()).unwrap();
+        }
+        KvDb::create(&dir.join("state.vscdb"), Journal::Rollback, with_disk_kv)
+    }
+
+    /// A Cursor CLI session store at `chats/<md5(cwd)>/<id>/store.db`.
+    /// `messages` are the JSON leaf blobs in order; `hex_meta` picks the meta encoding.
+    pub fn cli_store(&self, cwd: &str, id: &str, name: &str, messages: &[Value], hex_meta: bool) -> PathBuf {
+        use md5::Digest;
+        let hash: String = md5::Md5::digest(cwd.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let dir = self.cursor_home.join("chats").join(hash).join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("store.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB); CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);",
+        )
+        .unwrap();
+        let mut leaf_ids = Vec::new();
+        for m in messages {
+            let data = m.to_string().into_bytes();
+            let id = sha256_hex(&data);
+            conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![id, data]).unwrap();
+            leaf_ids.push(id);
+        }
+        // Two-level tree: the root holds the first leaf and a subtree with the rest.
+        let (first, rest) = leaf_ids.split_at(leaf_ids.len().min(1));
+        let sub = tree_node(rest, &[], None);
+        let sub_id = sha256_hex(&sub);
+        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![sub_id, sub]).unwrap();
+        let root = tree_node(first, std::slice::from_ref(&sub_id), Some(cwd));
+        let root_id = sha256_hex(&root);
+        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![root_id, root]).unwrap();
+        let meta = json!({"agentId": id, "latestRootBlobId": root_id, "name": name, "mode": "agent",
+                          "createdAt": 1_767_000_000_000_i64, "lastUsedModel": "composer-1"})
+        .to_string();
+        let value = if hex_meta { meta.bytes().map(|b| format!("{b:02x}")).collect() } else { meta };
+        conn.execute("INSERT INTO meta VALUES ('0', ?1)", [value]).unwrap();
+        std::fs::write(
+            dir.join("meta.json"),
+            json!({"schemaVersion": 1, "createdAtMs": 1_767_000_000_000_i64, "updatedAtMs": 1_767_000_600_000_i64,
+                   "hasConversation": true, "cwd": cwd})
+            .to_string(),
+        )
+        .unwrap();
+        path
+    }
+
+    /// An agent transcript at `projects/<dir_name>/agent-transcripts/<id>/<id>.jsonl`.
+    pub fn transcript(&self, dir_name: &str, id: &str, lines: &[String]) -> PathBuf {
+        let dir = self.cursor_home.join("projects").join(dir_name).join("agent-transcripts").join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{id}.jsonl"));
+        let mut text = lines.join("\n");
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Every file under the fake home with its bytes, to prove nothing was modified. `-shm`
+    /// files are SQLite's shared-memory index (readers record read marks there by design).
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![self.home.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if !p.to_string_lossy().ends_with("-shm") {
+                    out.insert(p.clone(), std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A protobuf tree node: field 1 = leaf ids, field 2 = subtree ids, field 9 = workspace.
+pub fn tree_node(leaves: &[String], subtrees: &[String], workspace: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (field, ids) in [(1u8, leaves), (2u8, subtrees)] {
+        for id in ids {
+            out.push((field << 3) | 2);
+            out.push(32);
+            out.extend(hex_bytes(id));
+        }
+    }
+    if let Some(w) = workspace {
+        out.push((9 << 3) | 2);
+        out.push(w.len() as u8);
+        out.extend(w.as_bytes());
+    }
+    out
+}
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+/// A content address in the CLI store's style (64 hex chars). Cursor uses SHA-256; any
+/// stable 32-byte digest exercises the same code, so two MD5s keep the dependency list short.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use md5::Digest;
+    let a = md5::Md5::digest(data);
+    let b = md5::Md5::digest(a);
+    a.iter().chain(b.iter()).map(|x| format!("{x:02x}")).collect()
+}
+
+/// A Cursor key-value database (`ItemTable`, optionally `cursorDiskKV`).
+pub struct KvDb {
+    pub conn: Connection,
+    pub path: PathBuf,
+}
+
+impl KvDb {
+    pub fn create(path: &Path, journal: Journal, with_disk_kv: bool) -> Self {
+        let fresh = !path.exists();
+        let conn = Connection::open(path).unwrap();
+        if fresh {
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = 4096; PRAGMA user_version = 1; {ITEM_TABLE_DDL};{}",
+                if with_disk_kv { format!("{DISK_KV_DDL};") } else { String::new() }
+            ))
+            .unwrap();
+        }
+        match journal {
+            Journal::Rollback => {}
+            Journal::Wal => {
+                conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            }
+            Journal::WalUncheckpointed => {
+                conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+                conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+                conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).unwrap();
+            }
+        }
+        Self { conn, path: path.to_owned() }
+    }
+
+    /// Write a JSON value as TEXT, the way real Cursor stores it.
+    pub fn kv(&self, key: &str, value: &Value) -> &Self {
+        self.raw("cursorDiskKV", Some(key), Some(&value.to_string()))
+    }
+
+    pub fn item(&self, key: &str, value: &Value) -> &Self {
+        self.raw("ItemTable", Some(key), Some(&value.to_string()))
+    }
+
+    /// Any row, including NULL keys/values and truncated text.
+    pub fn raw(&self, table: &str, key: Option<&str>, value: Option<&str>) -> &Self {
+        self.conn.execute(&format!("INSERT INTO {table} (key, value) VALUES (?1, ?2)"), params![key, value]).unwrap();
+        self
+    }
+
+    /// A BLOB-typed value (some synthetic writers and old builds).
+    pub fn kv_blob(&self, key: &str, value: &Value) -> &Self {
+        self.conn
+            .execute("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)", params![key, value.to_string().into_bytes()])
+            .unwrap();
+        self
+    }
+
+    pub fn close(self) {
+        self.conn.close().map_err(|(_, e)| e).unwrap();
+    }
+}
+
+/// A split-form composer: `composerData:<id>` (with headers) plus one `bubbleId:` row per message.
+pub struct Composer<'a> {
+    pub id: &'a str,
+    pub name: Option<&'a str>,
+    pub version: i64,
+    pub bubble_version: i64,
+    pub created_at: i64,
+    pub extra: Value,
+    /// `(type, bubble JSON without type/_v/bubbleId)`.
+    pub bubbles: Vec<(i64, Value)>,
+}
+
+impl Composer<'_> {
+    pub fn write(&self, db: &KvDb) {
+        let mut headers = Vec::new();
+        for (i, (ty, b)) in self.bubbles.iter().enumerate() {
+            let bid = format!("{}-b{i:04}", self.id);
+            let mut bubble = b.clone();
+            let o = bubble.as_object_mut().expect("bubble object");
+            o.insert("_v".into(), json!(self.bubble_version));
+            o.insert("type".into(), json!(ty));
+            o.insert("bubbleId".into(), json!(bid));
+            o.entry("text").or_insert(json!(""));
+            db.kv(&format!("bubbleId:{}:{bid}", self.id), &bubble);
+            headers.push(json!({"bubbleId": bid, "type": ty}));
+        }
+        let mut data = json!({
+            "_v": self.version, "composerId": self.id, "createdAt": self.created_at,
+            "lastUpdatedAt": self.created_at + 60_000, "status": "completed", "unifiedMode": "agent",
+            "fullConversationHeadersOnly": headers, "conversationMap": {},
+            "context": {"fileSelections": [], "mentions": {}}, "hasLoaded": true,
+        });
+        if let Some(n) = self.name {
+            data["name"] = json!(n);
+        }
+        if let (Some(o), Some(extra)) = (data.as_object_mut(), self.extra.as_object()) {
+            for (k, v) in extra {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        db.kv(&format!("composerData:{}", self.id), &data);
+    }
+}
+
+/// A Lexical `richText` string for one paragraph.
+pub fn rich_text(text: &str) -> String {
+    json!({"root": {"type": "root", "version": 1, "direction": "ltr", "format": "", "indent": 0, "children": [
+        {"type": "paragraph", "version": 1, "direction": "ltr", "format": "", "indent": 0, "children": [
+            {"type": "text", "version": 1, "detail": 0, "format": 0, "mode": "normal", "style": "", "text": text}
+        ]}
+    ]}})
+    .to_string()
+}

@@ -97,7 +97,13 @@ pub fn read_store(db: &CursorDb, path: &Path) -> Result<Option<ParsedSession>> {
     let meta = if db.has_table("meta")? {
         let raw: Option<Vec<u8>> = db
             .conn
-            .query_row("SELECT value FROM meta WHERE key = '0'", [], |r| r.get(0))
+            .query_row("SELECT value FROM meta WHERE key = '0'", [], |r| {
+                use rusqlite::types::ValueRef;
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Text(b) | ValueRef::Blob(b) => Some(b.to_vec()),
+                    _ => None,
+                })
+            })
             .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?;
         match raw.as_deref().map(parse_meta) {
             Some(Some(v)) => Some(v),
@@ -142,7 +148,10 @@ fn walk_tree(db: &CursorDb, root: &str, s: &mut ParsedSession) -> Result<()> {
     let mut get = |id: &str| -> rusqlite::Result<Option<Vec<u8>>> {
         let mut rows = stmt.query([id])?;
         Ok(match rows.next()? {
-            Some(r) => r.get::<_, Option<Vec<u8>>>(0)?,
+            Some(r) => match r.get_ref(0)? {
+                rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => Some(b.to_vec()),
+                _ => None,
+            },
             None => None,
         })
     };

@@ -1,0 +1,147 @@
+use tether_core::sessions::{ProjectFilter, SearchQuery, ShowOptions};
+use tether_testkit::CursorFixture;
+use tether_testkit::eras::{build_all, ids::*};
+
+use crate::Env;
+
+fn env() -> Env {
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    let e = Env::new(fx);
+    e.index();
+    e
+}
+
+#[test]
+fn every_era_is_indexed_and_searchable() {
+    let e = env();
+    for (word, id) in [
+        ("zebracorn", A_INLINE),
+        ("quokka", A_TAB),
+        ("wombat", A_TAB_DELEGATE),
+        ("narwhal", B_SPLIT),
+        ("platypus", B_INLINE_GLOBAL),
+        ("axolotl", C_V10),
+        ("gecko", C_HEURISTIC),
+        ("ibex", C_PANE),
+        ("capybara", D_TABLE),
+        ("ocelot", D_ITEM),
+        ("futureword", P_FUTURE),
+        ("mongoose", P_BAD_JSON),
+        ("lynx", CLI_HEX),
+        ("meerkat", CLI_PLAIN),
+        ("pangolin", TRANSCRIPT),
+    ] {
+        assert_eq!(e.search_ids(word), vec![id.to_string()], "{word} should find exactly {id}");
+    }
+}
+
+#[test]
+fn hidden_things_stay_hidden() {
+    let e = env();
+    for word in ["orphanword", "subagentword", "systemword", "toolresultword", "agentkv", "replicaword"] {
+        assert!(e.search_ids(word).is_empty(), "{word} must not be indexed");
+    }
+    let ids: Vec<String> = e.all().into_iter().map(|s| s.id).collect();
+    assert!(!ids.contains(&D_SUBAGENT.to_string()), "subagents are not top-level sessions");
+    assert!(!ids.contains(&P_EMPTY.to_string()), "empty composers are skipped");
+    assert!(!ids.iter().any(|i| i == "empty-state-draft"));
+}
+
+#[test]
+fn projects_are_attributed_by_the_strongest_evidence() {
+    let e = env();
+    let project = |id: &str| e.all().into_iter().find(|s| s.id == id).and_then(|s| s.project);
+    assert_eq!(project(A_INLINE).as_deref(), Some("/home/u/alpha"), "workspace-inline");
+    assert_eq!(project(B_SPLIT).as_deref(), Some("c:/Users/x/bproj"), "membership, Windows URI decoded");
+    assert_eq!(project(C_V10).as_deref(), Some("/home/u/work"), ".code-workspace → its folder");
+    assert_eq!(project(C_PANE).as_deref(), Some("/home/u/work"), "pane pointer membership");
+    assert_eq!(project(C_HEURISTIC).as_deref(), Some("/home/u/alpha"), "file paths under a known project");
+    assert_eq!(project(D_TABLE).as_deref(), Some("vscode-remote://ssh-remote+box/srv/delta"), "composerHeaders.workspaceId");
+    assert_eq!(project(D_ITEM).as_deref(), Some("/home/u/epsilon"), "workspaceIdentifier");
+    assert_eq!(project(CLI_HEX).as_deref(), Some("/home/u/zeta"), "CLI cwd");
+    assert_eq!(project(TRANSCRIPT).as_deref(), Some("/home/u/eta"), "transcript folder name");
+    let alpha = e
+        .t
+        .list(&tether_core::sessions::ListQuery { project: ProjectFilter::Path("/home/u/alpha/src".into()), limit: 100, ..Default::default() })
+        .unwrap();
+    let ids: Vec<_> = alpha.iter().map(|s| s.id.as_str()).collect();
+    assert!(ids.contains(&A_INLINE) && ids.contains(&C_HEURISTIC), "a subfolder of a project selects it: {ids:?}");
+}
+
+#[test]
+fn messages_keep_order_roles_tools_and_thinking() {
+    let e = env();
+    let d = e.t.show(C_V10, &ShowOptions { include_tools: true, ..Default::default() }).unwrap();
+    let kinds: Vec<(&str, &str)> = d.messages.iter().map(|m| (m.role.as_str(), m.kind.as_str())).collect();
+    assert_eq!(kinds, [("user", "text"), ("assistant", "thinking"), ("assistant", "tool"), ("assistant", "text")]);
+    assert_eq!(d.messages[0].text, "Refactor the axolotl loader please", "richText fallback");
+    assert_eq!(d.messages[2].tool_name.as_deref(), Some("edit_file_v2"));
+    assert_eq!(d.messages[2].text, "src/loader.rs");
+    assert_eq!(d.messages[0].created_at.as_deref(), Some("2025-10-31T14:39:16.989Z"));
+    assert_eq!(d.session.messages, 2, "message count counts texts, not steps");
+    let plain = e.t.show(C_V10, &ShowOptions::default()).unwrap();
+    assert_eq!(plain.messages.len(), 2, "tool and thinking parts are optional in show");
+
+    let b = e.t.show(B_SPLIT, &ShowOptions { include_tools: true, ..Default::default() }).unwrap();
+    assert_eq!(b.messages.len(), 3, "a toolFormerData with only additionalData is not a tool call");
+    assert_eq!(b.messages[2].text, "npm test", "params given as a JSON string");
+    assert_eq!(b.messages[1].model.as_deref(), Some("claude-3.7-sonnet"), "model falls back to modelConfig");
+    assert_eq!(b.messages[1].created_at.as_deref(), Some("2025-05-23T11:33:25.000Z"), "timingInfo.clientRpcSendTime");
+}
+
+#[test]
+fn damage_is_counted_and_sources_marked_partial() {
+    let e = env();
+    let r = e.index();
+    let report = e.t.doctor().unwrap();
+    let global = report.sources.iter().find(|s| s.kind == "global").unwrap();
+    assert_eq!(global.status, "partial");
+    for reason in ["null_key", "null_value", "bad_json", "missing_bubble"] {
+        assert!(global.reasons.0.contains_key(reason), "{reason} in {:?}", global.reasons);
+    }
+    for note in ["orphan_bubble", "subagent", "unknown_composer_version", "header_only", "empty_session"] {
+        assert!(global.notes.0.contains_key(note), "{note} in {:?}", global.notes);
+    }
+    let transcript = report.sources.iter().find(|s| s.path.contains(TRANSCRIPT)).unwrap();
+    assert_eq!(transcript.status, "partial", "a broken transcript line is damage");
+    assert_eq!(r.sessions_written, 0, "a second pass over unchanged files writes nothing");
+}
+
+#[test]
+fn header_only_chats_are_listed_with_their_title() {
+    let e = env();
+    let s = e.all().into_iter().find(|s| s.id == D_HEADER_ONLY).expect("header-only chat listed");
+    assert_eq!(s.title.as_deref(), Some("Cloud only chat"));
+    assert_eq!(s.messages, 0);
+    assert_eq!(e.search_ids("cloud"), vec![D_HEADER_ONLY.to_string()], "titles are searchable");
+}
+
+#[test]
+fn secrets_never_reach_the_index() {
+    let e = env();
+    let db = std::fs::read(e.t.paths.db()).unwrap();
+    let wal = std::fs::read(tether_core::cursor::sqlite::sidecar(&e.t.paths.db(), "-wal")).unwrap_or_default();
+    for secret in [SECRET_TOKEN, SECRET_KEY] {
+        for bytes in [&db, &wal] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} leaked into our index");
+        }
+    }
+    for s in e.all() {
+        for f in [tether_core::export::Format::Json, tether_core::export::Format::Html, tether_core::export::Format::Markdown] {
+            if let Ok(out) = e.t.export(&s.id, f) {
+                assert!(!out.contains(SECRET_KEY) && !out.contains(SECRET_TOKEN));
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_search_syntax_is_a_clear_error() {
+    let e = env();
+    let err = e.t.search(&SearchQuery::new("\"unclosed")).unwrap_err();
+    assert_eq!(err.code(), tether_core::ErrorCode::InvalidInput, "{err}");
+    assert!(e.t.search(&SearchQuery::new("parse-date AND")).is_err());
+    assert!(!e.search_ids("narwhal leap").is_empty(), "plain words are ANDed");
+}
+

@@ -1,0 +1,115 @@
+use serde_json::json;
+use tether_core::index::{Depth, no_progress};
+use tether_core::sessions::{ShowOptions, TagUpdate};
+use tether_testkit::eras::{build_all, ids::*};
+use tether_testkit::{Composer, CursorFixture, Journal};
+
+use crate::Env;
+
+#[test]
+fn only_changed_sessions_are_rewritten() {
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    let e = Env::new(fx);
+    let first = e.index();
+    assert!(first.sessions_written > 10);
+    let g = e.fx.global(Journal::Rollback);
+    g.kv(
+        &format!("bubbleId:{B_SPLIT}:new-bubble"),
+        &json!({"_v": 2, "type": 2, "bubbleId": "new-bubble", "text": "a fresh dugong reply"}),
+    );
+    let mut data: serde_json::Value = serde_json::from_str(
+        &g.conn.query_row("SELECT value FROM cursorDiskKV WHERE key = ?1", [format!("composerData:{B_SPLIT}")], |r| r.get::<_, String>(0)).unwrap(),
+    )
+    .unwrap();
+    data["fullConversationHeadersOnly"].as_array_mut().unwrap().push(json!({"bubbleId": "new-bubble", "type": 2}));
+    g.kv(&format!("composerData:{B_SPLIT}"), &data);
+    g.close();
+    for depth in [Depth::Quick, Depth::Deep] {
+        let r = e.t.index(depth, &no_progress).unwrap();
+        let global = r.sources.iter().find(|s| s.path.ends_with("globalStorage/state.vscdb")).unwrap();
+        if depth == Depth::Quick {
+            assert_eq!(global.written, 1, "only the changed composer is re-read");
+        } else {
+            assert_eq!(global.written, 0, "nothing changed since the quick pass");
+        }
+    }
+    assert_eq!(e.search_ids("dugong"), vec![B_SPLIT.to_string()]);
+}
+
+#[test]
+fn in_place_updates_are_caught_by_a_deep_pass() {
+    let fx = CursorFixture::new();
+    let g = fx.global(Journal::Rollback);
+    Composer { id: "x1", name: Some("t"), version: 10, bubble_version: 3, created_at: 1, extra: json!({}), bubbles: vec![(1, json!({"text": "before"}))] }
+        .write(&g);
+    g.close();
+    let e = Env::new(fx);
+    e.index();
+    let g = e.fx.global(Journal::Rollback);
+    // A plain UPDATE keeps the rowid; only the length tells.
+    g.conn.execute("UPDATE cursorDiskKV SET value = replace(value, 'before', 'afterwards') WHERE key LIKE 'bubbleId:%'", []).unwrap();
+    g.close();
+    e.index();
+    assert_eq!(e.search_ids("afterwards"), vec!["x1".to_string()]);
+}
+
+#[test]
+fn deleted_sessions_vanish_but_keep_user_metadata() {
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    let e = Env::new(fx);
+    e.index();
+    e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("leapday".into())), add_tags: vec!["bug".into()], bookmarked: Some(true), ..Default::default() })
+        .unwrap();
+    let g = e.fx.global(Journal::Rollback);
+    g.conn.execute("DELETE FROM cursorDiskKV WHERE key >= ?1 AND key < ?2", [format!("composerData:{B_SPLIT}"), format!("composerData:{B_SPLIT}~")]).unwrap();
+    g.close();
+    std::fs::remove_dir_all(e.fx.user_dir.join("workspaceStorage/bbbb0000000000000000000000000002")).unwrap();
+    e.index();
+    assert!(e.search_ids("narwhal").is_empty(), "deleted session disappears from search");
+    assert!(e.t.show("leapday", &ShowOptions::default()).is_err());
+    // It comes back (Cursor restored it): the metadata reattaches.
+    let g = e.fx.global(Journal::Rollback);
+    tether_testkit::eras::era_b_global_v3(&e.fx, &g);
+    g.close();
+    e.index();
+    let d = e.t.show("leapday", &ShowOptions::default()).unwrap();
+    assert_eq!(d.session.id, B_SPLIT);
+    assert_eq!(d.session.tags, vec!["bug"]);
+    assert!(d.session.bookmarked);
+}
+
+#[test]
+fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    let e = Env::new(fx);
+    e.index();
+    e.t.tag(C_V10, &TagUpdate { nickname: Some(Some("Loader".into())), add_tags: vec!["Refactor".into()], ..Default::default() }).unwrap();
+    let clash = e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() }).unwrap_err();
+    assert_eq!(clash.code(), tether_core::ErrorCode::Conflict, "nicknames are unique, case-insensitively");
+    e.t.index(Depth::Force, &no_progress).unwrap();
+    let s = e.t.show("loader", &ShowOptions::default()).unwrap().session;
+    assert_eq!((s.id.as_str(), s.tags.clone()), (C_V10, vec!["refactor".to_string()]));
+
+    e.t.tag("loader", &TagUpdate { no_index: Some(true), ..Default::default() }).unwrap();
+    assert!(e.search_ids("axolotl").is_empty());
+    assert_eq!(e.t.show("loader", &ShowOptions::default()).unwrap_err().code(), tether_core::ErrorCode::Forbidden);
+    e.t.index(Depth::Force, &no_progress).unwrap();
+    assert!(e.search_ids("axolotl").is_empty(), "a re-index does not bring back do-not-index messages");
+    e.t.tag("loader", &TagUpdate { no_index: Some(false), ..Default::default() }).unwrap();
+    e.index();
+    assert_eq!(e.search_ids("axolotl"), vec![C_V10.to_string()], "re-enabling indexes it again");
+}
+
+#[test]
+fn uncheckpointed_wal_content_is_read() {
+    let fx = CursorFixture::new();
+    let g = tether_testkit::eras::wal_uncheckpointed(&fx);
+    g.close();
+    assert!(tether_core::cursor::sqlite::sidecar(&fx.global_path(), "-wal").metadata().unwrap().len() > 0);
+    let e = Env::new(fx);
+    e.index();
+    assert_eq!(e.search_ids("walrusword"), vec![WAL.to_string()]);
+}
