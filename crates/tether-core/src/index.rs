@@ -256,6 +256,11 @@ fn aggregate_problems(store: &Store, source_id: i64, src: &Tally) -> Result<(Tal
         for p in stmt.query_map([source_id], |r| r.get::<_, String>(0))? {
             all.merge(&Tally::from_json(&p?));
         }
+        let mut stmt = c.prepare("SELECT reason, count(*) FROM skipped WHERE source_id = ?1 GROUP BY reason")?;
+        for row in stmt.query_map([source_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+            let (reason, n) = row?;
+            all.add_n(&reason, n as u64);
+        }
         Ok(())
     })?;
     let (mut reasons, mut notes) = (Tally::default(), Tally::default());
@@ -311,7 +316,10 @@ fn index_global(
     problems: &mut Tally,
 ) -> Result<i64> {
     let known: HashMap<String, String> = store.read(|c| {
-        let mut stmt = c.prepare("SELECT id, coalesce(fingerprint, '') FROM sessions WHERE source_id = ?1")?;
+        let mut stmt = c.prepare(
+            "SELECT id, coalesce(fingerprint, '') FROM sessions WHERE source_id = ?1
+             UNION ALL SELECT id, fingerprint FROM skipped WHERE source_id = ?1",
+        )?;
         let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })?;
@@ -356,7 +364,8 @@ fn index_global(
     let tx_every = 256;
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Option<ParsedSession>, Vec<String>, &'static str)>>(64);
+    type Item = (Option<ParsedSession>, Vec<String>, &'static str, String, String);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
     let written_ids: HashSet<String> = std::thread::scope(|scope| -> Result<HashSet<String>> {
         let todo_ref = &todo;
         scope.spawn(move || {
@@ -364,9 +373,9 @@ fn index_global(
                 let item = global::read_composer(&db, r).map(|read| match read {
                     ComposerRead::Session(mut s, hints) => {
                         s.fingerprint = fp.clone();
-                        (Some(*s), hints, "")
+                        (Some(*s), hints, "", r.id.clone(), fp.clone())
                     }
-                    ComposerRead::Skipped(note) => (None, Vec::new(), note),
+                    ComposerRead::Skipped(note) => (None, Vec::new(), note, r.id.clone(), fp.clone()),
                 });
                 if tx.send(item).is_err() {
                     return;
@@ -379,16 +388,23 @@ fn index_global(
         let mut conn = store.writer();
         let mut txn = conn.transaction()?;
         for item in rx {
-            let (session, hints, note) = item?;
+            let (session, hints, note, id, fp) = item?;
             done += 1;
             match session {
                 Some(s) => {
                     seen.insert(s.id.clone());
+                    txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?.execute(params![source_id, id])?;
                     if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints)? {
                         report.written += 1;
                     }
                 }
-                None => problems.add(note),
+                None => {
+                    txn.prepare_cached(
+                        "INSERT INTO skipped(source_id, id, fingerprint, reason) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT(source_id, id) DO UPDATE SET fingerprint = excluded.fingerprint, reason = excluded.reason",
+                    )?
+                    .execute(params![source_id, id, fp, note])?;
+                }
             }
             if done % tx_every == 0 {
                 txn.commit()?;
@@ -413,6 +429,13 @@ fn index_global(
         let mut stmt = conn.prepare("SELECT id FROM sessions WHERE source_id = ?1")?;
         stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
     };
+    let gone_skipped: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT id FROM skipped WHERE source_id = ?1")?;
+        stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    for id in gone_skipped.iter().filter(|id| !present.contains(id.as_str())) {
+        conn.execute("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2", params![source_id, id])?;
+    }
     let skipped_now: HashSet<&str> =
         todo.iter().map(|(r, _)| r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
     for id in stored {

@@ -146,8 +146,10 @@ pub fn resolve(conn: &Connection, key: &str) -> Result<String> {
     if key.len() >= 4 {
         let mut stmt = conn.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 LIMIT 2")?;
         let ids: Vec<String> = stmt.query_map([key], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-        if ids.len() == 1 {
-            return Ok(ids.into_iter().next().unwrap_or_default());
+        match ids.len() {
+            1 => return Ok(ids.into_iter().next().unwrap_or_default()),
+            0 => {}
+            _ => return Err(Error::invalid("session id", format!("{key:?} matches several sessions; give more of the id"))),
         }
     }
     Err(Error::SessionNotFound(key.into()))

@@ -19,7 +19,7 @@ pub const DISK_KV_DDL: &str = "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CON
 
 /// A fake home with Cursor's layout under it.
 pub struct CursorFixture {
-    _root: tempfile::TempDir,
+    _root: Option<tempfile::TempDir>,
     pub home: PathBuf,
     /// `<home>/.config/Cursor/User`
     pub user_dir: PathBuf,
@@ -44,15 +44,22 @@ pub enum Journal {
 }
 
 impl CursorFixture {
+    /// A fake home in a temp dir, removed on drop.
     pub fn new() -> Self {
         let root = tempfile::tempdir().expect("temp dir");
-        let home = root.path().join("home");
+        let mut fx = Self::at(&root.path().join("home"));
+        fx._root = Some(root);
+        fx
+    }
+
+    /// A fake home at a given (kept) directory, e.g. for trying the CLI by hand.
+    pub fn at(home: &Path) -> Self {
         let user_dir = home.join(".config/Cursor/User");
         let cursor_home = home.join(".cursor");
         std::fs::create_dir_all(user_dir.join("globalStorage")).unwrap();
         std::fs::create_dir_all(user_dir.join("workspaceStorage")).unwrap();
         std::fs::create_dir_all(&cursor_home).unwrap();
-        Self { _root: root, home, user_dir, cursor_home }
+        Self { _root: None, home: home.to_owned(), user_dir, cursor_home }
     }
 
     pub fn global_path(&self) -> PathBuf {

@@ -186,14 +186,13 @@ pub fn read_composer(db: &CursorDb, r: &ComposerRef) -> Result<ComposerRead> {
     let data = match db.get(Table::CursorDiskKv, &format!("composerData:{}", r.id))? {
         Some(raw) => match decode(raw.as_deref()) {
             Decoded::Json(v) => Some(v),
-            Decoded::Null => {
+            Decoded::Null | Decoded::Bad => {
+                let reason = if matches!(decode(raw.as_deref()), Decoded::Null) { "null_value" } else { "bad_json" };
                 let mut s = header_only(r);
-                s.problems.add("null_value");
-                return Ok(ComposerRead::Session(Box::new(s), Vec::new()));
-            }
-            Decoded::Bad => {
-                let mut s = header_only(r);
-                s.problems.add("bad_json");
+                if s.title.is_none() {
+                    return Ok(ComposerRead::Skipped(reason));
+                }
+                s.problems.add(reason);
                 return Ok(ComposerRead::Session(Box::new(s), Vec::new()));
             }
         },

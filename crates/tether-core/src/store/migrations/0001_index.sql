@@ -110,3 +110,13 @@ CREATE TABLE session_tags (
     PRIMARY KEY (session_id, tag)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX session_tags_tag ON session_tags(tag);
+
+-- Composers read and deliberately not indexed (empty, draft, subagent, unreadable), with the
+-- fingerprint they had: they are not re-read until they change, and their reason still counts.
+CREATE TABLE skipped (
+    source_id    INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    reason       TEXT NOT NULL,
+    PRIMARY KEY (source_id, id)
+) STRICT, WITHOUT ROWID;

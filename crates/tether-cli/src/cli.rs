@@ -1,0 +1,153 @@
+//! Command-line definitions (clap derive) only; behaviour lives in `commands/`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Tether: search, read, tag and export your Cursor chat history.
+///
+/// Tether indexes Cursor's chats (IDE and CLI, every storage era) read-only into its own
+/// database. Its data dir is $TETHER_HOME, else the platform data dir.
+#[derive(Debug, Parser)]
+#[command(name = "tether", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// Cursor's `User` directory (holding globalStorage/ and workspaceStorage/), when it is not
+    /// in the default place.
+    #[arg(long, global = true, env = "TETHER_CURSOR_DIR", value_name = "DIR")]
+    pub cursor_dir: Option<PathBuf>,
+
+    /// More log output on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index Cursor's chats once and report each source's status.
+    Index(IndexArgs),
+    /// Run the headless daemon: index, then keep the index fresh until SIGINT/SIGTERM.
+    Serve,
+    /// List, search, read, tag and export chats.
+    #[command(subcommand)]
+    Sessions(SessionsCmd),
+    /// Show what Tether found where, and which sources are partial and why.
+    Doctor(JsonFlag),
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Re-read every session, ignoring what is unchanged.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct Filters {
+    /// `all`, `current` (the project containing the working directory) or a path.
+    #[arg(long, default_value = "all", value_name = "current|all|PATH")]
+    pub project: String,
+    /// Maximum number of results.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub limit: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCmd {
+    /// List chats, most recently updated first.
+    List {
+        #[command(flatten)]
+        filters: Filters,
+        /// Only chats with this tag.
+        #[arg(long, value_name = "TAG")]
+        tag: Option<String>,
+        /// Only bookmarked chats.
+        #[arg(long)]
+        bookmarked: bool,
+        /// Only chats from this source: `ide`, `cli`, or a format such as `transcript`.
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Skip this many results (paging).
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        offset: usize,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Full-text search over messages and titles. Plain words must all match; FTS5 syntax
+    /// (quotes, `prefix*`, AND/OR/NOT, NEAR) is accepted too.
+    Search {
+        query: String,
+        #[command(flatten)]
+        filters: Filters,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Print a chat in order.
+    Show {
+        /// Session id, a unique id prefix, or a nickname.
+        id: String,
+        /// Show at most N messages.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        limit: usize,
+        /// Skip the first N messages.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        offset: usize,
+        /// Include tool calls and thinking steps.
+        #[arg(long)]
+        tools: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Set a nickname, tags, a bookmark, or exclude a chat from the index.
+    Tag(TagArgs),
+    /// Export a chat as Markdown, JSON or a self-contained HTML page.
+    Export {
+        id: String,
+        #[arg(long, default_value = "md", value_name = "md|json|html")]
+        format: String,
+        /// Write to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// Session id, a unique id prefix, or a nickname.
+    pub id: String,
+    /// A unique, memorable name to refer to the chat by.
+    #[arg(long, value_name = "NAME", conflicts_with = "clear_nickname")]
+    pub nickname: Option<String>,
+    /// Remove the nickname.
+    #[arg(long)]
+    pub clear_nickname: bool,
+    /// Add a tag (repeatable).
+    #[arg(long = "add", value_name = "TAG")]
+    pub add: Vec<String>,
+    /// Remove a tag (repeatable).
+    #[arg(long = "remove", value_name = "TAG")]
+    pub remove: Vec<String>,
+    #[arg(long, conflicts_with = "unbookmark")]
+    pub bookmark: bool,
+    #[arg(long)]
+    pub unbookmark: bool,
+    /// Drop the chat's messages from the index and never serve them.
+    #[arg(long = "no-index", conflicts_with = "index")]
+    pub no_index: bool,
+    /// Index the chat again after --no-index.
+    #[arg(long)]
+    pub index: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}

@@ -1,0 +1,182 @@
+//! One function per subcommand, each a few lines into tether-core.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use tether_core::daemon::{DaemonInfo, DaemonLock};
+use tether_core::index::{Depth, Progress};
+use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
+use tether_core::watch::{WatchConfig, WatchEvent};
+use tether_core::{CursorLocations, Paths, Tether};
+
+use crate::cli::{Cli, Command, SessionsCmd, TagArgs};
+use crate::output;
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let paths = Paths::from_env().context("finding the data dir")?;
+    let cursor = CursorLocations::discover(cli.cursor_dir.clone());
+    let open = || Tether::open(paths.clone(), cursor.clone()).with_context(|| format!("opening the index in {}", paths.data_dir.display()));
+    match cli.command {
+        Command::Index(a) => {
+            let t = open()?;
+            let depth = if a.force { Depth::Force } else { Depth::Deep };
+            let report = with_progress(!a.out.json, |p| t.index(depth, p))?;
+            if a.out.json { output::json(&report) } else { output::index_report(&report); Ok(()) }
+        }
+        Command::Serve => serve(paths, cursor),
+        Command::Doctor(o) => {
+            let d = open()?.doctor()?;
+            if o.json { output::json(&d) } else { output::doctor(&d); Ok(()) }
+        }
+        Command::Sessions(cmd) => sessions(&open()?, cmd),
+    }
+}
+
+fn project_filter(p: &str) -> anyhow::Result<ProjectFilter> {
+    Ok(match p {
+        "all" => ProjectFilter::All,
+        "current" => {
+            let cwd = std::env::current_dir().context("reading the working directory")?;
+            ProjectFilter::Path(cwd.canonicalize().unwrap_or(cwd).to_string_lossy().into_owned())
+        }
+        path => {
+            let pb = PathBuf::from(path);
+            ProjectFilter::Path(pb.canonicalize().unwrap_or(pb).to_string_lossy().into_owned())
+        }
+    })
+}
+
+fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
+    match cmd {
+        SessionsCmd::List { filters, tag, bookmarked, source, offset, out } => {
+            let q = ListQuery { project: project_filter(&filters.project)?, tag, bookmarked, source, limit: filters.limit, offset };
+            let list = t.list(&q)?;
+            if out.json { output::json(&list) } else { output::sessions(&list); Ok(()) }
+        }
+        SessionsCmd::Search { query, filters, out } => {
+            let mut q = SearchQuery::new(query);
+            q.project = project_filter(&filters.project)?;
+            q.limit = filters.limit;
+            if !out.json && output::color() {
+                q.highlight = ("\x1b[1;33m".into(), "\x1b[0m".into());
+            }
+            let hits = t.search(&q)?;
+            if out.json { output::json(&hits) } else { output::hits(&hits); Ok(()) }
+        }
+        SessionsCmd::Show { id, limit, offset, tools, out } => {
+            let d = t.show(&id, &ShowOptions { offset, limit, include_tools: tools })?;
+            if out.json { output::json(&d) } else { output::detail(&d); Ok(()) }
+        }
+        SessionsCmd::Tag(a) => tag(t, a),
+        SessionsCmd::Export { id, format, out } => {
+            let format: tether_core::export::Format = format.parse()?;
+            let text = t.export(&id, format)?;
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                    eprintln!("Wrote {}", path.display());
+                }
+                None => print!("{text}"),
+            }
+            Ok(())
+        }
+    }
+}
+
+fn tag(t: &Tether, a: TagArgs) -> anyhow::Result<()> {
+    let u = TagUpdate {
+        nickname: if a.clear_nickname { Some(None) } else { a.nickname.map(Some) },
+        add_tags: a.add,
+        remove_tags: a.remove,
+        bookmarked: if a.bookmark { Some(true) } else if a.unbookmark { Some(false) } else { None },
+        no_index: if a.no_index { Some(true) } else if a.index { Some(false) } else { None },
+    };
+    let mut s = t.tag(&a.id, &u)?;
+    if a.index {
+        // Bring the messages back now rather than at the next pass.
+        t.index(Depth::Deep, &tether_core::index::no_progress)?;
+        s = t.list(&ListQuery { limit: 1_000_000, ..Default::default() })?.into_iter().find(|x| x.id == s.id).unwrap_or(s);
+    }
+    if a.out.json { output::json(&s) } else { output::sessions(std::slice::from_ref(&s)); Ok(()) }
+}
+
+/// Run `f` with a progress bar on a terminal; plain otherwise.
+fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T) -> T {
+    if !show || !std::io::stderr().is_terminal() {
+        return f(&|_| {});
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let cb = |p: &Progress| match p {
+        Progress::Started { sources } => {
+            bar.set_length(*sources as u64);
+            bar.set_message("indexing");
+        }
+        Progress::Source { index, path, kind } => {
+            bar.set_position(*index as u64);
+            bar.set_message(format!("{}: {}", kind.as_str(), path.rsplit('/').nth(1).unwrap_or(path)));
+        }
+        Progress::Sessions { done, total } => bar.set_message(format!("global: {done}/{total} chats")),
+        Progress::Finished { .. } => bar.finish_and_clear(),
+    };
+    f(&cb)
+}
+
+fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
+    let lock = DaemonLock::acquire(&paths)?;
+    lock.write_info(&DaemonInfo {
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        url: None,
+        port: None,
+    })?;
+    let t = Arc::new(Tether::open(paths, cursor)?);
+    let report = with_progress(true, |p| t.index(Depth::Deep, p))?;
+    eprintln!(
+        "tether: indexed {} chats ({} messages) in {:.1}s; watching for changes (Ctrl-C to stop)",
+        report.sessions_total,
+        report.messages_total,
+        report.elapsed_ms as f64 / 1000.0
+    );
+    let watch = t.watch(WatchConfig::default(), |ev| match ev {
+        WatchEvent::Indexed(r) if r.sessions_written + r.sessions_deleted > 0 => {
+            tracing::info!(updated = r.sessions_written, removed = r.sessions_deleted, ms = r.elapsed_ms, "index updated");
+        }
+        WatchEvent::Indexed(_) => {}
+        WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),
+    })?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(shutdown_signal());
+    eprintln!("tether: stopping");
+    watch.stop();
+    drop(lock);
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
