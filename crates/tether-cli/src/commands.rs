@@ -18,18 +18,31 @@ use crate::output;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::from_env().context("finding the data dir")?;
     let cursor = CursorLocations::discover(cli.cursor_dir.clone());
-    let open = || Tether::open(paths.clone(), cursor.clone()).with_context(|| format!("opening the index in {}", paths.data_dir.display()));
+    let open = || {
+        Tether::open(paths.clone(), cursor.clone())
+            .with_context(|| format!("opening the index in {}", paths.data_dir.display()))
+    };
     match cli.command {
         Command::Index(a) => {
             let t = open()?;
             let depth = if a.force { Depth::Force } else { Depth::Deep };
             let report = with_progress(!a.out.json, |p| t.index(depth, p))?;
-            if a.out.json { output::json(&report) } else { output::index_report(&report); Ok(()) }
+            if a.out.json {
+                output::json(&report)
+            } else {
+                output::index_report(&report);
+                Ok(())
+            }
         }
         Command::Serve => serve(paths, cursor),
         Command::Doctor(o) => {
             let d = open()?.doctor()?;
-            if o.json { output::json(&d) } else { output::doctor(&d); Ok(()) }
+            if o.json {
+                output::json(&d)
+            } else {
+                output::doctor(&d);
+                Ok(())
+            }
         }
         Command::Sessions(cmd) => sessions(&open()?, cmd),
     }
@@ -52,9 +65,21 @@ fn project_filter(p: &str) -> anyhow::Result<ProjectFilter> {
 fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
     match cmd {
         SessionsCmd::List { filters, tag, bookmarked, source, offset, out } => {
-            let q = ListQuery { project: project_filter(&filters.project)?, tag, bookmarked, source, limit: filters.limit, offset };
+            let q = ListQuery {
+                project: project_filter(&filters.project)?,
+                tag,
+                bookmarked,
+                source,
+                limit: filters.limit,
+                offset,
+            };
             let list = t.list(&q)?;
-            if out.json { output::json(&list) } else { output::sessions(&list); Ok(()) }
+            if out.json {
+                output::json(&list)
+            } else {
+                output::sessions(&list);
+                Ok(())
+            }
         }
         SessionsCmd::Search { query, filters, out } => {
             let mut q = SearchQuery::new(query);
@@ -64,11 +89,21 @@ fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
                 q.highlight = ("\x1b[1;33m".into(), "\x1b[0m".into());
             }
             let hits = t.search(&q)?;
-            if out.json { output::json(&hits) } else { output::hits(&hits); Ok(()) }
+            if out.json {
+                output::json(&hits)
+            } else {
+                output::hits(&hits);
+                Ok(())
+            }
         }
         SessionsCmd::Show { id, limit, offset, tools, out } => {
             let d = t.show(&id, &ShowOptions { offset, limit, include_tools: tools })?;
-            if out.json { output::json(&d) } else { output::detail(&d); Ok(()) }
+            if out.json {
+                output::json(&d)
+            } else {
+                output::detail(&d);
+                Ok(())
+            }
         }
         SessionsCmd::Tag(a) => tag(t, a),
         SessionsCmd::Export { id, format, out } => {
@@ -91,16 +126,37 @@ fn tag(t: &Tether, a: TagArgs) -> anyhow::Result<()> {
         nickname: if a.clear_nickname { Some(None) } else { a.nickname.map(Some) },
         add_tags: a.add,
         remove_tags: a.remove,
-        bookmarked: if a.bookmark { Some(true) } else if a.unbookmark { Some(false) } else { None },
-        no_index: if a.no_index { Some(true) } else if a.index { Some(false) } else { None },
+        bookmarked: if a.bookmark {
+            Some(true)
+        } else if a.unbookmark {
+            Some(false)
+        } else {
+            None
+        },
+        no_index: if a.no_index {
+            Some(true)
+        } else if a.index {
+            Some(false)
+        } else {
+            None
+        },
     };
     let mut s = t.tag(&a.id, &u)?;
     if a.index {
         // Bring the messages back now rather than at the next pass.
         t.index(Depth::Deep, &tether_core::index::no_progress)?;
-        s = t.list(&ListQuery { limit: 1_000_000, ..Default::default() })?.into_iter().find(|x| x.id == s.id).unwrap_or(s);
+        s = t
+            .list(&ListQuery { limit: 1_000_000, ..Default::default() })?
+            .into_iter()
+            .find(|x| x.id == s.id)
+            .unwrap_or(s);
     }
-    if a.out.json { output::json(&s) } else { output::sessions(std::slice::from_ref(&s)); Ok(()) }
+    if a.out.json {
+        output::json(&s)
+    } else {
+        output::sessions(std::slice::from_ref(&s));
+        Ok(())
+    }
 }
 
 /// Run `f` with a progress bar on a terminal; plain otherwise.
@@ -110,7 +166,8 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
     }
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let cb = |p: &Progress| match p {
         Progress::Started { sources } => {
@@ -146,7 +203,12 @@ fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
     );
     let watch = t.watch(WatchConfig::default(), |ev| match ev {
         WatchEvent::Indexed(r) if r.sessions_written + r.sessions_deleted > 0 => {
-            tracing::info!(updated = r.sessions_written, removed = r.sessions_deleted, ms = r.elapsed_ms, "index updated");
+            tracing::info!(
+                updated = r.sessions_written,
+                removed = r.sessions_deleted,
+                ms = r.elapsed_ms,
+                "index updated"
+            );
         }
         WatchEvent::Indexed(_) => {}
         WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),

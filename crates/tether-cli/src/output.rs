@@ -129,7 +129,14 @@ fn tally(t: &Tally) -> String {
 
 pub fn index_report(r: &IndexReport) {
     for s in &r.sources {
-        let mut line = format!("{:<9} {:<10} {:>5} chats {:>7} msgs  {}", s.status, s.kind.as_str(), s.sessions, s.messages, home_short(&s.path));
+        let mut line = format!(
+            "{:<9} {:<10} {:>5} chats {:>7} msgs  {}",
+            s.status,
+            s.kind.as_str(),
+            s.sessions,
+            s.messages,
+            home_short(&s.path)
+        );
         if !s.reasons.is_empty() {
             line.push_str(&format!("  [{}]", tally(&s.reasons)));
         }

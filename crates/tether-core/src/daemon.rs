@@ -90,7 +90,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths::at(dir.path());
         let a = DaemonLock::acquire(&paths).unwrap();
-        a.write_info(&DaemonInfo { pid: 42, version: "t".into(), started_at: "now".into(), url: None, port: None }).unwrap();
+        a.write_info(&DaemonInfo { pid: 42, version: "t".into(), started_at: "now".into(), url: None, port: None })
+            .unwrap();
         match DaemonLock::acquire(&paths) {
             Err(Error::AlreadyRunning { pid, .. }) => assert_eq!(pid, 42),
             other => panic!("expected AlreadyRunning, got {other:?}"),

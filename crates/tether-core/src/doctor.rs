@@ -43,7 +43,9 @@ pub struct DoctorReport {
 pub fn doctor(t: &Tether) -> Result<DoctorReport> {
     let loc = |p: &std::path::PathBuf| Location { path: p.display().to_string(), exists: p.is_dir() };
     let (sessions, messages) = t.store.read(|c| {
-        Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?)
     })?;
     let sources = t.store.read(|c| {
         let mut stmt = c.prepare(

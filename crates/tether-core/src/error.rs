@@ -57,9 +57,7 @@ impl Error {
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } => ErrorCode::InvalidInput,
-            Error::Sql(rusqlite::Error::SqliteFailure(e, _))
-                if e.code == rusqlite::ErrorCode::DatabaseBusy =>
-            {
+            Error::Sql(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {
                 ErrorCode::Busy
             }
             _ => ErrorCode::Internal,

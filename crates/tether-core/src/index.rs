@@ -75,7 +75,13 @@ pub type ProgressFn<'a> = &'a (dyn Fn(&Progress) + Sync);
 pub fn no_progress(_: &Progress) {}
 
 /// Run one indexing pass over everything discovered at `loc`.
-pub fn run(store: &Store, loc: &CursorLocations, scratch: &Path, depth: Depth, progress: ProgressFn<'_>) -> Result<IndexReport> {
+pub fn run(
+    store: &Store,
+    loc: &CursorLocations,
+    scratch: &Path,
+    depth: Depth,
+    progress: ProgressFn<'_>,
+) -> Result<IndexReport> {
     let sources = cursor::discover(loc);
     run_sources(store, &sources, scratch, depth, progress, true)
 }
@@ -156,14 +162,18 @@ fn source_row(conn: &Connection, src: &Source) -> Result<SourceRow> {
         "INSERT INTO sources(path, kind) VALUES (?1, ?2) ON CONFLICT(path) DO NOTHING",
         params![path, src.kind.as_str()],
     )?;
-    Ok(conn.query_row(
-        "SELECT id, fingerprint, watermark, status FROM sources WHERE path = ?1",
-        [path],
-        |r| Ok(SourceRow { id: r.get(0)?, fingerprint: r.get(1)?, watermark: r.get(2)?, status: r.get(3)? }),
-    )?)
+    Ok(conn.query_row("SELECT id, fingerprint, watermark, status FROM sources WHERE path = ?1", [path], |r| {
+        Ok(SourceRow { id: r.get(0)?, fingerprint: r.get(1)?, watermark: r.get(2)?, status: r.get(3)? })
+    })?)
 }
 
-fn index_source(store: &Store, src: &Source, scratch: &Path, depth: Depth, progress: ProgressFn<'_>) -> Result<SourceReport> {
+fn index_source(
+    store: &Store,
+    src: &Source,
+    scratch: &Path,
+    depth: Depth,
+    progress: ProgressFn<'_>,
+) -> Result<SourceReport> {
     let row = source_row(&store.writer(), src)?;
     let fp = cursor::file_fingerprint(&src.path);
     let mut report = blank_report(src);
@@ -177,7 +187,17 @@ fn index_source(store: &Store, src: &Source, scratch: &Path, depth: Depth, progr
     let mut watermark = row.watermark;
     match src.kind {
         SourceKind::Global => {
-            watermark = Some(index_global(store, src, row.id, row.watermark, scratch, depth, progress, &mut report, &mut src_problems)?);
+            watermark = Some(index_global(
+                store,
+                src,
+                row.id,
+                row.watermark,
+                scratch,
+                depth,
+                progress,
+                &mut report,
+                &mut src_problems,
+            )?);
         }
         SourceKind::Workspace => {
             let db = CursorDb::open(&src.path, scratch)?;
@@ -195,7 +215,8 @@ fn index_source(store: &Store, src: &Source, scratch: &Path, depth: Depth, progr
             write_all(store, row.id, src.kind, s.into_iter().collect(), depth, &mut report)?;
         }
         SourceKind::Transcript => {
-            let bytes = std::fs::read(&src.path).map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
+            let bytes = std::fs::read(&src.path)
+                .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
             let text = String::from_utf8_lossy(&bytes);
             let id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             let project = src.project_dir.as_deref().and_then(|n| cli::unsanitize_project(n, Path::new("/")));
@@ -273,7 +294,14 @@ fn aggregate_problems(store: &Store, source_id: i64, src: &Tally) -> Result<(Tal
     Ok((reasons, notes))
 }
 
-fn set_source_status(store: &Store, src: &Source, status: &str, reasons: &Tally, notes: &Tally, error: Option<&str>) -> Result<()> {
+fn set_source_status(
+    store: &Store,
+    src: &Source,
+    status: &str,
+    reasons: &Tally,
+    notes: &Tally,
+    error: Option<&str>,
+) -> Result<()> {
     let conn = store.writer();
     let row = source_row(&conn, src)?;
     // Clearing the fingerprint makes the next pass retry the file.
@@ -393,7 +421,8 @@ fn index_global(
             match session {
                 Some(s) => {
                     seen.insert(s.id.clone());
-                    txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?.execute(params![source_id, id])?;
+                    txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
+                        .execute(params![source_id, id])?;
                     if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints)? {
                         report.written += 1;
                     }
@@ -406,7 +435,7 @@ fn index_global(
                     .execute(params![source_id, id, fp, note])?;
                 }
             }
-            if done % tx_every == 0 {
+            if done.is_multiple_of(tx_every) {
                 txn.commit()?;
                 txn = conn.transaction()?;
                 progress(&Progress::Sessions { done, total });
@@ -453,7 +482,14 @@ fn head_prefix(r: &ComposerRef) -> String {
     format!("{rowid:x}.{len:x}.")
 }
 
-fn write_all(store: &Store, source_id: i64, kind: SourceKind, sessions: Vec<ParsedSession>, depth: Depth, report: &mut SourceReport) -> Result<()> {
+fn write_all(
+    store: &Store,
+    source_id: i64,
+    kind: SourceKind,
+    sessions: Vec<ParsedSession>,
+    depth: Depth,
+    report: &mut SourceReport,
+) -> Result<()> {
     let mut ctx = WriteCtx::new(store)?;
     let mut conn = store.writer();
     let txn = conn.transaction()?;
@@ -489,8 +525,14 @@ fn content_fingerprint(s: &ParsedSession) -> String {
 
 fn message_hash(m: &ParsedMessage) -> i64 {
     let mut h = Xxh3::new();
-    for part in [m.role.as_str(), m.kind.as_str(), &m.text, m.tool_name.as_deref().unwrap_or(""),
-                 m.tool_status.as_deref().unwrap_or(""), m.model.as_deref().unwrap_or("")] {
+    for part in [
+        m.role.as_str(),
+        m.kind.as_str(),
+        &m.text,
+        m.tool_name.as_deref().unwrap_or(""),
+        m.tool_status.as_deref().unwrap_or(""),
+        m.model.as_deref().unwrap_or(""),
+    ] {
         h.update(part.as_bytes());
         h.update(&[0]);
     }
@@ -516,7 +558,14 @@ impl WriteCtx {
 }
 
 /// Upsert one session and diff its messages. Returns whether anything was written.
-fn write_session(conn: &Connection, ctx: &mut WriteCtx, source_id: i64, kind: SourceKind, mut s: ParsedSession, hints: &[String]) -> Result<bool> {
+fn write_session(
+    conn: &Connection,
+    ctx: &mut WriteCtx,
+    source_id: i64,
+    kind: SourceKind,
+    mut s: ParsedSession,
+    hints: &[String],
+) -> Result<bool> {
     let owner: Option<(i64, String, Option<String>)> = conn
         .prepare_cached("SELECT s.source_id, src.kind, s.fingerprint FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.id = ?1")?
         .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -576,10 +625,33 @@ fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage
         match existing.get(&seq) {
             Some((_, old)) if *old == h => {}
             Some((id, _)) => {
-                update.execute(params![id, m.role.as_str(), m.kind.as_str(), m.text, m.tool_name, m.tool_status, m.model, m.created_at, m.external_id, h])?;
+                update.execute(params![
+                    id,
+                    m.role.as_str(),
+                    m.kind.as_str(),
+                    m.text,
+                    m.tool_name,
+                    m.tool_status,
+                    m.model,
+                    m.created_at,
+                    m.external_id,
+                    h
+                ])?;
             }
             None => {
-                insert.execute(params![session_id, seq, m.role.as_str(), m.kind.as_str(), m.text, m.tool_name, m.tool_status, m.model, m.created_at, m.external_id, h])?;
+                insert.execute(params![
+                    session_id,
+                    seq,
+                    m.role.as_str(),
+                    m.kind.as_str(),
+                    m.text,
+                    m.tool_name,
+                    m.tool_status,
+                    m.model,
+                    m.created_at,
+                    m.external_id,
+                    h
+                ])?;
             }
         }
     }
@@ -646,7 +718,8 @@ fn write_workspace_membership(store: &Store, w: &workspace::WorkspaceRead) -> Re
     )?;
     txn.execute("DELETE FROM workspace_members WHERE workspace_id = ?1", [&w.id])?;
     {
-        let mut ins = txn.prepare("INSERT OR IGNORE INTO workspace_members(composer_id, workspace_id) VALUES (?1, ?2)")?;
+        let mut ins =
+            txn.prepare("INSERT OR IGNORE INTO workspace_members(composer_id, workspace_id) VALUES (?1, ?2)")?;
         for (id, _) in &w.members {
             ins.execute(params![id, w.id])?;
         }
@@ -670,8 +743,12 @@ pub(crate) fn now_ms() -> i64 {
 /// Per-kind totals of the last pass, for `doctor` and health views.
 pub fn source_summary(store: &Store) -> Result<BTreeMap<String, (u64, u64)>> {
     store.read(|c| {
-        let mut stmt = c.prepare("SELECT kind, count(*), coalesce(sum(sessions), 0) FROM sources WHERE status != 'missing' GROUP BY kind")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64))))?;
+        let mut stmt = c.prepare(
+            "SELECT kind, count(*), coalesce(sum(sessions), 0) FROM sources WHERE status != 'missing' GROUP BY kind",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, (r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64)))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })
 }

@@ -72,7 +72,11 @@ impl Tether {
         doctor::doctor(self)
     }
 
-    pub fn watch(self: &Arc<Self>, cfg: watch::WatchConfig, on_event: impl Fn(watch::WatchEvent) + Send + 'static) -> Result<watch::WatchHandle> {
+    pub fn watch(
+        self: &Arc<Self>,
+        cfg: watch::WatchConfig,
+        on_event: impl Fn(watch::WatchEvent) + Send + 'static,
+    ) -> Result<watch::WatchHandle> {
         watch::start(Arc::clone(self), cfg, on_event)
     }
 }

@@ -5,6 +5,9 @@
 //! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`). Nothing else
 //! in the engine reads the environment, so tests redirect everything with these variables.
 
+// This module is the one place allowed to ask the OS for directories (see clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -142,9 +145,7 @@ impl Os {
 }
 
 fn is_wsl() -> bool {
-    std::fs::read_to_string("/proc/version")
-        .map(|v| v.to_ascii_lowercase().contains("microsoft"))
-        .unwrap_or(false)
+    std::fs::read_to_string("/proc/version").map(|v| v.to_ascii_lowercase().contains("microsoft")).unwrap_or(false)
 }
 
 /// Windows user homes visible from WSL (`/mnt/c/Users/*` that have a Cursor install).
@@ -170,9 +171,8 @@ pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(P
     match os {
         Os::MacOs => vec![(home.join("Library/Application Support/Cursor/User"), "macOS default")],
         Os::Windows => {
-            let appdata = std::env::var_os("APPDATA")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| home.join("AppData").join("Roaming"));
+            let appdata =
+                std::env::var_os("APPDATA").map(PathBuf::from).unwrap_or_else(|| home.join("AppData").join("Roaming"));
             vec![(appdata.join("Cursor").join("User"), "Windows default (%APPDATA%)")]
         }
         Os::Linux => vec![(home.join(".config/Cursor/User"), "Linux default")],

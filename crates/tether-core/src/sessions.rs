@@ -149,14 +149,21 @@ pub fn resolve(conn: &Connection, key: &str) -> Result<String> {
         match ids.len() {
             1 => return Ok(ids.into_iter().next().unwrap_or_default()),
             0 => {}
-            _ => return Err(Error::invalid("session id", format!("{key:?} matches several sessions; give more of the id"))),
+            _ => {
+                return Err(Error::invalid(
+                    "session id",
+                    format!("{key:?} matches several sessions; give more of the id"),
+                ));
+            }
         }
     }
     Err(Error::SessionNotFound(key.into()))
 }
 
 pub fn summary(conn: &Connection, id: &str) -> Result<SessionSummary> {
-    let sql = format!("SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id WHERE s.id = ?1");
+    let sql = format!(
+        "SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id WHERE s.id = ?1"
+    );
     conn.query_row(&sql, [id], summary_row).optional()?.ok_or_else(|| Error::SessionNotFound(id.into()))
 }
 
@@ -274,7 +281,8 @@ pub fn fts_query(q: &str) -> Result<String> {
 pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let fts = fts_query(&q.query)?;
     let limit = if q.limit == 0 { 20 } else { q.limit.min(500) };
-    let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into(), q.highlight.0.clone().into(), q.highlight.1.clone().into()];
+    let mut p: Vec<rusqlite::types::Value> =
+        vec![fts.clone().into(), q.highlight.0.clone().into(), q.highlight.1.clone().into()];
     let proj = project_clause(&q.project, &mut p);
     // Candidates are capped so a very common word stays fast; we group them per session.
     let candidates = (limit * 8).max(64) as i64;
@@ -293,9 +301,10 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     store.read(|c| {
         let bad = |e: rusqlite::Error| match &e {
             // Generic SQLITE_ERROR while preparing or stepping a MATCH is always the query's fault.
-            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => {
-                Error::BadQuery { query: q.query.clone(), reason: format!("{msg} (put the words in double quotes to search them literally)") }
-            }
+            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => Error::BadQuery {
+                query: q.query.clone(),
+                reason: format!("{msg} (put the words in double quotes to search them literally)"),
+            },
             _ => Error::Sql(e),
         };
         let mut best: Vec<(String, Option<i64>, String, f64)> = Vec::new();
@@ -407,7 +416,11 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
         if let Some(n) = &nickname {
             if let Some(n) = n {
                 let holder: Option<String> = txn
-                    .query_row("SELECT session_id FROM session_meta WHERE nickname = ?1 AND session_id != ?2", params![n, id], |r| r.get(0))
+                    .query_row(
+                        "SELECT session_id FROM session_meta WHERE nickname = ?1 AND session_id != ?2",
+                        params![n, id],
+                        |r| r.get(0),
+                    )
                     .optional()?;
                 if let Some(holder) = holder {
                     return Err(Error::NicknameTaken { nickname: n.clone(), session_id: holder });
@@ -432,9 +445,15 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
             }
             // Forget fingerprints so the next pass reads the session (and its file) again.
             txn.execute("UPDATE sessions SET fingerprint = NULL WHERE id = ?1", [&id])?;
-            txn.execute("UPDATE sources SET fingerprint = NULL WHERE id = (SELECT source_id FROM sessions WHERE id = ?1)", [&id])?;
+            txn.execute(
+                "UPDATE sources SET fingerprint = NULL WHERE id = (SELECT source_id FROM sessions WHERE id = ?1)",
+                [&id],
+            )?;
         }
-        txn.execute("UPDATE session_meta SET updated_at = ?2 WHERE session_id = ?1", params![id, crate::index::now_ms()])?;
+        txn.execute(
+            "UPDATE session_meta SET updated_at = ?2 WHERE session_id = ?1",
+            params![id, crate::index::now_ms()],
+        )?;
         let s = summary(&txn, &id)?;
         txn.commit()?;
         Ok(s)

@@ -132,9 +132,7 @@ mod tests {
         let p = dir.path().join("t.db");
         {
             let s = Store::open(&p).unwrap();
-            s.writer()
-                .execute("INSERT INTO session_meta(session_id, updated_at) VALUES ('x', 1)", [])
-                .unwrap();
+            s.writer().execute("INSERT INTO session_meta(session_id, updated_at) VALUES ('x', 1)", []).unwrap();
         }
         let s = Store::open(&p).unwrap();
         let n: i64 = s.read(|c| Ok(c.query_row("SELECT count(*) FROM session_meta", [], |r| r.get(0))?)).unwrap();

@@ -71,7 +71,11 @@ enum Msg {
 }
 
 /// Start watching. `on_event` is called from the watcher thread after each pass.
-pub fn start(tether: Arc<Tether>, cfg: WatchConfig, on_event: impl Fn(WatchEvent) + Send + 'static) -> Result<WatchHandle> {
+pub fn start(
+    tether: Arc<Tether>,
+    cfg: WatchConfig,
+    on_event: impl Fn(WatchEvent) + Send + 'static,
+) -> Result<WatchHandle> {
     let (tx, rx) = channel::<Msg>();
     let (stop_tx, stop_rx) = channel::<()>();
     let ev_tx = tx.clone();
@@ -143,10 +147,15 @@ fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
     let mut out: Vec<Source> = Vec::new();
     for p in paths {
         let base = strip_sidecar(p);
-        let hit = all.iter().find(|s| s.path == base || (s.kind == SourceKind::Workspace && s.path.parent() == Some(base.as_path())));
+        let hit = all
+            .iter()
+            .find(|s| s.path == base || (s.kind == SourceKind::Workspace && s.path.parent() == Some(base.as_path())));
         let hit = hit.or_else(|| {
             // A new store.db or transcript, or one inside a folder that was just created.
-            all.iter().find(|s| s.path.starts_with(&base) && matches!(s.kind, SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace))
+            all.iter().find(|s| {
+                s.path.starts_with(&base)
+                    && matches!(s.kind, SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace)
+            })
         });
         if let Some(s) = hit
             && !out.contains(s)

@@ -109,10 +109,10 @@ pub fn era_b_global_v3(fx: &CursorFixture, g: &KvDb) {
     g.kv(
         &format!("composerData:{B_INLINE_GLOBAL}"),
         &json!({"composerId": B_INLINE_GLOBAL, "name": "Inline global era", "createdAt": T0 - 100_000_000,
-                "conversation": [
-                    {"type": 1, "bubbleId": "i1", "text": "platypus inline question", "timingInfo": null},
-                    {"type": 2, "bubbleId": "i2", "text": "platypus inline answer"}
-                ]}),
+        "conversation": [
+            {"type": 1, "bubbleId": "i1", "text": "platypus inline question", "timingInfo": null},
+            {"type": 2, "bubbleId": "i2", "text": "platypus inline answer"}
+        ]}),
     );
 
     let ws = fx.workspace("bbbb0000000000000000000000000002", Some("file:///c%3A/Users/x/bproj"), true);
@@ -220,7 +220,10 @@ pub fn era_d_cursor3(fx: &CursorFixture, g: &KvDb) {
     }
     .write(g);
     // An orphan bubble (left by an edit or regeneration): stored, never shown.
-    g.kv(&format!("bubbleId:{D_TABLE}:orphan-1"), &json!({"_v": 3, "type": 2, "text": "orphanword should stay hidden"}));
+    g.kv(
+        &format!("bubbleId:{D_TABLE}:orphan-1"),
+        &json!({"_v": 3, "type": 2, "text": "orphanword should stay hidden"}),
+    );
     Composer {
         id: D_SUBAGENT,
         name: Some("Subagent task"),
@@ -265,8 +268,16 @@ pub fn era_d_cursor3(fx: &CursorFixture, g: &KvDb) {
 pub fn pitfalls(g: &KvDb) {
     g.raw("cursorDiskKV", None, Some("{\"orphan\": true}"));
     g.raw("cursorDiskKV", Some(&format!("composerData:{P_NULL_VALUE}")), None);
-    Composer { id: P_EMPTY, name: None, version: 10, bubble_version: 3, created_at: T0, extra: json!({"status": "none"}), bubbles: vec![] }
-        .write(g);
+    Composer {
+        id: P_EMPTY,
+        name: None,
+        version: 10,
+        bubble_version: 3,
+        created_at: T0,
+        extra: json!({"status": "none"}),
+        bubbles: vec![],
+    }
+    .write(g);
     Composer {
         id: P_FUTURE,
         name: Some("From the future"),
@@ -275,7 +286,7 @@ pub fn pitfalls(g: &KvDb) {
         created_at: T0 + 40_000_000_000,
         extra: json!({"brandNewField": {"x": 1}}),
         bubbles: vec![
-            (1, json!({"text": "futureword question", "createdAt": 1_790_000_000_000_i64})),
+            (1, json!({"text": "futureword question <script>alert('x')</script>", "createdAt": 1_790_000_000_000_i64})),
             (2, json!({"text": "", "richText": {"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "futureword prosemirror answer"}]}]}})),
             (2, json!({"text": "", "toolFormerData": {"name": "mcp_tool", "status": "error", "params": "not json at all"}})),
         ],
@@ -288,10 +299,18 @@ pub fn pitfalls(g: &KvDb) {
         bubble_version: 3,
         created_at: T0 + 20_000_000_000,
         extra: json!({}),
-        bubbles: vec![(1, json!({"text": "mongoose survives damage"})), (2, json!({"text": "placeholder"})), (2, json!({"text": "null me"}))],
+        bubbles: vec![
+            (1, json!({"text": "mongoose survives damage"})),
+            (2, json!({"text": "placeholder"})),
+            (2, json!({"text": "null me"})),
+        ],
     }
     .write(g);
-    g.raw("cursorDiskKV", Some(&format!("bubbleId:{P_BAD_JSON}:{P_BAD_JSON}-b0001")), Some("{\"_v\":3,\"type\":2,\"text\":\"trunc"));
+    g.raw(
+        "cursorDiskKV",
+        Some(&format!("bubbleId:{P_BAD_JSON}:{P_BAD_JSON}-b0001")),
+        Some("{\"_v\":3,\"type\":2,\"text\":\"trunc"),
+    );
     g.raw("cursorDiskKV", Some(&format!("bubbleId:{P_BAD_JSON}:{P_BAD_JSON}-b0002")), None);
     g.kv(&format!("bubbleId:{P_BAD_JSON}:extra"), &Value::Null);
 }

@@ -237,7 +237,10 @@ impl KvDb {
     /// A BLOB-typed value (some synthetic writers and old builds).
     pub fn kv_blob(&self, key: &str, value: &Value) -> &Self {
         self.conn
-            .execute("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)", params![key, value.to_string().into_bytes()])
+            .execute(
+                "INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)",
+                params![key, value.to_string().into_bytes()],
+            )
             .unwrap();
         self
     }

@@ -25,7 +25,7 @@ pub fn parse_meta(raw: &[u8]) -> Option<Value> {
 }
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || s.is_empty() {
+    if !s.len().is_multiple_of(2) || s.is_empty() {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
@@ -321,8 +321,11 @@ pub fn unsanitize_project(name: &str, fs_root: &Path) -> Option<String> {
         return None;
     }
     let windows = parts[0].len() == 1 && parts[0].as_bytes()[0].is_ascii_alphabetic();
-    let (mut base, rest): (PathBuf, &[&str]) =
-        if windows { (PathBuf::from(format!("{}:/", parts[0])), &parts[1..]) } else { (fs_root.to_path_buf(), &parts[..]) };
+    let (mut base, rest): (PathBuf, &[&str]) = if windows {
+        (PathBuf::from(format!("{}:/", parts[0])), &parts[1..])
+    } else {
+        (fs_root.to_path_buf(), &parts[..])
+    };
     let mut comps: Vec<String> = Vec::new();
     let mut cur = String::new();
     let resolved = !windows;
@@ -344,7 +347,9 @@ pub fn unsanitize_project(name: &str, fs_root: &Path) -> Option<String> {
         comps.push(cur);
     }
     let joined = comps.join("/");
-    Some(if windows { format!("{}:/{}", parts[0].to_ascii_lowercase(), joined) } else {
+    Some(if windows {
+        format!("{}:/{}", parts[0].to_ascii_lowercase(), joined)
+    } else {
         let candidate = fs_root.join(&joined);
         if candidate.exists() { format!("/{joined}") } else { format!("/{}", rest.join("/")) }
     })

@@ -333,11 +333,11 @@ mod tests {
     #[test]
     fn split_form_follows_header_order_and_counts_damage() {
         let data = json!({"_v": 10, "name": "Fix", "createdAt": 1000, "lastUpdatedAt": 2000,
-            "modelConfig": {"modelName": "gpt-x"},
-            "fullConversationHeadersOnly": [
-                {"bubbleId": "b2", "type": 1}, {"bubbleId": "b1", "type": 2},
-                {"bubbleId": "gone", "type": 2}, {"bubbleId": "nul", "type": 2}, {"bubbleId": "bad", "type": 2}
-            ]});
+        "modelConfig": {"modelName": "gpt-x"},
+        "fullConversationHeadersOnly": [
+            {"bubbleId": "b2", "type": 1}, {"bubbleId": "b1", "type": 2},
+            {"bubbleId": "gone", "type": 2}, {"bubbleId": "nul", "type": 2}, {"bubbleId": "bad", "type": 2}
+        ]});
         let b = bubbles(&[
             ("b1", Some(r#"{"type":2,"text":"answer","createdAt":"2025-10-31T14:39:16.989Z"}"#)),
             ("b2", Some(r#"{"type":1,"text":"question"}"#)),
@@ -359,7 +359,12 @@ mod tests {
     fn tool_and_thinking_bubbles_become_typed_parts() {
         let data = json!({"_v": 3, "fullConversationHeadersOnly": [{"bubbleId": "t", "type": 2}, {"bubbleId": "k", "type": 2}, {"bubbleId": "x", "type": 2}]});
         let b = bubbles(&[
-            ("t", Some(r#"{"type":2,"text":"","capabilityType":15,"toolFormerData":{"name":"run_terminal_cmd","status":"completed","params":"{\"command\":\"npm test\",\"requireUserApproval\":true}"}}"#)),
+            (
+                "t",
+                Some(
+                    r#"{"type":2,"text":"","capabilityType":15,"toolFormerData":{"name":"run_terminal_cmd","status":"completed","params":"{\"command\":\"npm test\",\"requireUserApproval\":true}"}}"#,
+                ),
+            ),
             ("k", Some(r#"{"type":2,"text":"","capabilityType":30,"thinking":{"text":"**Planning**"}}"#)),
             ("x", Some(r#"{"type":2,"text":"","toolFormerData":{"additionalData":{"status":"success"}}}"#)),
         ]);
@@ -377,7 +382,8 @@ mod tests {
         assert_eq!(tool_summary(&json!("plain words")), "plain words");
         let secretive = tool_summary(&json!({"blobEncryptionKey": "k", "apiToken": "t", "n": 1}));
         assert_eq!(secretive, "{\"n\":1}");
-        let s = parse_composer("c", &json!({"_v": 99, "conversation": [{"type": 1, "text": "hi"}]}), &Bubbles::new(), None);
+        let s =
+            parse_composer("c", &json!({"_v": 99, "conversation": [{"type": 1, "text": "hi"}]}), &Bubbles::new(), None);
         assert_eq!(s.format, "composer-inline");
         assert!(s.problems.0.contains_key("note:unknown_composer_version"));
         assert_eq!(s.title.as_deref(), Some("hi"), "untitled chats take their first prompt");

@@ -47,8 +47,7 @@ fn walk(node: &Value, out: &mut String, depth: usize) {
             ensure_newline(out);
             out.push_str("```\n");
         }
-        "paragraph" | "heading" | "quote" | "listitem" | "list_item" | "list" | "bullet_list"
-        | "ordered_list" => {
+        "paragraph" | "heading" | "quote" | "listitem" | "list_item" | "list" | "bullet_list" | "ordered_list" => {
             children(node, out, depth);
             ensure_newline(out);
         }
@@ -110,7 +109,8 @@ mod tests {
 
     #[test]
     fn prosemirror_like_docs_and_garbage_do_not_crash() {
-        let pm = json!({"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "hi"}]}]});
+        let pm =
+            json!({"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "hi"}]}]});
         assert_eq!(flatten(&pm).unwrap(), "hi");
         assert_eq!(flatten(&Value::String("{not json".into())), None);
         assert_eq!(flatten(&Value::String("".into())), None);

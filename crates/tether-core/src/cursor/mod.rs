@@ -87,9 +87,17 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
     for home in &loc.cursor_homes {
         for dir in [home.join("chats"), home.join("acp-sessions")] {
             if dir.ends_with("acp-sessions") {
-                out.extend(acp_stores(&dir).into_iter().map(|path| Source { path, kind: SourceKind::CliStore, project_dir: None }));
+                out.extend(acp_stores(&dir).into_iter().map(|path| Source {
+                    path,
+                    kind: SourceKind::CliStore,
+                    project_dir: None,
+                }));
             } else {
-                out.extend(cli::find_stores(&dir).into_iter().map(|path| Source { path, kind: SourceKind::CliStore, project_dir: None }));
+                out.extend(cli::find_stores(&dir).into_iter().map(|path| Source {
+                    path,
+                    kind: SourceKind::CliStore,
+                    project_dir: None,
+                }));
             }
         }
         let mut notes = crate::model::Tally::default();

@@ -246,7 +246,10 @@ fn open_uri(path: &Path, query: &str) -> Result<Connection> {
 }
 
 fn snapshot(path: &Path, scratch: &Path) -> Result<(tempfile::TempDir, PathBuf)> {
-    let dir = { std::fs::create_dir_all(scratch).map_err(|e| Error::io("creating the scratch dir", e))?; tempfile::TempDir::new_in(scratch).map_err(|e| Error::io("creating a snapshot dir", e))? };
+    let dir = {
+        std::fs::create_dir_all(scratch).map_err(|e| Error::io("creating the scratch dir", e))?;
+        tempfile::TempDir::new_in(scratch).map_err(|e| Error::io("creating a snapshot dir", e))?
+    };
     let copy = dir.path().join("snapshot.db");
     std::fs::copy(path, &copy).map_err(|e| Error::io(format!("copying {}", path.display()), e))?;
     std::fs::copy(sidecar(path, "-wal"), sidecar(&copy, "-wal"))

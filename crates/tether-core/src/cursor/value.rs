@@ -29,11 +29,7 @@ pub fn maybe_nested(v: &Value) -> Option<Value> {
     match v {
         Value::String(s) => {
             let t = s.trim_start();
-            if t.starts_with('{') || t.starts_with('[') {
-                serde_json::from_str(s).ok()
-            } else {
-                None
-            }
+            if t.starts_with('{') || t.starts_with('[') { serde_json::from_str(s).ok() } else { None }
         }
         Value::Null => None,
         other => Some(other.clone()),
@@ -92,10 +88,7 @@ mod tests {
     fn timestamps_accept_ms_seconds_and_iso() {
         assert_eq!(timestamp_ms(Some(&Value::from(1_761_919_304_953_i64))), Some(1_761_919_304_953));
         assert_eq!(timestamp_ms(Some(&Value::from(1_761_919_304_i64))), Some(1_761_919_304_000));
-        assert_eq!(
-            timestamp_ms(Some(&Value::from("2025-10-31T14:39:16.989Z"))),
-            Some(1_761_921_556_989)
-        );
+        assert_eq!(timestamp_ms(Some(&Value::from("2025-10-31T14:39:16.989Z"))), Some(1_761_921_556_989));
         assert_eq!(timestamp_ms(Some(&Value::from("yesterday"))), None);
         assert_eq!(timestamp_ms(Some(&Value::Bool(true))), None);
     }

@@ -133,7 +133,8 @@ fn guids(s: &str) -> Vec<String> {
             8 | 13 | 18 | 23 => *c == b'-',
             _ => c.is_ascii_hexdigit(),
         });
-        let bounded = (i == 0 || !b[i - 1].is_ascii_hexdigit()) && (i + 36 == b.len() || !b[i + 36].is_ascii_hexdigit());
+        let bounded =
+            (i == 0 || !b[i - 1].is_ascii_hexdigit()) && (i + 36 == b.len() || !b[i + 36].is_ascii_hexdigit());
         if ok && bounded {
             out.push(String::from_utf8_lossy(cand).into_owned());
             i += 36;

@@ -57,13 +57,20 @@ fn projects_are_attributed_by_the_strongest_evidence() {
     assert_eq!(project(C_V10).as_deref(), Some("/home/u/work"), ".code-workspace → its folder");
     assert_eq!(project(C_PANE).as_deref(), Some("/home/u/work"), "pane pointer membership");
     assert_eq!(project(C_HEURISTIC).as_deref(), Some("/home/u/alpha"), "file paths under a known project");
-    assert_eq!(project(D_TABLE).as_deref(), Some("vscode-remote://ssh-remote+box/srv/delta"), "composerHeaders.workspaceId");
+    assert_eq!(
+        project(D_TABLE).as_deref(),
+        Some("vscode-remote://ssh-remote+box/srv/delta"),
+        "composerHeaders.workspaceId"
+    );
     assert_eq!(project(D_ITEM).as_deref(), Some("/home/u/epsilon"), "workspaceIdentifier");
     assert_eq!(project(CLI_HEX).as_deref(), Some("/home/u/zeta"), "CLI cwd");
     assert_eq!(project(TRANSCRIPT).as_deref(), Some("/home/u/eta"), "transcript folder name");
-    let alpha = e
-        .t
-        .list(&tether_core::sessions::ListQuery { project: ProjectFilter::Path("/home/u/alpha/src".into()), limit: 100, ..Default::default() })
+    let alpha =
+        e.t.list(&tether_core::sessions::ListQuery {
+            project: ProjectFilter::Path("/home/u/alpha/src".into()),
+            limit: 100,
+            ..Default::default()
+        })
         .unwrap();
     let ids: Vec<_> = alpha.iter().map(|s| s.id.as_str()).collect();
     assert!(ids.contains(&A_INLINE) && ids.contains(&C_HEURISTIC), "a subfolder of a project selects it: {ids:?}");
@@ -128,7 +135,11 @@ fn secrets_never_reach_the_index() {
         }
     }
     for s in e.all() {
-        for f in [tether_core::export::Format::Json, tether_core::export::Format::Html, tether_core::export::Format::Markdown] {
+        for f in [
+            tether_core::export::Format::Json,
+            tether_core::export::Format::Html,
+            tether_core::export::Format::Markdown,
+        ] {
             if let Ok(out) = e.t.export(&s.id, f) {
                 assert!(!out.contains(SECRET_KEY) && !out.contains(SECRET_TOKEN));
             }
@@ -144,4 +155,3 @@ fn bad_search_syntax_is_a_clear_error() {
     assert!(e.t.search(&SearchQuery::new("parse-date AND")).is_err());
     assert!(!e.search_ids("narwhal leap").is_empty(), "plain words are ANDed");
 }
-

@@ -19,7 +19,11 @@ fn only_changed_sessions_are_rewritten() {
         &json!({"_v": 2, "type": 2, "bubbleId": "new-bubble", "text": "a fresh dugong reply"}),
     );
     let mut data: serde_json::Value = serde_json::from_str(
-        &g.conn.query_row("SELECT value FROM cursorDiskKV WHERE key = ?1", [format!("composerData:{B_SPLIT}")], |r| r.get::<_, String>(0)).unwrap(),
+        &g.conn
+            .query_row("SELECT value FROM cursorDiskKV WHERE key = ?1", [format!("composerData:{B_SPLIT}")], |r| {
+                r.get::<_, String>(0)
+            })
+            .unwrap(),
     )
     .unwrap();
     data["fullConversationHeadersOnly"].as_array_mut().unwrap().push(json!({"bubbleId": "new-bubble", "type": 2}));
@@ -41,14 +45,27 @@ fn only_changed_sessions_are_rewritten() {
 fn in_place_updates_are_caught_by_a_deep_pass() {
     let fx = CursorFixture::new();
     let g = fx.global(Journal::Rollback);
-    Composer { id: "x1", name: Some("t"), version: 10, bubble_version: 3, created_at: 1, extra: json!({}), bubbles: vec![(1, json!({"text": "before"}))] }
-        .write(&g);
+    Composer {
+        id: "x1",
+        name: Some("t"),
+        version: 10,
+        bubble_version: 3,
+        created_at: 1,
+        extra: json!({}),
+        bubbles: vec![(1, json!({"text": "before"}))],
+    }
+    .write(&g);
     g.close();
     let e = Env::new(fx);
     e.index();
     let g = e.fx.global(Journal::Rollback);
     // A plain UPDATE keeps the rowid; only the length tells.
-    g.conn.execute("UPDATE cursorDiskKV SET value = replace(value, 'before', 'afterwards') WHERE key LIKE 'bubbleId:%'", []).unwrap();
+    g.conn
+        .execute(
+            "UPDATE cursorDiskKV SET value = replace(value, 'before', 'afterwards') WHERE key LIKE 'bubbleId:%'",
+            [],
+        )
+        .unwrap();
     g.close();
     e.index();
     assert_eq!(e.search_ids("afterwards"), vec!["x1".to_string()]);
@@ -60,10 +77,23 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("leapday".into())), add_tags: vec!["bug".into()], bookmarked: Some(true), ..Default::default() })
-        .unwrap();
+    e.t.tag(
+        B_SPLIT,
+        &TagUpdate {
+            nickname: Some(Some("leapday".into())),
+            add_tags: vec!["bug".into()],
+            bookmarked: Some(true),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let g = e.fx.global(Journal::Rollback);
-    g.conn.execute("DELETE FROM cursorDiskKV WHERE key >= ?1 AND key < ?2", [format!("composerData:{B_SPLIT}"), format!("composerData:{B_SPLIT}~")]).unwrap();
+    g.conn
+        .execute(
+            "DELETE FROM cursorDiskKV WHERE key >= ?1 AND key < ?2",
+            [format!("composerData:{B_SPLIT}"), format!("composerData:{B_SPLIT}~")],
+        )
+        .unwrap();
     g.close();
     std::fs::remove_dir_all(e.fx.user_dir.join("workspaceStorage/bbbb0000000000000000000000000002")).unwrap();
     e.index();
@@ -86,8 +116,13 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    e.t.tag(C_V10, &TagUpdate { nickname: Some(Some("Loader".into())), add_tags: vec!["Refactor".into()], ..Default::default() }).unwrap();
-    let clash = e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() }).unwrap_err();
+    e.t.tag(
+        C_V10,
+        &TagUpdate { nickname: Some(Some("Loader".into())), add_tags: vec!["Refactor".into()], ..Default::default() },
+    )
+    .unwrap();
+    let clash =
+        e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() }).unwrap_err();
     assert_eq!(clash.code(), tether_core::ErrorCode::Conflict, "nicknames are unique, case-insensitively");
     e.t.index(Depth::Force, &no_progress).unwrap();
     let s = e.t.show("loader", &ShowOptions::default()).unwrap().session;

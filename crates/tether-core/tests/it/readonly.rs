@@ -6,7 +6,11 @@ use crate::Env;
 
 fn assert_untouched(before: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>, fx: &CursorFixture) {
     let after = fx.snapshot();
-    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>(), "no file created or removed in Cursor's dirs");
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "no file created or removed in Cursor's dirs"
+    );
     for (p, b) in before {
         assert!(after[p] == *b, "{} changed", p.display());
     }

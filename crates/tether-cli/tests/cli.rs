@@ -1,0 +1,252 @@
+//! The `tether` binary end to end, against generated Cursor data in a temp HOME.
+
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use tether_testkit::eras::{build_all, ids::*};
+use tether_testkit::{Composer, CursorFixture, Journal};
+
+struct Env {
+    fx: CursorFixture,
+    data: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let fx = CursorFixture::new();
+        build_all(&fx);
+        Self { fx, data: tempfile::tempdir().unwrap() }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("tether").unwrap();
+        c.env_clear()
+            .env("HOME", &self.fx.home)
+            .env("TETHER_HOME", self.data.path())
+            .env("TETHER_CURSOR_DIR", &self.fx.user_dir)
+            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home)
+            .env("NO_COLOR", "1");
+        c
+    }
+
+    fn std_cmd(&self) -> StdCommand {
+        let mut c = StdCommand::new(assert_cmd::cargo::cargo_bin("tether"));
+        c.env_clear()
+            .env("HOME", &self.fx.home)
+            .env("TETHER_HOME", self.data.path())
+            .env("TETHER_CURSOR_DIR", &self.fx.user_dir)
+            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home);
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").assert().success().get_output().stdout.clone();
+        serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{args:?} printed invalid JSON: {e}"))
+    }
+
+    fn indexed() -> Self {
+        let e = Self::new();
+        e.cmd().arg("index").assert().success();
+        e
+    }
+
+    fn search_count(&self, q: &str) -> usize {
+        let out = self.cmd().args(["sessions", "search", q, "--json"]).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).ok().and_then(|v| v.as_array().map(Vec::len)).unwrap_or(0)
+    }
+}
+
+#[test]
+fn index_reports_each_source_and_totals() {
+    let e = Env::new();
+    let r = e.json(&["index"]);
+    let sources = r["sources"].as_array().unwrap();
+    assert!(sources.iter().any(|s| s["kind"] == "global" && s["status"] == "partial"));
+    assert!(sources.iter().any(|s| s["kind"] == "cli_store" && s["status"] == "complete"));
+    assert!(r["sessions_total"].as_u64().unwrap() >= 15);
+    e.cmd().arg("index").assert().success().stdout(predicate::str::contains("unchanged"));
+    e.cmd().args(["index", "--force"]).assert().success().stdout(predicate::str::contains("partial   global"));
+}
+
+#[test]
+fn list_json_has_the_documented_fields() {
+    let e = Env::indexed();
+    let list = e.json(&["sessions", "list", "--limit", "100"]);
+    let rows = list.as_array().unwrap();
+    assert!(rows.len() >= 15);
+    for key in
+        ["id", "title", "project", "source", "messages", "created_at", "updated_at", "nickname", "tags", "bookmarked"]
+    {
+        assert!(rows[0].get(key).is_some(), "missing {key} in {}", rows[0]);
+    }
+    let cli_only = e.json(&["sessions", "list", "--source", "cli"]);
+    assert!(cli_only.as_array().unwrap().iter().all(|s| s["source"] == "cli"));
+    let zeta = e.json(&["sessions", "list", "--project", "/home/u/zeta"]);
+    assert_eq!(zeta.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn search_ranks_and_highlights() {
+    let e = Env::indexed();
+    let hits = e.json(&["sessions", "search", "axolotl"]);
+    let first = &hits[0];
+    assert_eq!(first["session_id"], C_V10);
+    assert!(first["snippet"].as_str().unwrap().contains("**axolotl**"), "{first}");
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+    e.cmd()
+        .args(["sessions", "search", "\"unclosed"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("invalid search query").and(predicate::str::contains("double quotes")));
+}
+
+#[test]
+fn tag_nickname_bookmark_and_show_by_nickname() {
+    let e = Env::indexed();
+    let s =
+        e.json(&["sessions", "tag", B_SPLIT, "--nickname", "leapday", "--add", "bug", "--add", "dates", "--bookmark"]);
+    assert_eq!(s["nickname"], "leapday");
+    assert_eq!(s["tags"], json!(["bug", "dates"]));
+    let d = e.json(&["sessions", "show", "leapday"]);
+    assert_eq!(d["id"], B_SPLIT);
+    assert_eq!(d["messages"][0]["role"], "user");
+    let bookmarked = e.json(&["sessions", "list", "--bookmarked"]);
+    assert_eq!(bookmarked.as_array().unwrap().len(), 1);
+    let tagged = e.json(&["sessions", "list", "--tag", "bug"]);
+    assert_eq!(tagged[0]["id"], B_SPLIT);
+    e.cmd()
+        .args(["sessions", "tag", C_V10, "--nickname", "LeapDay"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("already used"));
+    e.cmd()
+        .args(["sessions", "show", "nope-nope"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no session matches"));
+}
+
+#[test]
+fn no_index_hides_a_chat_until_reenabled() {
+    let e = Env::indexed();
+    e.cmd().args(["sessions", "tag", C_V10, "--no-index"]).assert().success();
+    assert_eq!(e.search_count("axolotl"), 0);
+    e.cmd().args(["sessions", "show", C_V10]).assert().failure().stderr(predicate::str::contains("do not index"));
+    e.cmd().arg("index").arg("--force").assert().success();
+    assert_eq!(e.search_count("axolotl"), 0);
+    let s = e.json(&["sessions", "tag", C_V10, "--index"]);
+    assert_eq!(s["messages"], 2);
+    assert_eq!(e.search_count("axolotl"), 1);
+}
+
+#[test]
+fn exports_are_complete_escaped_and_secret_free() {
+    let e = Env::indexed();
+    let out = e.data.path().join("chat.html");
+    e.cmd().args(["sessions", "export", P_FUTURE, "--format", "html", "--out"]).arg(&out).assert().success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), "conversation text is escaped");
+    assert!(!html.contains("<script>"));
+    let md =
+        e.cmd().args(["sessions", "export", C_V10, "--format", "md"]).assert().success().get_output().stdout.clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("# Refactor loader") && md.contains("edit_file_v2") && md.contains("Thinking"));
+    let json = e
+        .cmd()
+        .args(["sessions", "export", D_TABLE, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["messages"].as_array().unwrap().len(), 2);
+    for text in [html, md, String::from_utf8(json).unwrap()] {
+        assert!(!text.contains(SECRET_KEY) && !text.contains(SECRET_TOKEN));
+    }
+    e.cmd()
+        .args(["sessions", "export", C_V10, "--format", "pdf"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("use md, json or html"));
+}
+
+#[test]
+fn doctor_names_partial_sources_and_reasons() {
+    let e = Env::indexed();
+    let d = e.json(&["doctor"]);
+    let global = d["sources"].as_array().unwrap().iter().find(|s| s["kind"] == "global").unwrap().clone();
+    assert_eq!(global["status"], "partial");
+    assert!(global["reasons"]["missing_bubble"].as_u64().unwrap() >= 1);
+    e.cmd()
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("problems:").and(predicate::str::contains("missing_bubble")));
+}
+
+#[test]
+fn empty_machine_explains_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = Command::cargo_bin("tether").unwrap();
+        c.env_clear().env("HOME", home.path()).env("TETHER_HOME", data.path()).env("NO_COLOR", "1").args(args);
+        c.assert().success()
+    };
+    run(&["index"]).stdout(predicate::str::contains("No Cursor data found"));
+    run(&["sessions", "list"]).stdout(predicate::str::contains("Run `tether index` first"));
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
+    let e = Env::new();
+    let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let daemon_json = e.data.path().join("daemon.json");
+    wait_for("daemon.json", Duration::from_secs(30), || daemon_json.exists());
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(&daemon_json).unwrap()).unwrap();
+    assert_eq!(info["pid"], child.id());
+    wait_for("the initial index", Duration::from_secs(30), || e.search_count("narwhal") == 1);
+
+    e.cmd().arg("serve").assert().failure().stderr(predicate::str::contains("already holds the data dir"));
+
+    // Cursor adds a chat while we run.
+    let g = e.fx.global(Journal::Rollback);
+    Composer {
+        id: "live0000-0000-4000-8000-000000000001",
+        name: Some("Live chat"),
+        version: 16,
+        bubble_version: 3,
+        created_at: 1_790_000_000_000,
+        extra: json!({}),
+        bubbles: vec![(1, json!({"text": "kingfisher arrives live", "createdAt": "2026-11-01T00:00:00Z"}))],
+    }
+    .write(&g);
+    g.close();
+    wait_for("the new chat to be searchable", Duration::from_secs(10), || e.search_count("kingfisher") == 1);
+
+    // A new transcript appears in a folder that did not exist before.
+    e.fx.transcript(
+        "home-u-new",
+        "live-transcript-1",
+        &[json!({"role": "user", "message": {"content": [{"type": "text", "text": "heron question"}]}}).to_string()],
+    );
+    wait_for("the new transcript", Duration::from_secs(10), || e.search_count("heron") == 1);
+
+    StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "serve exits cleanly on SIGTERM: {status:?}");
+    assert!(!daemon_json.exists(), "daemon.json is removed on shutdown");
+}
