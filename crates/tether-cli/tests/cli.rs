@@ -245,6 +245,10 @@ fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
     );
     wait_for("the new transcript", Duration::from_secs(10), || e.search_count("heron") == 1);
 
+    // Cursor deletes it again.
+    std::fs::remove_dir_all(e.fx.cursor_home.join("projects/home-u-new")).unwrap();
+    wait_for("the deleted transcript to vanish", Duration::from_secs(10), || e.search_count("heron") == 0);
+
     StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "serve exits cleanly on SIGTERM: {status:?}");

@@ -114,7 +114,14 @@ pub fn start(
                             paths.extend(more);
                         }
                         let sources = affected_sources(&tether, &paths);
-                        if !sources.is_empty() {
+                        if paths.iter().any(|p| !p.exists()) {
+                            // Something was deleted: a pass over everything (unchanged files are
+                            // not opened) drops the sessions of vanished sources.
+                            on_event(match tether.index(Depth::Quick, &crate::index::no_progress) {
+                                Ok(r) => WatchEvent::Indexed(Box::new(r)),
+                                Err(e) => WatchEvent::Error(e.to_string()),
+                            });
+                        } else if !sources.is_empty() {
                             let r = tether.index_sources(&sources, Depth::Quick);
                             on_event(match r {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
@@ -163,7 +170,6 @@ fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
             out.push(s.clone());
         }
     }
-    // Sources whose files vanished: let the next deep pass notice; the quick pass ignores them.
     out
 }
 

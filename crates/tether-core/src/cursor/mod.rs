@@ -7,6 +7,8 @@ pub mod cli;
 pub mod composer;
 pub mod global;
 pub mod lexical;
+#[cfg(test)]
+mod smoke_fuzz;
 pub mod sqlite;
 pub mod uri;
 pub mod value;

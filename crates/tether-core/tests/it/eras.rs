@@ -155,3 +155,31 @@ fn bad_search_syntax_is_a_clear_error() {
     assert!(e.t.search(&SearchQuery::new("parse-date AND")).is_err());
     assert!(!e.search_ids("narwhal leap").is_empty(), "plain words are ANDed");
 }
+
+#[test]
+fn a_huge_bubble_is_indexed_without_trouble() {
+    use tether_testkit::{Composer, Journal};
+    let fx = CursorFixture::new();
+    let g = fx.global(Journal::Rollback);
+    let output = "x".repeat(60 * 1024 * 1024);
+    Composer {
+        id: "big00000-0000-4000-8000-000000000001",
+        name: Some("Huge terminal output"),
+        version: 16,
+        bubble_version: 3,
+        created_at: 1_790_000_000_000,
+        extra: serde_json::json!({}),
+        bubbles: vec![
+            (1, serde_json::json!({"text": "run the hippogriff build"})),
+            (2, serde_json::json!({"capabilityType": 15, "toolFormerData": {"name": "run_terminal_cmd", "status": "completed",
+                "params": {"command": "make hippogriff"}, "result": serde_json::json!({"output": output}).to_string()}})),
+        ],
+    }
+    .write(&g);
+    g.close();
+    let e = Env::new(fx);
+    e.index();
+    assert_eq!(e.search_ids("hippogriff").len(), 1);
+    let d = e.t.show("big00000", &ShowOptions { include_tools: true, ..Default::default() }).unwrap();
+    assert_eq!(d.messages[1].text, "make hippogriff", "tool output is not copied into the index");
+}
