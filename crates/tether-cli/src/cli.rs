@@ -138,8 +138,10 @@ pub struct TagArgs {
     /// Remove a tag (repeatable).
     #[arg(long = "remove", value_name = "TAG")]
     pub remove: Vec<String>,
+    /// Bookmark the chat.
     #[arg(long, conflicts_with = "unbookmark")]
     pub bookmark: bool,
+    /// Remove the bookmark.
     #[arg(long)]
     pub unbookmark: bool,
     /// Drop the chat's messages from the index and never serve them.

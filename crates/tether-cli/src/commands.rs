@@ -185,6 +185,9 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
 }
 
 fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
+    let mut shutdown = Box::pin(rt.block_on(async { shutdown_signal() })?);
     let lock = DaemonLock::acquire(&paths)?;
     lock.write_info(&DaemonInfo {
         pid: std::process::id(),
@@ -194,7 +197,21 @@ fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
         port: None,
     })?;
     let t = Arc::new(Tether::open(paths, cursor)?);
-    let report = with_progress(true, |p| t.index(Depth::Deep, p))?;
+    let indexer = Arc::clone(&t);
+    let initial = rt.spawn_blocking(move || with_progress(true, |p| indexer.index(Depth::Deep, p)));
+    let report = rt.block_on(async {
+        tokio::select! {
+            r = initial => Some(r),
+            _ = &mut shutdown => None,
+        }
+    });
+    let Some(report) = report else {
+        // An interrupted pass leaves only rolled-back transactions behind; the next start resumes.
+        eprintln!("tether: stopping during the initial index");
+        drop(lock);
+        std::process::exit(0);
+    };
+    let report = report??;
     eprintln!(
         "tether: indexed {} chats ({} messages) in {:.1}s; watching for changes (Ctrl-C to stop)",
         report.sessions_total,
@@ -213,32 +230,31 @@ fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
         WatchEvent::Indexed(_) => {}
         WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),
     })?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(shutdown_signal());
+    rt.block_on(&mut shutdown);
     eprintln!("tether: stopping");
     watch.stop();
     drop(lock);
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// Resolves on SIGINT or SIGTERM. Handlers are installed when this is called, not when polled.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
             }
-        };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -254,3 +254,25 @@ fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
     assert!(status.success(), "serve exits cleanly on SIGTERM: {status:?}");
     assert!(!daemon_json.exists(), "daemon.json is removed on shutdown");
 }
+
+#[test]
+fn kill_9_loses_nothing_and_frees_the_data_dir() {
+    let e = Env::indexed();
+    e.json(&["sessions", "tag", B_SPLIT, "--nickname", "survivor", "--add", "keep"]);
+    for _ in 0..3 {
+        let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let daemon_json = e.data.path().join("daemon.json");
+        wait_for("daemon.json", Duration::from_secs(30), || daemon_json.exists());
+        // Kill it mid-flight, while it may be writing.
+        e.cmd().args(["index", "--force"]).assert().success();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let d = e.json(&["sessions", "show", "survivor"]);
+    assert_eq!(d["tags"], json!(["keep"]), "user metadata survives kill -9");
+    assert_eq!(e.search_count("narwhal"), 1);
+    let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for("a new daemon after a crash", Duration::from_secs(30), || e.data.path().join("daemon.json").exists());
+    StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(child.wait().unwrap().success());
+}

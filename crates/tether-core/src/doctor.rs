@@ -71,7 +71,11 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
     Ok(DoctorReport {
         version: env!("CARGO_PKG_VERSION"),
         data_dir: t.paths.data_dir.display().to_string(),
-        index_bytes: std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0),
+        index_bytes: [db.clone(), crate::cursor::sqlite::sidecar(&db, "-wal")]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum(),
         index_db: db.display().to_string(),
         cursor_user_dirs: t.cursor.user_dirs.iter().map(loc).collect(),
         cursor_homes: t.cursor.cursor_homes.iter().map(loc).collect(),
