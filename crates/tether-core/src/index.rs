@@ -607,53 +607,36 @@ fn write_session(
 }
 
 fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
-    let existing: HashMap<i64, (i64, i64)> = {
-        let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
-        stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
+    let existing: HashMap<i64, i64> = {
+        let mut stmt = conn.prepare_cached("SELECT seq, hash FROM messages WHERE session_id = ?1")?;
+        stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
     };
-    let mut insert = conn.prepare_cached(
+    let mut upsert = conn.prepare_cached(
         "INSERT INTO messages(session_id, seq, role, kind, text, tool_name, tool_status, model, created_at, external_id, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    let mut update = conn.prepare_cached(
-        "UPDATE messages SET role = ?2, kind = ?3, text = ?4, tool_name = ?5, tool_status = ?6, model = ?7,
-                created_at = ?8, external_id = ?9, hash = ?10 WHERE id = ?1",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT(session_id, seq) DO UPDATE SET role = excluded.role, kind = excluded.kind, text = excluded.text,
+             tool_name = excluded.tool_name, tool_status = excluded.tool_status, model = excluded.model,
+             created_at = excluded.created_at, external_id = excluded.external_id, hash = excluded.hash",
     )?;
     for (seq, m) in messages.iter().enumerate() {
         let seq = seq as i64;
         let h = message_hash(m);
-        match existing.get(&seq) {
-            Some((_, old)) if *old == h => {}
-            Some((id, _)) => {
-                update.execute(params![
-                    id,
-                    m.role.as_str(),
-                    m.kind.as_str(),
-                    m.text,
-                    m.tool_name,
-                    m.tool_status,
-                    m.model,
-                    m.created_at,
-                    m.external_id,
-                    h
-                ])?;
-            }
-            None => {
-                insert.execute(params![
-                    session_id,
-                    seq,
-                    m.role.as_str(),
-                    m.kind.as_str(),
-                    m.text,
-                    m.tool_name,
-                    m.tool_status,
-                    m.model,
-                    m.created_at,
-                    m.external_id,
-                    h
-                ])?;
-            }
+        if existing.get(&seq) == Some(&h) {
+            continue;
         }
+        upsert.execute(params![
+            session_id,
+            seq,
+            m.role.as_str(),
+            m.kind.as_str(),
+            m.text,
+            m.tool_name,
+            m.tool_status,
+            m.model,
+            m.created_at,
+            m.external_id,
+            h
+        ])?;
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?
