@@ -202,6 +202,17 @@ fn empty_machine_explains_what_to_do() {
     run(&["sessions", "list"]).stdout(predicate::str::contains("Run `tether index` first"));
 }
 
+/// Waits until `daemon.json` names this child: a file left by a killed predecessor must not count.
+fn wait_for_daemon(e: &Env, child: &std::process::Child) {
+    let path = e.data.path().join("daemon.json");
+    wait_for("daemon.json naming this child", Duration::from_secs(30), || {
+        std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            .is_some_and(|v| v["pid"] == json!(child.id()))
+    });
+}
+
 fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !f() {
@@ -261,8 +272,7 @@ fn kill_9_loses_nothing_and_frees_the_data_dir() {
     e.json(&["sessions", "tag", B_SPLIT, "--nickname", "survivor", "--add", "keep"]);
     for _ in 0..3 {
         let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let daemon_json = e.data.path().join("daemon.json");
-        wait_for("daemon.json", Duration::from_secs(30), || daemon_json.exists());
+        wait_for_daemon(&e, &child);
         // Kill it mid-flight, while it may be writing.
         e.cmd().args(["index", "--force"]).assert().success();
         child.kill().unwrap();
@@ -272,7 +282,7 @@ fn kill_9_loses_nothing_and_frees_the_data_dir() {
     assert_eq!(d["tags"], json!(["keep"]), "user metadata survives kill -9");
     assert_eq!(e.search_count("narwhal"), 1);
     let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    wait_for("a new daemon after a crash", Duration::from_secs(30), || e.data.path().join("daemon.json").exists());
+    wait_for_daemon(&e, &child);
     StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     assert!(child.wait().unwrap().success());
 }
