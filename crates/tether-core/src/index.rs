@@ -558,6 +558,9 @@ impl WriteCtx {
 }
 
 /// Upsert one session and diff its messages. Returns whether anything was written.
+/// The stored row a parsed session would replace: source id, source kind, fingerprint, rowid, title.
+type Owner = (i64, String, Option<String>, i64, Option<String>);
+
 fn write_session(
     conn: &Connection,
     ctx: &mut WriteCtx,
@@ -566,11 +569,14 @@ fn write_session(
     mut s: ParsedSession,
     hints: &[String],
 ) -> Result<bool> {
-    let owner: Option<(i64, String, Option<String>)> = conn
-        .prepare_cached("SELECT s.source_id, src.kind, s.fingerprint FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.id = ?1")?
-        .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let owner: Option<Owner> = conn
+        .prepare_cached(
+            "SELECT s.source_id, src.kind, s.fingerprint, s.rowid, s.title
+             FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.id = ?1",
+        )?
+        .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
         .optional()?;
-    if let Some((owner_id, owner_kind, fp)) = &owner {
+    if let Some((owner_id, owner_kind, fp, _, _)) = &owner {
         if *owner_id != source_id && SourceKind::parse(owner_kind).is_some_and(|k| k.rank() < kind.rank()) {
             return Ok(false);
         }
@@ -588,55 +594,118 @@ fn write_session(
         s.messages.clear();
     }
     let text_count = s.messages.iter().filter(|m| m.kind == crate::model::Kind::Text).count() as i64;
-    conn.prepare_cached(
-        "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode, model,
-                              created_at, updated_at, message_count, archived, fingerprint, problems)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-         ON CONFLICT(id) DO UPDATE SET source_id = excluded.source_id, origin = excluded.origin, format = excluded.format,
-             title = excluded.title, project = excluded.project, project_via = excluded.project_via,
-             workspace_id = excluded.workspace_id, mode = excluded.mode, model = excluded.model,
-             created_at = excluded.created_at, updated_at = excluded.updated_at, message_count = excluded.message_count,
-             archived = excluded.archived, fingerprint = excluded.fingerprint, problems = excluded.problems",
-    )?
-    .execute(params![
-        s.id, source_id, s.origin, s.format, s.title, s.project, s.project_via.as_str(), s.workspace_id, s.mode, s.model,
-        s.created_at, s.updated_at, text_count, s.archived, s.fingerprint, s.problems.to_json()
-    ])?;
+    let values = params![
+        s.id,
+        source_id,
+        s.origin,
+        s.format,
+        s.title,
+        s.project,
+        s.project_via.as_str(),
+        s.workspace_id,
+        s.mode,
+        s.model,
+        s.created_at,
+        s.updated_at,
+        text_count,
+        s.archived,
+        s.fingerprint,
+        s.problems.to_json()
+    ];
+    // Explicit INSERT or UPDATE plus hand-kept `titles_fts`, for the reason given on `write_messages`.
+    let rowid = match &owner {
+        Some((_, _, _, rowid, old_title)) => {
+            conn.prepare_cached(
+                "UPDATE sessions SET source_id = ?2, origin = ?3, format = ?4, title = ?5, project = ?6, project_via = ?7,
+                     workspace_id = ?8, mode = ?9, model = ?10, created_at = ?11, updated_at = ?12, message_count = ?13,
+                     archived = ?14, fingerprint = ?15, problems = ?16
+                 WHERE id = ?1",
+            )?
+            .execute(values)?;
+            if *old_title == s.title {
+                None
+            } else {
+                conn.prepare_cached("INSERT INTO titles_fts(titles_fts, rowid, title) VALUES ('delete', ?1, ?2)")?
+                    .execute(params![rowid, old_title.as_deref().unwrap_or("")])?;
+                Some(*rowid)
+            }
+        }
+        None => {
+            conn.prepare_cached(
+                "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode, model,
+                                      created_at, updated_at, message_count, archived, fingerprint, problems)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?
+            .execute(values)?;
+            Some(conn.last_insert_rowid())
+        }
+    };
+    if let Some(rowid) = rowid {
+        conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
+            .execute(params![rowid, s.title.as_deref().unwrap_or("")])?;
+    }
     write_messages(conn, &s.id, &s.messages)?;
     Ok(true)
 }
 
+/// Writes changed messages and keeps `messages_fts` in step by hand: single-row statements without
+/// triggers never open a savepoint, so FTS5 keeps buffering terms in memory (see migration 0002).
 fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
-    let existing: HashMap<i64, i64> = {
-        let mut stmt = conn.prepare_cached("SELECT seq, hash FROM messages WHERE session_id = ?1")?;
-        stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    let existing: HashMap<i64, (i64, i64)> = {
+        let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
+        stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
     };
-    let mut upsert = conn.prepare_cached(
-        "INSERT INTO messages(session_id, seq, role, kind, text, tool_name, tool_status, model, created_at, external_id, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-         ON CONFLICT(session_id, seq) DO UPDATE SET role = excluded.role, kind = excluded.kind, text = excluded.text,
-             tool_name = excluded.tool_name, tool_status = excluded.tool_status, model = excluded.model,
-             created_at = excluded.created_at, external_id = excluded.external_id, hash = excluded.hash",
-    )?;
     for (seq, m) in messages.iter().enumerate() {
         let seq = seq as i64;
         let h = message_hash(m);
-        if existing.get(&seq) == Some(&h) {
-            continue;
-        }
-        upsert.execute(params![
-            session_id,
-            seq,
-            m.role.as_str(),
-            m.kind.as_str(),
-            m.text,
-            m.tool_name,
-            m.tool_status,
-            m.model,
-            m.created_at,
-            m.external_id,
-            h
-        ])?;
+        let id = match existing.get(&seq) {
+            Some(&(_, old)) if old == h => continue,
+            Some(&(id, _)) => {
+                let old_text: String =
+                    conn.prepare_cached("SELECT text FROM messages WHERE id = ?1")?.query_row([id], |r| r.get(0))?;
+                conn.prepare_cached("INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
+                    .execute(params![id, old_text])?;
+                conn.prepare_cached(
+                    "UPDATE messages SET role = ?2, kind = ?3, text = ?4, tool_name = ?5, tool_status = ?6, model = ?7,
+                         created_at = ?8, external_id = ?9, hash = ?10 WHERE id = ?1",
+                )?
+                .execute(params![
+                    id,
+                    m.role.as_str(),
+                    m.kind.as_str(),
+                    m.text,
+                    m.tool_name,
+                    m.tool_status,
+                    m.model,
+                    m.created_at,
+                    m.external_id,
+                    h
+                ])?;
+                id
+            }
+            None => {
+                conn.prepare_cached(
+                    "INSERT INTO messages(session_id, seq, role, kind, text, tool_name, tool_status, model, created_at,
+                                          external_id, hash)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )?
+                .execute(params![
+                    session_id,
+                    seq,
+                    m.role.as_str(),
+                    m.kind.as_str(),
+                    m.text,
+                    m.tool_name,
+                    m.tool_status,
+                    m.model,
+                    m.created_at,
+                    m.external_id,
+                    h
+                ])?;
+                conn.last_insert_rowid()
+            }
+        };
+        conn.prepare_cached("INSERT INTO messages_fts(rowid, text) VALUES (?1, ?2)")?.execute(params![id, m.text])?;
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?

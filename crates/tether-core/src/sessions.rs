@@ -278,25 +278,32 @@ pub fn fts_query(q: &str) -> Result<String> {
     Ok(q.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect::<Vec<_>>().join(" "))
 }
 
+/// A session in the running: id, best message (seq, id) unless only its title matched, score, title.
+type Candidate = (String, Option<(i64, i64)>, f64, Option<String>);
+
+/// Above this many matching messages a query is ranked by recency instead of bm25; see `search`.
+const RANK_WINDOW: usize = 2000;
+/// A plain term in more messages than this makes bm25's IDF pass too slow; see `search`.
+const COMMON_TERM_DOCS: usize = 30_000;
+
+/// Ranked hits, one per session.
+///
+/// bm25 is exact but its cost grows with how common the terms are: it scans every posting of each
+/// term for the IDF and scores every match before sorting (~40 ms for a word in most of 900 k
+/// messages). Selective queries — at most `RANK_WINDOW` matches and no plain term in more than
+/// `COMMON_TERM_DOCS` messages — get bm25. Broad ones are answered from the `RANK_WINDOW` newest
+/// matches (by message id, which walks FTS5's doclists backwards cheaply), newest message first:
+/// for a word that is everywhere, recent chats are the useful answer. Snippets are made only for
+/// the rows returned, since each one re-tokenizes a message.
 pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let fts = fts_query(&q.query)?;
     let limit = if q.limit == 0 { 20 } else { q.limit.min(500) };
-    let mut p: Vec<rusqlite::types::Value> =
-        vec![fts.clone().into(), q.highlight.0.clone().into(), q.highlight.1.clone().into()];
+    let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into()];
     let proj = project_clause(&q.project, &mut p);
-    // Candidates are capped so a very common word stays fast; we group them per session.
-    let candidates = (limit * 8).max(64) as i64;
-    let msg_sql = format!(
-        "SELECT m.session_id, m.seq, snippet(messages_fts, 0, ?2, ?3, '…', 16), bm25(messages_fts)
-         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
-         WHERE messages_fts MATCH ?1 AND {proj}
-         ORDER BY rank LIMIT {candidates}"
-    );
-    let title_sql = format!(
-        "SELECT s.id, highlight(titles_fts, 0, ?2, ?3), bm25(titles_fts)
-         FROM titles_fts JOIN sessions s ON s.rowid = titles_fts.rowid LEFT JOIN session_meta mm ON mm.session_id = s.id
-         WHERE titles_fts MATCH ?1 AND coalesce(mm.no_index, 0) = 0 AND {proj}
-         ORDER BY rank LIMIT {candidates}"
+    let candidates = (limit * 8).max(64);
+    let from = format!(
+        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
+         WHERE messages_fts MATCH ?1 AND {proj}"
     );
     store.read(|c| {
         let bad = |e: rusqlite::Error| match &e {
@@ -307,52 +314,107 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             },
             _ => Error::Sql(e),
         };
-        let mut best: Vec<(String, Option<i64>, String, f64)> = Vec::new();
+        let params = rusqlite::params_from_iter(p.iter());
+        // Without a project filter the joins only cost time here: every indexed message has a session.
+        let floor_sql = match q.project {
+            ProjectFilter::All => format!(
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}"
+            ),
+            ProjectFilter::Path(_) => format!(
+                "SELECT messages_fts.rowid {from} ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}"
+            ),
+        };
+        let floor: Option<i64> = c
+            .prepare(&floor_sql)
+            .map_err(bad)?
+            .query_row(params.clone(), |r| r.get(0))
+            .optional()
+            .map_err(bad)?;
+        let broad = floor.is_some() || plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
+        // (session, seq, message id, score)
+        let mut rows: Vec<(String, i64, i64, f64)> = Vec::new();
+        if broad {
+            let sql = format!(
+                "SELECT m.session_id, m.seq, m.id, max(coalesce(m.created_at, 0)) AS t {from} AND messages_fts.rowid > {floor}
+                 GROUP BY m.session_id ORDER BY t DESC LIMIT {candidates}",
+                floor = floor.unwrap_or(0)
+            );
+            let mut stmt = c.prepare(&sql).map_err(bad)?;
+            let it = stmt.query_map(params.clone(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(bad)?;
+            for (i, row) in it.enumerate() {
+                let (sid, seq, id) = row.map_err(bad)?;
+                rows.push((sid, seq, id, 1.0 / (1.0 + i as f64)));
+            }
+        } else {
+            let sql = format!("SELECT m.session_id, m.seq, m.id, bm25(messages_fts) {from} ORDER BY rank LIMIT {candidates}");
+            let mut stmt = c.prepare(&sql).map_err(bad)?;
+            let it = stmt.query_map(params.clone(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).map_err(bad)?;
+            for row in it {
+                let (sid, seq, id, score): (String, i64, i64, f64) = row.map_err(bad)?;
+                rows.push((sid, seq, id, -score));
+            }
+        }
+        let mut best: Vec<Candidate> = Vec::new();
         let mut idx: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        {
-            let mut stmt = c.prepare(&msg_sql).map_err(bad)?;
-            let rows = stmt
-                .query_map(rusqlite::params_from_iter(p.iter()), |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?))
-                })
-                .map_err(bad)?;
-            for row in rows {
-                let (sid, seq, snip, score) = row.map_err(bad)?;
-                let score = -score;
-                match idx.get(&sid) {
-                    Some(&i) => best[i].3 += score * 0.1,
-                    None => {
-                        idx.insert(sid.clone(), best.len());
-                        best.push((sid, Some(seq), snip, score));
-                    }
+        for (sid, seq, id, score) in rows {
+            match idx.get(&sid) {
+                Some(&i) => best[i].2 += score * 0.1,
+                None => {
+                    idx.insert(sid.clone(), best.len());
+                    best.push((sid, Some((seq, id)), score, None));
                 }
             }
         }
         {
+            let title_sql = format!(
+                "SELECT s.id, highlight(titles_fts, 0, ?{h0}, ?{h1}), bm25(titles_fts)
+                 FROM titles_fts JOIN sessions s ON s.rowid = titles_fts.rowid
+                 LEFT JOIN session_meta mm ON mm.session_id = s.id
+                 WHERE titles_fts MATCH ?1 AND coalesce(mm.no_index, 0) = 0 AND {proj}
+                 ORDER BY rank LIMIT {candidates}",
+                h0 = p.len() + 1,
+                h1 = p.len() + 2
+            );
+            let mut tp = p.clone();
+            tp.push(q.highlight.0.clone().into());
+            tp.push(q.highlight.1.clone().into());
             let mut stmt = c.prepare(&title_sql).map_err(bad)?;
-            let rows = stmt
-                .query_map(rusqlite::params_from_iter(p.iter()), |r| {
+            let it = stmt
+                .query_map(rusqlite::params_from_iter(tp.iter()), |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
                 })
                 .map_err(bad)?;
-            for row in rows {
+            // A title match says more about the whole chat than one message does.
+            let title_weight = if broad { 1.0 } else { 2.0 };
+            for row in it {
                 let (sid, title, score) = row.map_err(bad)?;
-                // A title match says more about the whole chat than one message does.
-                let score = -score * 2.0;
+                let score = if broad { 1.0 } else { -score } * title_weight;
                 match idx.get(&sid) {
-                    Some(&i) => best[i].3 += score,
+                    Some(&i) => {
+                        best[i].2 += score;
+                        best[i].3.get_or_insert(title);
+                    }
                     None => {
                         idx.insert(sid.clone(), best.len());
-                        best.push((sid, None, title, score));
+                        best.push((sid, None, score, Some(title)));
                     }
                 }
             }
         }
-        best.sort_by(|a, b| b.3.total_cmp(&a.3));
+        best.sort_by(|a, b| b.2.total_cmp(&a.2));
         best.truncate(limit);
+        let mut snip = c
+            .prepare_cached("SELECT snippet(messages_fts, 0, ?3, ?4, '…', 16) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid = ?2")
+            .map_err(bad)?;
         let mut out = Vec::with_capacity(best.len());
-        for (sid, seq, snippet, score) in best {
+        for (sid, msg, score, title) in best {
             let s = summary(c, &sid)?;
+            let snippet = match msg {
+                Some((_, id)) => snip
+                    .query_row(params![fts, id, q.highlight.0, q.highlight.1], |r| r.get(0))
+                    .map_err(bad)?,
+                None => title.unwrap_or_default(),
+            };
             out.push(SearchHit {
                 session_id: sid,
                 title: s.title,
@@ -360,12 +422,27 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
                 source: s.source,
                 updated_at: s.updated_at,
                 snippet,
-                seq,
+                seq: msg.map(|(seq, _)| seq),
                 score: (score * 1000.0).round() / 1000.0,
             });
         }
         Ok(out)
     })
+}
+
+/// The words of a plain query (one without FTS5 syntax), as `fts_query` quotes them.
+fn plain_terms(q: &str) -> Vec<String> {
+    match fts_query(q) {
+        Ok(f) if f.starts_with('"') && !q.contains('"') => q.split_whitespace().map(|w| format!("\"{w}\"")).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a term occurs in more than `COMMON_TERM_DOCS` messages, counting no further than that.
+fn term_is_common(c: &Connection, term: &str) -> rusqlite::Result<bool> {
+    c.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT ?2)")?
+        .query_row(params![term, COMMON_TERM_DOCS as i64 + 1], |r| r.get::<_, i64>(0))
+        .map(|n| n as usize > COMMON_TERM_DOCS)
 }
 
 /// A change to a session's user metadata. `None` fields are left as they are.

@@ -66,9 +66,14 @@ fn in_place_updates_are_caught_by_a_deep_pass() {
             [],
         )
         .unwrap();
+    g.conn
+        .execute("UPDATE cursorDiskKV SET value = replace(value, '\"name\":\"t\"', '\"name\":\"renamed walrus\"')", [])
+        .unwrap();
     g.close();
     e.index();
     assert_eq!(e.search_ids("afterwards"), vec!["x1".to_string()]);
+    assert!(e.search_ids("before").is_empty(), "the old text leaves the index");
+    assert_eq!(e.search_ids("walrus"), vec!["x1".to_string()], "a renamed title is searchable");
 }
 
 #[test]
