@@ -28,13 +28,53 @@ pub struct Cli {
 pub enum Command {
     /// Index Cursor's chats once and report each source's status.
     Index(IndexArgs),
-    /// Run the headless daemon: index, then keep the index fresh until SIGINT/SIGTERM.
-    Serve,
+    /// Run the headless daemon: index, keep the index fresh and serve MCP on loopback until SIGINT/SIGTERM.
+    Serve(ServeArgs),
+    /// Serve the MCP tools over stdin/stdout (for clients without HTTP). Logs go to stderr.
+    #[command(subcommand)]
+    Mcp(McpCmd),
+    /// Show, rotate or relocate the MCP bearer token (kept in the OS keyring).
+    #[command(subcommand)]
+    Token(TokenCmd),
+    /// Called by Cursor's hooks: reports the event to the daemon, never blocks Cursor.
+    Hook {
+        /// The hook event, e.g. beforeSubmitPrompt, beforeMCPExecution, stop.
+        event: String,
+    },
     /// List, search, read, tag and export chats.
     #[command(subcommand)]
     Sessions(SessionsCmd),
     /// Show what Tether found where, and which sources are partial and why.
     Doctor(JsonFlag),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Loopback address to listen on (127.0.0.1 or ::1; anything else is refused).
+    #[arg(long, default_value = "127.0.0.1", env = "TETHER_HOST")]
+    pub host: String,
+    /// Port for the MCP endpoint (0 picks a free one).
+    #[arg(long, default_value_t = tether_mcp::DEFAULT_PORT, env = "TETHER_PORT")]
+    pub port: u16,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCmd {
+    /// Speak MCP on stdin/stdout.
+    Stdio,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCmd {
+    /// Print the token (to paste into a client's Authorization header).
+    Show,
+    /// Replace the token; clients must be given the new one (`tether init` rewrites Cursor's entry).
+    Rotate,
+    /// Choose where the token is kept: `keyring` (default) or `file` (0600 in the data dir, for servers).
+    Store {
+        #[arg(value_parser = ["keyring", "file"])]
+        backend: String,
+    },
 }
 
 #[derive(Debug, Args)]

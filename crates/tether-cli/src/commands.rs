@@ -12,7 +12,7 @@ use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, 
 use tether_core::watch::{WatchConfig, WatchEvent};
 use tether_core::{CursorLocations, Paths, Tether};
 
-use crate::cli::{Cli, Command, SessionsCmd, TagArgs};
+use crate::cli::{Cli, Command, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
 use crate::output;
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -34,7 +34,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 Ok(())
             }
         }
-        Command::Serve => serve(paths, cursor),
+        Command::Serve(a) => serve(paths, cursor, &a),
+        Command::Mcp(McpCmd::Stdio) => mcp_stdio(open()?),
+        Command::Token(cmd) => token(&paths, cmd),
+        Command::Hook { event } => {
+            crate::hook::run(&paths, &event);
+            Ok(())
+        }
         Command::Doctor(o) => {
             let d = open()?.doctor()?;
             if o.json {
@@ -184,30 +190,56 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
     f(&cb)
 }
 
-fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+fn serve(paths: Paths, cursor: CursorLocations, a: &ServeArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
-    let mut shutdown = Box::pin(rt.block_on(async { shutdown_signal() })?);
+    let shutdown = rt.block_on(async { shutdown_signal() })?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    rt.spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
     let lock = DaemonLock::acquire(&paths)?;
+    let (token, backend) = tether_core::token::mcp_token(&paths).context("getting the MCP token")?;
+    let hook_token = tether_core::token::hook_token(&paths)?;
+    let listener = tether_mcp::bind_loopback(&a.host, a.port)?;
+    let port = listener.local_addr()?.port();
+    let host = if a.host.contains(':') { format!("[{}]", a.host) } else { a.host.clone() };
+    let url = format!("http://{host}:{port}/mcp");
     lock.write_info(&DaemonInfo {
         pid: std::process::id(),
         version: env!("CARGO_PKG_VERSION").into(),
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        url: None,
-        port: None,
+        url: Some(url.clone()),
+        port: Some(port),
     })?;
     let t = Arc::new(Tether::open(paths, cursor)?);
+    let app = tether_mcp::App::new(Arc::clone(&t), token, hook_token);
+    let server = {
+        let _g = rt.enter();
+        rt.spawn(tether_mcp::serve_http(listener, Arc::clone(&app), stopped()))
+    };
+    eprintln!("tether: MCP endpoint {url} (token in the {}; `tether init` configures Cursor)", backend.as_str());
+    app.set_indexing(true);
     let indexer = Arc::clone(&t);
     let initial = rt.spawn_blocking(move || with_progress(true, |p| indexer.index(Depth::Deep, p)));
     let report = rt.block_on(async {
         tokio::select! {
             r = initial => Some(r),
-            _ = &mut shutdown => None,
+            _ = stopped() => None,
         }
     });
+    app.set_indexing(false);
     let Some(report) = report else {
         // An interrupted pass leaves only rolled-back transactions behind; the next start resumes.
         eprintln!("tether: stopping during the initial index");
+        let _ = rt.block_on(server);
         drop(lock);
         std::process::exit(0);
     };
@@ -218,7 +250,9 @@ fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
         report.messages_total,
         report.elapsed_ms as f64 / 1000.0
     );
-    let watch = t.watch(WatchConfig::default(), |ev| match ev {
+    let handle = rt.handle().clone();
+    let notify = Arc::clone(&app);
+    let watch = t.watch(WatchConfig::default(), move |ev| match ev {
         WatchEvent::Indexed(r) if r.sessions_written + r.sessions_deleted > 0 => {
             tracing::info!(
                 updated = r.sessions_written,
@@ -226,14 +260,52 @@ fn serve(paths: Paths, cursor: CursorLocations) -> anyhow::Result<()> {
                 ms = r.elapsed_ms,
                 "index updated"
             );
+            let _g = handle.enter();
+            notify.sessions_changed(&r.changed);
         }
         WatchEvent::Indexed(_) => {}
         WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),
     })?;
-    rt.block_on(&mut shutdown);
+    let served = rt.block_on(server);
     eprintln!("tether: stopping");
     watch.stop();
     drop(lock);
+    served??;
+    Ok(())
+}
+
+fn mcp_stdio(t: Tether) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // No HTTP here, so no bearer or hook token: whoever spawned us already has our privileges.
+    let app = tether_mcp::App::new(Arc::new(t), String::new(), String::new());
+    rt.block_on(tether_mcp::serve_stdio(app))?;
+    Ok(())
+}
+
+fn token(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
+    match cmd {
+        TokenCmd::Show => {
+            let (t, b) = tether_core::token::mcp_token(paths)?;
+            eprintln!("(from the {}; treat it like a password)", b.as_str());
+            println!("{t}");
+        }
+        TokenCmd::Rotate => {
+            let (_, b) = tether_core::token::rotate(paths)?;
+            eprintln!(
+                "tether: new token stored in the {}. Restart `tether serve` and run `tether init` again so Cursor gets it.",
+                b.as_str()
+            );
+        }
+        TokenCmd::Store { backend } => {
+            let b = if backend == "file" {
+                tether_core::token::Backend::File
+            } else {
+                tether_core::token::Backend::Keyring
+            };
+            tether_core::token::set_backend(paths, b)?;
+            eprintln!("tether: the MCP token is now kept in the {backend}");
+        }
+    }
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod hook;
 mod output;
 
 use std::process::ExitCode;

@@ -38,7 +38,9 @@ impl Env {
             .env("HOME", &self.fx.home)
             .env("TETHER_HOME", self.data.path())
             .env("TETHER_CURSOR_DIR", &self.fx.user_dir)
-            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home);
+            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home)
+            .env("TETHER_TOKEN", "cli-test-token")
+            .env("TETHER_PORT", "0");
         c
     }
 
@@ -229,6 +231,7 @@ fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
     wait_for("daemon.json", Duration::from_secs(30), || daemon_json.exists());
     let info: Value = serde_json::from_str(&std::fs::read_to_string(&daemon_json).unwrap()).unwrap();
     assert_eq!(info["pid"], child.id());
+    assert!(info["url"].as_str().unwrap().starts_with("http://127.0.0.1:"), "{info}");
     wait_for("the initial index", Duration::from_secs(30), || e.search_count("narwhal") == 1);
 
     e.cmd().arg("serve").assert().failure().stderr(predicate::str::contains("already holds the data dir"));
@@ -285,4 +288,28 @@ fn kill_9_loses_nothing_and_frees_the_data_dir() {
     wait_for_daemon(&e, &child);
     StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn serve_fails_closed_without_a_keyring_and_refuses_non_loopback() {
+    let e = Env::new();
+    // env_clear() leaves no D-Bus session, so the Secret Service cannot be reached.
+    let out = e.cmd().env_remove("TETHER_TOKEN").args(["serve", "--port", "0"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tether token store file") && err.contains("TETHER_TOKEN"), "{err}");
+    assert!(!e.data.path().join("mcp-token").exists(), "no silent fallback to a file");
+
+    let out = e.cmd().env("TETHER_TOKEN", "t").args(["serve", "--host", "0.0.0.0", "--port", "0"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only binds to loopback"));
+
+    // The opt-in file store works headless.
+    e.cmd().args(["token", "store", "file"]).assert().success();
+    let shown = e.cmd().args(["token", "show"]).output().unwrap();
+    let token = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
+    assert_eq!(token.len(), 64);
+    e.cmd().args(["token", "rotate"]).assert().success();
+    let again = e.cmd().args(["token", "show"]).output().unwrap();
+    assert_ne!(String::from_utf8_lossy(&again.stdout).trim(), token);
 }

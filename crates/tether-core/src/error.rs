@@ -48,6 +48,10 @@ pub enum Error {
     Json(#[from] serde_json::Error),
     #[error("file watcher error: {0}")]
     Watch(#[from] notify::Error),
+    #[error("{0}")]
+    Keyring(String),
+    #[error("unknown token {0:?}")]
+    Unauthorized(&'static str),
 }
 
 impl Error {
@@ -57,6 +61,7 @@ impl Error {
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } => ErrorCode::InvalidInput,
+            Error::Unauthorized(_) => ErrorCode::Forbidden,
             Error::Sql(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {
                 ErrorCode::Busy
             }

@@ -47,6 +47,9 @@ pub struct SourceReport {
     pub deleted: u64,
     pub bytes: u64,
     pub error: Option<String>,
+    /// Ids of sessions written or removed, for change notifications (not part of the JSON report).
+    #[serde(skip)]
+    pub changed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -58,6 +61,9 @@ pub struct IndexReport {
     pub messages_total: u64,
     pub bytes_read: u64,
     pub elapsed_ms: u64,
+    /// Ids of sessions written or removed in this pass (not part of the JSON report).
+    #[serde(skip)]
+    pub changed: Vec<String>,
 }
 
 /// Progress, for a terminal bar or GUI events.
@@ -116,6 +122,7 @@ pub fn run_sources(
         report.sessions_written += r.written;
         report.sessions_deleted += r.deleted;
         report.bytes_read += r.bytes;
+        report.changed.extend(r.changed.iter().cloned());
         report.sources.push(r);
     }
     if complete_set {
@@ -146,6 +153,7 @@ fn blank_report(src: &Source) -> SourceReport {
         deleted: 0,
         bytes: 0,
         error: None,
+        changed: Vec::new(),
     }
 }
 
@@ -423,8 +431,10 @@ fn index_global(
                     seen.insert(s.id.clone());
                     txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
                         .execute(params![source_id, id])?;
+                    let sid = s.id.clone();
                     if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints)? {
                         report.written += 1;
+                        report.changed.push(sid);
                     }
                 }
                 None => {
@@ -443,8 +453,10 @@ fn index_global(
         }
         for s in tabs {
             seen.insert(s.id.clone());
+            let sid = s.id.clone();
             if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &[])? {
                 report.written += 1;
+                report.changed.push(sid);
             }
         }
         txn.commit()?;
@@ -469,8 +481,11 @@ fn index_global(
         todo.iter().map(|(r, _)| r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
     for id in stored {
         if (!present.contains(id.as_str()) && !tab_ids.contains(&id)) || skipped_now.contains(id.as_str()) {
-            report.deleted +=
-                conn.execute("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2", params![id, source_id])? as u64;
+            let n = conn.execute("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2", params![id, source_id])?;
+            if n > 0 {
+                report.deleted += n as u64;
+                report.changed.push(id);
+            }
         }
     }
     Ok(watermark)
@@ -499,8 +514,10 @@ fn write_all(
             s.fingerprint = content_fingerprint(&s);
         }
         seen.insert(s.id.clone());
+        let sid = s.id.clone();
         if write_session(&txn, &mut ctx, source_id, kind, s, &[])? {
             report.written += 1;
+            report.changed.push(sid);
         }
     }
     let stored: Vec<String> = {
@@ -508,7 +525,8 @@ fn write_all(
         stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
     };
     for id in stored.into_iter().filter(|id| !seen.contains(id)) {
-        report.deleted += txn.execute("DELETE FROM sessions WHERE id = ?1", [id])? as u64;
+        report.deleted += txn.execute("DELETE FROM sessions WHERE id = ?1", [&id])? as u64;
+        report.changed.push(id);
     }
     txn.commit()?;
     Ok(())

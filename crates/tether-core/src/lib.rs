@@ -10,10 +10,12 @@ pub mod doctor;
 pub mod error;
 pub mod export;
 pub mod index;
+pub mod live;
 pub mod model;
 pub mod paths;
 pub mod sessions;
 pub mod store;
+pub mod token;
 pub mod watch;
 
 use std::sync::Arc;

@@ -233,6 +233,85 @@ pub fn show(store: &Store, key: &str, o: &ShowOptions) -> Result<SessionDetail> 
     })
 }
 
+/// A bounded read of one chat, for agents: a window of messages that fits a token budget.
+#[derive(Debug, Clone, Default)]
+pub struct WindowOptions {
+    pub offset: usize,
+    pub limit: usize,
+    /// Centre the window on the first message matching these words (FTS syntax as in search).
+    pub around: Option<String>,
+    pub include_tools: bool,
+    /// Rough budget: four characters a token.
+    pub max_tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Window {
+    pub session: SessionSummary,
+    /// Messages in the chat counting only the kinds asked for.
+    pub total: i64,
+    pub offset: usize,
+    pub messages: Vec<MessageOut>,
+    /// Where the next page starts, if there is one.
+    pub next_offset: Option<usize>,
+    /// True when the budget cut the window (or a message) short.
+    pub truncated: bool,
+}
+
+pub fn read_window(store: &Store, key: &str, o: &WindowOptions) -> Result<Window> {
+    let kinds = if o.include_tools { "" } else { "AND kind = 'text'" };
+    let (offset, total) = store.read(|c| {
+        let id = resolve(c, key)?;
+        let total: i64 =
+            c.query_row(&format!("SELECT count(*) FROM messages WHERE session_id = ?1 {kinds}"), [&id], |r| r.get(0))?;
+        let Some(words) = o.around.as_deref().filter(|w| !w.trim().is_empty()) else {
+            return Ok((o.offset, total));
+        };
+        let fts = fts_query(words)?;
+        let hit: Option<i64> = c
+            .query_row(
+                "SELECT m.seq FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                 WHERE messages_fts MATCH ?1 AND m.session_id = ?2 ORDER BY m.seq LIMIT 1",
+                params![fts, id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| Error::BadQuery { query: words.into(), reason: e.to_string() })?;
+        let Some(seq) = hit else {
+            return Err(Error::invalid("around", format!("no message in this chat matches {words:?}")));
+        };
+        let before: i64 = c.query_row(
+            &format!("SELECT count(*) FROM messages WHERE session_id = ?1 AND seq < ?2 {kinds}"),
+            params![id, seq],
+            |r| r.get(0),
+        )?;
+        Ok(((before as usize).saturating_sub(o.limit / 3), total))
+    })?;
+    let d = show(store, key, &ShowOptions { offset, limit: o.limit.max(1), include_tools: o.include_tools })?;
+    let mut budget = o.max_tokens.max(1) * 4;
+    let mut messages = Vec::with_capacity(d.messages.len());
+    let mut truncated = false;
+    for mut m in d.messages {
+        if budget == 0 {
+            truncated = true;
+            break;
+        }
+        if m.text.len() > budget {
+            let cut = (0..=budget).rev().find(|i| m.text.is_char_boundary(*i)).unwrap_or(0);
+            m.text.truncate(cut);
+            m.text.push_str(" …[truncated]");
+            truncated = true;
+            budget = 0;
+        } else {
+            budget -= m.text.len();
+        }
+        messages.push(m);
+    }
+    let end = offset + messages.len();
+    let next_offset = ((end as i64) < total).then_some(end);
+    Ok(Window { session: d.session, total, offset, messages, next_offset, truncated })
+}
+
 #[derive(Debug, Clone)]
 pub struct SearchQuery {
     pub query: String,

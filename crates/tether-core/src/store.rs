@@ -15,6 +15,7 @@ use crate::error::Result;
 const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_index.sql"),
     include_str!("store/migrations/0002_fts_without_insert_triggers.sql"),
+    include_str!("store/migrations/0003_live_state.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -1,0 +1,58 @@
+//! `tether hook <event>`: what Cursor runs on each hook. It forwards the payload to the daemon
+//! and always answers "go ahead" at once: it must never block or slow Cursor, so every failure
+//! (no daemon, slow daemon, bad input) is swallowed after a short deadline — fail-open.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use tether_core::Paths;
+
+/// Total time we allow ourselves to talk to the daemon.
+const DEADLINE: Duration = Duration::from_millis(250);
+const MAX_PAYLOAD: u64 = 1 << 20;
+
+pub fn run(paths: &Paths, event: &str) {
+    let mut payload = Vec::new();
+    let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut payload);
+    if let Err(e) = forward(paths, event, &payload) {
+        tracing::debug!(error = %e, "hook not delivered (fail-open)");
+    }
+    // Cursor reads a JSON answer from hooks that can gate an action; we never gate.
+    let answer = match event {
+        "beforeSubmitPrompt" => r#"{"continue":true}"#,
+        "beforeMCPExecution" | "beforeShellExecution" | "beforeReadFile" => r#"{"permission":"allow"}"#,
+        _ => "{}",
+    };
+    let _ = writeln!(std::io::stdout(), "{answer}");
+}
+
+fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<()> {
+    let err = |m: &str| std::io::Error::other(m.to_owned());
+    let info = tether_core::daemon::running(paths).ok_or_else(|| err("no daemon"))?;
+    let port = info.port.ok_or_else(|| err("daemon has no port"))?;
+    let token = std::fs::read_to_string(paths.data_dir.join("hook-token"))?;
+    let mut body: serde_json::Value = serde_json::from_slice(payload).map_err(|e| err(&e.to_string()))?;
+    // The event name comes from our command line when the payload lacks it.
+    if body.get("hook_event_name").and_then(|v| v.as_str()).is_none_or(str::is_empty) {
+        body["hook_event_name"] = serde_json::Value::String(event.to_owned());
+    }
+    let body = body.to_string();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut s = TcpStream::connect_timeout(&addr, DEADLINE)?;
+    s.set_write_timeout(Some(DEADLINE))?;
+    s.set_read_timeout(Some(DEADLINE))?;
+    s.set_nodelay(true)?;
+    write!(
+        s,
+        "POST /hook HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        token.trim(),
+        body.len()
+    )?;
+    let mut status = [0u8; 12];
+    s.read_exact(&mut status)?;
+    if &status[9..12] != b"204" {
+        return Err(err(&format!("daemon answered {}", String::from_utf8_lossy(&status))));
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Live state the daemon keeps besides the chat index: persisted MCP sessions (so clients survive
+//! a restart) and what Cursor's hooks report about each chat (workspace, working/idle/ended).
+//!
+//! Knows nothing about HTTP or MCP types: sessions are opaque JSON blobs here.
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::store::Store;
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
+    let now = now_ms();
+    store.writer().execute(
+        "INSERT INTO mcp_sessions(id, state, created_at, last_seen) VALUES (?1, ?2, ?3, ?3)
+         ON CONFLICT(id) DO UPDATE SET state = excluded.state, last_seen = excluded.last_seen",
+        params![id, state, now],
+    )?;
+    Ok(())
+}
+
+pub fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
+    store.read(|c| Ok(c.query_row("SELECT state FROM mcp_sessions WHERE id = ?1", [id], |r| r.get(0)).optional()?))
+}
+
+pub fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
+    store.writer().execute("DELETE FROM mcp_sessions WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// Forgets persisted sessions nobody has restored for `max_age_ms`.
+pub fn prune_mcp_sessions(store: &Store, max_age_ms: i64) -> Result<usize> {
+    Ok(store.writer().execute("DELETE FROM mcp_sessions WHERE last_seen < ?1", [now_ms() - max_age_ms])?)
+}
+
+/// One Cursor hook payload, reduced to what we use. Unknown fields are ignored.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct HookEvent {
+    #[serde(default)]
+    pub hook_event_name: String,
+    #[serde(default)]
+    pub conversation_id: String,
+    #[serde(default)]
+    pub generation_id: Option<String>,
+    #[serde(default)]
+    pub workspace_roots: Vec<String>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    /// `beforeMCPExecution`: the tool about to be called and its input.
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ChatActivity {
+    pub conversation_id: String,
+    pub workspace_roots: Vec<String>,
+    pub status: String,
+    pub last_event: String,
+    pub last_at: String,
+}
+
+/// What a hook event says about the chat's state.
+fn status_for(event: &str) -> &'static str {
+    match event {
+        "stop" | "sessionEnd" => "idle",
+        _ => "working",
+    }
+}
+
+pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
+    if ev.conversation_id.is_empty() {
+        return Ok(());
+    }
+    let roots = serde_json::to_string(&ev.workspace_roots)?;
+    store.writer().execute(
+        "INSERT INTO chat_activity(conversation_id, workspace_roots, status, last_event, last_at, transcript_path)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(conversation_id) DO UPDATE SET
+             workspace_roots = CASE WHEN excluded.workspace_roots = '[]' THEN workspace_roots ELSE excluded.workspace_roots END,
+             status = excluded.status, last_event = excluded.last_event, last_at = excluded.last_at,
+             transcript_path = coalesce(excluded.transcript_path, transcript_path)",
+        params![ev.conversation_id, roots, status_for(&ev.hook_event_name), ev.hook_event_name, now_ms(), ev.transcript_path],
+    )?;
+    Ok(())
+}
+
+pub fn chat_activity(store: &Store, conversation_id: &str) -> Result<Option<ChatActivity>> {
+    store.read(|c| {
+        Ok(c.query_row(
+            "SELECT conversation_id, workspace_roots, status, last_event, last_at FROM chat_activity WHERE conversation_id = ?1",
+            [conversation_id],
+            |r| {
+                let roots: String = r.get(1)?;
+                Ok(ChatActivity {
+                    conversation_id: r.get(0)?,
+                    workspace_roots: serde_json::from_str(&roots).unwrap_or_default(),
+                    status: r.get(2)?,
+                    last_event: r.get(3)?,
+                    last_at: crate::sessions::iso(r.get(4)?),
+                })
+            },
+        )
+        .optional()?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_and_hooks_round_trip() {
+        let s = Store::open_in_memory().unwrap();
+        save_mcp_session(&s, "m1", "{\"a\":1}").unwrap();
+        assert_eq!(load_mcp_session(&s, "m1").unwrap().as_deref(), Some("{\"a\":1}"));
+        delete_mcp_session(&s, "m1").unwrap();
+        assert_eq!(load_mcp_session(&s, "m1").unwrap(), None);
+
+        let mut ev = HookEvent {
+            hook_event_name: "beforeSubmitPrompt".into(),
+            conversation_id: "c1".into(),
+            workspace_roots: vec!["/p".into()],
+            ..Default::default()
+        };
+        record_hook(&s, &ev).unwrap();
+        ev.hook_event_name = "stop".into();
+        ev.workspace_roots.clear();
+        record_hook(&s, &ev).unwrap();
+        let a = chat_activity(&s, "c1").unwrap().unwrap();
+        assert_eq!((a.status.as_str(), a.workspace_roots.clone()), ("idle", vec!["/p".to_string()]));
+    }
+}

@@ -1,0 +1,244 @@
+//! Secrets: the MCP bearer token (OS keyring by default) and the low-privilege hook token.
+//!
+//! The MCP token lives in the OS keyring under an entry named after the data dir, so test and
+//! production instances never share one. Where no keyring exists (headless Linux) we fail closed
+//! with instructions; the user may opt in to a 0600 file in the data dir, and `TETHER_TOKEN`
+//! overrides everything (servers, tests). Tokens are never logged. Depends on `keyring` only.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::paths::Paths;
+
+/// Where the MCP token is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Keyring,
+    File,
+    /// `TETHER_TOKEN` from the environment (read-only).
+    Env,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Keyring => "keyring",
+            Backend::File => "file",
+            Backend::Env => "env",
+        }
+    }
+}
+
+const SERVICE: &str = "tether";
+
+fn entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("mcp-token:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+fn keyring_error(paths: &Paths, e: &keyring::Error) -> Error {
+    Error::Keyring(format!(
+        "the OS keyring is not available ({e}). On a desktop, start or unlock your keyring \
+         (GNOME Keyring, KWallet, macOS Keychain, Windows Credential Manager). On a server, either run \
+         `tether token store file` to keep the token in {} (mode 0600), or set TETHER_TOKEN.",
+        paths.data_dir.join("mcp-token").display()
+    ))
+}
+
+/// The configured backend: `TETHER_TOKEN` wins, then the choice saved by `set_backend`.
+pub fn backend(paths: &Paths) -> Backend {
+    if std::env::var_os("TETHER_TOKEN").is_some_and(|v| !v.is_empty()) {
+        return Backend::Env;
+    }
+    match std::fs::read_to_string(paths.data_dir.join("token-store")) {
+        Ok(s) if s.trim() == "file" => Backend::File,
+        _ => Backend::Keyring,
+    }
+}
+
+/// Chooses where the token is kept from now on, moving the current token there.
+pub fn set_backend(paths: &Paths, to: Backend) -> Result<()> {
+    if to == Backend::Env {
+        return Err(Error::invalid("token store", "the environment cannot be chosen as a store; set TETHER_TOKEN"));
+    }
+    paths.ensure()?;
+    let current = read(paths, backend(paths)).ok().flatten();
+    let marker = paths.data_dir.join("token-store");
+    write_private(&marker, to.as_str())?;
+    if let Some(t) = current {
+        write(paths, to, &t)?;
+    }
+    Ok(())
+}
+
+fn read(paths: &Paths, b: Backend) -> Result<Option<String>> {
+    match b {
+        Backend::Env => Ok(std::env::var("TETHER_TOKEN").ok()),
+        Backend::File => match std::fs::read_to_string(paths.data_dir.join("mcp-token")) {
+            Ok(s) => Ok(Some(s.trim().to_owned())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("reading the token file", e)),
+        },
+        Backend::Keyring => match entry(paths)?.get_password() {
+            Ok(t) => Ok(Some(t)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(keyring_error(paths, &e)),
+        },
+    }
+}
+
+fn write(paths: &Paths, b: Backend, token: &str) -> Result<()> {
+    match b {
+        Backend::Env => Err(Error::invalid("token", "TETHER_TOKEN is set; change it in the environment instead")),
+        Backend::File => write_private(&paths.data_dir.join("mcp-token"), token),
+        Backend::Keyring => entry(paths)?.set_password(token).map_err(|e| keyring_error(paths, &e)),
+    }
+}
+
+/// The MCP token, created on first use. Fails closed when the chosen store is unavailable.
+pub fn mcp_token(paths: &Paths) -> Result<(String, Backend)> {
+    let b = backend(paths);
+    if let Some(t) = read(paths, b)?.filter(|t| !t.is_empty()) {
+        return Ok((t, b));
+    }
+    let t = generate();
+    write(paths, b, &t)?;
+    Ok((t, b))
+}
+
+/// Replaces the MCP token; clients configured with the old one get 401 from now on.
+pub fn rotate(paths: &Paths) -> Result<(String, Backend)> {
+    let b = backend(paths);
+    let t = generate();
+    write(paths, b, &t)?;
+    Ok((t, b))
+}
+
+/// Removes the keyring entry (used by tests and `tether token store file`).
+pub fn forget_keyring(paths: &Paths) -> Result<()> {
+    match entry(paths)?.delete_credential() {
+        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+        Err(e) => Err(keyring_error(paths, &e)),
+    }
+}
+
+/// The hook token: lets `tether hook` report Cursor events and nothing else, so it can sit in a
+/// plain 0600 file that hook processes read without touching the keyring.
+pub fn hook_token(paths: &Paths) -> Result<String> {
+    let p = paths.data_dir.join("hook-token");
+    match std::fs::read_to_string(&p) {
+        Ok(s) if !s.trim().is_empty() => return Ok(s.trim().to_owned()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("reading the hook token", e)),
+    }
+    paths.ensure()?;
+    let t = generate();
+    write_private(&p, &t)?;
+    Ok(t)
+}
+
+/// Constant-time comparison, so response timing does not reveal how much of a guess was right.
+pub fn matches(expected: &str, given: &str) -> bool {
+    let (a, b) = (expected.as_bytes(), given.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn generate() -> String {
+    let mut buf = [0u8; 32];
+    getrandom::fill(&mut buf).expect("the OS random number generator failed");
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn write_private(path: &Path, content: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(&tmp).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+    f.write_all(content.as_bytes()).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+    f.sync_all().map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_store_round_trip_and_rotation() {
+        let d = tempfile::tempdir().unwrap();
+        let p = Paths::at(d.path());
+        if backend(&p) == Backend::Env {
+            return; // TETHER_TOKEN set by the caller's environment
+        }
+        set_backend(&p, Backend::File).unwrap();
+        let (a, b) = mcp_token(&p).unwrap();
+        assert_eq!(b, Backend::File);
+        assert_eq!(a.len(), 64);
+        assert_eq!(mcp_token(&p).unwrap().0, a, "stable across calls");
+        let (r, _) = rotate(&p).unwrap();
+        assert_ne!(r, a);
+        assert_eq!(mcp_token(&p).unwrap().0, r);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(d.path().join("mcp-token")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(matches(&r, &r.clone()));
+        assert!(!matches(&r, &a));
+        assert!(!matches(&r, ""));
+    }
+
+    #[test]
+    fn hook_token_is_separate_and_stable() {
+        let d = tempfile::tempdir().unwrap();
+        let p = Paths::at(d.path());
+        let h = hook_token(&p).unwrap();
+        assert_eq!(hook_token(&p).unwrap(), h);
+    }
+
+    /// The real OS keyring. Run by `scripts/test` inside `dbus-run-session` with an unlocked
+    /// gnome-keyring (see `scripts/keyring-tests`); ignored elsewhere because a plain test run may
+    /// have no keyring at all.
+    #[test]
+    #[ignore = "needs a Secret Service; scripts/test runs it under dbus-run-session"]
+    fn real_keyring_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let p = Paths::at(d.path());
+        assert_eq!(backend(&p), Backend::Keyring);
+        let (a, b) = mcp_token(&p).unwrap();
+        assert_eq!(b, Backend::Keyring);
+        assert_eq!(mcp_token(&p).unwrap().0, a, "read back from the keyring");
+        assert!(!d.path().join("mcp-token").exists(), "no file copy");
+        let other = tempfile::tempdir().unwrap();
+        assert_ne!(mcp_token(&Paths::at(other.path())).unwrap().0, a, "entries are per data dir");
+        forget_keyring(&p).unwrap();
+        forget_keyring(&Paths::at(other.path())).unwrap();
+    }
+
+    #[test]
+    fn no_keyring_fails_closed_with_instructions() {
+        // With no D-Bus session the Secret Service cannot be reached.
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() || backend_is_env() {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let err = mcp_token(&Paths::at(d.path())).unwrap_err().to_string();
+        assert!(err.contains("tether token store file") && err.contains("TETHER_TOKEN"), "{err}");
+    }
+
+    fn backend_is_env() -> bool {
+        std::env::var_os("TETHER_TOKEN").is_some_and(|v| !v.is_empty())
+    }
+}

@@ -1,0 +1,283 @@
+//! The loopback HTTP host: axum router with `/mcp` (rmcp Streamable HTTP behind the bearer
+//! token), `/health` (no auth, no secrets) and `/hook` (the low-privilege hook token).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use futures_util::StreamExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionManager, SessionState, SessionStore, SessionStoreError};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::{App, TetherMcp};
+
+/// Documented in the README; `--port` / `TETHER_PORT` change it.
+pub const DEFAULT_PORT: u16 = 47821;
+
+/// Sessions idle this long with no open GET stream are closed (the client has gone away).
+const ABANDONED_AFTER: Duration = Duration::from_secs(2 * 3600);
+/// Persisted sessions nobody restored for this long are forgotten.
+const PERSISTED_FOR_MS: i64 = 7 * 24 * 3600 * 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("refusing to listen on {0}: Tether's MCP endpoint only binds to loopback (127.0.0.1 or ::1)")]
+    NotLoopback(String),
+    #[error(
+        "port {port} on {host} is already in use by another program; choose another with --port or TETHER_PORT (and run `tether init` again so Cursor learns the new URL)"
+    )]
+    PortInUse { host: String, port: u16 },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("MCP stdio: {0}")]
+    Stdio(String),
+}
+
+/// Binds the MCP listener. Only loopback addresses are accepted: the token is the only guard.
+pub fn bind_loopback(host: &str, port: u16) -> Result<std::net::TcpListener, ServeError> {
+    let ip: IpAddr = match host {
+        "localhost" => IpAddr::from([127, 0, 0, 1]),
+        h => h.parse().map_err(|_| ServeError::NotLoopback(h.to_owned()))?,
+    };
+    if !ip.is_loopback() {
+        return Err(ServeError::NotLoopback(host.to_owned()));
+    }
+    let l = std::net::TcpListener::bind(SocketAddr::new(ip, port)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => ServeError::PortInUse { host: host.to_owned(), port },
+        _ => ServeError::Io { context: format!("binding {host}:{port}"), source: e },
+    })?;
+    l.set_nonblocking(true).map_err(|e| ServeError::Io { context: "configuring the listener".into(), source: e })?;
+    Ok(l)
+}
+
+/// rmcp's session store, in our SQLite: a client that initialised before a restart keeps its
+/// `Mcp-Session-Id` afterwards instead of getting 404 (which Cursor shows as a red server).
+struct SqliteSessions(Arc<App>);
+
+#[async_trait::async_trait]
+impl SessionStore for SqliteSessions {
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let t = Arc::clone(&self.0.tether);
+        let id = id.to_owned();
+        let raw = tokio::task::spawn_blocking(move || tether_core::live::load_mcp_session(&t.store, &id)).await??;
+        Ok(raw.map(|s| serde_json::from_str(&s)).transpose()?)
+    }
+
+    async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let t = Arc::clone(&self.0.tether);
+        let (id, s) = (id.to_owned(), serde_json::to_string(state)?);
+        tokio::task::spawn_blocking(move || tether_core::live::save_mcp_session(&t.store, &id, &s)).await??;
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
+        let t = Arc::clone(&self.0.tether);
+        let id = id.to_owned();
+        tokio::task::spawn_blocking(move || tether_core::live::delete_mcp_session(&t.store, &id)).await??;
+        Ok(())
+    }
+}
+
+/// Per MCP session: last request and how many GET streams are open right now.
+#[derive(Default)]
+struct Activity(Mutex<HashMap<String, (Instant, usize)>>);
+
+struct StreamGuard(Arc<Activity>, String);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        if let Some(e) = self.0.0.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&self.1) {
+            e.0 = Instant::now();
+            e.1 = e.1.saturating_sub(1);
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Ctx {
+    app: Arc<App>,
+    activity: Arc<Activity>,
+}
+
+/// Serves until `shutdown` resolves. Every session and stream ends with it.
+pub async fn serve_http(
+    listener: std::net::TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|e| ServeError::Io { context: "adopting the listener".into(), source: e })?
+        // rmcp writes each SSE event separately; without NODELAY, Nagle + delayed ACK add ~40 ms.
+        .tap_io(|s| {
+            let _ = s.set_nodelay(true);
+        });
+    let ct = CancellationToken::new();
+    let mut sm = LocalSessionManager::default();
+    // rmcp's idle timer ignores an open GET stream; Cursor then gets 404 and marks us failed.
+    // We reap abandoned sessions ourselves (see `reap`).
+    sm.session_config.keep_alive = None;
+    let sm = Arc::new(sm);
+    let mut cfg = StreamableHttpServerConfig::default()
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+        .with_cancellation_token(ct.child_token())
+        .with_max_request_body_bytes(1 << 20);
+    cfg.session_store = Some(Arc::new(SqliteSessions(Arc::clone(&app))));
+    let factory_app = Arc::clone(&app);
+    let svc = StreamableHttpService::new(move || Ok(TetherMcp::new(Arc::clone(&factory_app))), Arc::clone(&sm), cfg);
+    let ctx = Ctx { app: Arc::clone(&app), activity: Arc::default() };
+    let router = Router::new()
+        .nest_service("/mcp", svc)
+        .layer(middleware::from_fn_with_state(ctx.clone(), mcp_guard))
+        .route("/health", get(health))
+        .route("/hook", post(hook))
+        .with_state(ctx.clone());
+    let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
+    let stop = ct.clone();
+    let r = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+        })
+        .await;
+    ct.cancel();
+    reaper.abort();
+    r.map_err(|e| ServeError::Io { context: "serving HTTP".into(), source: e })
+}
+
+/// Bearer check (constant time; a plain 401 without `WWW-Authenticate` so Cursor does not start
+/// an OAuth flow), then activity tracking for the reaper.
+async fn mcp_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !tether_core::token::matches(&ctx.app.token, given) {
+        return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token (see `tether token show`)\n").into_response();
+    }
+    let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let method = req.method().clone();
+    let res = next.run(req).await;
+    let session =
+        session.or_else(|| res.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned));
+    let Some(session) = session else { return res };
+    if method == Method::DELETE && res.status().is_success() {
+        ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&session);
+        ctx.app.forget_session(&session);
+        return res;
+    }
+    let is_stream = method == Method::GET && res.status().is_success();
+    {
+        let mut a = ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner());
+        let e = a.entry(session.clone()).or_insert((Instant::now(), 0));
+        e.0 = Instant::now();
+        if is_stream {
+            e.1 += 1;
+        }
+    }
+    if !is_stream {
+        return res;
+    }
+    let guard = StreamGuard(Arc::clone(&ctx.activity), session);
+    let (parts, body) = res.into_parts();
+    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _ = &guard;
+        chunk
+    }));
+    Response::from_parts(parts, body)
+}
+
+/// Closes sessions whose client is gone: no open GET stream and no request for a long time.
+async fn reap(ctx: Ctx, sm: Arc<LocalSessionManager>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(600));
+    loop {
+        tick.tick().await;
+        let stale: Vec<String> = {
+            let mut a = ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner());
+            let stale: Vec<String> = a
+                .iter()
+                .filter(|(_, (at, open))| *open == 0 && at.elapsed() > ABANDONED_AFTER)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in &stale {
+                a.remove(k);
+            }
+            stale
+        };
+        for id in stale {
+            tracing::info!(session = %id, "closing an abandoned MCP session");
+            let _ = sm.close_session(&Arc::from(id.as_str())).await;
+            ctx.app.forget_session(&id);
+        }
+        let t = Arc::clone(&ctx.app.tether);
+        let _ = tokio::task::spawn_blocking(move || tether_core::live::prune_mcp_sessions(&t.store, PERSISTED_FOR_MS))
+            .await;
+    }
+}
+
+async fn health(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    let counts = tokio::task::spawn_blocking(move || {
+        t.store.read(|c| {
+            Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?)
+        })
+    })
+    .await;
+    let (sessions, messages) = match counts {
+        Ok(Ok(c)) => c,
+        _ => (-1, -1),
+    };
+    let indexing = ctx.app.indexing.load(std::sync::atomic::Ordering::Relaxed);
+    axum::Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_s": ctx.app.uptime().as_secs(),
+        "index": {"state": if indexing { "indexing" } else { "idle" }, "sessions": sessions, "messages": messages},
+        "mcp_sessions": ctx.app.mcp_sessions(),
+    }))
+    .into_response()
+}
+
+/// Hook reports from `tether hook`: the hook token only opens this door.
+async fn hook(State(ctx): State<Ctx>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !tether_core::token::matches(&ctx.app.hook_token, given) {
+        return (StatusCode::UNAUTHORIZED, "missing or wrong hook token\n").into_response();
+    }
+    let ev: tether_core::live::HookEvent = match serde_json::from_slice(&body) {
+        Ok(ev) => ev,
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, format!("hook payload is not the expected JSON: {e}\n")).into_response();
+        }
+    };
+    let app = Arc::clone(&ctx.app);
+    match tokio::task::spawn_blocking(move || app.hook(ev)).await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+    }
+}

@@ -1,0 +1,185 @@
+//! Tether's MCP server: rmcp's Streamable HTTP service inside axum on loopback (bearer token,
+//! Host/Origin checks, sessions persisted across restarts, GET-stream push), plus stdio.
+//!
+//! A thin host over `tether-core`: no index or query logic here. Must not depend on tauri or clap.
+
+mod http;
+mod tools;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::{Peer, RoleServer};
+use tether_core::Tether;
+use tether_core::live::{ChatActivity, HookEvent};
+
+pub use http::{DEFAULT_PORT, ServeError, bind_loopback, serve_http};
+pub use tools::{SESSION_URI_PREFIX, TetherMcp};
+
+/// State shared by every MCP session of one daemon.
+pub struct App {
+    pub tether: Arc<Tether>,
+    token: String,
+    hook_token: String,
+    started: Instant,
+    peers: Mutex<HashMap<String, Peer<RoleServer>>>,
+    subscriptions: Mutex<HashMap<String, HashSet<String>>>,
+    /// `beforeMCPExecution` events for our tools, waiting for the call they announce.
+    pending_calls: Mutex<VecDeque<(Instant, HookEvent)>>,
+    /// The chat each MCP session last called from.
+    bindings: Mutex<HashMap<String, String>>,
+    pub(crate) indexing: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
+}
+
+/// How long a `beforeMCPExecution` report waits for its call.
+const PENDING_TTL: Duration = Duration::from_secs(30);
+
+impl App {
+    pub fn new(tether: Arc<Tether>, token: String, hook_token: String) -> Arc<Self> {
+        Arc::new(Self {
+            tether,
+            token,
+            hook_token,
+            started: Instant::now(),
+            peers: Mutex::default(),
+            subscriptions: Mutex::default(),
+            pending_calls: Mutex::default(),
+            bindings: Mutex::default(),
+            indexing: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    pub fn set_indexing(&self, on: bool) {
+        self.indexing.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub(crate) fn mcp_sessions(&self) -> usize {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    fn register_peer(&self, session: &str, peer: Peer<RoleServer>) {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).insert(session.to_owned(), peer);
+    }
+
+    pub(crate) fn forget_session(&self, session: &str) {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+        self.bindings.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+    }
+
+    fn subscribe(&self, session: &str, uri: &str) {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(session.to_owned())
+            .or_default()
+            .insert(uri.to_owned());
+    }
+
+    fn unsubscribe(&self, session: &str, uri: &str) {
+        if let Some(s) = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).get_mut(session) {
+            s.remove(uri);
+        }
+    }
+
+    /// Tells subscribers that these chats changed. Sends from spawned tasks: a client that stops
+    /// reading its stream must not stall the caller (the watcher).
+    pub fn sessions_changed(&self, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        let uris: HashSet<String> = ids.iter().map(|id| format!("{SESSION_URI_PREFIX}{id}")).collect();
+        let targets: Vec<(String, Peer<RoleServer>, Vec<String>)> = {
+            let subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+            let peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            subs.iter()
+                .filter_map(|(sid, set)| {
+                    let hit: Vec<String> = set.intersection(&uris).cloned().collect();
+                    let peer = peers.get(sid)?.clone();
+                    (!hit.is_empty()).then(|| (sid.clone(), peer, hit))
+                })
+                .collect()
+        };
+        for (sid, peer, hit) in targets {
+            tokio::spawn(async move {
+                for uri in hit {
+                    if let Err(e) = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await {
+                        tracing::debug!(session = %sid, error = %e, "dropping a notification for a closed session");
+                        break;
+                    }
+                }
+            });
+        }
+    }
+
+    /// Records a Cursor hook event: chat status for everyone, and for `beforeMCPExecution` of one
+    /// of our tools, a pending call that tells the next matching tool call which chat it is from.
+    pub fn hook(&self, ev: HookEvent) -> tether_core::Result<()> {
+        tether_core::live::record_hook(&self.tether.store, &ev)?;
+        if ev.hook_event_name == "beforeMCPExecution" && !ev.conversation_id.is_empty() {
+            let mut q = self.pending_calls.lock().unwrap_or_else(|p| p.into_inner());
+            q.retain(|(at, _)| at.elapsed() < PENDING_TTL);
+            q.push_back((Instant::now(), ev));
+        }
+        Ok(())
+    }
+
+    /// The chat behind a tool call: a fresh `beforeMCPExecution` for this tool (its query, when it
+    /// has one, must match) binds the MCP session; otherwise the session's last binding holds.
+    /// One Cursor window shares a session across chats, so a fresh announcement always wins.
+    fn caller(&self, tool: &str, session: Option<&str>, query: &Option<String>) -> Option<ChatActivity> {
+        let announced = {
+            let mut q = self.pending_calls.lock().unwrap_or_else(|p| p.into_inner());
+            q.retain(|(at, _)| at.elapsed() < PENDING_TTL);
+            let pos = q.iter().position(|(_, ev)| {
+                let name_ok = ev
+                    .tool_name
+                    .as_deref()
+                    .is_some_and(|n| n == tool || n.ends_with(&format!("_{tool}")) || n.ends_with(&format!("-{tool}")));
+                let input_query = ev.tool_input.as_ref().and_then(|v| v.get("query")).and_then(|v| v.as_str());
+                name_ok && (input_query.is_none() || input_query == query.as_deref())
+            });
+            pos.and_then(|i| q.remove(i)).map(|(_, ev)| ev.conversation_id)
+        };
+        let conversation = match (announced, session) {
+            (Some(c), Some(s)) => {
+                self.bindings.lock().unwrap_or_else(|p| p.into_inner()).insert(s.to_owned(), c.clone());
+                Some(c)
+            }
+            (Some(c), None) => Some(c),
+            (None, Some(s)) => self.bindings.lock().unwrap_or_else(|p| p.into_inner()).get(s).cloned(),
+            (None, None) => None,
+        }?;
+        match tether_core::live::chat_activity(&self.tether.store, &conversation) {
+            Ok(Some(a)) => Some(a),
+            _ => Some(ChatActivity {
+                conversation_id: conversation,
+                workspace_roots: Vec::new(),
+                status: "working".into(),
+                last_event: String::new(),
+                last_at: String::new(),
+            }),
+        }
+    }
+}
+
+/// Serves MCP over stdin/stdout until the client closes it. Logs must go to stderr.
+pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
+    use rmcp::ServiceExt;
+    let svc =
+        TetherMcp::new(app).serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
+    svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()))?;
+    Ok(())
+}
