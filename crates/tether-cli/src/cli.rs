@@ -36,6 +36,10 @@ pub enum Command {
     /// Show, rotate or relocate the MCP bearer token (kept in the OS keyring).
     #[command(subcommand)]
     Token(TokenCmd),
+    /// Set Cursor up to use Tether: the MCP server entry, hooks, a rule and slash commands.
+    Init(InitArgs),
+    /// Remove exactly what `tether init` added for the same project (or --global).
+    Uninit(InitArgs),
     /// Called by Cursor's hooks: reports the event to the daemon, never blocks Cursor.
     Hook {
         /// The hook event, e.g. beforeSubmitPrompt, beforeMCPExecution, stop.
@@ -55,6 +59,30 @@ pub struct ServeArgs {
     pub host: String,
     /// Port for the MCP endpoint (0 picks a free one).
     #[arg(long, default_value_t = tether_mcp::DEFAULT_PORT, env = "TETHER_PORT")]
+    pub port: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project to add the rule and commands to (default: the working directory).
+    #[arg(value_name = "PROJECT_DIR", conflicts_with = "global")]
+    pub project: Option<PathBuf>,
+    /// User-level only (~/.cursor): MCP entry, hooks and commands, no project files.
+    #[arg(long)]
+    pub global: bool,
+    /// Show the diff of what would change (token masked) and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Put the MCP entry in <PROJECT_DIR>/.cursor/mcp.json instead of ~/.cursor/mcp.json (the
+    /// token is written there only if git ignores the file).
+    #[arg(long, conflicts_with = "global")]
+    pub project_mcp: bool,
+    /// Write `Bearer ${env:TETHER_TOKEN}` instead of the token itself (Cursor then needs
+    /// TETHER_TOKEN in its environment).
+    #[arg(long)]
+    pub token_env: bool,
+    /// The daemon's port, when it is not running now and does not use the default.
+    #[arg(long, env = "TETHER_PORT", default_value_t = tether_mcp::DEFAULT_PORT)]
     pub port: u16,
 }
 

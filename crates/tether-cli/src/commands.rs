@@ -12,7 +12,7 @@ use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, 
 use tether_core::watch::{WatchConfig, WatchEvent};
 use tether_core::{CursorLocations, Paths, Tether};
 
-use crate::cli::{Cli, Command, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
+use crate::cli::{Cli, Command, InitArgs, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
 use crate::output;
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -37,6 +37,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(a) => serve(paths, cursor, &a),
         Command::Mcp(McpCmd::Stdio) => mcp_stdio(open()?),
         Command::Token(cmd) => token(&paths, cmd),
+        Command::Init(a) => init(&paths, &cursor, &a, false),
+        Command::Uninit(a) => init(&paths, &cursor, &a, true),
         Command::Hook { event } => {
             crate::hook::run(&paths, &event);
             Ok(())
@@ -307,6 +309,82 @@ fn token(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> anyhow::Result<()> {
+    use tether_core::init;
+    let cursor_home = cursor.cursor_homes.first().cloned().context("no home directory; set TETHER_CURSOR_HOME")?;
+    let project = if a.global {
+        None
+    } else {
+        let dir = match &a.project {
+            Some(p) => p.clone(),
+            None => std::env::current_dir().context("reading the working directory")?,
+        };
+        Some(dir.canonicalize().with_context(|| format!("project dir {}", dir.display()))?)
+    };
+    let target = init::Target { cursor_home, project, mcp_in_project: a.project_mcp };
+    let running = tether_core::daemon::running(paths);
+    let plan = if remove {
+        init::plan_uninit(&target)?
+    } else {
+        let url =
+            running.as_ref().and_then(|d| d.url.clone()).unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", a.port));
+        let (token, _) = tether_core::token::mcp_token(paths).context("getting the MCP token")?;
+        let spec =
+            init::InitSpec { target, url, token, token_from_env: a.token_env, hook_command: hook_command(paths)? };
+        init::plan_init(&spec)?
+    };
+    for s in &plan.skipped {
+        eprintln!("tether: skipped {s}");
+    }
+    if a.dry_run {
+        let diff = plan.diff();
+        if diff.is_empty() {
+            eprintln!("tether: nothing to change");
+        }
+        print!("{diff}");
+        return Ok(());
+    }
+    plan.apply()?;
+    let mut changed = 0;
+    for c in plan.effective() {
+        changed += 1;
+        let verb = match (&c.before, &c.after) {
+            (_, None) => "removed",
+            (None, Some(_)) => "created",
+            (Some(_), Some(_)) => "updated",
+        };
+        println!("{verb} {}", c.path.display());
+    }
+    if changed == 0 {
+        eprintln!("tether: already {}; nothing changed", if remove { "removed" } else { "set up" });
+    } else if !remove {
+        eprintln!("tether: done. In Cursor, open Settings → MCP and enable (or toggle) the `tether` server.");
+        if running.is_none() {
+            eprintln!("tether: the daemon is not running; start it with `tether serve`.");
+        }
+    }
+    Ok(())
+}
+
+/// How Cursor's hooks call us: this executable, with the data dir when it is not the default.
+fn hook_command(paths: &Paths) -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("finding the tether executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let mut cmd = shell_quote(&exe.to_string_lossy());
+    if std::env::var_os("TETHER_HOME").is_some() {
+        cmd = format!("TETHER_HOME={} {cmd}", shell_quote(&paths.data_dir.to_string_lossy()));
+    }
+    Ok(cmd)
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM. Handlers are installed when this is called, not when polled.

@@ -313,3 +313,63 @@ fn serve_fails_closed_without_a_keyring_and_refuses_non_loopback() {
     let again = e.cmd().args(["token", "show"]).output().unwrap();
     assert_ne!(String::from_utf8_lossy(&again.stdout).trim(), token);
 }
+
+#[test]
+fn init_writes_cursor_config_that_uninit_removes() {
+    let e = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    let init =
+        |args: &[&str]| e.cmd().env("TETHER_TOKEN", "init-secret-token").arg("init").args(args).output().unwrap();
+    let mcp = e.fx.cursor_home.join("mcp.json");
+    std::fs::create_dir_all(&e.fx.cursor_home).unwrap();
+    std::fs::write(&mcp, r#"{"mcpServers":{"mine":{"url":"http://example.invalid"}}}"#).unwrap();
+
+    let dry = init(&[proj.path().to_str().unwrap(), "--dry-run"]);
+    assert!(dry.status.success());
+    let diff = String::from_utf8(dry.stdout).unwrap();
+    assert!(diff.contains("+      \"url\": \"http://127.0.0.1:") && diff.contains("Bearer ********"), "{diff}");
+    assert!(!diff.contains("init-secret-token"), "dry run printed the token");
+    assert!(!proj.path().join(".cursor").exists(), "dry run wrote files");
+
+    let out = init(&[proj.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("init-secret-token"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&mcp).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["mine"]["url"], "http://example.invalid");
+    assert_eq!(v["mcpServers"]["tether"]["headers"]["Authorization"], "Bearer init-secret-token");
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(e.fx.cursor_home.join("hooks.json")).unwrap()).unwrap();
+    let cmd = hooks["hooks"]["beforeMCPExecution"][0]["command"].as_str().unwrap();
+    assert!(cmd.starts_with("TETHER_HOME=") && cmd.ends_with(" hook beforeMCPExecution"), "{cmd}");
+    assert!(proj.path().join(".cursor/rules/tether.mdc").exists());
+
+    // The hook command as written runs and answers at once, daemon or not.
+    let t = Instant::now();
+    let hook = StdCommand::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(br#"{"conversation_id":"c1","hook_event_name":"beforeMCPExecution"}"#)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&hook.stdout).trim(), r#"{"permission":"allow"}"#);
+    assert!(t.elapsed() < Duration::from_secs(2));
+
+    e.cmd().arg("uninit").arg(proj.path()).assert().success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&mcp).unwrap()).unwrap();
+    assert_eq!(v, json!({"mcpServers":{"mine":{"url":"http://example.invalid"}}}));
+    assert!(!e.fx.cursor_home.join("hooks.json").exists());
+    assert!(!proj.path().join(".cursor").exists());
+
+    std::fs::write(&mcp, "{ not json").unwrap();
+    let bad = init(&["--global"]);
+    assert!(!bad.status.success(), "init accepted an invalid mcp.json");
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(err.contains("mcp.json is not valid JSON") && err.contains("never overwrites"), "{err}");
+    assert_eq!(std::fs::read_to_string(&mcp).unwrap(), "{ not json");
+}

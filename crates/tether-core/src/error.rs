@@ -52,6 +52,13 @@ pub enum Error {
     Keyring(String),
     #[error("unknown token {0:?}")]
     Unauthorized(&'static str),
+    #[error("{} is not valid JSON ({reason}); fix or move it, Tether never overwrites it", path.display())]
+    ConfigInvalid { path: PathBuf, reason: String },
+    #[error(
+        "{} is inside a git work tree and not ignored, so the token would be committed; add it to .gitignore, \
+         or pass --token-env to write ${{env:TETHER_TOKEN}} instead of the token", .0.display()
+    )]
+    TokenWouldBeCommitted(PathBuf),
 }
 
 impl Error {
@@ -60,7 +67,8 @@ impl Error {
             Error::SessionNotFound(_) => ErrorCode::NotFound,
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
-            Error::BadQuery { .. } | Error::Invalid { .. } => ErrorCode::InvalidInput,
+            Error::BadQuery { .. } | Error::Invalid { .. } | Error::ConfigInvalid { .. } => ErrorCode::InvalidInput,
+            Error::TokenWouldBeCommitted(_) => ErrorCode::Forbidden,
             Error::Unauthorized(_) => ErrorCode::Forbidden,
             Error::Sql(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {
                 ErrorCode::Busy

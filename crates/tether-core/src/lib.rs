@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod error;
 pub mod export;
 pub mod index;
+pub mod init;
 pub mod live;
 pub mod model;
 pub mod paths;
