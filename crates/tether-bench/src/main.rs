@@ -22,6 +22,8 @@ use tether_core::sessions::SearchQuery;
 use tether_core::watch::WatchConfig;
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
+mod mcp;
+
 #[derive(Parser)]
 #[command(about = "Tether benchmarks: index MB/s, peak RSS, search percentiles, change-to-searchable latency")]
 struct Args {
@@ -44,6 +46,15 @@ struct Args {
     changes: usize,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), or both.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp"])]
+    suite: String,
+    /// Sequential MCP tool calls measured on tether (a quarter of that on the Python server).
+    #[arg(long, default_value_t = 4000)]
+    mcp_calls: usize,
+    /// Seconds of calls at concurrency 8, per server.
+    #[arg(long, default_value_t = 5.0)]
+    mcp_secs: f64,
 }
 
 #[derive(Subcommand)]
@@ -135,6 +146,87 @@ fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("  generated in {:.1}s: {stats}", t0.elapsed().as_secs_f64());
         stats
     };
+    let mut sections = Vec::new();
+    if args.suite != "mcp" {
+        sections.push(("index", index_suite(args, &dir, &user_dir, &db, &gen_stats)?));
+    }
+    if args.suite != "index" {
+        let f = mcp::run(&dir, &user_dir, args.mcp_calls, args.mcp_secs)?;
+        sections.push(("mcp", render_mcp(&f)));
+    }
+    for (_, text) in &sections {
+        println!("{text}");
+    }
+    if args.out != "-" {
+        let path = PathBuf::from(&args.out);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        let mut doc = std::fs::read_to_string(&path).unwrap_or_default();
+        for (name, text) in &sections {
+            doc = replace_section(&doc, name, text);
+        }
+        std::fs::write(&path, doc)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Replaces the text between `<!-- bench:NAME -->` markers (or adds the section), so each suite
+/// can be re-run alone without losing the other's figures.
+fn replace_section(doc: &str, name: &str, text: &str) -> String {
+    let (open, close) = (format!("<!-- bench:{name} -->"), format!("<!-- /bench:{name} -->"));
+    let block = format!("{open}\n{}\n{close}", text.trim_end());
+    let mut doc = if doc.trim().is_empty() || !doc.contains("<!-- bench:") {
+        "# Benchmarks\n\nWritten by `scripts/bench` (see its `--help`); each section comes from one run, so compare rows within a section.\n".to_owned()
+    } else {
+        doc.to_owned()
+    };
+    match (doc.find(&open), doc.find(&close)) {
+        (Some(a), Some(b)) if b > a => doc.replace_range(a..b + close.len(), &block),
+        _ => {
+            if !doc.ends_with('\n') {
+                doc.push('\n');
+            }
+            doc.push('\n');
+            doc.push_str(&block);
+            doc.push('\n');
+        }
+    }
+    doc
+}
+
+fn render_mcp(f: &mcp::McpFigures) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "## MCP endpoint\n");
+    let _ = writeln!(
+        w,
+        "Commit `{}`, {}. Machine: {}. {}\n",
+        git_rev(),
+        chrono::Utc::now().format("%Y-%m-%d"),
+        machine(),
+        f.setup
+    );
+    rows_table(w, &f.rows);
+    let _ = writeln!(w, "\nSide by side, same run:\n\n| figure | value |\n|---|---|");
+    for r in &f.side {
+        let _ = writeln!(w, "| {} | {} |", r.metric, r.measured);
+    }
+    s
+}
+
+fn rows_table(w: &mut String, rows: &[Row]) {
+    let _ = writeln!(w, "| metric | measured | target | headroom | verdict |\n|---|---|---|---|---|");
+    for r in rows {
+        let h = r.headroom.unwrap_or(f64::NAN);
+        let verdict = if h >= 1.0 { "PASS" } else { "MISS" };
+        let _ = writeln!(w, "| {} | {} | {} | {h:.2}× | {verdict} |", r.metric, r.measured, r.target);
+    }
+}
+
+fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &Value) -> anyhow::Result<String> {
+    let (dir, user_dir, db) = (dir.to_owned(), user_dir.to_owned(), db.to_owned());
     let file_bytes = std::fs::metadata(&db)?.len() as f64;
     let file_mb = file_bytes / (1024.0 * 1024.0);
 
@@ -226,17 +318,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Row::new("re-index, nothing changed (quick / deep)", format!("{quick_ms:.0} / {deep_ms:.0} ms"), "—", None),
         Row::new("our index size on disk", format!("{db_mb:.0} MB ({:.2}× the source)", db_mb / file_mb), "—", None),
     ];
-    let report = render(args, &gen_stats, &child, &rows, &side, &per_query);
-    println!("{report}");
-    if args.out != "-" {
-        let path = PathBuf::from(&args.out);
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p)?;
-        }
-        std::fs::write(&path, &report)?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    Ok(render(args, gen_stats, &child, &rows, &side, &per_query))
 }
 
 fn raw_scan(db: &Path) -> anyhow::Result<f64> {
@@ -354,7 +436,7 @@ fn render(
 ) -> String {
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "# Benchmarks\n");
+    let _ = writeln!(w, "## Index and search\n");
     let _ = writeln!(
         w,
         "Written by `scripts/bench --size-mb {}` (commit `{}`, {}). Machine: {}. Page cache warm \
@@ -372,12 +454,7 @@ fn render(
         child["messages"],
         gen_stats["value_bytes"].as_f64().unwrap_or(0.0) / 1048576.0
     );
-    let _ = writeln!(w, "| metric | measured | target | headroom | verdict |\n|---|---|---|---|---|");
-    for r in rows {
-        let h = r.headroom.unwrap_or(f64::NAN);
-        let verdict = if h >= 1.0 { "PASS" } else { "MISS" };
-        let _ = writeln!(w, "| {} | {} | {} | {h:.2}× | {verdict} |", r.metric, r.measured, r.target);
-    }
+    rows_table(w, rows);
     let _ = writeln!(w, "\nSide by side, same run:\n\n| figure | value |\n|---|---|");
     for r in side {
         let _ = writeln!(w, "| {} | {} |", r.metric, r.measured);

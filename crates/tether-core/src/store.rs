@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_index.sql"),
     include_str!("store/migrations/0002_fts_without_insert_triggers.sql"),
     include_str!("store/migrations/0003_live_state.sql"),
+    include_str!("store/migrations/0004_recent_index.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

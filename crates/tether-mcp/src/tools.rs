@@ -226,6 +226,8 @@ impl TetherMcp {
             };
             let t = Arc::clone(&self.app.tether);
             let s = blocking(move || t.tag(&key, &update)).await?;
+            // The session's resource shows its nickname and tags, so subscribers hear of it.
+            self.app.sessions_changed(std::slice::from_ref(&s.id));
             json_result(&s)
         }
         .await)
