@@ -15,6 +15,16 @@ pub enum ErrorCode {
     Forbidden,
     Busy,
     Internal,
+    /// The task's status cannot move that way.
+    IllegalTransition,
+    /// The dependency would close a cycle.
+    DependencyCycle,
+    /// Another agent holds the task (its lease has not run out).
+    TaskHeld,
+    /// The task waits for dependencies that are not done.
+    DependenciesOpen,
+    /// `claim next` found no claimable task.
+    NothingToClaim,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,12 +69,34 @@ pub enum Error {
          or pass --token-env to write ${{env:TETHER_TOKEN}} instead of the token", .0.display()
     )]
     TokenWouldBeCommitted(PathBuf),
+    #[error("no task {0:?} (task ids look like T-12; see `tether task list`)")]
+    TaskNotFound(String),
+    #[error("no agent {0:?} (see `tether agents list`)")]
+    AgentNotFound(String),
+    #[error("the agent name {0:?} is taken; pick another or leave it out for a generated one")]
+    AgentNameTaken(String),
+    #[error("{id} is held by {holder}; wait for them to release it or for their lease to run out")]
+    TaskHeld { id: String, holder: String },
+    #[error("{id} cannot go from {from} to {to}: {hint}")]
+    IllegalTransition { id: String, from: &'static str, to: &'static str, hint: &'static str },
+    #[error("that dependency would make a cycle: {}", path.join(" → "))]
+    DependencyCycle { path: Vec<String> },
+    #[error("{id} waits for {} to be done first", open.join(", "))]
+    DependenciesOpen { id: String, open: Vec<String> },
+    #[error("nothing to claim: {0}")]
+    NothingToClaim(String),
 }
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::SessionNotFound(_) => ErrorCode::NotFound,
+            Error::SessionNotFound(_) | Error::TaskNotFound(_) | Error::AgentNotFound(_) => ErrorCode::NotFound,
+            Error::AgentNameTaken(_) => ErrorCode::Conflict,
+            Error::TaskHeld { .. } => ErrorCode::TaskHeld,
+            Error::IllegalTransition { .. } => ErrorCode::IllegalTransition,
+            Error::DependencyCycle { .. } => ErrorCode::DependencyCycle,
+            Error::DependenciesOpen { .. } => ErrorCode::DependenciesOpen,
+            Error::NothingToClaim(_) => ErrorCode::NothingToClaim,
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } | Error::ConfigInvalid { .. } => ErrorCode::InvalidInput,

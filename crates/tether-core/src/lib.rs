@@ -4,6 +4,7 @@
 //! Hosts (the CLI, the MCP server, the desktop app) are thin layers over [`Tether`]. This crate
 //! must not depend on tauri, clap, axum or rmcp, and prints nothing: it logs through `tracing`.
 
+pub mod agents;
 pub mod cursor;
 pub mod daemon;
 pub mod doctor;
@@ -16,6 +17,7 @@ pub mod model;
 pub mod paths;
 pub mod sessions;
 pub mod store;
+pub mod tasks;
 pub mod token;
 pub mod watch;
 

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0002_fts_without_insert_triggers.sql"),
     include_str!("store/migrations/0003_live_state.sql"),
     include_str!("store/migrations/0004_recent_index.sql"),
+    include_str!("store/migrations/0005_tasks.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -61,6 +62,22 @@ impl Store {
     /// The single writer connection. Hold it only for one transaction's worth of work.
     pub fn writer(&self) -> MutexGuard<'_, Connection> {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction with a FULL-synchronous commit: for data that
+    /// cannot be rebuilt from Cursor (tasks, agents). IMMEDIATE takes the write lock up front, so
+    /// a read-check-write inside `f` is atomic across threads and processes alike.
+    pub fn durable<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer();
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        let out = (|| {
+            let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let v = f(&txn)?;
+            txn.commit()?;
+            Ok(v)
+        })();
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        out
     }
 
     /// A pooled read connection; in-memory stores share the writer.

@@ -4,6 +4,7 @@ mod eras;
 mod incremental;
 mod readonly;
 mod search;
+mod tasks;
 
 use tether_core::index::{Depth, IndexReport, no_progress};
 use tether_core::sessions::{ListQuery, SearchQuery};

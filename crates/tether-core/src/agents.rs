@@ -1,0 +1,230 @@
+//! Agent sessions: who works on tasks. A Cursor chat (known by its `conversation_id` through the
+//! hooks), another MCP client, or a person at the CLI, each registered once with a role and a
+//! memorable generated name. Live status comes from the hooks (Cursor chats) or last activity.
+//!
+//! Knows nothing about MCP or HTTP; hosts pass identities in.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::sessions::iso;
+use crate::store::Store;
+
+/// An MCP client or CLI user not seen for this long counts as idle.
+const IDLE_AFTER_MS: i64 = 5 * 60 * 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Cursor,
+    Mcp,
+    Cli,
+}
+
+impl AgentKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Cursor => "cursor",
+            AgentKind::Mcp => "mcp",
+            AgentKind::Cli => "cli",
+        }
+    }
+}
+
+/// Who is asking: enough to find or register the agent.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// Stable key: a Cursor conversation id, `mcp:<session>` or `cli:<user>`.
+    pub id: String,
+    pub kind: AgentKind,
+    pub mcp_session: Option<String>,
+    pub project: Option<String>,
+}
+
+impl Identity {
+    pub fn cli(user: &str) -> Self {
+        Self { id: format!("cli:{user}"), kind: AgentKind::Cli, mcp_session: None, project: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    pub kind: AgentKind,
+    pub role: Option<String>,
+    pub project: Option<String>,
+    /// working | idle | ended
+    pub status: String,
+    pub last_seen: String,
+    /// Ids of the tasks it holds (in progress).
+    pub tasks: Vec<String>,
+}
+
+/// Registers the agent (or updates its role/name), returning it. A requested name that another
+/// agent holds is a conflict; without one, a fresh memorable name is generated.
+pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<Agent> {
+    let name = name.map(normalise_name).transpose()?;
+    let role = role.map(str::trim).filter(|r| !r.is_empty());
+    store.durable(|txn| {
+        let id = ensure_in(txn, who)?;
+        if let Some(n) = &name {
+            let holder: Option<String> =
+                txn.query_row("SELECT id FROM agents WHERE name = ?1", [n], |r| r.get(0)).optional()?;
+            match holder {
+                Some(h) if h != id => return Err(Error::AgentNameTaken(n.clone())),
+                _ => {}
+            }
+            let old: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
+            txn.execute("UPDATE agents SET name = ?2 WHERE id = ?1", params![id, n])?;
+            // Held tasks show the holder's name; keep them in step.
+            txn.execute("UPDATE tasks SET assignee = ?2 WHERE assignee_agent = ?1 AND assignee = ?3", params![id, n, old])?;
+        }
+        if let Some(r) = role {
+            txn.execute("UPDATE agents SET role = ?2 WHERE id = ?1", params![id, r])?;
+        }
+        txn.execute("UPDATE agents SET ended_at = NULL WHERE id = ?1", [&id])?;
+        Ok(())
+    })?;
+    get(store, &who.id)
+}
+
+/// The agent's row id and name, registering it on first sight; bumps its last activity.
+pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String> {
+    let now = crate::index::now_ms();
+    let known: Option<String> = txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
+    match known {
+        Some(id) => {
+            txn.execute(
+                "UPDATE agents SET last_seen = ?2, mcp_session = coalesce(?3, mcp_session), project = coalesce(?4, project) WHERE id = ?1",
+                params![id, now, who.mcp_session, who.project],
+            )?;
+            Ok(id)
+        }
+        None => {
+            let name = match who.kind {
+                AgentKind::Cli => who.id.trim_start_matches("cli:").to_owned(),
+                _ => generate_name(txn)?,
+            };
+            let name = unique_name(txn, &name)?;
+            txn.execute(
+                "INSERT INTO agents(id, name, kind, project, mcp_session, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                params![who.id, name, who.kind.as_str(), who.project, who.mcp_session, now],
+            )?;
+            Ok(who.id.clone())
+        }
+    }
+}
+
+/// The agent registered for an MCP session by `session_start`, if any.
+pub fn for_mcp_session(store: &Store, session: &str) -> Result<Option<String>> {
+    store.read(|c| {
+        Ok(c.query_row(
+            "SELECT id FROM agents WHERE mcp_session = ?1 ORDER BY last_seen DESC LIMIT 1",
+            [session],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })
+}
+
+pub fn get(store: &Store, id: &str) -> Result<Agent> {
+    list(store)?.into_iter().find(|a| a.id == id || a.name == id).ok_or_else(|| Error::AgentNotFound(id.to_owned()))
+}
+
+/// Every agent, most recently active first, with live status and held tasks.
+pub fn list(store: &Store) -> Result<Vec<Agent>> {
+    let now = crate::index::now_ms();
+    store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT a.id, a.name, a.kind, a.role, a.project, a.last_seen, a.ended_at, ca.status, ca.last_at,
+                    (SELECT group_concat('T-' || num, ',') FROM (SELECT num FROM tasks t
+                        WHERE t.assignee_agent = a.id AND t.status = 'in_progress' ORDER BY num))
+             FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
+             ORDER BY max(a.last_seen, coalesce(ca.last_at, 0)) DESC, a.name",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let kind: String = r.get(2)?;
+            let last_seen: i64 = r.get(5)?;
+            let ended: Option<i64> = r.get(6)?;
+            let chat_status: Option<String> = r.get(7)?;
+            let chat_at: Option<i64> = r.get(8)?;
+            let tasks: Option<String> = r.get(9)?;
+            let last = last_seen.max(chat_at.unwrap_or(0));
+            let status = if ended.is_some() {
+                "ended".to_owned()
+            } else if let Some(s) = chat_status {
+                s
+            } else if now - last < IDLE_AFTER_MS {
+                "working".to_owned()
+            } else {
+                "idle".to_owned()
+            };
+            Ok(Agent {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                kind: match kind.as_str() {
+                    "cursor" => AgentKind::Cursor,
+                    "mcp" => AgentKind::Mcp,
+                    _ => AgentKind::Cli,
+                },
+                role: r.get(3)?,
+                project: r.get(4)?,
+                status,
+                last_seen: iso(last),
+                tasks: tasks.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default(),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// Marks the agents of a closed MCP session as ended (their leases still run out on their own).
+pub fn end_mcp_session(store: &Store, session: &str) -> Result<()> {
+    store.writer().execute(
+        "UPDATE agents SET ended_at = ?2 WHERE mcp_session = ?1 AND kind = 'mcp'",
+        params![session, crate::index::now_ms()],
+    )?;
+    Ok(())
+}
+
+fn normalise_name(n: &str) -> Result<String> {
+    let n = n.trim();
+    if n.is_empty() || n.len() > 40 || n.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid("agent name", "give 1–40 printable characters"));
+    }
+    Ok(n.to_owned())
+}
+
+fn unique_name(txn: &Transaction<'_>, base: &str) -> Result<String> {
+    let taken = |n: &str| -> Result<bool> {
+        Ok(txn.query_row("SELECT 1 FROM agents WHERE name = ?1", [n], |_| Ok(())).optional()?.is_some())
+    };
+    if !taken(base)? {
+        return Ok(base.to_owned());
+    }
+    for i in 2.. {
+        let n = format!("{base}-{i}");
+        if !taken(&n)? {
+            return Ok(n);
+        }
+    }
+    unreachable!("names are finite")
+}
+
+const ADJECTIVES: &[&str] = &[
+    "amber", "brisk", "calm", "dapper", "eager", "fuzzy", "gentle", "hazel", "ivory", "jolly", "keen", "lucid", "mellow",
+    "nimble", "olive", "plucky", "quiet", "rusty", "sunny", "tidy", "umber", "vivid", "witty", "zesty",
+];
+const ANIMALS: &[&str] = &[
+    "otter", "badger", "heron", "lynx", "marten", "puffin", "quokka", "raven", "stoat", "tapir", "wombat", "yak",
+    "bison", "crane", "dingo", "egret", "ferret", "gecko", "ibis", "koala", "lemur", "newt", "osprey", "panda",
+];
+
+fn generate_name(txn: &Transaction<'_>) -> Result<String> {
+    let mut b = [0u8; 2];
+    getrandom::fill(&mut b).map_err(|e| Error::invalid("random", e.to_string()))?;
+    let name = format!("{}-{}", ADJECTIVES[b[0] as usize % ADJECTIVES.len()], ANIMALS[b[1] as usize % ANIMALS.len()]);
+    unique_name(txn, &name)
+}
