@@ -79,7 +79,10 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
             let old: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
             txn.execute("UPDATE agents SET name = ?2 WHERE id = ?1", params![id, n])?;
             // Held tasks show the holder's name; keep them in step.
-            txn.execute("UPDATE tasks SET assignee = ?2 WHERE assignee_agent = ?1 AND assignee = ?3", params![id, n, old])?;
+            txn.execute(
+                "UPDATE tasks SET assignee = ?2 WHERE assignee_agent = ?1 AND assignee = ?3",
+                params![id, n, old],
+            )?;
         }
         if let Some(r) = role {
             txn.execute("UPDATE agents SET role = ?2 WHERE id = ?1", params![id, r])?;
@@ -93,7 +96,8 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
 /// The agent's row id and name, registering it on first sight; bumps its last activity.
 pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String> {
     let now = crate::index::now_ms();
-    let known: Option<String> = txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
+    let known: Option<String> =
+        txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
     match known {
         Some(id) => {
             txn.execute(
@@ -214,8 +218,8 @@ fn unique_name(txn: &Transaction<'_>, base: &str) -> Result<String> {
 }
 
 const ADJECTIVES: &[&str] = &[
-    "amber", "brisk", "calm", "dapper", "eager", "fuzzy", "gentle", "hazel", "ivory", "jolly", "keen", "lucid", "mellow",
-    "nimble", "olive", "plucky", "quiet", "rusty", "sunny", "tidy", "umber", "vivid", "witty", "zesty",
+    "amber", "brisk", "calm", "dapper", "eager", "fuzzy", "gentle", "hazel", "ivory", "jolly", "keen", "lucid",
+    "mellow", "nimble", "olive", "plucky", "quiet", "rusty", "sunny", "tidy", "umber", "vivid", "witty", "zesty",
 ];
 const ANIMALS: &[&str] = &[
     "otter", "badger", "heron", "lynx", "marten", "puffin", "quokka", "raven", "stoat", "tapir", "wombat", "yak",

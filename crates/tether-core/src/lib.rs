@@ -17,6 +17,7 @@ pub mod model;
 pub mod paths;
 pub mod sessions;
 pub mod store;
+pub mod task_io;
 pub mod tasks;
 pub mod token;
 pub mod watch;

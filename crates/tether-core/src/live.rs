@@ -88,6 +88,8 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
              transcript_path = coalesce(excluded.transcript_path, transcript_path)",
         params![ev.conversation_id, roots, status_for(&ev.hook_event_name), ev.hook_event_name, now_ms(), ev.transcript_path],
     )?;
+    // A chat that is still talking is still working on what it holds.
+    crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
     Ok(())
 }
 

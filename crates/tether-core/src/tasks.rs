@@ -22,9 +22,10 @@ use crate::store::Store;
 /// How long an agent's claim holds without activity, unless the caller says otherwise.
 pub const DEFAULT_LEASE_MS: i64 = 30 * 60 * 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    #[default]
     Todo,
     InProgress,
     Blocked,
@@ -229,7 +230,10 @@ pub struct TaskChange {
 pub enum ClaimTarget {
     Id(String),
     /// The best claimable task for this role and project (either may be unset).
-    Next { role: Option<String>, project: Option<String> },
+    Next {
+        role: Option<String>,
+        project: Option<String>,
+    },
 }
 
 /// Who acts: their identity (registered as an agent on first sight) and how long their claims hold.
@@ -256,7 +260,7 @@ pub fn revision(store: &Store) -> Result<i64> {
     store.read(|c| Ok(c.query_row("SELECT value FROM counters WHERE name = 'tasks_rev'", [], |r| r.get(0))?))
 }
 
-fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, detail: serde_json::Value) -> Result<()> {
+pub(crate) fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, detail: serde_json::Value) -> Result<()> {
     txn.execute(
         "INSERT INTO task_events(task, at, actor, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![num, now_ms(), actor, kind, detail.to_string()],
@@ -264,7 +268,7 @@ fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, detail: serde
     Ok(())
 }
 
-fn actor_name(txn: &Transaction<'_>, who: &Identity) -> Result<(String, String)> {
+pub(crate) fn actor_name(txn: &Transaction<'_>, who: &Identity) -> Result<(String, String)> {
     let id = agents::ensure_in(txn, who)?;
     let name: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
     Ok((id, name))
@@ -274,7 +278,7 @@ fn exists(txn: &Transaction<'_>, num: i64) -> Result<bool> {
     Ok(txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [num], |_| Ok(())).optional()?.is_some())
 }
 
-fn clean_list(items: &[String], what: &'static str) -> Result<Vec<String>> {
+pub(crate) fn clean_list(items: &[String], what: &'static str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for i in items {
         let t = i.trim();
@@ -288,7 +292,7 @@ fn clean_list(items: &[String], what: &'static str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn clean_title(t: &str) -> Result<String> {
+pub(crate) fn clean_title(t: &str) -> Result<String> {
     let t = t.trim();
     if t.is_empty() {
         return Err(Error::invalid("title", "a task needs a title"));
@@ -300,7 +304,7 @@ fn clean_title(t: &str) -> Result<String> {
 }
 
 /// Adds dependencies after checking they exist and close no cycle.
-fn add_deps(txn: &Transaction<'_>, num: i64, deps: &[String]) -> Result<Vec<i64>> {
+pub(crate) fn add_deps(txn: &Transaction<'_>, num: i64, deps: &[String]) -> Result<Vec<i64>> {
     let mut added = Vec::new();
     for d in deps {
         let dep = parse_id(d)?;
@@ -360,34 +364,57 @@ pub fn create(store: &Store, actor: &Actor, new: &NewTask) -> Result<Task> {
     let acceptance = clean_list(&new.acceptance, "acceptance criterion")?;
     let num = store.durable(|txn| {
         let (_, who) = actor_name(txn, &actor.who)?;
-        let num: i64 =
-            txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'task_num' RETURNING value", [], |r| r.get(0))?;
-        let now = now_ms();
-        txn.execute(
-            "INSERT INTO tasks(num, title, description, status, priority, role, project, acceptance, created_by, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
-            params![
-                num,
-                title,
-                new.description.trim(),
-                status.as_str(),
-                priority,
-                new.role.as_deref().map(str::trim).filter(|s| !s.is_empty()),
-                new.project.as_deref().map(str::trim).filter(|s| !s.is_empty()),
-                serde_json::to_string(&acceptance)?,
-                who,
-                now
-            ],
+        let num = insert_in(
+            txn,
+            &who,
+            &Insert { title: &title, new, status, priority, labels: &labels, acceptance: &acceptance },
         )?;
-        for l in &labels {
-            txn.execute("INSERT OR IGNORE INTO task_labels(task, label) VALUES (?1, ?2)", params![num, l])?;
-        }
         add_deps(txn, num, &new.depends_on)?;
-        event(txn, num, &who, "created", json!({"title": title, "status": status}))?;
-        bump_rev(txn)?;
         Ok(num)
     })?;
     get(store, &format_id(num)).map(|d| d.task)
+}
+
+/// A validated new task, for [`insert_in`].
+pub(crate) struct Insert<'a> {
+    pub title: &'a str,
+    pub new: &'a NewTask,
+    pub status: Status,
+    pub priority: i64,
+    pub labels: &'a [String],
+    pub acceptance: &'a [String],
+}
+
+/// Inserts a task with the next number (dependencies are the caller's job), inside `txn`.
+pub(crate) fn insert_in(txn: &Transaction<'_>, who: &str, i: &Insert<'_>) -> Result<i64> {
+    let num: i64 =
+        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'task_num' RETURNING value", [], |r| {
+            r.get(0)
+        })?;
+    let now = now_ms();
+    let trimmed = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    txn.execute(
+        "INSERT INTO tasks(num, title, description, status, priority, role, project, acceptance, created_by, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+        params![
+            num,
+            i.title,
+            i.new.description.trim(),
+            i.status.as_str(),
+            i.priority,
+            trimmed(&i.new.role),
+            trimmed(&i.new.project),
+            serde_json::to_string(i.acceptance)?,
+            who,
+            now
+        ],
+    )?;
+    for l in i.labels {
+        txn.execute("INSERT OR IGNORE INTO task_labels(task, label) VALUES (?1, ?2)", params![num, l])?;
+    }
+    event(txn, num, who, "created", json!({"title": i.title, "status": i.status}))?;
+    bump_rev(txn)?;
+    Ok(num)
 }
 
 /// Claims a task for the actor: it becomes `in_progress`, assigned to them, with a lease.
@@ -398,13 +425,8 @@ pub fn claim(store: &Store, actor: &Actor, target: &ClaimTarget) -> Result<Task>
         let num = match target {
             ClaimTarget::Id(id) => {
                 let num = parse_id(id)?;
-                let row: Option<(String, Option<String>, Option<String>, Option<i64>)> = txn
-                    .query_row("SELECT status, assignee, assignee_agent, lease_until FROM tasks WHERE num = ?1", [num], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                    })
-                    .optional()?;
-                let (status, assignee, holder, lease) = row.ok_or_else(|| Error::TaskNotFound(id.clone()))?;
-                let status = Status::from_str(&status)?;
+                let Holding { status, assignee, holder, lease } =
+                    holding(txn, num)?.ok_or_else(|| Error::TaskNotFound(id.clone()))?;
                 let expired = lease.is_some_and(|l| l < now);
                 match status {
                     Status::Todo => {}
@@ -428,21 +450,23 @@ pub fn claim(store: &Store, actor: &Actor, target: &ClaimTarget) -> Result<Task>
                 }
                 num
             }
-            ClaimTarget::Next { role, project } => {
-                next_claimable(txn, role.as_deref(), project.as_deref(), now)?.ok_or_else(|| {
+            ClaimTarget::Next { role, project } => next_claimable(txn, role.as_deref(), project.as_deref(), now)?
+                .ok_or_else(|| {
                     Error::NothingToClaim(match (role, project) {
                         (Some(r), _) => format!("no todo task for role {r:?} has all its dependencies done"),
                         _ => "no todo task has all its dependencies done".to_owned(),
                     })
-                })?
-            }
+                })?,
         };
         let (prev_holder, prev_lease): (Option<String>, Option<i64>) =
-            txn.query_row("SELECT assignee, lease_until FROM tasks WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        if let (Some(h), Some(l)) = (&prev_holder, prev_lease) {
-            if l < now && h != &who {
-                event(txn, num, &who, "lease_expired", json!({"holder": h, "expired_at": iso(l)}))?;
-            }
+            txn.query_row("SELECT assignee, lease_until FROM tasks WHERE num = ?1", [num], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        if let (Some(h), Some(l)) = (&prev_holder, prev_lease)
+            && l < now
+            && h != &who
+        {
+            event(txn, num, &who, "lease_expired", json!({"holder": h, "expired_at": iso(l)}))?;
         }
         let lease = actor.lease_ms.map(|ms| now + ms);
         // The guard repeats the checks in SQL: a claim can only ever move a free task.
@@ -461,6 +485,27 @@ pub fn claim(store: &Store, actor: &Actor, target: &ClaimTarget) -> Result<Task>
         Ok(num)
     })?;
     get(store, &format_id(num)).map(|d| d.task)
+}
+
+/// Who holds a task and until when.
+struct Holding {
+    status: Status,
+    assignee: Option<String>,
+    /// The holding agent's id.
+    holder: Option<String>,
+    lease: Option<i64>,
+}
+
+fn holding(txn: &Transaction<'_>, num: i64) -> Result<Option<Holding>> {
+    let row = txn
+        .query_row("SELECT status, assignee, assignee_agent, lease_until FROM tasks WHERE num = ?1", [num], |r| {
+            Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    row.map(|(status, assignee, holder, lease)| {
+        Ok(Holding { status: Status::from_str(&status)?, assignee, holder, lease })
+    })
+    .transpose()
 }
 
 fn open_deps(txn: &Transaction<'_>, num: i64) -> Result<Vec<String>> {
@@ -499,13 +544,8 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
     store.durable(|txn| {
         let (agent_id, who) = actor_name(txn, &actor.who)?;
         let now = now_ms();
-        let row: Option<(String, Option<String>, Option<String>, Option<i64>)> = txn
-            .query_row("SELECT status, assignee, assignee_agent, lease_until FROM tasks WHERE num = ?1", [num], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()?;
-        let (status, assignee, holder, lease) = row.ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
-        let from = Status::from_str(&status)?;
+        let Holding { status: from, assignee, holder, lease } =
+            holding(txn, num)?.ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
         let held_by_other = from == Status::InProgress
             && holder.as_deref().is_some_and(|h| h != agent_id)
             && lease.is_none_or(|l| l >= now);
@@ -650,10 +690,11 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
             event(txn, num, &who, if ch.handoff { "handoff" } else { "comment" }, json!({"text": c}))?;
         }
         // Any activity by the holder renews its lease.
-        if status == Status::InProgress && holder.as_deref() == Some(agent_id.as_str()) {
-            if let Some(ms) = actor.lease_ms {
-                txn.execute("UPDATE tasks SET lease_until = ?2 WHERE num = ?1", params![num, now + ms])?;
-            }
+        if status == Status::InProgress
+            && holder.as_deref() == Some(agent_id.as_str())
+            && let Some(ms) = actor.lease_ms
+        {
+            txn.execute("UPDATE tasks SET lease_until = ?2 WHERE num = ?1", params![num, now + ms])?;
         }
         txn.execute("UPDATE tasks SET updated_at = ?2, version = version + 1 WHERE num = ?1", params![num, now])?;
         bump_rev(txn)?;
@@ -821,4 +862,112 @@ pub fn board_markdown(store: &Store) -> Result<String> {
     let cancelled = all.iter().filter(|t| t.status == Status::Cancelled).count();
     out.push_str(&format!("\n{done} done, {cancelled} cancelled.\n"));
     Ok(out)
+}
+
+/// What an agent learns when it starts (or resumes) its session.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionStart {
+    pub agent: agents::Agent,
+    /// Tasks it holds now (a resumed chat picks up where it was).
+    pub holding: Vec<Task>,
+    /// How many tasks could be claimed now for its role.
+    pub ready: usize,
+    pub instructions: &'static str,
+}
+
+const AGENT_INSTRUCTIONS: &str = "Claim before you work: task_claim (no id = the best ready task for your role). \
+Keep the task updated with task_update: comment as you go, set in_review or complete it with a summary. \
+If you stop before it is done, release it with a handoff comment saying what is left. Never work on a \
+task someone else holds; comment on it instead.";
+
+/// Registers the agent with a role and name, and tells it what it holds.
+pub fn start_session(store: &Store, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<SessionStart> {
+    let agent = agents::start(store, who, role, name)?;
+    let holding = list(
+        store,
+        &TaskFilter {
+            statuses: vec![Status::InProgress, Status::InReview],
+            assignee: Some(agent.name.clone()),
+            ..Default::default()
+        },
+    )?;
+    let ready = list(
+        store,
+        &TaskFilter {
+            ready: true,
+            role: agent.role.clone(),
+            project: agent.project.clone(),
+            limit: 10_000,
+            ..Default::default()
+        },
+    )?
+    .len();
+    Ok(SessionStart { agent, holding, ready, instructions: AGENT_INSTRUCTIONS })
+}
+
+/// A listing request as hosts receive it: statuses as text, `me` as an assignee.
+#[derive(Debug, Clone, Default)]
+pub struct TaskQuery {
+    /// One task in detail; the other fields are ignored.
+    pub id: Option<String>,
+    /// Empty: every open status.
+    pub statuses: Vec<String>,
+    pub assignee: Option<String>,
+    pub role: Option<String>,
+    pub project: Option<String>,
+    pub label: Option<String>,
+    pub ready: bool,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum QueryResult {
+    One(Box<TaskDetail>),
+    Many { tasks: Vec<Task> },
+}
+
+pub fn query(store: &Store, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
+    if let Some(id) = &q.id {
+        return Ok(QueryResult::One(Box::new(get(store, id)?)));
+    }
+    let mut statuses = q.statuses.iter().map(|s| Status::from_str(s)).collect::<Result<Vec<_>>>()?;
+    if statuses.is_empty() && !q.ready {
+        statuses = Status::ALL.into_iter().filter(|s| !s.is_closed()).collect();
+    }
+    let assignee = match q.assignee.as_deref().map(str::trim) {
+        Some("me") => Some(agents::get(store, &actor.who.id).map(|a| a.name).unwrap_or_else(|_| actor.who.id.clone())),
+        other => other.map(str::to_owned),
+    };
+    let f = TaskFilter {
+        statuses,
+        assignee,
+        role: q.role.clone(),
+        project: q.project.clone(),
+        label: q.label.clone(),
+        ready: q.ready,
+        limit: q.limit,
+    };
+    Ok(QueryResult::Many { tasks: list(store, &f)? })
+}
+
+/// Claims `id`, or the best ready task for the role and project given or else the agent's own.
+pub fn claim_for(
+    store: &Store,
+    actor: &Actor,
+    id: Option<String>,
+    role: Option<String>,
+    project: Option<String>,
+) -> Result<Task> {
+    let target = match id.filter(|i| !i.trim().is_empty()) {
+        Some(id) => ClaimTarget::Id(id),
+        None => {
+            let known = agents::get(store, &actor.who.id).ok();
+            ClaimTarget::Next {
+                role: role.or_else(|| known.as_ref().and_then(|a| a.role.clone())),
+                project: project.or_else(|| actor.who.project.clone()),
+            }
+        }
+    };
+    claim(store, actor, &target)
 }

@@ -149,6 +149,7 @@ pub async fn serve_http(
         .route("/hook", post(hook))
         .with_state(ctx.clone());
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
+    let tasks = tokio::spawn(crate::watch_tasks(Arc::clone(&app)));
     let stop = ct.clone();
     let r = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
@@ -158,6 +159,7 @@ pub async fn serve_http(
         .await;
     ct.cancel();
     reaper.abort();
+    tasks.abort();
     r.map_err(|e| ServeError::Io { context: "serving HTTP".into(), source: e })
 }
 

@@ -16,7 +16,7 @@ use tether_core::Tether;
 use tether_core::live::{ChatActivity, HookEvent};
 
 pub use http::{DEFAULT_PORT, ServeError, bind_loopback, serve_http};
-pub use tools::{SESSION_URI_PREFIX, TetherMcp};
+pub use tools::{SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
 
 /// State shared by every MCP session of one daemon.
 pub struct App {
@@ -94,13 +94,22 @@ impl App {
         }
     }
 
-    /// Tells subscribers that these chats changed. Sends from spawned tasks: a client that stops
-    /// reading its stream must not stall the caller (the watcher).
+    /// Tells subscribers that these chats changed.
     pub fn sessions_changed(&self, ids: &[String]) {
-        if ids.is_empty() {
+        self.resources_changed(ids.iter().map(|id| format!("{SESSION_URI_PREFIX}{id}")).collect());
+    }
+
+    /// Tells subscribers of the task board that tasks changed (in any process).
+    pub fn tasks_changed(&self) {
+        self.resources_changed(HashSet::from([TASKS_URI.to_owned()]));
+    }
+
+    /// Sends `resources/updated` from spawned tasks: a client that stops reading its stream must
+    /// not stall the caller (the watcher).
+    fn resources_changed(&self, uris: HashSet<String>) {
+        if uris.is_empty() {
             return;
         }
-        let uris: HashSet<String> = ids.iter().map(|id| format!("{SESSION_URI_PREFIX}{id}")).collect();
         let targets: Vec<(String, Peer<RoleServer>, Vec<String>)> = {
             let subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
             let peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
@@ -122,6 +131,33 @@ impl App {
                 }
             });
         }
+    }
+
+    /// Who is calling, as a task actor: the Cursor chat when the hooks told us, else the agent
+    /// that `session_start` registered for this MCP session, else the MCP session itself.
+    fn actor(&self, tool: &str, session: Option<&str>) -> tether_core::tasks::Actor {
+        use tether_core::agents::{AgentKind, Identity};
+        let mcp_session = session.map(str::to_owned);
+        let who = match self.caller(tool, session, &None) {
+            Some(chat) => Identity {
+                id: chat.conversation_id,
+                kind: AgentKind::Cursor,
+                mcp_session,
+                project: chat.workspace_roots.first().cloned(),
+            },
+            None => {
+                let key = session.map_or_else(|| format!("stdio-{}", std::process::id()), str::to_owned);
+                let known =
+                    session.and_then(|s| tether_core::agents::for_mcp_session(&self.tether.store, s).ok().flatten());
+                Identity {
+                    id: known.unwrap_or_else(|| format!("mcp:{key}")),
+                    kind: AgentKind::Mcp,
+                    mcp_session,
+                    project: None,
+                }
+            }
+        };
+        tether_core::tasks::Actor { who, lease_ms: Some(tether_core::tasks::DEFAULT_LEASE_MS) }
     }
 
     /// Records a Cursor hook event: chat status for everyone, and for `beforeMCPExecution` of one
@@ -175,11 +211,37 @@ impl App {
     }
 }
 
+/// Polls the task revision (one cheap read) so board subscribers hear of changes made by any
+/// process, the CLI included. Runs until aborted.
+pub(crate) async fn watch_tasks(app: Arc<App>) {
+    let rev = |app: &Arc<App>| {
+        let t = Arc::clone(&app.tether);
+        async move { tokio::task::spawn_blocking(move || tether_core::tasks::revision(&t.store)).await.ok()?.ok() }
+    };
+    let mut last = rev(&app).await;
+    let mut tick = tokio::time::interval(TASKS_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let now = rev(&app).await;
+        if now.is_some() && now != last {
+            last = now;
+            app.tasks_changed();
+        }
+    }
+}
+
+/// How often the task board is checked for changes by other processes.
+const TASKS_POLL: Duration = Duration::from_millis(200);
+
 /// Serves MCP over stdin/stdout until the client closes it. Logs must go to stderr.
 pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
+    let tasks = tokio::spawn(watch_tasks(Arc::clone(&app)));
     let svc =
         TetherMcp::new(app).serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
-    svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()))?;
+    let r = svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()));
+    tasks.abort();
+    r?;
     Ok(())
 }

@@ -21,6 +21,8 @@ use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, 
 use crate::App;
 
 pub const SESSION_URI_PREFIX: &str = "tether://session/";
+/// The task board, as markdown; subscribers hear of every task change.
+pub const TASKS_URI: &str = "tether://tasks";
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct FindArgs {
@@ -70,6 +72,93 @@ pub struct TagArgs {
     pub bookmark: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct StartArgs {
+    /// Your role, e.g. `dev`, `reviewer`, `tester`: claim-next prefers tasks for it.
+    pub role: Option<String>,
+    /// A name to be known by (unique); omit for a generated one such as `brisk-otter`.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct CreateArgs {
+    pub title: String,
+    /// Markdown.
+    #[serde(default)]
+    pub description: String,
+    /// critical, high, medium (default) or low.
+    pub priority: Option<String>,
+    /// The role that should do it.
+    pub role: Option<String>,
+    /// A project path the task belongs to.
+    pub project: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Ids of tasks that must be done first, e.g. ["T-3"].
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// How to tell it is done.
+    #[serde(default)]
+    pub acceptance: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ListArgs {
+    /// One task with its notes and history (other filters are ignored).
+    pub id: Option<String>,
+    /// Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: all open).
+    #[serde(default)]
+    pub status: Vec<String>,
+    /// `me`, an agent or person name, or `none` for unassigned.
+    pub assignee: Option<String>,
+    pub role: Option<String>,
+    pub project: Option<String>,
+    pub label: Option<String>,
+    /// Only tasks that can be claimed now.
+    pub ready: Option<bool>,
+    /// At most this many (default 50).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ClaimArgs {
+    /// The task to claim, e.g. "T-4". Omit to claim the best ready task for your role.
+    pub id: Option<String>,
+    /// With no id: prefer tasks for this role (default: the role given to session_start).
+    pub role: Option<String>,
+    /// With no id: only tasks of this project (or of none).
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct UpdateArgs {
+    /// The task, e.g. "T-4".
+    pub id: String,
+    /// New status: todo, in_progress, blocked, in_review, done, cancelled.
+    pub status: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub priority: Option<String>,
+    #[serde(default)]
+    pub add_labels: Vec<String>,
+    #[serde(default)]
+    pub remove_labels: Vec<String>,
+    #[serde(default)]
+    pub add_depends_on: Vec<String>,
+    #[serde(default)]
+    pub remove_depends_on: Vec<String>,
+    /// Give it to an agent (by name) or a person; empty string unassigns.
+    pub assignee: Option<String>,
+    /// A note on the task.
+    pub comment: Option<String>,
+    /// The comment is a handoff note for whoever picks the task up next.
+    pub handoff: Option<bool>,
+    /// What was done: completes the task (status done unless another status is given).
+    pub summary: Option<String>,
+    /// Give the task back (unassigned, todo), e.g. with a handoff comment.
+    pub release: Option<bool>,
+}
+
 /// One MCP session's handler; the factory makes one per client session, sharing `App`.
 #[derive(Clone)]
 pub struct TetherMcp {
@@ -78,7 +167,7 @@ pub struct TetherMcp {
 }
 
 fn core_err(e: tether_core::Error) -> ErrorData {
-    let data = Some(json!({"code": format!("{:?}", e.code()).to_lowercase()}));
+    let data = Some(json!({"code": e.code()}));
     match e.code() {
         tether_core::ErrorCode::NotFound | tether_core::ErrorCode::InvalidInput | tether_core::ErrorCode::Conflict => {
             ErrorData::invalid_params(e.to_string(), data)
@@ -89,8 +178,16 @@ fn core_err(e: tether_core::Error) -> ErrorData {
 
 /// Failures of the work itself go back as tool results with `isError`, so the model reads them
 /// (JSON-RPC errors are for malformed requests, which rmcp reports itself).
+/// The text is `{code, message}`; `code` is there only when a caller can branch on it.
 fn as_tool_result(r: Result<CallToolResult, ErrorData>) -> Result<CallToolResult, ErrorData> {
-    Ok(r.unwrap_or_else(|e| CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())])))
+    Ok(r.unwrap_or_else(|e| {
+        let code = e.data.as_ref().and_then(|d| d.get("code")).filter(|c| c.as_str() != Some("internal"));
+        let body = match code {
+            Some(c) => json!({"code": c, "message": e.message}),
+            None => json!({"message": e.message}),
+        };
+        CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+    }))
 }
 
 fn json_result(v: &impl serde::Serialize) -> Result<CallToolResult, ErrorData> {
@@ -232,6 +329,142 @@ impl TetherMcp {
         }
         .await)
     }
+    #[tool(
+        description = "Start or resume your agent session for Tether's shared task board: register your role and get your name, the tasks you hold and how to work. Call once at the start of a chat that works on tasks."
+    )]
+    async fn session_start(
+        &self,
+        Parameters(a): Parameters<StartArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let actor = self.app.actor("session_start", session_id_of(&ctx).as_deref());
+        let t = Arc::clone(&self.app.tether);
+        as_tool_result(
+            blocking(move || {
+                tether_core::tasks::start_session(&t.store, &actor.who, a.role.as_deref(), a.name.as_deref())
+            })
+            .await
+            .and_then(|r| json_result(&r)),
+        )
+    }
+
+    #[tool(
+        description = "Create a task on the shared board (title, markdown description, priority, role, labels, dependencies, acceptance criteria). Returns it with its id, e.g. T-7."
+    )]
+    async fn task_create(
+        &self,
+        Parameters(a): Parameters<CreateArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let actor = self.app.actor("task_create", session_id_of(&ctx).as_deref());
+        let new = tether_core::tasks::NewTask {
+            title: a.title,
+            description: a.description,
+            priority: a.priority,
+            role: a.role,
+            project: a.project,
+            labels: a.labels,
+            depends_on: a.depends_on,
+            acceptance: a.acceptance,
+            status: None,
+        };
+        let t = Arc::clone(&self.app.tether);
+        as_tool_result(
+            blocking(move || tether_core::tasks::create(&t.store, &actor, &new)).await.and_then(|r| json_result(&r)),
+        )
+    }
+
+    #[tool(
+        description = "List tasks on the shared board with filters (status, assignee `me`/name/`none`, role, project, label, ready), or one task with its notes, handoffs and history when `id` is given."
+    )]
+    async fn task_list(
+        &self,
+        Parameters(a): Parameters<ListArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let actor = self.app.actor("task_list", session_id_of(&ctx).as_deref());
+        let t = Arc::clone(&self.app.tether);
+        as_tool_result(
+            blocking(move || tether_core::tasks::query(&t.store, &actor, &a.into()))
+                .await
+                .and_then(|r| json_result(&r)),
+        )
+    }
+
+    #[tool(
+        description = "Claim a task atomically (never two holders): the given id, or the best ready task for your role when no id is given. It becomes in_progress and yours on a lease that your activity renews; finish with task_update."
+    )]
+    async fn task_claim(
+        &self,
+        Parameters(a): Parameters<ClaimArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let actor = self.app.actor("task_claim", session_id_of(&ctx).as_deref());
+        let t = Arc::clone(&self.app.tether);
+        as_tool_result(
+            blocking(move || tether_core::tasks::claim_for(&t.store, &actor, a.id, a.role, a.project))
+                .await
+                .and_then(|r| json_result(&r)),
+        )
+    }
+
+    #[tool(
+        description = "Change a task: status, fields, labels, dependencies, assignee; add a comment or a handoff note; complete it with a summary; or release it for someone else. Tasks another agent holds accept comments only."
+    )]
+    async fn task_update(
+        &self,
+        Parameters(a): Parameters<UpdateArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let actor = self.app.actor("task_update", session_id_of(&ctx).as_deref());
+        let t = Arc::clone(&self.app.tether);
+        as_tool_result(
+            async move {
+                let id = a.id.clone();
+                let change = a.try_into().map_err(core_err)?;
+                let r = blocking(move || tether_core::tasks::update(&t.store, &actor, &id, &change)).await?;
+                json_result(&r)
+            }
+            .await,
+        )
+    }
+}
+
+impl From<ListArgs> for tether_core::tasks::TaskQuery {
+    fn from(a: ListArgs) -> Self {
+        Self {
+            id: a.id,
+            statuses: a.status,
+            assignee: a.assignee,
+            role: a.role,
+            project: a.project,
+            label: a.label,
+            ready: a.ready.unwrap_or(false),
+            limit: a.limit.unwrap_or(50).clamp(1, 500),
+        }
+    }
+}
+
+impl TryFrom<UpdateArgs> for tether_core::tasks::TaskChange {
+    type Error = tether_core::Error;
+    fn try_from(a: UpdateArgs) -> Result<Self, Self::Error> {
+        Ok(Self {
+            status: a.status.as_deref().map(str::parse).transpose()?,
+            title: a.title,
+            description: a.description,
+            priority: a.priority,
+            add_labels: a.add_labels,
+            remove_labels: a.remove_labels,
+            add_deps: a.add_depends_on,
+            remove_deps: a.remove_depends_on,
+            assignee: a.assignee.map(|n| Some(n).filter(|n| !n.trim().is_empty())),
+            comment: a.comment,
+            handoff: a.handoff.unwrap_or(false),
+            summary: a.summary,
+            release: a.release.unwrap_or(false),
+            ..Default::default()
+        })
+    }
 }
 
 fn prompts() -> Vec<Prompt> {
@@ -270,7 +503,10 @@ impl ServerHandler for TetherMcp {
         .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Tether knows the user's PAST Cursor chats. Use sessions_find to look up earlier work, \
-             session_read to read it in small windows, session_tag to name or tag chats.",
+             session_read to read it in small windows, session_tag to name or tag chats. \
+             It also keeps a task board shared by agents and people: session_start once, then \
+             task_list / task_claim (never work on a task you have not claimed) / task_update \
+             (comment, hand off, complete with a summary).",
         )
     }
 
@@ -296,9 +532,11 @@ impl ServerHandler for TetherMcp {
     ) -> Result<ListResourcesResult, ErrorData> {
         let t = Arc::clone(&self.app.tether);
         let rows = blocking(move || t.list(&ListQuery { limit: 50, ..Default::default() })).await?;
-        let items = rows
-            .into_iter()
-            .map(|s| {
+        let board = Resource::new(TASKS_URI, "Task board")
+            .with_description("Tether's shared task board (markdown); subscribe to hear of every change")
+            .with_mime_type("text/markdown");
+        let items = std::iter::once(board)
+            .chain(rows.into_iter().map(|s| {
                 Resource::new(
                     format!("{SESSION_URI_PREFIX}{}", s.id),
                     s.title.clone().unwrap_or_else(|| "(untitled chat)".into()),
@@ -309,7 +547,7 @@ impl ServerHandler for TetherMcp {
                     s.updated_at.unwrap_or_default()
                 ))
                 .with_mime_type("text/markdown")
-            })
+            }))
             .collect();
         Ok(ListResourcesResult::with_all_items(items))
     }
@@ -331,11 +569,14 @@ impl ServerHandler for TetherMcp {
         r: ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let Some(id) = r.uri.strip_prefix(SESSION_URI_PREFIX).map(str::to_owned) else {
+        let t = Arc::clone(&self.app.tether);
+        let md = if r.uri == TASKS_URI {
+            blocking(move || tether_core::tasks::board_markdown(&t.store)).await?
+        } else if let Some(id) = r.uri.strip_prefix(SESSION_URI_PREFIX).map(str::to_owned) {
+            blocking(move || t.export(&id, tether_core::export::Format::Markdown)).await?
+        } else {
             return Err(ErrorData::resource_not_found(format!("unknown resource {}", r.uri), None));
         };
-        let t = Arc::clone(&self.app.tether);
-        let md = blocking(move || t.export(&id, tether_core::export::Format::Markdown)).await?;
         let mut c = ResourceContents::text(md, r.uri);
         if let ResourceContents::TextResourceContents { mime_type, .. } = &mut c {
             *mime_type = Some("text/markdown".into());

@@ -55,19 +55,27 @@ fn lifecycle_with_handoff_and_history() {
     let edit = tasks::update(&s, &b, "T-1", &TaskChange { title: Some("mine now".into()), ..Default::default() });
     assert_eq!(edit.unwrap_err().code(), ErrorCode::TaskHeld);
     // Comments are always allowed.
-    tasks::update(&s, &b, "T-1", &TaskChange { comment: Some("I can help with eras".into()), ..Default::default() }).unwrap();
+    tasks::update(&s, &b, "T-1", &TaskChange { comment: Some("I can help with eras".into()), ..Default::default() })
+        .unwrap();
 
     // Hand off: a releases with a note; b claims and completes.
     let r = tasks::update(
         &s,
         &a,
         "T-1",
-        &TaskChange { release: true, comment: Some("lexical done, CLI left".into()), handoff: true, ..Default::default() },
+        &TaskChange {
+            release: true,
+            comment: Some("lexical done, CLI left".into()),
+            handoff: true,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_eq!((r.status, r.assignee.as_deref()), (Status::Todo, None));
     tasks::claim(&s, &b, &ClaimTarget::Next { role: None, project: None }).unwrap();
-    let done = tasks::update(&s, &b, "T-1", &TaskChange { summary: Some("all eras parsed".into()), ..Default::default() }).unwrap();
+    let done =
+        tasks::update(&s, &b, "T-1", &TaskChange { summary: Some("all eras parsed".into()), ..Default::default() })
+            .unwrap();
     assert_eq!(done.status, Status::Done);
     assert_eq!(done.summary.as_deref(), Some("all eras parsed"));
 
@@ -92,7 +100,8 @@ fn illegal_transitions_cycles_and_unknown_ids_are_clear_errors_and_write_nothing
         tasks::create(&s, &p, &new(t)).unwrap();
     }
     let rev = tasks::revision(&s).unwrap();
-    let e = tasks::update(&s, &p, "T-1", &TaskChange { status: Some(Status::InReview), ..Default::default() }).unwrap_err();
+    let e =
+        tasks::update(&s, &p, "T-1", &TaskChange { status: Some(Status::InReview), ..Default::default() }).unwrap_err();
     assert_eq!(e.code(), ErrorCode::IllegalTransition);
     assert!(e.to_string().contains("todo to in_review"), "{e}");
 
@@ -125,11 +134,17 @@ fn dependencies_block_claims_and_claim_next_picks_the_best() {
     let (_d, s) = store();
     let p = Actor::person("pat");
     let base = tasks::create(&s, &p, &NewTask { priority: Some("low".into()), ..new("base") }).unwrap();
-    tasks::create(&s, &p, &NewTask { priority: Some("critical".into()), depends_on: vec![base.id.clone()], ..new("blocked") })
+    tasks::create(
+        &s,
+        &p,
+        &NewTask { priority: Some("critical".into()), depends_on: vec![base.id.clone()], ..new("blocked") },
+    )
+    .unwrap();
+    tasks::create(&s, &p, &NewTask { priority: Some("high".into()), role: Some("tester".into()), ..new("tests") })
         .unwrap();
-    tasks::create(&s, &p, &NewTask { priority: Some("high".into()), role: Some("tester".into()), ..new("tests") }).unwrap();
     tasks::create(&s, &p, &NewTask { priority: Some("high".into()), ..new("any role") }).unwrap();
-    tasks::create(&s, &p, &NewTask { priority: Some("high".into()), role: Some("dev".into()), ..new("dev work") }).unwrap();
+    tasks::create(&s, &p, &NewTask { priority: Some("high".into()), role: Some("dev".into()), ..new("dev work") })
+        .unwrap();
 
     let e = tasks::claim(&s, &agent("mcp:x", 60_000), &ClaimTarget::Id("T-2".into())).unwrap_err();
     assert_eq!(e.code(), ErrorCode::DependenciesOpen);
@@ -144,8 +159,13 @@ fn dependencies_block_claims_and_claim_next_picks_the_best() {
     assert_eq!(next("mcp:d3", Some("dev")).unwrap().title, "base");
     assert_eq!(next("mcp:d4", Some("dev")).unwrap_err().code(), ErrorCode::NothingToClaim);
     // Finishing the dependency frees the critical task.
-    tasks::update(&s, &agent("mcp:d3", 60_000), "T-1", &TaskChange { status: Some(Status::Done), ..Default::default() })
-        .unwrap();
+    tasks::update(
+        &s,
+        &agent("mcp:d3", 60_000),
+        "T-1",
+        &TaskChange { status: Some(Status::Done), ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(next("mcp:d4", Some("dev")).unwrap().title, "blocked");
     assert_eq!(next("mcp:t1", Some("tester")).unwrap().title, "tests");
 }

@@ -1,0 +1,248 @@
+// End-to-end tests of `tether serve` with the official TypeScript MCP SDK (@modelcontextprotocol/sdk,
+// pinned in package.json): StreamableHTTPClientTransport, the transport Cursor uses, with the
+// bearer token in a header. Runs on Node 20 or 22. Each test has its own daemon (lib/daemon.mjs).
+
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { B_SPLIT, C_V10, Daemon, SECRET_KEY, TOKEN } from './lib/daemon.mjs';
+
+const CORE_TOOLS = ['sessions_find', 'session_read', 'session_tag'];
+
+let daemon;
+let clients = [];
+
+beforeEach(async () => {
+  daemon = await Daemon.start();
+  clients = [];
+});
+
+afterEach(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  await daemon.close();
+});
+
+async function connect(token = TOKEN, name = 'tether-ts-e2e') {
+  const conn = { getStreamOpen: false };
+  conn.transport = new StreamableHTTPClientTransport(new URL(daemon.url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    // Notes when the SDK's standalone GET stream (server -> client pushes) is open.
+    fetch: async (url, init) => {
+      const r = await fetch(url, init);
+      if (init?.method === 'GET' && r.ok && r.headers.get('content-type')?.includes('text/event-stream')) conn.getStreamOpen = true;
+      return r;
+    },
+  });
+  conn.client = new Client({ name, version: '0.0.0' });
+  clients.push(conn.client);
+  await conn.client.connect(conn.transport);
+  return conn;
+}
+
+async function waitFor(cond, what, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+function json(result) {
+  assert.ok(!result.isError, `tool error: ${JSON.stringify(result)}`);
+  assert.equal(result.content[0].type, 'text');
+  return JSON.parse(result.content[0].text);
+}
+
+test('handshake: server info, capabilities, negotiated protocol version', async () => {
+  const { client, transport } = await connect();
+  assert.equal(client.getServerVersion().name, 'tether');
+  const caps = client.getServerCapabilities();
+  assert.ok(caps.tools, 'tools capability');
+  assert.equal(caps.resources?.subscribe, true, 'resources.subscribe capability');
+  assert.ok(caps.prompts, 'prompts capability');
+  // SDK 1.32.2 offers 2025-11-25; the server supports up to it.
+  assert.equal(transport.protocolVersion, '2025-11-25');
+  assert.match(transport.sessionId ?? '', /\S{8,}/, 'an Mcp-Session-Id was issued');
+  assert.match(client.getInstructions() ?? '', /sessions_find/);
+});
+
+test('tools/list: few tools, names short enough for Cursor, the core tools present', async () => {
+  const { client } = await connect();
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  assert.ok(tools.length <= 12, `at most 12 tools (Cursor's budget), got ${tools.length}: ${names}`);
+  assert.equal(new Set(names).size, names.length, 'tool names are unique');
+  for (const t of tools) {
+    // Cursor shows and limits tools as server name + tool name.
+    assert.ok(`tether_${t.name}`.length < 60, `server+tool name too long: tether_${t.name}`);
+    assert.ok(t.description && t.description.length > 10, `${t.name} has a description`);
+    assert.equal(t.inputSchema?.type, 'object', `${t.name} input schema is an object`);
+  }
+  for (const n of CORE_TOOLS) assert.ok(names.includes(n), `${n} is listed (got ${names})`);
+});
+
+test('sessions_find and session_read on the fixture chats', async () => {
+  const { client } = await connect();
+
+  const found = json(await client.callTool({ name: 'sessions_find', arguments: { query: 'narwhal', project: 'all' } }));
+  assert.equal(found.hits[0].session_id, B_SPLIT);
+  assert.match(found.hits[0].snippet, /\*\*narwhal\*\*/);
+
+  const listed = json(await client.callTool({ name: 'sessions_find', arguments: { project: 'all', limit: 3 } }));
+  assert.equal(listed.sessions.length, 3);
+
+  const axo = json(await client.callTool({ name: 'sessions_find', arguments: { query: 'axolotl', project: 'all' } }));
+  assert.ok(axo.hits.some((h) => h.session_id === C_V10), JSON.stringify(axo));
+
+  const read = json(await client.callTool({ name: 'session_read', arguments: { session: B_SPLIT, limit: 1 } }));
+  assert.equal(read.session.id, B_SPLIT);
+  assert.equal(read.messages.length, 1);
+  assert.equal(read.next_offset, 1);
+
+  const c = await client.callTool({ name: 'session_read', arguments: { session: C_V10 } });
+  const cj = json(c);
+  assert.equal(cj.session.id, C_V10);
+  assert.ok(cj.messages.some((m) => /axolotl/.test(m.text)), 'C_V10 messages mention axolotl');
+  assert.ok(!JSON.stringify(c).includes(SECRET_KEY), 'the planted secret never reaches a client');
+
+  const bad = await client.callTool({ name: 'session_read', arguments: { session: 'no-such-chat' } });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /no session matches/);
+});
+
+test('resources: list and read tether://session/{id} as markdown', async () => {
+  const { client } = await connect();
+  const uri = `tether://session/${B_SPLIT}`;
+  const { resources } = await client.listResources();
+  assert.ok(resources.some((r) => r.uri === uri), `${uri} is listed`);
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.ok(resourceTemplates.some((t) => t.uriTemplate === 'tether://session/{id}'));
+
+  const md = await client.readResource({ uri });
+  assert.equal(md.contents[0].uri, uri);
+  assert.equal(md.contents[0].mimeType, 'text/markdown');
+  assert.match(md.contents[0].text, /narwhal/);
+
+  const secret = await client.readResource({ uri: `tether://session/${C_V10}` });
+  assert.match(secret.contents[0].text, /axolotl/);
+  assert.ok(!secret.contents[0].text.includes(SECRET_KEY));
+
+  await assert.rejects(client.readResource({ uri: 'tether://nope/1' }), /unknown resource/);
+});
+
+test('subscribe: notifications/resources/updated arrives on the GET stream when the chat changes', async () => {
+  const uri = `tether://session/${B_SPLIT}`;
+  const updates = [];
+  const other = [];
+  const a = await connect(TOKEN, 'subscriber');
+  const b = await connect(TOKEN, 'bystander');
+  a.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push({ uri: n.params.uri, at: Date.now() }));
+  b.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => other.push(n.params.uri));
+
+  await a.client.subscribeResource({ uri });
+  await b.client.subscribeResource({ uri: `tether://session/${C_V10}` }); // another chat
+  await waitFor(() => a.getStreamOpen && b.getStreamOpen, 'the GET streams to open');
+  assert.deepEqual(updates, [], 'no update before the change');
+
+  const t0 = Date.now();
+  daemon.appendBubble(B_SPLIT, 'kingfisher flies in');
+  await waitFor(() => updates.length > 0, 'notifications/resources/updated');
+  assert.equal(updates[0].uri, uri);
+  console.log(`change -> notification: ${updates[0].at - t0} ms`);
+
+  // The change really is in the index, and the other client was not told.
+  const found = json(await a.client.callTool({ name: 'sessions_find', arguments: { query: 'kingfisher', project: 'all' } }));
+  assert.equal(found.hits[0].session_id, B_SPLIT);
+  await sleep(500);
+  assert.deepEqual(other, [], 'a client subscribed to another chat must not get the update');
+
+  // After unsubscribing, a further change is not pushed.
+  await a.client.unsubscribeResource({ uri });
+  const before = updates.length;
+  daemon.appendBubble(B_SPLIT, 'heron lands');
+  const end = Date.now() + 10_000;
+  let indexed = false;
+  while (!indexed && Date.now() < end) {
+    const r = json(await a.client.callTool({ name: 'sessions_find', arguments: { query: 'heron', project: 'all' } }));
+    indexed = r.hits.length > 0;
+    if (!indexed) await sleep(100);
+  }
+  assert.ok(indexed, 'the second change was indexed');
+  await sleep(500);
+  assert.equal(updates.length, before, 'no update after unsubscribe');
+});
+
+test('a wrong or missing token gets 401 and the client surfaces it', async () => {
+  for (const token of ['wrong-token', '']) {
+    const transport = new StreamableHTTPClientTransport(new URL(daemon.url), {
+      requestInit: { headers: token ? { Authorization: `Bearer ${token}` } : {} },
+    });
+    const client = new Client({ name: 'intruder', version: '0.0.0' });
+    await assert.rejects(client.connect(transport), (e) => {
+      assert.ok(e instanceof StreamableHTTPError, `${e}`);
+      assert.equal(e.code, 401);
+      assert.match(e.message, /bearer token/);
+      return true;
+    });
+    await client.close().catch(() => {});
+  }
+  const raw = await fetch(daemon.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: '{}',
+  });
+  assert.equal(raw.status, 401);
+  assert.equal(raw.headers.get('www-authenticate'), null, 'no OAuth challenge (Cursor would start a login flow)');
+});
+
+test('terminateSession sends DELETE; the session is gone afterwards', async () => {
+  const { client, transport } = await connect();
+  await client.listTools();
+  const sid = transport.sessionId;
+  assert.ok(sid);
+  const during = (await daemon.health()).mcp_sessions;
+  assert.ok(during >= 1, `health counts the session (${during})`);
+
+  await transport.terminateSession();
+  assert.equal(transport.sessionId, undefined);
+
+  const r = await fetch(daemon.url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sid,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+  });
+  assert.equal(r.status, 404, 'a terminated session answers 404');
+  await r.body?.cancel();
+});
+
+test('two concurrent clients get different sessions and are served at the same time', async () => {
+  const [a, b] = await Promise.all([connect(TOKEN, 'a'), connect(TOKEN, 'b')]);
+  assert.ok(a.transport.sessionId && b.transport.sessionId);
+  assert.notEqual(a.transport.sessionId, b.transport.sessionId);
+  const calls = [];
+  for (let i = 0; i < 5; i++) {
+    calls.push(a.client.callTool({ name: 'sessions_find', arguments: { query: 'narwhal', project: 'all' } }));
+    calls.push(b.client.callTool({ name: 'session_read', arguments: { session: C_V10, limit: 1 } }));
+  }
+  const results = (await Promise.all(calls)).map(json);
+  for (let i = 0; i < results.length; i += 2) {
+    assert.equal(results[i].hits[0].session_id, B_SPLIT);
+    assert.equal(results[i + 1].session.id, C_V10);
+  }
+  // Closing one leaves the other working.
+  await a.transport.terminateSession();
+  await a.client.close();
+  const still = json(await b.client.callTool({ name: 'sessions_find', arguments: { query: 'narwhal', project: 'all' } }));
+  assert.equal(still.hits[0].session_id, B_SPLIT);
+});
