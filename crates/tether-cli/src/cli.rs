@@ -50,6 +50,189 @@ pub enum Command {
     Sessions(SessionsCmd),
     /// Show what Tether found where, and which sources are partial and why.
     Doctor(JsonFlag),
+    /// Tasks shared by people and agents: add, list, claim, update, hand off, complete, import.
+    Task(TaskArgs),
+    /// Agent sessions (Cursor chats, other MCP clients, people) and the tasks they hold.
+    #[command(subcommand)]
+    Agents(AgentsCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// Who you are on the board (default: $TETHER_USER, else $USER).
+    #[arg(long = "as", global = true, value_name = "NAME", env = "TETHER_USER")]
+    pub as_user: Option<String>,
+    #[command(subcommand)]
+    pub cmd: TaskCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Create a task.
+    Add {
+        title: String,
+        /// Markdown description.
+        #[arg(short, long, default_value = "")]
+        description: String,
+        /// critical, high, medium (default) or low.
+        #[arg(short, long)]
+        priority: Option<String>,
+        /// The role that should do it (claim-next matches it).
+        #[arg(long)]
+        role: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        /// A label (repeatable).
+        #[arg(short, long = "label", value_name = "LABEL")]
+        labels: Vec<String>,
+        /// A task that must be done first (repeatable), e.g. T-3.
+        #[arg(long = "depends-on", value_name = "ID")]
+        depends_on: Vec<String>,
+        /// An acceptance criterion (repeatable).
+        #[arg(long = "accept", value_name = "TEXT")]
+        acceptance: Vec<String>,
+        /// Start as blocked instead of todo.
+        #[arg(long)]
+        blocked: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// List tasks (default: every open one), best first.
+    List {
+        /// Only these statuses (repeatable): todo, in_progress, blocked, in_review, done, cancelled.
+        #[arg(short, long = "status", value_name = "STATUS")]
+        statuses: Vec<String>,
+        /// `me`, an agent or person name, or `none`.
+        #[arg(long)]
+        assignee: Option<String>,
+        #[arg(long)]
+        role: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        label: Option<String>,
+        /// Only tasks that can be claimed now.
+        #[arg(long)]
+        ready: bool,
+        #[arg(long, default_value_t = 200, value_name = "N")]
+        limit: usize,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Show a task with its notes and history.
+    Show {
+        id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Claim a task (atomically), or the best ready one when no id is given.
+    Claim {
+        id: Option<String>,
+        /// With no id: prefer tasks for this role.
+        #[arg(long)]
+        role: Option<String>,
+        /// With no id: only tasks of this project (or of none).
+        #[arg(long)]
+        project: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Change a task's status or fields.
+    Update(UpdateArgs),
+    /// Complete a task, optionally with a summary of what was done.
+    Done {
+        id: String,
+        #[arg(short, long)]
+        summary: Option<String>,
+        /// Complete it even though another agent holds it.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Add a comment, or a handoff note for whoever picks the task up next.
+    Comment {
+        id: String,
+        text: String,
+        #[arg(long)]
+        handoff: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Give a task back (unassigned, todo), optionally with a handoff note.
+    Release {
+        id: String,
+        /// A handoff note: what is done and what is left.
+        #[arg(short, long)]
+        note: Option<String>,
+        /// Release it even though another agent holds it.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// The board as columns in the terminal.
+    Board(JsonFlag),
+    /// Export every task with its notes and history.
+    Export {
+        #[arg(long, default_value = "json", value_parser = ["json", "md"])]
+        format: String,
+        /// Write to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Import from Taskmaster (a tasks.json) or Backlog.md (a backlog/ folder); again to refresh.
+    Import {
+        /// A Taskmaster tasks.json, or a Backlog.md folder (backlog/ or the project holding it).
+        path: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    pub id: String,
+    /// todo, in_progress, blocked, in_review, done or cancelled.
+    #[arg(short, long)]
+    pub status: Option<String>,
+    #[arg(long)]
+    pub title: Option<String>,
+    #[arg(short, long)]
+    pub description: Option<String>,
+    #[arg(short, long)]
+    pub priority: Option<String>,
+    /// New role; empty clears it.
+    #[arg(long)]
+    pub role: Option<String>,
+    /// New project; empty clears it.
+    #[arg(long)]
+    pub project: Option<String>,
+    #[arg(long = "add-label", value_name = "LABEL")]
+    pub add_labels: Vec<String>,
+    #[arg(long = "remove-label", value_name = "LABEL")]
+    pub remove_labels: Vec<String>,
+    #[arg(long = "add-dep", value_name = "ID")]
+    pub add_deps: Vec<String>,
+    #[arg(long = "remove-dep", value_name = "ID")]
+    pub remove_deps: Vec<String>,
+    /// Assign to an agent (by name) or a person; empty unassigns.
+    #[arg(long, value_name = "NAME")]
+    pub assign: Option<String>,
+    /// Add a comment with the change.
+    #[arg(short, long)]
+    pub comment: Option<String>,
+    /// Change it even though another agent holds it.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCmd {
+    /// Every agent session, most recently active first, with live status and held tasks.
+    List(JsonFlag),
 }
 
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, 
 use tether_core::watch::{WatchConfig, WatchEvent};
 use tether_core::{CursorLocations, Paths, Tether};
 
-use crate::cli::{Cli, Command, InitArgs, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
+use crate::cli::{AgentsCmd, Cli, Command, InitArgs, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
 use crate::output;
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -53,6 +53,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Sessions(cmd) => sessions(&open()?, cmd),
+        Command::Task(a) => crate::tasks::run(&open()?, a),
+        Command::Agents(AgentsCmd::List(o)) => {
+            let list = tether_core::agents::list(&open()?.store)?;
+            if o.json {
+                output::json(&list)
+            } else {
+                output::agents(&list);
+                Ok(())
+            }
+        }
     }
 }
 

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod hook;
 mod output;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -15,7 +16,14 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Scripts branch on the code; people read the message.
+            match e.downcast_ref::<tether_core::Error>().map(tether_core::Error::code) {
+                Some(code) if code != tether_core::ErrorCode::Internal => {
+                    let code = serde_json::to_value(code).ok();
+                    eprintln!("error[{}]: {e:#}", code.as_ref().and_then(|c| c.as_str()).unwrap_or("?"));
+                }
+                _ => eprintln!("error: {e:#}"),
+            }
             ExitCode::FAILURE
         }
     }

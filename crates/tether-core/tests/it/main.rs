@@ -4,6 +4,7 @@ mod eras;
 mod incremental;
 mod readonly;
 mod search;
+mod task_io;
 mod tasks;
 
 use tether_core::index::{Depth, IndexReport, no_progress};
