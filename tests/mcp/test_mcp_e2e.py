@@ -127,7 +127,6 @@ def test_tools_resources_prompts_over_http(daemon):
             assert names == {"sessions_find", "session_read", "session_tag", "session_start", "task_create",
                              "task_list", "task_claim", "task_update"}, names
             assert len(names) <= 12
-            assert len(names) <= 12
             assert all("PAST" in t.description for t in tools.tools if t.name.startswith("sessions_find") or t.name == "session_read")
 
             found = text_of(await c.call_tool("sessions_find", {"query": "narwhal", "project": "all"}))

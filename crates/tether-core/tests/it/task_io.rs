@@ -68,10 +68,10 @@ fn taskmaster_tagged_file_maps_fields_subtasks_and_dependencies_and_reports_the_
     let mut got = config.depends_on.clone();
     got.sort();
     assert_eq!(got, want);
-    assert_eq!(validate.depends_on, [schema.id.clone()]);
+    assert_eq!(validate.depends_on, std::slice::from_ref(&schema.id));
     let docs = &t["taskmaster:3"];
     assert_eq!((docs.status, docs.labels.clone()), (Status::Todo, vec!["deferred".to_string()]));
-    assert_eq!(docs.depends_on, [config.id.clone()]);
+    assert_eq!(docs.depends_on, std::slice::from_ref(&config.id));
     let oauth = &t["taskmaster:feature-auth:1"];
     assert_eq!((oauth.status, oauth.priority), (Status::InReview, "critical"));
     assert!(oauth.labels.contains(&"taskmaster:feature-auth".to_string()));
