@@ -165,23 +165,31 @@ pub struct TaskDetail {
     pub history: Vec<Event>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A task to create. Its docs are also the MCP tool's argument descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct NewTask {
     pub title: String,
+    /// Markdown.
     #[serde(default)]
     pub description: String,
+    /// critical, high, medium (default) or low.
     #[serde(default)]
     pub priority: Option<String>,
+    /// The role that should do it (claim-next matches it).
     #[serde(default)]
     pub role: Option<String>,
+    /// A project path the task belongs to.
     #[serde(default)]
     pub project: Option<String>,
     #[serde(default)]
     pub labels: Vec<String>,
+    /// Ids of tasks that must be done first, e.g. ["T-3"].
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// How to tell it is done.
     #[serde(default)]
     pub acceptance: Vec<String>,
+    /// todo (default) or blocked.
     #[serde(default)]
     pub status: Option<String>,
 }
@@ -905,18 +913,30 @@ pub fn start_session(store: &Store, who: &Identity, role: Option<&str>, name: Op
     Ok(SessionStart { agent, holding, ready, instructions: AGENT_INSTRUCTIONS })
 }
 
-/// A listing request as hosts receive it: statuses as text, `me` as an assignee.
-#[derive(Debug, Clone, Default)]
+/// A listing request as hosts receive it: statuses as text, `me` as an assignee. Its docs are
+/// also the MCP tool's argument descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct TaskQuery {
-    /// One task in detail; the other fields are ignored.
+    /// One task with its notes, handoffs and history (the other fields are ignored).
+    #[serde(default)]
     pub id: Option<String>,
-    /// Empty: every open status.
+    /// Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: every open one).
+    #[serde(default, rename = "status")]
     pub statuses: Vec<String>,
+    /// `me`, an agent or person name, or `none` for unassigned.
+    #[serde(default)]
     pub assignee: Option<String>,
+    #[serde(default)]
     pub role: Option<String>,
+    #[serde(default)]
     pub project: Option<String>,
+    #[serde(default)]
     pub label: Option<String>,
+    /// Only tasks that can be claimed now.
+    #[serde(default)]
     pub ready: bool,
+    /// At most this many (default 50).
+    #[serde(default)]
     pub limit: usize,
 }
 
@@ -946,7 +966,7 @@ pub fn query(store: &Store, actor: &Actor, q: &TaskQuery) -> Result<QueryResult>
         project: q.project.clone(),
         label: q.label.clone(),
         ready: q.ready,
-        limit: q.limit,
+        limit: if q.limit == 0 { 50 } else { q.limit.min(500) },
     };
     Ok(QueryResult::Many { tasks: list(store, &f)? })
 }

@@ -81,46 +81,6 @@ pub struct StartArgs {
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct CreateArgs {
-    pub title: String,
-    /// Markdown.
-    #[serde(default)]
-    pub description: String,
-    /// critical, high, medium (default) or low.
-    pub priority: Option<String>,
-    /// The role that should do it.
-    pub role: Option<String>,
-    /// A project path the task belongs to.
-    pub project: Option<String>,
-    #[serde(default)]
-    pub labels: Vec<String>,
-    /// Ids of tasks that must be done first, e.g. ["T-3"].
-    #[serde(default)]
-    pub depends_on: Vec<String>,
-    /// How to tell it is done.
-    #[serde(default)]
-    pub acceptance: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct ListArgs {
-    /// One task with its notes and history (other filters are ignored).
-    pub id: Option<String>,
-    /// Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: all open).
-    #[serde(default)]
-    pub status: Vec<String>,
-    /// `me`, an agent or person name, or `none` for unassigned.
-    pub assignee: Option<String>,
-    pub role: Option<String>,
-    pub project: Option<String>,
-    pub label: Option<String>,
-    /// Only tasks that can be claimed now.
-    pub ready: Option<bool>,
-    /// At most this many (default 50).
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct ClaimArgs {
     /// The task to claim, e.g. "T-4". Omit to claim the best ready task for your role.
     pub id: Option<String>,
@@ -353,21 +313,10 @@ impl TetherMcp {
     )]
     async fn task_create(
         &self,
-        Parameters(a): Parameters<CreateArgs>,
+        Parameters(new): Parameters<tether_core::tasks::NewTask>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let actor = self.app.actor("task_create", session_id_of(&ctx).as_deref());
-        let new = tether_core::tasks::NewTask {
-            title: a.title,
-            description: a.description,
-            priority: a.priority,
-            role: a.role,
-            project: a.project,
-            labels: a.labels,
-            depends_on: a.depends_on,
-            acceptance: a.acceptance,
-            status: None,
-        };
         let t = Arc::clone(&self.app.tether);
         as_tool_result(
             blocking(move || tether_core::tasks::create(&t.store, &actor, &new)).await.and_then(|r| json_result(&r)),
@@ -379,15 +328,13 @@ impl TetherMcp {
     )]
     async fn task_list(
         &self,
-        Parameters(a): Parameters<ListArgs>,
+        Parameters(q): Parameters<tether_core::tasks::TaskQuery>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let actor = self.app.actor("task_list", session_id_of(&ctx).as_deref());
         let t = Arc::clone(&self.app.tether);
         as_tool_result(
-            blocking(move || tether_core::tasks::query(&t.store, &actor, &a.into()))
-                .await
-                .and_then(|r| json_result(&r)),
+            blocking(move || tether_core::tasks::query(&t.store, &actor, &q)).await.and_then(|r| json_result(&r)),
         )
     }
 
@@ -427,21 +374,6 @@ impl TetherMcp {
             }
             .await,
         )
-    }
-}
-
-impl From<ListArgs> for tether_core::tasks::TaskQuery {
-    fn from(a: ListArgs) -> Self {
-        Self {
-            id: a.id,
-            statuses: a.status,
-            assignee: a.assignee,
-            role: a.role,
-            project: a.project,
-            label: a.label,
-            ready: a.ready.unwrap_or(false),
-            limit: a.limit.unwrap_or(50).clamp(1, 500),
-        }
     }
 }
 
