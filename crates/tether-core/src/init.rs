@@ -407,7 +407,7 @@ fn remove_empty_parents(path: &Path) {
 }
 
 const RULE_FRONTMATTER: &str = "---
-description: Tether — search, read and tag PAST Cursor chats (other conversations, earlier work) through the tether MCP tools
+description: Tether — search, read and tag PAST Cursor chats (other conversations, earlier work), and the shared task board (claim, hand off, complete) through the tether MCP tools
 globs:
 alwaysApply: false
 ---
@@ -427,6 +427,18 @@ you need context from another chat in this project. They are for past and other 
   easy to find again.
 
 Quote what you reuse from a past chat and say which chat it came from.
+
+## The shared task board
+
+When the user asks you to work on, plan or split up tasks, use Tether's board (other agents and
+people work on it too):
+
+- `session_start` once, with your role (e.g. `dev`, `reviewer`); it tells you what you hold.
+- `task_list` to see the board (`ready: true` for what can start now); `task_create` to add tasks.
+- `task_claim` before working on a task (no id = the best ready one for your role). Never work
+  on a task someone else holds: comment on it with `task_update` instead.
+- `task_update` as you go: comments, `status: in_review`, or `summary` to complete it. If you stop
+  before it is done, `release: true` with a `handoff: true` comment saying what is left.
 ";
 
 const COMMANDS: &[(&str, &str)] = &[
@@ -442,6 +454,13 @@ naming the chats you used.\n",
         "Continue the work of an earlier chat. The chat is the nickname or id I give after this command (if I give none, \
 use `sessions_find` to list this project's recent chats and ask me which). Read it with `session_read` \
 (`max_tokens` 6000, latest messages), summarise where it stopped, and propose the next step.\n",
+    ),
+    (
+        "tether-next-task.md",
+        "Work on the next task from Tether's board. Call `session_start` with the role I give after this command \
+(default `dev`), then `task_claim` with no id. Read the task (`task_list` with its id shows notes and handoffs from \
+earlier agents), do the work, comment on progress with `task_update`, and complete it with a `summary` of what was \
+done. If you cannot finish, release it with a handoff comment saying what is left.\n",
     ),
     (
         "tether-tag.md",
