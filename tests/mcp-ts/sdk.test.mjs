@@ -246,3 +246,47 @@ test('two concurrent clients get different sessions and are served at the same t
   const still = json(await b.client.callTool({ name: 'sessions_find', arguments: { query: 'narwhal', project: 'all' } }));
   assert.equal(still.hits[0].session_id, B_SPLIT);
 });
+
+// Cursor as far as we can simulate it: read the mcp.json and hooks.json that `tether init` wrote,
+// connect with exactly that url and those headers, let a hook command from hooks.json announce the
+// calling chat, then find, read and tag (the calling chat) and work a task.
+test('a client configured by `tether init` connects, finds and reads chats, tags the calling chat', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  const env = { ...daemon.env, TETHER_PORT: String(daemon.port) };
+  execFileSync(path.join(process.env.TETHER_BIN_DIR || 'target/debug', 'tether'), ['init', '--global'], { env, stdio: 'pipe' });
+  const cursorHome = daemon.env.TETHER_CURSOR_HOME;
+  const entry = JSON.parse(readFileSync(path.join(cursorHome, 'mcp.json'), 'utf8')).mcpServers.tether;
+  assert.equal(entry.url, daemon.url);
+
+  const transport = new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } });
+  const client = new Client({ name: 'cursor-like', version: '0.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  assert.ok(tools.length <= 12, `${tools.length} tools`);
+
+  const hooks = JSON.parse(readFileSync(path.join(cursorHome, 'hooks.json'), 'utf8')).hooks;
+  const announce = hooks.beforeMCPExecution[0].command;
+  const payload = {
+    conversation_id: C_V10, hook_event_name: 'beforeMCPExecution', workspace_roots: ['/home/u/cproj'],
+    tool_name: 'session_tag', tool_input: { add_tags: ['from-cursor'] },
+  };
+  const answer = execFileSync('/bin/sh', ['-c', announce], { env, input: JSON.stringify(payload), encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(answer), { permission: 'allow' });
+
+  const found = json(await client.callTool({ name: 'sessions_find', arguments: { query: 'narwhal', project: 'all' } }));
+  assert.equal(found.hits[0].session_id, B_SPLIT);
+  const read = json(await client.callTool({ name: 'session_read', arguments: { session: B_SPLIT, limit: 2 } }));
+  assert.equal(read.session.id, B_SPLIT);
+  const tagged = json(await client.callTool({ name: 'session_tag', arguments: { add_tags: ['from-cursor'] } }));
+  assert.equal(tagged.id, C_V10, 'no session given: the calling chat is tagged');
+  assert.deepEqual(tagged.tags, ['from-cursor']);
+
+  const me = json(await client.callTool({ name: 'session_start', arguments: { role: 'dev' } }));
+  const task = json(await client.callTool({ name: 'task_create', arguments: { title: 'From a Cursor chat' } }));
+  const claimed = json(await client.callTool({ name: 'task_claim', arguments: {} }));
+  assert.equal(claimed.id, task.id);
+  assert.equal(claimed.assignee, me.agent.name);
+});
