@@ -8,6 +8,7 @@ import asyncio
 import json
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -66,8 +67,11 @@ def test_agent_workflow_handoff_and_no_double_claim(daemon):
                 loser = ra if ra.is_error else rb
                 assert error_of(loser)["code"] == "task_held"
 
-            mine = text_of(await a.call_tool("task_claim", {}))
+            mine = text_of(await a.call_tool("task_claim", {"lease_minutes": 5}))
             assert mine["id"] == base["id"] and mine["assignee"] == dev["agent"]["name"]
+            lease = datetime.fromisoformat(mine["lease_until"].replace("Z", "+00:00"))
+            left = (lease - datetime.now(timezone.utc)).total_seconds()
+            assert 240 < left <= 300, f"a 5-minute lease has {left:.0f} s left"
             held = error_of(await b.call_tool("task_update", {"id": base["id"], "title": "mine"}))
             assert held["code"] == "task_held"
             text_of(await b.call_tool("task_update", {"id": base["id"], "comment": "remember the env override"}))

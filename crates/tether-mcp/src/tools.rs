@@ -88,6 +88,8 @@ pub struct ClaimArgs {
     pub role: Option<String>,
     /// With no id: only tasks of this project (or of none).
     pub project: Option<String>,
+    /// How long the claim holds without activity from you (default 30, at most 1440 minutes).
+    pub lease_minutes: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -346,7 +348,10 @@ impl TetherMcp {
         Parameters(a): Parameters<ClaimArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = self.app.actor("task_claim", session_id_of(&ctx).as_deref());
+        let mut actor = self.app.actor("task_claim", session_id_of(&ctx).as_deref());
+        if let Some(m) = a.lease_minutes {
+            actor.lease_ms = Some(i64::from(m.clamp(1, 1440)) * 60_000);
+        }
         let t = Arc::clone(&self.app.tether);
         as_tool_result(
             blocking(move || tether_core::tasks::claim_for(&t.store, &actor, a.id, a.role, a.project))
