@@ -11,7 +11,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -96,16 +95,6 @@ class Daemon:
             db.execute("INSERT INTO cursorDiskKV (key, value) VALUES (?, ?)", (f"bubbleId:{composer}:{bid}", json.dumps(bubble)))
             db.execute("UPDATE cursorDiskKV SET value = ? WHERE key = ?", (json.dumps(data), key))
         db.close()
-
-
-@pytest.fixture
-def daemon():
-    with tempfile.TemporaryDirectory() as d:
-        dm = Daemon(Path(d)).start()
-        try:
-            yield dm
-        finally:
-            dm.stop()
 
 
 def client(url, token=TOKEN, **kw):

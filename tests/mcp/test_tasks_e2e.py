@@ -6,26 +6,13 @@ a change made by another process (the CLI), and a Cursor chat known through the 
 
 import asyncio
 import json
-import tempfile
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
-import pytest
 
-from test_mcp_e2e import Daemon, client, text_of
+from test_mcp_e2e import client, text_of
 
 C_V10 = "c3333333-0000-4000-8000-000000000001"
-
-
-@pytest.fixture
-def daemon():
-    with tempfile.TemporaryDirectory() as d:
-        dm = Daemon(Path(d)).start()
-        try:
-            yield dm
-        finally:
-            dm.stop()
 
 
 def error_of(result):

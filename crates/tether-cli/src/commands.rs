@@ -126,15 +126,7 @@ fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
         SessionsCmd::Tag(a) => tag(t, a),
         SessionsCmd::Export { id, format, out } => {
             let format: tether_core::export::Format = format.parse()?;
-            let text = t.export(&id, format)?;
-            match out {
-                Some(path) => {
-                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-                    eprintln!("Wrote {}", path.display());
-                }
-                None => print!("{text}"),
-            }
-            Ok(())
+            output::to_file_or_stdout(out.as_deref(), &t.export(&id, format)?)
         }
     }
 }

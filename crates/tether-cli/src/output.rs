@@ -11,6 +11,20 @@ pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An export: to the file when one is given (saying so on stderr), else to stdout.
+pub fn to_file_or_stdout(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    match path {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            eprintln!("Wrote {}", p.display());
+        }
+        None if text.ends_with('\n') => print!("{text}"),
+        None => println!("{text}"),
+    }
+    Ok(())
+}
+
 pub fn color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }

@@ -1,7 +1,6 @@
 //! `tether task …`: one thin call into `tether_core::tasks` per subcommand. People act at the
 //! CLI: their claims hold without a lease, and `--force` lets them override an agent's hold.
 
-use anyhow::Context;
 use tether_core::Tether;
 use tether_core::task_io;
 use tether_core::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
@@ -82,15 +81,7 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
         }
         TaskCmd::Export { format, out } => {
             let f = if format == "md" { task_io::ExportFormat::Markdown } else { task_io::ExportFormat::Json };
-            let text = task_io::export(s, f)?;
-            match out {
-                Some(path) => {
-                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-                    eprintln!("Wrote {}", path.display());
-                }
-                None => println!("{text}"),
-            }
-            Ok(())
+            output::to_file_or_stdout(out.as_deref(), &task_io::export(s, f)?)
         }
         TaskCmd::Import { path, out } => {
             let r = if path.is_dir() {
