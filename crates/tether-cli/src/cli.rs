@@ -47,6 +47,12 @@ pub enum Command {
         /// The hook event, e.g. beforeSubmitPrompt, beforeMCPExecution, stop.
         event: String,
     },
+    /// Open Tether's GUI in your browser, logged in (the daemon must be running: `tether serve`).
+    Open {
+        /// Print the one-time login link (valid for a minute) instead of opening a browser.
+        #[arg(long)]
+        print: bool,
+    },
     /// List, search, read, tag and export chats.
     #[command(subcommand)]
     Sessions(SessionsCmd),

@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Sessions(cmd) => sessions(&open()?, cmd),
+        Command::Open { print } => open_gui(&paths, print),
         Command::Task(a) => crate::tasks::run(&open()?, a),
         Command::Agents(AgentsCmd::List(o)) => {
             let list = tether_core::agents::list(&open()?.store)?;
@@ -315,28 +316,17 @@ fn token(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
 
 fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> anyhow::Result<()> {
     use tether_core::init;
-    let cursor_home = cursor.cursor_homes.first().cloned().context("no home directory; set TETHER_CURSOR_HOME")?;
     let project = if a.global {
         None
     } else {
-        let dir = match &a.project {
+        Some(match &a.project {
             Some(p) => p.clone(),
             None => std::env::current_dir().context("reading the working directory")?,
-        };
-        Some(dir.canonicalize().with_context(|| format!("project dir {}", dir.display()))?)
+        })
     };
-    let target = init::Target { cursor_home, project, mcp_in_project: a.project_mcp };
+    let req = init::Request { project, project_mcp: a.project_mcp, token_env: a.token_env, port: a.port, remove };
+    let plan = init::plan_request(paths, cursor, &req).context("planning the Cursor setup")?;
     let running = tether_core::daemon::running(paths);
-    let plan = if remove {
-        init::plan_uninit(&target)?
-    } else {
-        let url =
-            running.as_ref().and_then(|d| d.url.clone()).unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", a.port));
-        let (token, _) = tether_core::token::mcp_token(paths).context("getting the MCP token")?;
-        let spec =
-            init::InitSpec { target, url, token, token_from_env: a.token_env, hook_command: hook_command(paths)? };
-        init::plan_init(&spec)?
-    };
     for s in &plan.skipped {
         eprintln!("tether: skipped {s}");
     }
@@ -370,23 +360,30 @@ fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> 
     Ok(())
 }
 
-/// How Cursor's hooks call us: this executable, with the data dir when it is not the default.
-fn hook_command(paths: &Paths) -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("finding the tether executable")?;
-    let exe = exe.canonicalize().unwrap_or(exe);
-    let mut cmd = shell_quote(&exe.to_string_lossy());
-    if std::env::var_os("TETHER_HOME").is_some() {
-        cmd = format!("TETHER_HOME={} {cmd}", shell_quote(&paths.data_dir.to_string_lossy()));
+/// Asks the running daemon for a one-time login code and opens (or prints) the GUI's login link.
+fn open_gui(paths: &Paths, print: bool) -> anyhow::Result<()> {
+    let info = tether_core::daemon::running(paths)
+        .context("the daemon is not running; start it with `tether serve` (or the desktop app)")?;
+    let base = info.url.as_deref().and_then(|u| u.strip_suffix("/mcp")).context("daemon.json has no URL")?.to_owned();
+    let (token, _) = tether_core::token::mcp_token(paths).context("getting the token to ask the daemon")?;
+    let mut res = ureq::post(&format!("{base}/api/login-code"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("X-Tether", "1")
+        .send_empty()
+        .with_context(|| format!("asking the daemon at {base} for a login code"))?;
+    let body: serde_json::Value = serde_json::from_str(&res.body_mut().read_to_string()?)?;
+    let code = body["code"].as_str().context("the daemon sent no login code")?;
+    let link = format!("{base}/login?code={code}");
+    if print {
+        println!("{link}");
+        return Ok(());
     }
-    Ok(cmd)
-}
-
-fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    match std::process::Command::new(opener).arg(&link).status() {
+        Ok(s) if s.success() => eprintln!("tether: opened the GUI in your browser"),
+        _ => println!("Open this link in your browser within a minute (it works once):\n{link}"),
     }
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM. Handlers are installed when this is called, not when polled.

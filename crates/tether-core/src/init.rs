@@ -53,6 +53,57 @@ pub struct InitSpec {
     pub hook_command: String,
 }
 
+/// What a person asked for, at the CLI or in the GUI; [`plan_request`] turns it into a plan.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `None`: user-level only (`--global`).
+    pub project: Option<PathBuf>,
+    pub project_mcp: bool,
+    pub token_env: bool,
+    /// The port to write when no daemon is running to tell us its URL.
+    pub port: u16,
+    /// Undo instead (`uninit`).
+    pub remove: bool,
+}
+
+/// Plans `init` (or `uninit`) for this data dir and Cursor: the URL comes from the running
+/// daemon when there is one, the token from its store, the hook command from this executable.
+pub fn plan_request(paths: &crate::Paths, cursor: &crate::CursorLocations, r: &Request) -> Result<Plan> {
+    let cursor_home = cursor.cursor_homes.first().cloned().ok_or(Error::NoHome)?;
+    let project = r
+        .project
+        .as_ref()
+        .map(|p| p.canonicalize().map_err(|e| Error::io(format!("project dir {}", p.display()), e)))
+        .transpose()?;
+    let target = Target { cursor_home, project, mcp_in_project: r.project_mcp };
+    if r.remove {
+        return plan_uninit(&target);
+    }
+    let url =
+        crate::daemon::running(paths).and_then(|d| d.url).unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", r.port));
+    let (token, _) = crate::token::mcp_token(paths)?;
+    plan_init(&InitSpec { target, url, token, token_from_env: r.token_env, hook_command: hook_command(paths)? })
+}
+
+/// How Cursor's hooks call us: this executable, with the data dir when it is not the default.
+pub fn hook_command(paths: &crate::Paths) -> Result<String> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("finding the tether executable", e))?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let mut cmd = shell_quote(&exe.to_string_lossy());
+    if std::env::var_os("TETHER_HOME").is_some() {
+        cmd = format!("TETHER_HOME={} {cmd}", shell_quote(&paths.data_dir.to_string_lossy()));
+    }
+    Ok(cmd)
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {

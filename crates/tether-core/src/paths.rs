@@ -186,6 +186,22 @@ pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(P
     }
 }
 
+/// Where the built GUI (`ui/dist`) is: `TETHER_UI_DIR`, else next to the executable
+/// (`../share/tether/ui` or `ui/`), else this source tree's `ui/dist` (a developer checkout).
+/// `None` when none of them holds an `index.html`.
+pub fn ui_dir() -> Option<PathBuf> {
+    let has_index = |p: &Path| p.join("index.html").is_file();
+    if let Some(d) = std::env::var_os("TETHER_UI_DIR").map(PathBuf::from) {
+        return has_index(&d).then_some(d);
+    }
+    let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf));
+    let candidates = exe_dir
+        .iter()
+        .flat_map(|d| [d.join("../share/tether/ui"), d.join("ui")])
+        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/dist")]);
+    candidates.into_iter().find(|p| has_index(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -632,9 +632,65 @@ pub fn tags(store: &Store) -> Result<Vec<TagCount>> {
     })
 }
 
+/// Renames a tag everywhere; renaming onto a tag that exists merges the two. Returns the result's count.
+pub fn rename_tag(store: &Store, from: &str, to: &str) -> Result<TagCount> {
+    let (from, to) = (normalise_tag(from)?, normalise_tag(to)?);
+    store.durable(|txn| {
+        let n: i64 = txn.query_row("SELECT count(*) FROM session_tags WHERE tag = ?1", [&from], |r| r.get(0))?;
+        if n == 0 {
+            return Err(Error::invalid("tag", format!("no chat has the tag {from:?}")));
+        }
+        txn.execute("INSERT OR IGNORE INTO session_tags(session_id, tag) SELECT session_id, ?2 FROM session_tags WHERE tag = ?1", params![from, to])?;
+        if from != to {
+            txn.execute("DELETE FROM session_tags WHERE tag = ?1", [&from])?;
+        }
+        let sessions = txn.query_row("SELECT count(*) FROM session_tags WHERE tag = ?1", [&to], |r| r.get(0))?;
+        Ok(TagCount { tag: to.clone(), sessions })
+    })
+}
+
+/// Removes a tag from every chat; returns from how many.
+pub fn delete_tag(store: &Store, tag: &str) -> Result<usize> {
+    let tag = normalise_tag(tag)?;
+    store.durable(|txn| Ok(txn.execute("DELETE FROM session_tags WHERE tag = ?1", [&tag])?))
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ProjectCount {
+    pub path: String,
+    pub sessions: i64,
+}
+
+/// Every project with indexed chats, the busiest first.
+pub fn projects(store: &Store) -> Result<Vec<ProjectCount>> {
+    store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT project, count(*) FROM sessions WHERE project IS NOT NULL GROUP BY project ORDER BY count(*) DESC, project",
+        )?;
+        let rows = stmt.query_map([], |r| Ok(ProjectCount { path: r.get(0)?, sessions: r.get(1)? }))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renaming_a_tag_onto_another_merges_and_delete_removes_it() {
+        let s = Store::open_in_memory().unwrap();
+        {
+            let w = s.writer();
+            for (id, tag) in [("a", "bug"), ("b", "bug"), ("b", "defect"), ("c", "defect")] {
+                w.execute("INSERT INTO session_tags(session_id, tag) VALUES (?1, ?2)", params![id, tag]).unwrap();
+            }
+        }
+        assert_eq!(rename_tag(&s, "Defect", "bug").unwrap(), TagCount { tag: "bug".into(), sessions: 3 });
+        assert_eq!(tags(&s).unwrap(), [TagCount { tag: "bug".into(), sessions: 3 }]);
+        assert!(rename_tag(&s, "nope", "x").unwrap_err().to_string().contains("no chat has the tag"));
+        assert_eq!(delete_tag(&s, "#bug").unwrap(), 3);
+        assert!(tags(&s).unwrap().is_empty());
+    }
 
     #[test]
     fn plain_words_become_quoted_terms_and_syntax_passes_through() {

@@ -111,9 +111,31 @@ impl Drop for StreamGuard {
 }
 
 #[derive(Clone)]
-struct Ctx {
-    app: Arc<App>,
+pub(crate) struct Ctx {
+    pub(crate) app: Arc<App>,
     activity: Arc<Activity>,
+}
+
+impl Ctx {
+    /// Each MCP session with its last request and open GET streams, for the GUI's health view.
+    pub(crate) fn sessions_activity(&self) -> Vec<serde_json::Value> {
+        let a = self.activity.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = chrono_now_ms();
+        let mut v: Vec<(u128, serde_json::Value)> = a
+            .iter()
+            .map(|(id, (at, streams))| {
+                let idle = at.elapsed().as_millis();
+                let last = tether_core::sessions::iso(now - idle as i64);
+                (idle, json!({"id": id, "transport": "streamable-http", "last_activity": last, "streams": streams}))
+            })
+            .collect();
+        v.sort_by_key(|(idle, _)| *idle);
+        v.into_iter().map(|(_, j)| j).collect()
+    }
+}
+
+fn chrono_now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Serves until `shutdown` resolves. Every session and stream ends with it.
@@ -147,6 +169,7 @@ pub async fn serve_http(
         .layer(middleware::from_fn_with_state(ctx.clone(), mcp_guard))
         .route("/health", get(health))
         .route("/hook", post(hook))
+        .merge(crate::web::router(ctx.clone()))
         .with_state(ctx.clone());
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
     let tasks = tokio::spawn(crate::watch_tasks(Arc::clone(&app)));
@@ -172,7 +195,7 @@ async fn mcp_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if !tether_core::token::matches(&ctx.app.token, given) {
+    if !ctx.app.token_matches(given) {
         return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token (see `tether token show`)\n").into_response();
     }
     let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -236,6 +259,11 @@ async fn reap(ctx: Ctx, sm: Arc<LocalSessionManager>) {
 }
 
 async fn health(State(ctx): State<Ctx>) -> Response {
+    axum::Json(health_json(&ctx).await).into_response()
+}
+
+/// What `/health` shows: no secrets, nothing that needs the token.
+pub(crate) async fn health_json(ctx: &Ctx) -> serde_json::Value {
     let t = Arc::clone(&ctx.app.tether);
     let counts = tokio::task::spawn_blocking(move || {
         t.store.read(|c| {
@@ -250,14 +278,13 @@ async fn health(State(ctx): State<Ctx>) -> Response {
         _ => (-1, -1),
     };
     let indexing = ctx.app.indexing.load(std::sync::atomic::Ordering::Relaxed);
-    axum::Json(json!({
+    json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_s": ctx.app.uptime().as_secs(),
         "index": {"state": if indexing { "indexing" } else { "idle" }, "sessions": sessions, "messages": messages},
         "mcp_sessions": ctx.app.mcp_sessions(),
-    }))
-    .into_response()
+    })
 }
 
 /// Hook reports from `tether hook`: the hook token only opens this door.

@@ -1,10 +1,12 @@
-//! Tether's MCP server: rmcp's Streamable HTTP service inside axum on loopback (bearer token,
-//! Host/Origin checks, sessions persisted across restarts, GET-stream push), plus stdio.
+//! Tether's loopback server: the MCP endpoint (rmcp's Streamable HTTP service inside axum: bearer
+//! token, Host/Origin checks, sessions persisted across restarts, GET-stream push; plus stdio),
+//! and the GUI's JSON API, event stream and static files (`web`).
 //!
 //! A thin host over `tether-core`: no index or query logic here. Must not depend on tauri or clap.
 
 mod http;
 mod tools;
+mod web;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -21,7 +23,8 @@ pub use tools::{SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
 /// State shared by every MCP session of one daemon.
 pub struct App {
     pub tether: Arc<Tether>,
-    token: String,
+    /// The MCP bearer token; `rotate_token` replaces it while serving.
+    token: std::sync::RwLock<String>,
     hook_token: String,
     started: Instant,
     peers: Mutex<HashMap<String, Peer<RoleServer>>>,
@@ -31,6 +34,16 @@ pub struct App {
     /// The chat each MCP session last called from.
     bindings: Mutex<HashMap<String, String>>,
     pub(crate) indexing: std::sync::atomic::AtomicBool,
+    /// Live updates for the GUI's event stream.
+    events: tokio::sync::broadcast::Sender<UiEvent>,
+    pub(crate) ui_auth: web::UiAuth,
+}
+
+/// One event on the GUI's stream: a name and a JSON payload (see docs/api.md).
+#[derive(Debug, Clone)]
+pub struct UiEvent {
+    pub name: &'static str,
+    pub data: serde_json::Value,
 }
 
 impl std::fmt::Debug for App {
@@ -46,7 +59,7 @@ impl App {
     pub fn new(tether: Arc<Tether>, token: String, hook_token: String) -> Arc<Self> {
         Arc::new(Self {
             tether,
-            token,
+            token: std::sync::RwLock::new(token),
             hook_token,
             started: Instant::now(),
             peers: Mutex::default(),
@@ -54,11 +67,30 @@ impl App {
             pending_calls: Mutex::default(),
             bindings: Mutex::default(),
             indexing: std::sync::atomic::AtomicBool::new(false),
+            events: tokio::sync::broadcast::channel(256).0,
+            ui_auth: web::UiAuth::default(),
         })
     }
 
     pub fn set_indexing(&self, on: bool) {
         self.indexing.store(on, std::sync::atomic::Ordering::Relaxed);
+        self.emit("index", serde_json::json!({"state": if on { "indexing" } else { "idle" }}));
+    }
+
+    /// Sends an event to every open GUI stream (none open: dropped).
+    pub fn emit(&self, name: &'static str, data: serde_json::Value) {
+        let _ = self.events.send(UiEvent { name, data });
+    }
+
+    pub(crate) fn token_matches(&self, given: &str) -> bool {
+        tether_core::token::matches(&self.token.read().unwrap_or_else(|p| p.into_inner()), given)
+    }
+
+    /// Replaces the token in its store and in this server at once.
+    pub fn rotate_token(&self) -> tether_core::Result<()> {
+        let (new, _) = tether_core::token::rotate(&self.tether.paths)?;
+        *self.token.write().unwrap_or_else(|p| p.into_inner()) = new;
+        Ok(())
     }
 
     pub(crate) fn uptime(&self) -> Duration {
@@ -96,11 +128,15 @@ impl App {
 
     /// Tells subscribers that these chats changed.
     pub fn sessions_changed(&self, ids: &[String]) {
+        if !ids.is_empty() {
+            self.emit("sessions", serde_json::json!({"ids": ids}));
+        }
         self.resources_changed(ids.iter().map(|id| format!("{SESSION_URI_PREFIX}{id}")).collect());
     }
 
     /// Tells subscribers of the task board that tasks changed (in any process).
     pub fn tasks_changed(&self) {
+        self.emit("tasks", serde_json::json!({}));
         self.resources_changed(HashSet::from([TASKS_URI.to_owned()]));
     }
 
@@ -164,6 +200,7 @@ impl App {
     /// of our tools, a pending call that tells the next matching tool call which chat it is from.
     pub fn hook(&self, ev: HookEvent) -> tether_core::Result<()> {
         tether_core::live::record_hook(&self.tether.store, &ev)?;
+        self.emit("agents", serde_json::json!({}));
         if ev.hook_event_name == "beforeMCPExecution" && !ev.conversation_id.is_empty() {
             let mut q = self.pending_calls.lock().unwrap_or_else(|p| p.into_inner());
             q.retain(|(at, _)| at.elapsed() < PENDING_TTL);

@@ -1,0 +1,608 @@
+//! The GUI's side of the loopback server (contract: docs/api.md): a JSON API over the same core
+//! functions the CLI and MCP tools call, a Server-Sent Events stream of live changes, the one-time
+//! login that turns `tether open`'s link into an HttpOnly cookie, and the built UI's files.
+//!
+//! Each handler parses, calls one core function and shapes the answer; no logic of its own.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
+use tether_core::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
+
+use crate::http::Ctx;
+
+/// The cookie `tether open`'s link sets.
+const COOKIE: &str = "tether_ui";
+const CODE_TTL: Duration = Duration::from_secs(60);
+const COOKIE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Search snippets mark matches with these; the UI escapes the text first, then turns them into `<mark>`.
+const MARK: (&str, &str) = ("\u{2}", "\u{3}");
+
+/// One-time login codes and the browser sessions they became. In memory: a restarted daemon
+/// asks the browser to log in again, which `tether open` makes one command.
+#[derive(Default)]
+pub(crate) struct UiAuth {
+    codes: Mutex<HashMap<String, Instant>>,
+    cookies: Mutex<HashMap<String, Instant>>,
+}
+
+fn random_token() -> String {
+    let mut b = [0u8; 24];
+    getrandom::fill(&mut b).unwrap_or_else(|e| panic!("the OS random source failed: {e}"));
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl UiAuth {
+    fn new_code(&self) -> String {
+        let code = random_token();
+        let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+        codes.retain(|_, at| at.elapsed() < CODE_TTL);
+        codes.insert(code.clone(), Instant::now());
+        code
+    }
+
+    /// Spends a code (once) and returns the new cookie value.
+    fn redeem(&self, code: &str) -> Option<String> {
+        let at = self.codes.lock().unwrap_or_else(|p| p.into_inner()).remove(code)?;
+        (at.elapsed() < CODE_TTL).then(|| {
+            let cookie = random_token();
+            self.cookies.lock().unwrap_or_else(|p| p.into_inner()).insert(cookie.clone(), Instant::now());
+            cookie
+        })
+    }
+
+    fn cookie_ok(&self, value: &str) -> bool {
+        let mut cookies = self.cookies.lock().unwrap_or_else(|p| p.into_inner());
+        cookies.retain(|_, at| at.elapsed() < COOKIE_TTL);
+        // Compare in constant time against each: the set is tiny.
+        cookies.keys().any(|k| tether_core::token::matches(k, value))
+    }
+}
+
+pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
+    let api = Router::new()
+        .route("/status", get(status))
+        .route("/login-code", post(login_code))
+        .route("/sessions", get(sessions))
+        .route("/search", get(search))
+        .route("/sessions/{id}", get(session).patch(session_tag))
+        .route("/sessions/{id}/export", get(session_export))
+        .route("/projects", get(projects))
+        .route("/tags", get(tags))
+        .route("/tags/rename", post(tag_rename))
+        .route("/tags/{tag}", axum::routing::delete(tag_delete))
+        .route("/tasks", get(task_list).post(task_create))
+        .route("/tasks/{id}", get(task_get).patch(task_update))
+        .route("/tasks/{id}/claim", post(task_claim))
+        .route("/agents", get(agents))
+        .route("/doctor", get(doctor))
+        .route("/index", post(reindex))
+        .route("/token/rotate", post(token_rotate))
+        .route("/init", post(init))
+        .route("/events", get(events))
+        .layer(middleware::from_fn_with_state(ctx.clone(), api_guard));
+    let mut r = Router::new().nest("/api", api).route("/login", get(login));
+    r = match tether_core::paths::ui_dir() {
+        Some(dir) => r.fallback_service(tower_http::services::ServeDir::new(dir)),
+        None => r.route("/", get(no_ui)),
+    };
+    r.layer(middleware::from_fn(same_site_only))
+}
+
+/// A browser page may only reach us from our own origin (or the desktop app's webview), and
+/// only through a loopback host name: DNS rebinding and cross-site requests end here.
+async fn same_site_only(req: Request, next: Next) -> Response {
+    let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let name =
+        host.rsplit_once(':').map_or(host, |(h, p)| if p.chars().all(|c| c.is_ascii_digit()) { h } else { host });
+    if !matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
+        return error(StatusCode::FORBIDDEN, None, "this server only answers on a loopback address");
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        let ours =
+            origin == format!("http://{host}") || origin == "tauri://localhost" || origin == "http://tauri.localhost";
+        if !ours {
+            return error(StatusCode::FORBIDDEN, None, "cross-origin requests are refused");
+        }
+    }
+    next.run(req).await
+}
+
+/// Bearer token or login cookie; state changes also need `X-Tether: 1`, which a cross-site
+/// form or simple request cannot send.
+async fn api_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response {
+    let h = req.headers();
+    let bearer = h.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let by_token = bearer.is_some_and(|t| ctx.app.token_matches(t));
+    let by_cookie = cookie(h, COOKIE).is_some_and(|c| ctx.app.ui_auth.cookie_ok(c));
+    // Minting a login link is for token holders (the `tether open` command) only.
+    let allowed = if req.uri().path() == "/login-code" { by_token } else { by_token || by_cookie };
+    if !allowed {
+        return error(StatusCode::UNAUTHORIZED, None, "not logged in: run `tether open` for a login link");
+    }
+    if req.method() != Method::GET && h.get("x-tether").and_then(|v| v.to_str().ok()) != Some("1") {
+        return error(StatusCode::FORBIDDEN, None, "send the header `X-Tether: 1` with requests that change things");
+    }
+    next.run(req).await
+}
+
+fn cookie<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+fn error(status: StatusCode, code: Option<Value>, message: &str) -> Response {
+    let body = match code {
+        Some(c) => json!({"code": c, "message": message}),
+        None => json!({"message": message}),
+    };
+    (status, Json(body)).into_response()
+}
+
+/// A core error as `{code, message}` with the status a caller expects.
+fn core_error(e: &tether_core::Error) -> Response {
+    use tether_core::ErrorCode as C;
+    let code = e.code();
+    let status = match code {
+        C::NotFound => StatusCode::NOT_FOUND,
+        C::InvalidInput => StatusCode::BAD_REQUEST,
+        C::Forbidden => StatusCode::FORBIDDEN,
+        C::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        C::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::CONFLICT,
+    };
+    let code = (code != C::Internal).then(|| serde_json::to_value(code).unwrap_or(Value::Null));
+    error(status, code, &e.to_string())
+}
+
+/// Runs core work off the async threads and answers with its JSON or its error.
+async fn run<T: serde::Serialize + Send + 'static>(
+    f: impl FnOnce() -> tether_core::Result<T> + Send + 'static,
+) -> Response {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Json(v).into_response(),
+        Ok(Err(e)) => core_error(&e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, None, &e.to_string()),
+    }
+}
+
+async fn no_ui() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "Tether's GUI is not built. From the repository run `scripts/setup` (it builds ui/dist), or set TETHER_UI_DIR.\n",
+    )
+        .into_response()
+}
+
+async fn status(State(ctx): State<Ctx>) -> Response {
+    let mut v = crate::http::health_json(&ctx).await;
+    v["url"] = json!(tether_core::daemon::running(&ctx.app.tether.paths).and_then(|d| d.url));
+    v["mcp_sessions"] = json!(ctx.sessions_activity());
+    Json(v).into_response()
+}
+
+async fn login_code(State(ctx): State<Ctx>) -> Response {
+    Json(json!({"code": ctx.app.ui_auth.new_code()})).into_response()
+}
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    code: String,
+}
+
+async fn login(State(ctx): State<Ctx>, Query(q): Query<LoginQuery>) -> Response {
+    match ctx.app.ui_auth.redeem(&q.code) {
+        Some(c) => {
+            let set = format!("{COOKIE}={c}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}", COOKIE_TTL.as_secs());
+            let mut r = Redirect::to("/").into_response();
+            if let Ok(v) = HeaderValue::from_str(&set) {
+                r.headers_mut().insert(header::SET_COOKIE, v);
+            }
+            r
+        }
+        None => (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "This login link is used up or older than a minute. Run `tether open` for a fresh one.\n",
+        )
+            .into_response(),
+    }
+}
+
+fn project_filter(p: Option<&str>) -> ProjectFilter {
+    match p.map(str::trim) {
+        None | Some("" | "all") => ProjectFilter::All,
+        Some(p) => ProjectFilter::Path(p.to_owned()),
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct SessionsQuery {
+    project: Option<String>,
+    source: Option<String>,
+    tag: Option<String>,
+    bookmarked: Option<String>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+fn flag(v: &Option<String>) -> bool {
+    matches!(v.as_deref(), Some("1" | "true" | "yes"))
+}
+
+async fn sessions(State(ctx): State<Ctx>, Query(q): Query<SessionsQuery>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || {
+        let l = ListQuery {
+            project: project_filter(q.project.as_deref()),
+            tag: q.tag.filter(|s| !s.is_empty()),
+            bookmarked: flag(&q.bookmarked),
+            source: q.source.filter(|s| !s.is_empty()),
+            limit: q.limit.unwrap_or(200).clamp(1, 100_000),
+            offset: q.offset.unwrap_or(0),
+        };
+        Ok(json!({"sessions": t.list(&l)?}))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct SearchParams {
+    q: String,
+    project: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn search(State(ctx): State<Ctx>, Query(p): Query<SearchParams>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || {
+        let q = SearchQuery {
+            project: project_filter(p.project.as_deref()),
+            limit: p.limit.unwrap_or(50).clamp(1, 500),
+            highlight: (MARK.0.into(), MARK.1.into()),
+            ..SearchQuery::new(p.q)
+        };
+        Ok(json!({"hits": t.search(&q)?}))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ShowParams {
+    offset: Option<usize>,
+    limit: Option<usize>,
+    tools: Option<String>,
+}
+
+async fn session(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p): Query<ShowParams>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    let o = ShowOptions { offset: p.offset.unwrap_or(0), limit: p.limit.unwrap_or(0), include_tools: flag(&p.tools) };
+    run(move || t.show(&id, &o)).await
+}
+
+#[derive(Deserialize)]
+struct SessionPatch {
+    /// Absent: unchanged; `null` or "": cleared.
+    #[serde(default, deserialize_with = "some_or_null")]
+    nickname: Option<Option<String>>,
+    #[serde(default)]
+    add_tags: Vec<String>,
+    #[serde(default)]
+    remove_tags: Vec<String>,
+    bookmarked: Option<bool>,
+    no_index: Option<bool>,
+}
+
+fn some_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Ok(Some(Option::<String>::deserialize(d)?.filter(|s| !s.trim().is_empty())))
+}
+
+async fn session_tag(State(ctx): State<Ctx>, Path(id): Path<String>, Json(p): Json<SessionPatch>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    let u = TagUpdate {
+        nickname: p.nickname,
+        add_tags: p.add_tags,
+        remove_tags: p.remove_tags,
+        bookmarked: p.bookmarked,
+        no_index: p.no_index,
+    };
+    run(move || {
+        let s = app.tether.tag(&id, &u)?;
+        app.sessions_changed(std::slice::from_ref(&s.id));
+        Ok(s)
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ExportParams {
+    format: Option<String>,
+}
+
+async fn session_export(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p): Query<ExportParams>) -> Response {
+    let fmt = p.format.unwrap_or_else(|| "md".into());
+    let format: tether_core::export::Format = match fmt.parse() {
+        Ok(f) => f,
+        Err(e) => return core_error(&e),
+    };
+    let t = Arc::clone(&ctx.app.tether);
+    let key = id.clone();
+    match tokio::task::spawn_blocking(move || t.export(&key, format)).await {
+        Ok(Ok(text)) => {
+            let (mime, ext) = match fmt.as_str() {
+                "json" => ("application/json", "json"),
+                "html" => ("text/html; charset=utf-8", "html"),
+                _ => ("text/markdown; charset=utf-8", "md"),
+            };
+            let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(64).collect();
+            let disposition = format!("attachment; filename=\"tether-{safe}.{ext}\"");
+            ([(header::CONTENT_TYPE, mime.to_owned()), (header::CONTENT_DISPOSITION, disposition)], text)
+                .into_response()
+        }
+        Ok(Err(e)) => core_error(&e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, None, &e.to_string()),
+    }
+}
+
+async fn projects(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || Ok(json!({"projects": tether_core::sessions::projects(&t.store)?}))).await
+}
+
+async fn tags(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || Ok(json!({"tags": tether_core::sessions::tags(&t.store)?}))).await
+}
+
+#[derive(Deserialize)]
+struct Rename {
+    from: String,
+    to: String,
+}
+
+async fn tag_rename(State(ctx): State<Ctx>, Json(r): Json<Rename>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let c = tether_core::sessions::rename_tag(&app.tether.store, &r.from, &r.to)?;
+        app.emit("sessions", json!({"ids": []}));
+        Ok(c)
+    })
+    .await
+}
+
+async fn tag_delete(State(ctx): State<Ctx>, Path(tag): Path<String>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let n = tether_core::sessions::delete_tag(&app.tether.store, &tag)?;
+        app.emit("sessions", json!({"ids": []}));
+        Ok(json!({"removed_from": n}))
+    })
+    .await
+}
+
+/// The person the GUI acts as on the task board.
+fn ui_actor() -> Actor {
+    Actor::person(&std::env::var("TETHER_USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "ui".into()))
+}
+
+/// `status` may repeat (`?status=todo&status=done`), so it is read from the raw query instead.
+#[derive(Deserialize, Default)]
+struct TaskListParams {
+    assignee: Option<String>,
+    role: Option<String>,
+    project: Option<String>,
+    label: Option<String>,
+    ready: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn task_list(State(ctx): State<Ctx>, Query(p): Query<TaskListParams>, uri: axum::http::Uri) -> Response {
+    let mut statuses: Vec<String> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("status="))
+        .flat_map(|v| v.split(','))
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if statuses.is_empty() && !flag(&p.ready) {
+        statuses = tasks::Status::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+    }
+    let q = TaskQuery {
+        id: None,
+        statuses,
+        assignee: p.assignee,
+        role: p.role,
+        project: p.project,
+        label: p.label,
+        ready: flag(&p.ready),
+        limit: p.limit.unwrap_or(500),
+    };
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || tasks::query(&t.store, &ui_actor(), &q)).await
+}
+
+async fn task_get(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || tasks::get(&t.store, &id)).await
+}
+
+async fn task_create(State(ctx): State<Ctx>, Json(new): Json<NewTask>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || tasks::create(&t.store, &ui_actor(), &new)).await
+}
+
+#[derive(Deserialize, Default)]
+struct TaskPatch {
+    status: Option<String>,
+    title: Option<String>,
+    description: Option<String>,
+    priority: Option<String>,
+    #[serde(default, deserialize_with = "some_or_null")]
+    role: Option<Option<String>>,
+    #[serde(default, deserialize_with = "some_or_null")]
+    project: Option<Option<String>>,
+    #[serde(default)]
+    add_labels: Vec<String>,
+    #[serde(default)]
+    remove_labels: Vec<String>,
+    #[serde(default)]
+    add_depends_on: Vec<String>,
+    #[serde(default)]
+    remove_depends_on: Vec<String>,
+    #[serde(default, deserialize_with = "some_or_null")]
+    assignee: Option<Option<String>>,
+    comment: Option<String>,
+    #[serde(default)]
+    handoff: bool,
+    summary: Option<String>,
+    #[serde(default)]
+    release: bool,
+    #[serde(default)]
+    force: bool,
+}
+
+async fn task_update(State(ctx): State<Ctx>, Path(id): Path<String>, Json(p): Json<TaskPatch>) -> Response {
+    let status = match p.status.as_deref().map(str::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return core_error(&e),
+    };
+    let ch = TaskChange {
+        status,
+        title: p.title,
+        description: p.description,
+        priority: p.priority,
+        role: p.role,
+        project: p.project,
+        add_labels: p.add_labels,
+        remove_labels: p.remove_labels,
+        add_deps: p.add_depends_on,
+        remove_deps: p.remove_depends_on,
+        acceptance: None,
+        assignee: p.assignee,
+        comment: p.comment,
+        handoff: p.handoff,
+        summary: p.summary,
+        release: p.release,
+        force: p.force,
+    };
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || tasks::update(&t.store, &ui_actor(), &id, &ch)).await
+}
+
+async fn task_claim(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || tasks::claim_for(&t.store, &ui_actor(), Some(id), None, None)).await
+}
+
+async fn agents(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || Ok(json!({"agents": tether_core::agents::list(&t.store)?}))).await
+}
+
+async fn doctor(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || t.doctor()).await
+}
+
+async fn reindex(State(ctx): State<Ctx>) -> Response {
+    if ctx.app.indexing.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return error(StatusCode::CONFLICT, Some(json!("busy")), "indexing is already running");
+    }
+    let app = Arc::clone(&ctx.app);
+    tokio::task::spawn_blocking(move || {
+        app.set_indexing(true);
+        let progress = |p: &tether_core::index::Progress| {
+            if let tether_core::index::Progress::Sessions { done, total } = p {
+                app.emit("index", json!({"state": "indexing", "done": done, "total": total}));
+            }
+        };
+        let r = app.tether.index(tether_core::index::Depth::Deep, &progress);
+        app.set_indexing(false);
+        match r {
+            Ok(r) => {
+                app.sessions_changed(&r.changed);
+                app.emit("index", json!({"state": "idle", "sessions": r.sessions_total, "messages": r.messages_total}));
+            }
+            Err(e) => app.emit("index", json!({"state": "idle", "error": e.to_string()})),
+        }
+    });
+    StatusCode::ACCEPTED.into_response()
+}
+
+async fn token_rotate(State(ctx): State<Ctx>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        app.rotate_token()?;
+        Ok(json!({"rotated": true}))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct InitBody {
+    project: PathBuf,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn init(State(ctx): State<Ctx>, Json(b): Json<InitBody>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || {
+        let req =
+            tether_core::init::Request { project: Some(b.project), port: crate::DEFAULT_PORT, ..Default::default() };
+        let plan = tether_core::init::plan_request(&t.paths, &t.cursor, &req)?;
+        if !b.dry_run {
+            plan.apply()?;
+        }
+        let changed: Vec<String> = plan.effective().map(|c| c.path.display().to_string()).collect();
+        Ok(json!({"diff": plan.diff(), "changed": changed, "skipped": plan.skipped, "applied": !b.dry_run}))
+    })
+    .await
+}
+
+async fn events(State(ctx): State<Ctx>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let rx = ctx.app.events.subscribe();
+    let hello = Event::default().event("hello").json_data(json!({"version": env!("CARGO_PKG_VERSION")}));
+    let first = futures_util::stream::iter(hello.ok().map(Ok));
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => {
+                    if let Ok(e) = Event::default().event(ev.name).json_data(ev.data) {
+                        return Some((Ok(e), rx));
+                    }
+                }
+                // A slow reader missed some: tell it to refetch everything.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let e = Event::default().event("sessions").data("{\"ids\":[]}");
+                    return Some((Ok(e), rx));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    Sse::new(futures_util::StreamExt::chain(first, rest)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
