@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use tether_core::daemon::{DaemonInfo, DaemonLock};
 use tether_core::index::{Depth, Progress};
 use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
-use tether_core::watch::{WatchConfig, WatchEvent};
 use tether_core::{CursorLocations, Paths, Tether};
 
 use crate::cli::{AgentsCmd, Cli, Command, InitArgs, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
@@ -197,85 +195,45 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
 
 fn serve(paths: Paths, cursor: CursorLocations, a: &ServeArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let _g = rt.enter();
     // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
-    let shutdown = rt.block_on(async { shutdown_signal() })?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    rt.spawn(async move {
-        shutdown.await;
-        let _ = stop_tx.send(true);
+    let shutdown = shutdown_signal()?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
     });
-    let stopped = move || {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
-    let lock = DaemonLock::acquire(&paths)?;
-    let (token, backend) = tether_core::token::mcp_token(&paths).context("getting the MCP token")?;
-    let hook_token = tether_core::token::hook_token(&paths)?;
-    let listener = tether_mcp::bind_loopback(&a.host, a.port)?;
-    let port = listener.local_addr()?.port();
-    let host = if a.host.contains(':') { format!("[{}]", a.host) } else { a.host.clone() };
-    let url = format!("http://{host}:{port}/mcp");
-    lock.write_info(&DaemonInfo {
-        pid: std::process::id(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        url: Some(url.clone()),
-        port: Some(port),
-    })?;
-    let t = Arc::new(Tether::open(paths, cursor)?);
-    let app = tether_mcp::App::new(Arc::clone(&t), token, hook_token);
-    let server = {
-        let _g = rt.enter();
-        rt.spawn(tether_mcp::serve_http(listener, Arc::clone(&app), stopped()))
-    };
-    eprintln!("tether: MCP endpoint {url} (token in the {}; `tether init` configures Cursor)", backend.as_str());
-    app.set_indexing(true);
-    let indexer = Arc::clone(&t);
-    let initial = rt.spawn_blocking(move || with_progress(true, |p| indexer.index(Depth::Deep, p)));
-    let report = rt.block_on(async {
-        tokio::select! {
-            r = initial => Some(r),
-            _ = stopped() => None,
-        }
+    let progress: Option<tether_mcp::host::ProgressSink> = bar.clone().map(|b| {
+        Arc::new(move |p: &Progress| match p {
+            Progress::Sessions { done, total } => {
+                b.set_length(*total);
+                b.set_position(*done);
+                b.set_message("indexing chats");
+            }
+            Progress::Finished { .. } => b.finish_and_clear(),
+            _ => {}
+        }) as tether_mcp::host::ProgressSink
     });
-    app.set_indexing(false);
-    let Some(report) = report else {
-        // An interrupted pass leaves only rolled-back transactions behind; the next start resumes.
-        eprintln!("tether: stopping during the initial index");
-        let _ = rt.block_on(server);
-        drop(lock);
-        std::process::exit(0);
-    };
-    let report = report??;
+    let opts = tether_mcp::host::HostOptions { host: a.host.clone(), port: a.port };
+    let host = tether_mcp::host::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(
-        "tether: indexed {} chats ({} messages) in {:.1}s; watching for changes (Ctrl-C to stop)",
-        report.sessions_total,
-        report.messages_total,
-        report.elapsed_ms as f64 / 1000.0
+        "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
+        host.url,
+        host.token_backend.as_str()
     );
-    let handle = rt.handle().clone();
-    let notify = Arc::clone(&app);
-    let watch = t.watch(WatchConfig::default(), move |ev| match ev {
-        WatchEvent::Indexed(r) if r.sessions_written + r.sessions_deleted > 0 => {
-            tracing::info!(
-                updated = r.sessions_written,
-                removed = r.sessions_deleted,
-                ms = r.elapsed_ms,
-                "index updated"
-            );
-            let _g = handle.enter();
-            notify.sessions_changed(&r.changed);
-        }
-        WatchEvent::Indexed(_) => {}
-        WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),
-    })?;
-    let served = rt.block_on(server);
+    eprintln!("tether: indexing, then watching for changes (Ctrl-C to stop)");
+    rt.block_on(shutdown);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     eprintln!("tether: stopping");
-    watch.stop();
-    drop(lock);
-    served??;
+    rt.block_on(host.shutdown())?;
+    drop(host);
+    // An initial index still running holds only uncommitted transactions: leave it to the exit.
+    rt.shutdown_background();
     Ok(())
 }
 

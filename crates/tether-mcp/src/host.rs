@@ -1,0 +1,241 @@
+//! The daemon as a value: what `tether serve` and the desktop app both run. It holds the data
+//! dir's lock, serves HTTP (MCP + GUI API) on loopback, runs the initial index and then the
+//! watcher, and stops each of them on request. The server and the indexing can be stopped and
+//! started on their own (the tray menu does); dropping the `Host` stops everything.
+//!
+//! Needs a tokio runtime (it spawns onto the current one); no CLI or tauri types here.
+
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use tether_core::daemon::{DaemonInfo, DaemonLock};
+use tether_core::index::{Depth, Progress};
+use tether_core::watch::{WatchConfig, WatchEvent, WatchHandle};
+use tether_core::{CursorLocations, Paths, Tether};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::{App, ServeError, bind_loopback, serve_http};
+
+/// Where to listen: a loopback host and a port (0 = any free one).
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    pub host: String,
+    pub port: u16,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Core(#[from] tether_core::Error),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("getting the MCP token: {0}")]
+    Token(tether_core::Error),
+}
+
+/// A running server: its stop signal and task.
+struct Server {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<Result<(), ServeError>>,
+}
+
+/// A progress sink for the initial index (a terminal bar, GUI events).
+pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+pub struct Host {
+    pub app: Arc<App>,
+    pub tether: Arc<Tether>,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    pub port: u16,
+    pub token_backend: tether_core::token::Backend,
+    host: String,
+    lock: DaemonLock,
+    server: Mutex<Option<Server>>,
+    watcher: Arc<Mutex<Option<WatchHandle>>>,
+    initial: Mutex<Option<JoinHandle<()>>>,
+    /// Set while paused, so an initial pass that ends meanwhile does not start watching.
+    paused: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// Takes the data dir (failing if another daemon holds it), binds, writes `daemon.json`,
+    /// serves, and starts indexing in the background (then watching for changes).
+    pub fn start(
+        paths: Paths,
+        cursor: CursorLocations,
+        opts: &HostOptions,
+        progress: Option<ProgressSink>,
+    ) -> Result<Arc<Self>, HostError> {
+        let lock = DaemonLock::acquire(&paths)?;
+        let (token, token_backend) = tether_core::token::mcp_token(&paths).map_err(HostError::Token)?;
+        let hook_token = tether_core::token::hook_token(&paths)?;
+        let listener = bind_loopback(&opts.host, opts.port)?;
+        let port =
+            listener.local_addr().map_err(|e| ServeError::Io { context: "reading the port".into(), source: e })?.port();
+        let host = if opts.host.contains(':') { format!("[{}]", opts.host) } else { opts.host.clone() };
+        let url = format!("http://{host}:{port}/mcp");
+        lock.write_info(&DaemonInfo {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            started_at: chrono_now(),
+            url: Some(url.clone()),
+            port: Some(port),
+        })?;
+        let tether = Arc::new(Tether::open(paths, cursor)?);
+        let app = App::new(Arc::clone(&tether), token, hook_token);
+        let h = Arc::new(Self {
+            app,
+            tether,
+            url,
+            port,
+            token_backend,
+            host: opts.host.clone(),
+            lock,
+            server: Mutex::default(),
+            watcher: Arc::default(),
+            initial: Mutex::default(),
+            paused: Arc::default(),
+        });
+        h.serve_on(listener);
+        h.start_indexing(progress);
+        Ok(h)
+    }
+
+    fn serve_on(&self, listener: TcpListener) {
+        let (stop, mut rx) = watch::channel(false);
+        let task = tokio::spawn(serve_http(listener, Arc::clone(&self.app), async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }));
+        *self.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(Server { stop, task });
+    }
+
+    pub fn serving(&self) -> bool {
+        self.server.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| !s.task.is_finished())
+    }
+
+    /// Stops serving HTTP (MCP clients then see the server as down); indexing goes on.
+    pub async fn stop_server(&self) -> Result<(), ServeError> {
+        let s = self.server.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(s) = s {
+            let _ = s.stop.send(true);
+            return s.task.await.unwrap_or(Ok(()));
+        }
+        Ok(())
+    }
+
+    /// Serves again on the same port.
+    pub fn start_server(&self) -> Result<(), ServeError> {
+        if self.serving() {
+            return Ok(());
+        }
+        self.serve_on(bind_loopback(&self.host, self.port)?);
+        Ok(())
+    }
+
+    pub fn indexing_paused(&self) -> bool {
+        self.paused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops watching Cursor's files; the index stays as it is and keeps being served.
+    pub fn pause_indexing(&self) {
+        self.paused.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            w.stop();
+        }
+        self.app.emit("index", serde_json::json!({"state": "paused"}));
+    }
+
+    /// Catches up (a deep pass) and watches again.
+    pub fn resume_indexing(&self) {
+        if !self.paused.swap(false, std::sync::atomic::Ordering::SeqCst) || self.initial_index_running() {
+            return;
+        }
+        self.start_indexing(None);
+    }
+
+    fn start_indexing(&self, progress: Option<ProgressSink>) {
+        let (app, tether, watcher) = (Arc::clone(&self.app), Arc::clone(&self.tether), Arc::clone(&self.watcher));
+        let paused = Arc::clone(&self.paused);
+        let rt = tokio::runtime::Handle::current();
+        let task = tokio::task::spawn_blocking(move || {
+            app.set_indexing(true);
+            let sink = |p: &Progress| {
+                if let Some(f) = &progress {
+                    f(p);
+                }
+                if let Progress::Sessions { done, total } = p {
+                    app.emit("index", serde_json::json!({"state": "indexing", "done": done, "total": total}));
+                }
+            };
+            let r = tether.index(Depth::Deep, &sink);
+            app.set_indexing(false);
+            match r {
+                Ok(r) => {
+                    tracing::info!(chats = r.sessions_total, messages = r.messages_total, ms = r.elapsed_ms, "indexed");
+                    let _g = rt.enter();
+                    app.sessions_changed(&r.changed);
+                    app.emit(
+                        "index",
+                        serde_json::json!({"state": "idle", "sessions": r.sessions_total, "messages": r.messages_total}),
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the initial index failed");
+                    app.emit("index", serde_json::json!({"state": "idle", "error": e.to_string()}));
+                }
+            }
+            if paused.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            let notify = Arc::clone(&app);
+            let handle = rt.clone();
+            match tether.watch(WatchConfig::default(), move |ev| match ev {
+                WatchEvent::Indexed(r) if r.sessions_written + r.sessions_deleted > 0 => {
+                    tracing::info!(
+                        updated = r.sessions_written,
+                        removed = r.sessions_deleted,
+                        ms = r.elapsed_ms,
+                        "index updated"
+                    );
+                    let _g = handle.enter();
+                    notify.sessions_changed(&r.changed);
+                }
+                WatchEvent::Indexed(_) => {}
+                WatchEvent::Error(e) => tracing::warn!(error = %e, "watch pass failed"),
+            }) {
+                Ok(w) => *watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(w),
+                Err(e) => tracing::warn!(error = %e, "cannot watch Cursor's files; the index will not update"),
+            }
+        });
+        *self.initial.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+    }
+
+    /// Whether the initial index pass is still running.
+    pub fn initial_index_running(&self) -> bool {
+        self.initial.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Stops serving and watching, and removes `daemon.json` (the lock goes when `self` does).
+    /// An initial index still running is left to the process's exit: its writes are transactions.
+    pub async fn shutdown(&self) -> Result<(), ServeError> {
+        let served = self.stop_server().await;
+        if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            w.stop();
+        }
+        let _ = &self.lock;
+        served
+    }
+}
+
+fn chrono_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    tether_core::sessions::iso(secs)
+}
