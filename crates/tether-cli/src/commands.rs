@@ -320,18 +320,7 @@ fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> 
 
 /// Asks the running daemon for a one-time login code and opens (or prints) the GUI's login link.
 fn open_gui(paths: &Paths, print: bool) -> anyhow::Result<()> {
-    let info = tether_core::daemon::running(paths)
-        .context("the daemon is not running; start it with `tether serve` (or the desktop app)")?;
-    let base = info.url.as_deref().and_then(|u| u.strip_suffix("/mcp")).context("daemon.json has no URL")?.to_owned();
-    let (token, _) = tether_core::token::mcp_token(paths).context("getting the token to ask the daemon")?;
-    let mut res = ureq::post(&format!("{base}/api/login-code"))
-        .header("Authorization", &format!("Bearer {token}"))
-        .header("X-Tether", "1")
-        .send_empty()
-        .with_context(|| format!("asking the daemon at {base} for a login code"))?;
-    let body: serde_json::Value = serde_json::from_str(&res.body_mut().read_to_string()?)?;
-    let code = body["code"].as_str().context("the daemon sent no login code")?;
-    let link = format!("{base}/login?code={code}");
+    let link = tether_mcp::login_link(paths)?;
     if print {
         println!("{link}");
         return Ok(());

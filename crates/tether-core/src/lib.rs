@@ -5,6 +5,7 @@
 //! must not depend on tauri, clap, axum or rmcp, and prints nothing: it logs through `tracing`.
 
 pub mod agents;
+pub mod attention;
 pub mod cursor;
 pub mod daemon;
 pub mod doctor;

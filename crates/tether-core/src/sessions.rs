@@ -183,14 +183,31 @@ pub struct MessageOut {
     pub created_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Serialised flat: the summary's fields, with its `messages` count as `message_count` (the
+/// `messages` key holds the list here).
+#[derive(Debug, Clone)]
 pub struct SessionDetail {
-    #[serde(flatten)]
     pub session: SessionSummary,
     /// Total parts (text, thinking, tool) stored for the session.
     pub parts: i64,
     pub offset: usize,
     pub messages: Vec<MessageOut>,
+}
+
+impl Serialize for SessionDetail {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeMap};
+        let summary = serde_json::to_value(&self.session).map_err(S::Error::custom)?;
+        let fields = summary.as_object().ok_or_else(|| S::Error::custom("a summary is an object"))?;
+        let mut m = ser.serialize_map(None)?;
+        for (k, v) in fields {
+            m.serialize_entry(if k == "messages" { "message_count" } else { k.as_str() }, v)?;
+        }
+        m.serialize_entry("parts", &self.parts)?;
+        m.serialize_entry("offset", &self.offset)?;
+        m.serialize_entry("messages", &self.messages)?;
+        m.end()
+    }
 }
 
 #[derive(Debug, Clone, Default)]

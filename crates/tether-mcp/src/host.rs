@@ -150,7 +150,7 @@ impl Host {
         if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
             w.stop();
         }
-        self.app.emit("index", serde_json::json!({"state": "paused"}));
+        self.app.set_indexing_paused(true);
     }
 
     /// Catches up (a deep pass) and watches again.
@@ -158,6 +158,7 @@ impl Host {
         if !self.paused.swap(false, std::sync::atomic::Ordering::SeqCst) || self.initial_index_running() {
             return;
         }
+        self.app.set_indexing_paused(false);
         self.start_indexing(None);
     }
 

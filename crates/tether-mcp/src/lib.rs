@@ -35,6 +35,8 @@ pub struct App {
     /// The chat each MCP session last called from.
     bindings: Mutex<HashMap<String, String>>,
     pub(crate) indexing: std::sync::atomic::AtomicBool,
+    /// Watching Cursor's files is paused (the desktop app's tray can do that).
+    paused: std::sync::atomic::AtomicBool,
     /// Live updates for the GUI's event stream.
     events: tokio::sync::broadcast::Sender<UiEvent>,
     pub(crate) ui_auth: web::UiAuth,
@@ -68,6 +70,7 @@ impl App {
             pending_calls: Mutex::default(),
             bindings: Mutex::default(),
             indexing: std::sync::atomic::AtomicBool::new(false),
+            paused: std::sync::atomic::AtomicBool::new(false),
             events: tokio::sync::broadcast::channel(256).0,
             ui_auth: web::UiAuth::default(),
         })
@@ -76,6 +79,15 @@ impl App {
     pub fn set_indexing(&self, on: bool) {
         self.indexing.store(on, std::sync::atomic::Ordering::Relaxed);
         self.emit("index", serde_json::json!({"state": if on { "indexing" } else { "idle" }}));
+    }
+
+    pub fn set_indexing_paused(&self, on: bool) {
+        self.paused.store(on, std::sync::atomic::Ordering::Relaxed);
+        self.emit("index", serde_json::json!({"state": if on { "paused" } else { "idle" }}));
+    }
+
+    pub fn indexing_paused(&self) -> bool {
+        self.paused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sends an event to every open GUI stream (none open: dropped).
@@ -135,9 +147,10 @@ impl App {
         self.resources_changed(ids.iter().map(|id| format!("{SESSION_URI_PREFIX}{id}")).collect());
     }
 
-    /// Tells subscribers of the task board that tasks changed (in any process).
-    pub fn tasks_changed(&self) {
-        self.emit("tasks", serde_json::json!({}));
+    /// Tells subscribers of the task board that tasks changed (in any process); `rev` is the
+    /// board's revision after the change.
+    pub fn tasks_changed(&self, rev: i64) {
+        self.emit("tasks", serde_json::json!({"rev": rev}));
         self.resources_changed(HashSet::from([TASKS_URI.to_owned()]));
     }
 
@@ -249,6 +262,33 @@ impl App {
     }
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("the daemon is not running; start it with `tether serve` (or the desktop app)")]
+    NotRunning,
+    #[error("getting the token to ask the daemon: {0}")]
+    Token(tether_core::Error),
+    #[error("asking the daemon at {url} for a login code: {reason}")]
+    Http { url: String, reason: String },
+}
+
+/// A one-time GUI login link from the daemon running for this data dir (valid 60 s, usable once).
+pub fn login_link(paths: &tether_core::Paths) -> Result<String, LinkError> {
+    let info = tether_core::daemon::running(paths).ok_or(LinkError::NotRunning)?;
+    let base = info.url.as_deref().and_then(|u| u.strip_suffix("/mcp")).ok_or(LinkError::NotRunning)?.to_owned();
+    let (token, _) = tether_core::token::mcp_token(paths).map_err(LinkError::Token)?;
+    let http = |reason: String| LinkError::Http { url: base.clone(), reason };
+    let mut res = ureq::post(&format!("{base}/api/login-code"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("X-Tether", "1")
+        .send_empty()
+        .map_err(|e| http(e.to_string()))?;
+    let body = res.body_mut().read_to_string().map_err(|e| http(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| http(e.to_string()))?;
+    let code = v["code"].as_str().ok_or_else(|| http("no code in the answer".into()))?;
+    Ok(format!("{base}/login?code={code}"))
+}
+
 /// Polls the task revision (one cheap read) so board subscribers hear of changes made by any
 /// process, the CLI included. Runs until aborted.
 pub(crate) async fn watch_tasks(app: Arc<App>) {
@@ -262,9 +302,9 @@ pub(crate) async fn watch_tasks(app: Arc<App>) {
     loop {
         tick.tick().await;
         let now = rev(&app).await;
-        if now.is_some() && now != last {
+        if let Some(rev) = now.filter(|_| now != last) {
             last = now;
-            app.tasks_changed();
+            app.tasks_changed(rev);
         }
     }
 }

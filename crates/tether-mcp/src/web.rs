@@ -95,6 +95,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/token/rotate", post(token_rotate))
         .route("/init", post(init))
         .route("/events", get(events))
+        .layer(middleware::map_response(json_rejections))
         .layer(middleware::from_fn_with_state(ctx.clone(), api_guard));
     let mut r = Router::new().nest("/api", api).route("/login", get(login));
     r = match tether_core::paths::ui_dir() {
@@ -139,6 +140,17 @@ async fn api_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
         return error(StatusCode::FORBIDDEN, None, "send the header `X-Tether: 1` with requests that change things");
     }
     next.run(req).await
+}
+
+/// axum answers a malformed query or body in plain text; the API always speaks `{code, message}`.
+async fn json_rejections(res: Response) -> Response {
+    let plain = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    if !(res.status().is_client_error() && plain) {
+        return res;
+    }
+    let status = res.status();
+    let body = axum::body::to_bytes(res.into_body(), 64 * 1024).await.unwrap_or_default();
+    error(status, Some(json!("invalid_input")), String::from_utf8_lossy(&body).trim())
 }
 
 fn cookie<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -199,6 +211,10 @@ async fn status(State(ctx): State<Ctx>) -> Response {
     let mut v = crate::http::health_json(&ctx).await;
     v["url"] = json!(tether_core::daemon::running(&ctx.app.tether.paths).and_then(|d| d.url));
     v["mcp_sessions"] = json!(ctx.sessions_activity());
+    v["paused"] = json!(ctx.app.indexing_paused());
+    let t = Arc::clone(&ctx.app.tether);
+    let attention = tokio::task::spawn_blocking(move || tether_core::attention::list(&t)).await;
+    v["attention"] = json!(attention.ok().and_then(Result::ok).unwrap_or_default());
     Json(v).into_response()
 }
 
@@ -269,19 +285,22 @@ async fn sessions(State(ctx): State<Ctx>, Query(q): Query<SessionsQuery>) -> Res
 
 #[derive(Deserialize)]
 struct SearchParams {
-    q: String,
+    q: Option<String>,
     project: Option<String>,
     limit: Option<usize>,
 }
 
 async fn search(State(ctx): State<Ctx>, Query(p): Query<SearchParams>) -> Response {
+    let Some(text) = p.q.filter(|q| !q.trim().is_empty()) else {
+        return error(StatusCode::BAD_REQUEST, Some(json!("invalid_input")), "give the words to search for as `q`");
+    };
     let t = Arc::clone(&ctx.app.tether);
     run(move || {
         let q = SearchQuery {
             project: project_filter(p.project.as_deref()),
             limit: p.limit.unwrap_or(50).clamp(1, 500),
             highlight: (MARK.0.into(), MARK.1.into()),
-            ..SearchQuery::new(p.q)
+            ..SearchQuery::new(text)
         };
         Ok(json!({"hits": t.search(&q)?}))
     })
@@ -472,6 +491,7 @@ struct TaskPatch {
     add_depends_on: Vec<String>,
     #[serde(default)]
     remove_depends_on: Vec<String>,
+    acceptance: Option<Vec<String>>,
     #[serde(default, deserialize_with = "some_or_null")]
     assignee: Option<Option<String>>,
     comment: Option<String>,
@@ -500,7 +520,7 @@ async fn task_update(State(ctx): State<Ctx>, Path(id): Path<String>, Json(p): Js
         remove_labels: p.remove_labels,
         add_deps: p.add_depends_on,
         remove_deps: p.remove_depends_on,
-        acceptance: None,
+        acceptance: p.acceptance,
         assignee: p.assignee,
         comment: p.comment,
         handoff: p.handoff,

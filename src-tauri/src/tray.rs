@@ -1,0 +1,193 @@
+//! The tray icon: its colour says how the daemon is (running, degraded, stopped, needs
+//! attention) and its menu controls it. A background thread takes a snapshot every two seconds
+//! and rebuilds the menu when something changed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tauri::image::Image;
+use tauri::menu::{Menu, MenuBuilder, MenuItem, PredefinedMenuItem, SubmenuBuilder};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Manager, Wry};
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use tauri_plugin_shell::ShellExt;
+
+use crate::{Daemon, Shell};
+
+const TRAY_ID: &str = "tether";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Running,
+    Degraded,
+    Stopped,
+    Attention,
+}
+
+/// What the tray shows; the menu is rebuilt only when this changes.
+#[derive(Debug, Clone, PartialEq)]
+struct Snapshot {
+    state: State,
+    attached: bool,
+    serving: bool,
+    paused: bool,
+    url: String,
+    attention: Vec<String>,
+}
+
+fn snapshot(shell: &Shell) -> Snapshot {
+    let url = shell.daemon.mcp_url();
+    let (attached, serving, paused, mut attention) = match &shell.daemon {
+        Daemon::Hosted(h) => {
+            let attention = tether_core::attention::list(&h.tether).unwrap_or_default();
+            (false, h.serving(), h.indexing_paused(), attention)
+        }
+        Daemon::Attached { url } => {
+            let up = port_of(url).is_some_and(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok());
+            let t = tether_core::Tether::open(shell.paths.clone(), tether_core::CursorLocations::discover(None));
+            (true, up, false, t.ok().and_then(|t| tether_core::attention::list(&t).ok()).unwrap_or_default())
+        }
+    };
+    let mut lines: Vec<String> = attention.drain(..).map(|a| a.message).collect();
+    if !serving {
+        lines.insert(0, "the MCP server is down: Cursor cannot reach Tether".into());
+    }
+    let state = if !serving {
+        State::Stopped
+    } else if !lines.is_empty() {
+        State::Attention
+    } else if paused {
+        State::Degraded
+    } else {
+        State::Running
+    };
+    Snapshot { state, attached, serving, paused, url, attention: lines }
+}
+
+fn port_of(url: &str) -> Option<u16> {
+    url.rsplit_once(':')?.1.split('/').next()?.parse().ok()
+}
+
+fn icon(state: State) -> tauri::Result<Image<'static>> {
+    Image::from_bytes(match state {
+        State::Running => include_bytes!("../../icons/tray-running.png"),
+        State::Degraded => include_bytes!("../../icons/tray-degraded.png"),
+        State::Stopped => include_bytes!("../../icons/tray-stopped.png"),
+        State::Attention => include_bytes!("../../icons/tray-attention.png"),
+    })
+}
+
+fn menu(app: &AppHandle, s: &Snapshot) -> tauri::Result<Menu<Wry>> {
+    let status = match (s.state, s.attached) {
+        (State::Stopped, _) => "Stopped".to_owned(),
+        (_, true) => format!("Running under `tether serve` — {}", s.url),
+        (State::Degraded, _) => format!("Running, indexing paused — {}", s.url),
+        _ => format!("Running — {}", s.url),
+    };
+    let owned = !s.attached;
+    let item = |id: &str, text: &str, enabled: bool| MenuItem::with_id(app, id, text, enabled, None::<&str>);
+    let mut attention = SubmenuBuilder::new(app, format!("Needs attention ({})", s.attention.len()));
+    if s.attention.is_empty() {
+        attention = attention.item(&item("attention-none", "Nothing needs attention", false)?);
+    }
+    for (i, line) in s.attention.iter().take(8).enumerate() {
+        attention = attention.item(&item(&format!("attention-{i}"), line, false)?);
+    }
+    MenuBuilder::new(app)
+        .item(&item("open", "Open Tether", true)?)
+        .item(&item("status", &status, false)?)
+        .item(&item("copy-url", "Copy MCP URL", true)?)
+        .item(&PredefinedMenuItem::separator(app)?)
+        .item(&item("server-toggle", if s.serving { "Stop MCP server" } else { "Start MCP server" }, owned)?)
+        .item(&item("server-restart", "Restart MCP server", owned && s.serving)?)
+        .item(&item("index-toggle", if s.paused { "Resume indexing" } else { "Pause indexing" }, owned)?)
+        .item(&PredefinedMenuItem::separator(app)?)
+        .item(&attention.build()?)
+        .item(&PredefinedMenuItem::separator(app)?)
+        .item(&item("open-data", "Open data folder", true)?)
+        .item(&item("quit", "Quit Tether", true)?)
+        .build()
+}
+
+pub fn build(app: &AppHandle) -> tauri::Result<()> {
+    let shell = Arc::clone(&app.state::<Arc<Shell>>());
+    let first = snapshot(&shell);
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(icon(first.state)?)
+        .tooltip("Tether")
+        .menu(&menu(app, &first)?)
+        .show_menu_on_left_click(true)
+        .on_menu_event(|app, ev| on_menu(app, ev.id().as_ref()))
+        .build(app)?;
+    let handle = app.clone();
+    std::thread::Builder::new().name("tray-status".into()).spawn(move || {
+        let mut last = first;
+        loop {
+            std::thread::sleep(Duration::from_secs(2));
+            let now = snapshot(&shell);
+            if now != last {
+                refresh(&handle, &now);
+                last = now;
+            }
+        }
+    })?;
+    Ok(())
+}
+
+fn refresh(app: &AppHandle, s: &Snapshot) {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
+    let r = (|| -> tauri::Result<()> {
+        tray.set_icon(Some(icon(s.state)?))?;
+        tray.set_menu(Some(menu(app, s)?))?;
+        tray.set_tooltip(Some(format!("Tether — {:?}", s.state)))
+    })();
+    if let Err(e) = r {
+        tracing::warn!(error = %e, "cannot update the tray");
+    }
+}
+
+fn on_menu(app: &AppHandle, id: &str) {
+    let shell = Arc::clone(&app.state::<Arc<Shell>>());
+    let hosted = match &shell.daemon {
+        Daemon::Hosted(h) => Some(Arc::clone(h)),
+        Daemon::Attached { .. } => None,
+    };
+    let result: anyhow::Result<()> =
+        match (id, hosted) {
+            ("open", _) => crate::open_window(app),
+            ("copy-url", _) => app.clipboard().write_text(shell.daemon.mcp_url()).map_err(Into::into),
+            ("server-toggle", Some(h)) => tauri::async_runtime::block_on(async move {
+                if h.serving() { h.stop_server().await } else { h.start_server() }
+            })
+            .map_err(Into::into),
+            ("server-restart", Some(h)) => tauri::async_runtime::block_on(async move {
+                h.stop_server().await?;
+                h.start_server()
+            })
+            .map_err(Into::into),
+            ("index-toggle", Some(h)) => {
+                let _g = tauri::async_runtime::handle().inner().enter();
+                if h.indexing_paused() {
+                    h.resume_indexing()
+                } else {
+                    h.pause_indexing()
+                }
+                Ok(())
+            }
+            ("open-data", _) => {
+                #[allow(deprecated)] // the card names tauri-plugin-shell; its `open` is the scoped way to do this
+                let r = app.shell().open(shell.paths.data_dir.to_string_lossy(), None);
+                r.map_err(Into::into)
+            }
+            ("quit", _) => {
+                crate::stop_daemon(app);
+                app.exit(0);
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+    if let Err(e) = result {
+        tracing::warn!(error = %e, action = id, "tray action failed");
+    }
+    refresh(app, &snapshot(&shell));
+}

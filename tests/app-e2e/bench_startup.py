@@ -1,0 +1,124 @@
+"""Desktop app startup and idle CPU, next to `tether serve` measured in the same run.
+
+For each of N launches (fresh data dir, the generated Cursor fixture): time from spawning the
+process until its MCP endpoint answers /health with our pid in daemon.json ("MCP ready"), and the
+app's own "ready in X ms" line (tray built, window requested). Then one app left idle for 10 s:
+CPU time used, as a share of one core. Writes the `app` section of docs/benchmarks.md.
+Run through scripts/bench-app (it provides Xvfb and a D-Bus session).
+"""
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("TETHER_BIN_DIR", ROOT / "target" / "debug"))
+DOC = ROOT / "docs" / "benchmarks.md"
+N = int(os.environ.get("BENCH_RUNS", "10"))
+
+
+def env_for(tmp: Path) -> dict:
+    out = subprocess.run([BIN / "tether-fixture", tmp / "cursor"], check=True, capture_output=True, text=True)
+    env = dict(os.environ, TETHER_HOME=str(tmp / "home"), TETHER_TOKEN="bench", TETHER_PORT="0", TETHER_LOG="warn")
+    env.update(line.split("=", 1) for line in out.stdout.splitlines())
+    return env
+
+
+def mcp_ready(env, proc, t0):
+    daemon_json = Path(env["TETHER_HOME"]) / "daemon.json"
+    while time.perf_counter() - t0 < 30:
+        try:
+            info = json.loads(daemon_json.read_text())
+            if info["pid"] == proc.pid and httpx.get(info["url"].replace("/mcp", "/health"), timeout=1).status_code == 200:
+                return (time.perf_counter() - t0) * 1000
+        except (OSError, ValueError, KeyError, httpx.HTTPError):
+            pass
+        time.sleep(0.005)
+    raise SystemExit(f"not ready after 30 s: {proc.args}")
+
+
+def launch(cmd, keep=False):
+    tmp = tempfile.TemporaryDirectory()
+    env = env_for(Path(tmp.name))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ready = mcp_ready(env, proc, t0)
+    if keep:
+        return proc, tmp, ready
+    proc.terminate()
+    _, err = proc.communicate(timeout=20)
+    tmp.cleanup()
+    m = re.search(r"ready in (\d+) ms", err or "")
+    return ready, int(m.group(1)) if m else None
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
+
+
+def cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main():
+    app, serve = [], []
+    tray = []
+    for _ in range(N):  # interleaved, so both see the same machine noise
+        r, t = launch([BIN / "tether-app"])
+        app.append(r)
+        if t is not None:
+            tray.append(t)
+        serve.append(launch([BIN / "tether", "serve"])[0])
+    proc, tmp, _ = launch([BIN / "tether-app"], keep=True)
+    time.sleep(5)  # the initial index of the fixture is long done
+    c0, t0 = cpu_seconds(proc.pid), time.perf_counter()
+    time.sleep(10)
+    idle = (cpu_seconds(proc.pid) - c0) / (time.perf_counter() - t0) * 100
+    proc.terminate()
+    proc.wait(20)
+    tmp.cleanup()
+
+    p50a, p95a, p50s = statistics.median(app), pct(app, 95), statistics.median(serve)
+    verdict = "PASS" if p95a <= 1000 else "MISS"
+    rows = [
+        "## Desktop app startup",
+        "",
+        f"{time.strftime('%Y-%m-%d')}, debug build, Xvfb, {os.cpu_count()} cores. {N} launches each, app and "
+        "`tether serve` interleaved, fresh data dir with the generated Cursor fixture each time. "
+        "\"MCP ready\" = from spawning the process until `/health` answers on the port in daemon.json.",
+        "",
+        "| metric | result | target | ratio | verdict |",
+        "| --- | --- | --- | --- | --- |",
+        f"| app: spawn → MCP ready p50 / p95 / max | {p50a:.0f} / {p95a:.0f} / {max(app):.0f} ms | ≤ 1000 ms "
+        f"| {1000 / p95a:.2f}× | {verdict} |",
+        f"| app: its own \"ready\" (tray built, window requested) p50 | "
+        f"{statistics.median(tray) if tray else float('nan'):.0f} ms | | | |",
+        f"| `tether serve`: spawn → MCP ready p50 / p95 | {p50s:.0f} / {pct(serve, 95):.0f} ms | | app/serve "
+        f"{p50a / p50s:.2f}× | |",
+        f"| app idle CPU (10 s after start, 10 s sample) | {idle:.2f} % of a core | ≈ 0 | | "
+        f"{'PASS' if idle < 1 else 'MISS'} |",
+    ]
+    section = "\n".join(rows) + "\n"
+    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    open_m, close_m = "<!-- bench:app -->", "<!-- /bench:app -->"
+    block = f"{open_m}\n{section}{close_m}"
+    if open_m in doc:
+        doc = doc[: doc.index(open_m)] + block + doc[doc.index(close_m) + len(close_m):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    DOC.write_text(doc)
+    print(section)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+// Helpers for the GUI's end-to-end tests: a real `tether serve` on fixture data (the same
+// Daemon as tests/mcp-ts, serving this checkout's ui/dist), Debian's chromium driven by
+// playwright-core (never a downloaded browser), and the one-time login link from
+// `tether open --print`. Only loopback addresses are used.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { chromium } from 'playwright-core';
+
+import { BIN, Daemon, ROOT, TOKEN } from '../mcp-ts/lib/daemon.mjs';
+
+export { B_SPLIT, C_V10, ROOT, TOKEN } from '../mcp-ts/lib/daemon.mjs';
+
+export const UI_DIST = path.join(ROOT, 'ui', 'dist');
+// Each run writes its pictures here; scripts/screenshots copies a run's into docs/screenshots.
+export const SCREENSHOTS = path.resolve(process.env.TETHER_SCREENSHOT_DIR || path.join(ROOT, 'target', 'screenshots'));
+
+export function chromiumPath() {
+  const candidates = [process.env.TETHER_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean);
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) throw new Error('Debian chromium is missing: run TETHER_SETUP_TESTS=1 scripts/setup (apt-get install chromium)');
+  return found;
+}
+
+/** Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). */
+export async function startDaemon() {
+  if (!existsSync(path.join(UI_DIST, 'index.html'))) throw new Error('ui/dist is not built: run `cd ui && npm run build`');
+  const d = new Daemon();
+  d.env.TETHER_UI_DIR = UI_DIST;
+  try {
+    await d.start();
+  } catch (e) {
+    await d.stop().catch(() => {});
+    d.cleanup();
+    throw e;
+  }
+  return d;
+}
+
+/**
+ * A daemon on an empty machine: Cursor's folders do not exist. Waits until /health answers with
+ * an idle index (there is nothing to index).
+ */
+export async function startEmptyDaemon() {
+  const d = new Daemon();
+  d.env.TETHER_UI_DIR = UI_DIST;
+  d.env.TETHER_CURSOR_DIR = path.join(d.tmp, 'nowhere', 'Cursor', 'User');
+  d.env.TETHER_CURSOR_HOME = path.join(d.tmp, 'nowhere', '.cursor');
+  d.proc = spawn(path.join(BIN, 'tether'), ['serve', '--port', '0'], { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  d.proc.stderr.setEncoding('utf8').on('data', (x) => (d.stderr += x));
+  d.exited = new Promise((resolve) => d.proc.once('exit', (code, sig) => resolve({ code, sig })));
+  try {
+    await waitUntil(() => {
+      if (d.proc.exitCode !== null) throw new Error(`tether serve exited early: ${d.stderr}`);
+      const info = JSON.parse(readFileSync(path.join(d.env.TETHER_HOME, 'daemon.json'), 'utf8'));
+      if (info.pid === d.proc.pid && info.port) d.port = info.port;
+      return d.port;
+    }, 'daemon.json', 30_000);
+    await waitUntil(async () => (await d.health()).index?.state === 'idle', 'an idle index', 30_000);
+  } catch (e) {
+    await d.stop().catch(() => {});
+    d.cleanup();
+    throw e;
+  }
+  return d;
+}
+
+/** The one-time login URL, exactly as a person gets it. */
+export function loginUrl(daemon) {
+  const out = execFileSync(path.join(BIN, 'tether'), ['open', '--print'], { env: daemon.env, encoding: 'utf8', timeout: 20_000 });
+  const url = out.trim().split(/\s+/).find((w) => w.startsWith('http://127.0.0.1:'));
+  if (!url) throw new Error(`tether open --print printed no login URL: ${out}`);
+  return url;
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-extensions'],
+    timeout: 30_000,
+  });
+}
+
+/** A 1280×800 light-theme page that collects console errors and uncaught page errors. */
+export async function newPage(browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+  });
+  page.setDefaultTimeout(10_000);
+  return page;
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  // Let fonts and transitions settle; toasts from earlier steps would cover the view.
+  await page.evaluate(() => document.fonts?.ready);
+  await page.addStyleTag({ content: '[data-testid=toasts] { display: none !important; }' });
+  await sleep(150);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** Calls the API as the desktop shell / scripts do (bearer token). */
+export async function apiCall(daemon, method, p, body) {
+  const headers = { Authorization: `Bearer ${TOKEN}` };
+  if (method !== 'GET') headers['X-Tether'] = '1';
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(`${daemon.base}${p}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  const json = text ? JSON.parse(text) : undefined;
+  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+  return json;
+}
+
+export async function waitUntil(fn, what, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${last})`);
+}

@@ -1,0 +1,349 @@
+// Tether's GUI end to end, in a real browser (Debian's chromium through playwright-core) against
+// a real `tether serve` on fixture data: log in through `tether open --print`, search, read and
+// tag a chat, create and drag a task, see a change made over MCP arrive live, and check that a
+// hostile chat cannot run script. Saves a 1280×800 light-theme screenshot of each main view to
+// target/screenshots/ (TETHER_SCREENSHOT_DIR; scripts/screenshots refreshes docs/screenshots).
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { apiCall, B_SPLIT, C_V10, launchBrowser, loginUrl, newPage, screenshot, startDaemon, startEmptyDaemon, TOKEN, waitUntil } from './lib.mjs';
+
+const XSS_WORD = 'quokkaxss';
+const XSS = `${XSS_WORD} <img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3) <svg onload="window.__xss=4"></svg>
+\`\`\`html
+<script>window.__xss=5</script>
+\`\`\``;
+
+describe('GUI in a real browser', () => {
+  let daemon;
+  let browser;
+  let page;
+  let mcp;
+  const taskIds = {};
+
+  before(async () => {
+    daemon = await startDaemon();
+    browser = await launchBrowser();
+    page = await newPage(browser);
+  });
+
+  after(async () => {
+    await mcp?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await daemon?.close();
+  });
+
+  test('without the cookie the UI says how to log in', async () => {
+    await page.goto(`${daemon.base}/`);
+    await page.getByTestId('login-needed').waitFor();
+    assert.match(await page.getByTestId('login-needed').innerText(), /tether open/);
+  });
+
+  test('the login link from `tether open --print` gets in, and is single-use', async () => {
+    const url = loginUrl(daemon);
+    await page.goto(url);
+    await page.getByTestId('nav-sessions').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/');
+    await page.locator('[data-testid=session-row]').first().waitFor();
+    await page.locator('[data-testid=conn][data-state=open]').waitFor();
+    // Spent: a second browser with the same link is not let in.
+    const other = await browser.newContext();
+    const p2 = await other.newPage();
+    await p2.goto(url);
+    await p2.goto(`${daemon.base}/`);
+    await p2.getByTestId('login-needed').waitFor();
+    await other.close();
+  });
+
+  test('search as you type shows the hit with the match highlighted', async () => {
+    await page.getByTestId('session-search').fill('narwhal');
+    const row = page.locator(`[data-testid=session-row][data-id="${B_SPLIT}"]`);
+    await row.waitFor();
+    assert.equal(await row.locator('[data-testid=snippet] mark').first().innerText(), 'narwhal');
+    assert.equal(await page.locator('[data-testid=session-row]').count(), 1);
+  });
+
+  test('open the chat, add a tag, and it is still there after a reload', async () => {
+    await page.locator(`[data-testid=session-row][data-id="${B_SPLIT}"]`).click();
+    await page.locator(`[data-testid=reader][data-id="${B_SPLIT}"]`).waitFor();
+    assert.equal(await page.getByTestId('reader-title').innerText(), 'Date parsing narwhal');
+    assert.match(page.url(), new RegExp(`#/sessions/${B_SPLIT}`));
+    // Tool calls are loaded, collapsed.
+    const tool = page.getByTestId('msg-tool').first();
+    await tool.waitFor();
+    assert.equal(await tool.evaluate((d) => d.open), false);
+
+    await page.getByTestId('add-tag').fill('e2e-tag');
+    await page.getByTestId('add-tag-button').click();
+    await page.locator('[data-testid=tag-chip]', { hasText: '#e2e-tag' }).waitFor();
+
+    await page.reload();
+    await page.locator(`[data-testid=reader][data-id="${B_SPLIT}"]`).waitFor();
+    await page.locator('[data-testid=tag-chip]', { hasText: '#e2e-tag' }).waitFor();
+    const s = await apiCall(daemon, 'GET', `/api/sessions/${B_SPLIT}`);
+    assert.deepEqual(s.tags, ['e2e-tag']);
+
+    // Export (the cookie is enough for a plain download link).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-md').click()]);
+    assert.match(download.suggestedFilename(), /\.md$/);
+    const md = await readFile(await download.path(), 'utf8');
+    assert.match(md, /narwhal/);
+
+    // More tags on other chats (for the Tags view), then the whole list beside the open chat.
+    const others = (await apiCall(daemon, 'GET', '/api/sessions')).sessions.filter((x) => x.id !== B_SPLIT && x.id !== C_V10);
+    await apiCall(daemon, 'PATCH', `/api/sessions/${others[0].id}`, { add_tags: ['bug', 'parser'], bookmarked: true });
+    await apiCall(daemon, 'PATCH', `/api/sessions/${others[1].id}`, { add_tags: ['bug'] });
+    await page.getByTestId('session-search').fill('');
+    await waitUntil(async () => (await page.locator('[data-testid=session-row]').count()) > 5, 'the full list');
+    await screenshot(page, 'sessions');
+  });
+
+  test('create a task in the dialog', async () => {
+    await page.getByTestId('nav-tasks').click();
+    await page.getByTestId('board').or(page.getByTestId('tasks-empty')).waitFor();
+    await page.getByTestId('new-task').click();
+    await page.getByTestId('task-title').fill('Write the parser');
+    await page.getByTestId('task-description').fill('Parse **dates** in `YYYY-MM-DD`.');
+    await page.getByTestId('task-priority').selectOption('high');
+    await page.getByTestId('task-labels').fill('core, parser');
+    await page.getByTestId('task-acceptance').fill('rejects 2025-02-30\naccepts leap days');
+    await page.getByTestId('task-save').click();
+    const card = page.locator('[data-testid=column-todo] [data-testid=task-card]', { hasText: 'Write the parser' });
+    await card.waitFor();
+    taskIds.parser = await card.getAttribute('data-id');
+    const t = await apiCall(daemon, 'GET', `/api/tasks/${taskIds.parser}`);
+    assert.equal(t.priority, 'high');
+    assert.deepEqual(t.labels.sort(), ['core', 'parser']);
+    assert.deepEqual(t.acceptance, ['rejects 2025-02-30', 'accepts leap days']);
+    // The detail pane opened for it.
+    await page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`).waitFor();
+    await page.getByTestId('task-detail-close').click();
+  });
+
+  test('drag a task from todo to in_progress; an illegal move shows the API’s message', async () => {
+    const card = () => page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`);
+    await card().dragTo(page.getByTestId('column-in_progress'), { sourcePosition: { x: 10, y: 6 } });
+    await page.locator(`[data-testid=column-in_progress] [data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+    assert.equal((await apiCall(daemon, 'GET', `/api/tasks/${taskIds.parser}`)).status, 'in_progress');
+
+    // A task waiting on an open dependency cannot start: the board says why.
+    const dep = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Review the parser', depends_on: [taskIds.parser] });
+    taskIds.review = dep.id;
+    const depCard = page.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${dep.id}"]`);
+    await depCard.waitFor(); // arrived through the live `tasks` event
+    await depCard.dragTo(page.getByTestId('column-in_progress'), { sourcePosition: { x: 10, y: 6 } });
+    const err = page.getByTestId('board-error');
+    await err.waitFor();
+    assert.match(await err.innerText(), /dependencies_open/);
+    assert.match(await err.innerText(), new RegExp(`waits for ${taskIds.parser}`));
+    assert.equal((await apiCall(daemon, 'GET', `/api/tasks/${dep.id}`)).status, 'todo');
+    await page.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${dep.id}"]`).waitFor();
+  });
+
+  test('a change made over MCP reaches the open board live, without a reload', async () => {
+    await page.evaluate(() => (window.__noReload = true));
+    const transport = new StreamableHTTPClientTransport(new URL(daemon.url), {
+      requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+    });
+    mcp = new Client({ name: 'ui-e2e-agent', version: '0.0.0' });
+    await mcp.connect(transport);
+    const json = (r) => {
+      assert.ok(!r.isError, JSON.stringify(r));
+      return JSON.parse(r.content[0].text);
+    };
+    const me = json(await mcp.callTool({ name: 'session_start', arguments: { role: 'dev' } }));
+    const created = json(await mcp.callTool({ name: 'task_create', arguments: { title: 'Made by an agent', priority: 'critical' } }));
+    await page.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${created.id}"]`).waitFor();
+    json(await mcp.callTool({ name: 'task_claim', arguments: { id: created.id } }));
+    const moved = page.locator(`[data-testid=column-in_progress] [data-testid=task-card][data-id="${created.id}"]`);
+    await moved.waitFor();
+    assert.match(await moved.innerText(), new RegExp(`@${me.agent.name}`));
+    assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was not reloaded');
+    taskIds.agent = created.id;
+    taskIds.agentName = me.agent.name;
+
+    // A fuller board for the screenshot: one done, one blocked, one in review.
+    const docs = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Document the date formats', labels: ['docs'], priority: 'low' });
+    await apiCall(daemon, 'PATCH', `/api/tasks/${docs.id}`, { status: 'done', summary: 'README section' });
+    const bench = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Benchmark parse speed', role: 'perf' });
+    await apiCall(daemon, 'PATCH', `/api/tasks/${bench.id}`, { status: 'blocked', comment: 'needs the big fixture' });
+    const tz = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Time zones in timestamps', labels: ['core'] });
+    await apiCall(daemon, 'PATCH', `/api/tasks/${tz.id}`, { status: 'in_progress' });
+    await apiCall(daemon, 'PATCH', `/api/tasks/${tz.id}`, { status: 'in_review' });
+    await page.locator(`[data-testid=column-in_review] [data-testid=task-card][data-id="${tz.id}"]`).waitFor();
+    await page.locator(`[data-testid=column-done] [data-testid=task-card][data-id="${docs.id}"]`).waitFor();
+    await page.getByTestId('board-error').getByRole('button', { name: 'Dismiss' }).click();
+    await screenshot(page, 'tasks');
+  });
+
+  test('task detail: comment, handoff note and history', async () => {
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"] .card-open`).click();
+    const detail = page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`);
+    await detail.waitFor();
+    await page.getByTestId('task-comment').fill('dates done, times next');
+    await page.getByTestId('task-handoff').check();
+    await page.getByTestId('task-comment-submit').click();
+    await page.locator('[data-testid=task-notes] li.handoff', { hasText: 'dates done, times next' }).waitFor();
+    assert.ok((await page.getByTestId('task-history').locator('li').count()) >= 2);
+    // Assign to a person, then edit the title in the dialog.
+    await page.getByTestId('task-assign-person').fill('alice');
+    await page.getByTestId('task-assign-person').press('Enter');
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`, { hasText: '@alice' }).waitFor();
+    await page.getByTestId('task-edit').click();
+    await page.getByTestId('task-title').fill('Write the date parser');
+    await page.getByTestId('task-save').click();
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`, { hasText: 'Write the date parser' }).waitFor();
+    assert.equal((await apiCall(daemon, 'GET', `/api/tasks/${taskIds.parser}`)).title, 'Write the date parser');
+    await page.getByTestId('view-list').click();
+    await page.locator(`[data-testid=task-row][data-id="${taskIds.agent}"]`).waitFor();
+    await page.getByTestId('view-board').click();
+    await page.getByTestId('task-detail-close').click();
+  });
+
+  test('tags, agents, health and settings views', async () => {
+    await page.getByTestId('nav-tags').click();
+    await page.locator('[data-testid=tag-row][data-tag="e2e-tag"]').waitFor();
+    await screenshot(page, 'tags');
+
+    await page.getByTestId('nav-agents').click();
+    const agent = page.locator(`[data-testid=agent-row][data-name="${taskIds.agentName}"]`);
+    await agent.waitFor();
+    assert.match(await agent.innerText(), /working/);
+    assert.match(await agent.innerText(), new RegExp(taskIds.agent));
+    await screenshot(page, 'agents');
+
+    await page.getByTestId('nav-health').click();
+    await page.getByTestId('mcp-url').waitFor();
+    assert.equal(await page.getByTestId('mcp-url').innerText(), daemon.url);
+    await page.locator('[data-testid=source-row]').first().waitFor();
+    await screenshot(page, 'health');
+
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('cursor-user-dirs').locator('li').first().waitFor();
+    assert.equal(await page.getByTestId('settings-port').innerText(), String(daemon.port));
+    assert.equal(await page.getByTestId('setting-notifications').isDisabled(), true);
+    await page.getByTestId('desktop-only-note').waitFor();
+    await screenshot(page, 'settings');
+  });
+
+  test('renaming a tag onto another merges them; the command palette jumps and searches', async () => {
+    await apiCall(daemon, 'PATCH', `/api/sessions/${C_V10}`, { add_tags: ['other'] });
+    await page.getByTestId('nav-tags').click();
+    await page.locator('[data-testid=tag-row][data-tag="other"]').waitFor();
+    await page.locator('[data-testid=tag-row][data-tag="other"] [data-testid=tag-rename]').click();
+    await page.getByTestId('tag-rename-input').fill('e2e-tag');
+    const before = await page.locator('[data-testid=tag-row]').count();
+    await page.getByTestId('tag-rename-save').click();
+    await page.getByTestId('confirm-ok').click();
+    await waitUntil(async () => (await page.locator('[data-testid=tag-row]').count()) === before - 1, 'the merged tag list');
+    assert.equal(await page.locator('[data-testid=tag-row][data-tag="other"]').count(), 0);
+    assert.equal(await page.locator('[data-testid=tag-row][data-tag="e2e-tag"] td.num').innerText(), '2');
+
+    await page.keyboard.press('Control+k');
+    await page.getByTestId('palette-input').fill('axolotl');
+    await page.keyboard.press('Enter');
+    await page.locator(`[data-testid=session-row][data-id="${C_V10}"] [data-testid=snippet] mark`).first().waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('body').click({ position: { x: 5, y: 790 } });
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'session-search');
+  });
+
+  test('a hostile chat cannot run script in the reader or in a snippet', async () => {
+    daemon.appendBubble(C_V10, XSS);
+    await waitUntil(async () => (await apiCall(daemon, 'GET', `/api/search?q=${XSS_WORD}`)).hits.length > 0, 'the payload to be indexed');
+    await page.goto(`${daemon.base}/#/sessions`);
+    await page.getByTestId('session-search').fill(XSS_WORD);
+    const row = page.locator(`[data-testid=session-row][data-id="${C_V10}"]`, { hasText: XSS_WORD });
+    await row.waitFor();
+    assert.equal(await row.getByTestId('snippet').locator('mark').first().innerText(), XSS_WORD);
+    assert.equal(await row.locator('img, script, svg').count(), 0);
+    await row.click();
+    const body = page.locator('[data-testid=msg-body]', { hasText: XSS_WORD });
+    await body.waitFor();
+    const text = await body.innerText();
+    assert.ok(text.includes('<img src=x onerror="window.__xss=1">'), `the payload shows as text: ${text}`);
+    assert.equal(await body.locator('img, script, svg, iframe, [onerror], [onload]').count(), 0);
+    const link = body.locator('a', { hasText: 'click' });
+    if (await link.count()) {
+      assert.ok(!/^javascript:/i.test((await link.getAttribute('href')) ?? ''));
+      await link.click({ force: true });
+    }
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__xss), undefined, 'no payload ran');
+    assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+
+  test('"do not index" asks first, then hides the chat’s messages until indexed again', async () => {
+    const target = (await apiCall(daemon, 'GET', '/api/sessions')).sessions.find((x) => x.id !== B_SPLIT && x.id !== C_V10 && x.messages > 0);
+    await page.goto(`${daemon.base}/#/sessions/${target.id}`);
+    await page.locator(`[data-testid=reader][data-id="${target.id}"]`).waitFor();
+    await page.getByTestId('no-index').click();
+    await page.getByTestId('confirm-cancel').click();
+    assert.equal((await apiCall(daemon, 'GET', `/api/sessions?limit=1000`)).sessions.find((x) => x.id === target.id).no_index, false);
+    await page.getByTestId('no-index').click();
+    await page.getByTestId('confirm-ok').click();
+    await page.getByTestId('reader-not-indexed').waitFor();
+    assert.equal((await apiCall(daemon, 'GET', `/api/sessions?limit=1000`)).sessions.find((x) => x.id === target.id).no_index, true);
+    await page.getByTestId('index-again').click();
+    await page.locator(`[data-testid=reader][data-id="${target.id}"]`).waitFor();
+    assert.equal((await apiCall(daemon, 'GET', `/api/sessions?limit=1000`)).sessions.find((x) => x.id === target.id).no_index, false);
+  });
+
+  test('the desktop shell’s hook: a bearer token instead of the cookie, live updates included', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await ctx.addInitScript((token) => {
+      window.__TETHER_API__ = { base: '', token };
+    }, TOKEN);
+    const p = await ctx.newPage();
+    await p.goto(`${daemon.base}/#/tasks`);
+    await p.getByTestId('board').waitFor();
+    await p.locator('[data-testid=conn][data-state=open]').waitFor();
+    const t = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Seen through the token stream' });
+    await p.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${t.id}"]`).waitFor();
+    await ctx.close();
+  });
+});
+
+describe('GUI on an empty machine (no Cursor data)', () => {
+  let daemon;
+  let browser;
+  let page;
+
+  before(async () => {
+    daemon = await startEmptyDaemon();
+    browser = await launchBrowser();
+    page = await newPage(browser);
+    await page.goto(loginUrl(daemon));
+    await page.getByTestId('nav-sessions').waitFor();
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await daemon?.close();
+  });
+
+  test('every view says what to do next', async () => {
+    const empty = page.getByTestId('sessions-empty');
+    await empty.waitFor();
+    assert.match(await empty.innerText(), /tether doctor/);
+    await page.getByTestId('nav-tasks').click();
+    await page.getByTestId('tasks-empty').waitFor();
+    await page.getByTestId('nav-tags').click();
+    await page.getByTestId('tags-empty').waitFor();
+    await page.getByTestId('nav-agents').click();
+    await page.getByTestId('agents-empty').waitFor();
+    await page.getByTestId('nav-health').click();
+    await page.getByTestId('health-version').waitFor();
+    assert.match(await page.getByTestId('health-sources').innerText(), /No Cursor data found|complete|partial/);
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('cursor-user-dirs').locator('li').first().waitFor();
+    assert.match(await page.getByTestId('cursor-user-dirs').innerText(), /missing/);
+    assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+});

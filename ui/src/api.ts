@@ -1,0 +1,239 @@
+// The client for Tether's UI API (docs/api.md). Same-origin by default (the daemon serves this
+// UI at `/` and the API under `/api`, the browser holds the login cookie). The desktop shell can
+// point it elsewhere and supply a bearer token instead: `configureApi({ base, token })`, or set
+// `window.__TETHER_API__ = { base, token }` before the bundle loads.
+
+import type {
+  Agent,
+  DoctorReport,
+  InitResult,
+  NewTask,
+  ProjectCount,
+  SearchHit,
+  SessionDetail,
+  SessionPatch,
+  SessionSummary,
+  Status,
+  TagCount,
+  Task,
+  TaskDetail,
+  TaskPatch,
+} from './types';
+
+export interface ApiConfig {
+  /** Prefix for every URL, e.g. `http://127.0.0.1:47821` in the desktop shell; `''` = same origin. */
+  base: string;
+  /** Returns a bearer token to send, or nothing to rely on the cookie. */
+  token: (() => string | null | undefined) | null;
+  fetch: typeof fetch;
+}
+
+const config: ApiConfig = {
+  base: '',
+  token: null,
+  fetch: (...args) => globalThis.fetch(...args),
+};
+
+declare global {
+  interface Window {
+    __TETHER_API__?: { base?: string; token?: string | (() => string | null) };
+    __TAURI_INTERNALS__?: unknown;
+  }
+}
+
+export function configureApi(c: Partial<ApiConfig>): void {
+  Object.assign(config, c);
+}
+
+/** Picks up what a host page (the Tauri shell) put in `window.__TETHER_API__`. */
+export function configureFromWindow(w: Window | undefined = globalThis.window): void {
+  const injected = w?.__TETHER_API__;
+  if (!injected) return;
+  const t = injected.token;
+  configureApi({
+    base: injected.base ?? '',
+    token: typeof t === 'function' ? t : t ? () => t : null,
+  });
+}
+
+export function apiConfig(): Readonly<ApiConfig> {
+  return config;
+}
+
+export function apiUrl(path: string, query?: Query): string {
+  return config.base + path + queryString(query);
+}
+
+/** An error as the API reports it: `{code, message}` plus the HTTP status (0 = no answer). */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_input',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+};
+
+/** Turns a failed response into an ApiError; the body's own `code`/`message` win when present. */
+export async function errorFromResponse(res: Response): Promise<ApiError> {
+  let text = '';
+  try {
+    text = await res.text();
+  } catch {
+    // body unreadable: fall back to the status line
+  }
+  let code: string | undefined;
+  let message: string | undefined;
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body && typeof body === 'object') {
+      const b = body as Record<string, unknown>;
+      if (typeof b.code === 'string' && b.code) code = b.code;
+      if (typeof b.message === 'string' && b.message) message = b.message;
+      else if (typeof b.error === 'string' && b.error) message = b.error;
+    }
+  } catch {
+    if (text.trim() && text.length < 300) message = text.trim();
+  }
+  code ??= CODE_BY_STATUS[res.status] ?? (res.status >= 500 ? 'server_error' : 'http_error');
+  message ??= `${res.status} ${res.statusText || 'error'}`.trim();
+  return new ApiError(res.status, code, message);
+}
+
+/** A network failure (daemon down, connection refused) as an ApiError. */
+export function networkError(e: unknown): ApiError {
+  const detail = e instanceof Error ? e.message : String(e);
+  return new ApiError(0, 'network', `Cannot reach the Tether daemon (${detail}). Is \`tether serve\` running?`);
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined | (string | number)[]>;
+
+export function queryString(q?: Query): string {
+  if (!q) return '';
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) {
+    if (v === undefined || v === null || v === '' || v === false) continue;
+    if (Array.isArray(v)) for (const x of v) p.append(k, String(x));
+    else p.append(k, v === true ? '1' : String(v));
+  }
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+export function authHeaders(): Record<string, string> {
+  const t = config.token?.();
+  return t ? { Authorization: `Bearer ${t}` } : {};
+}
+
+export async function request<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...authHeaders() };
+  if (method !== 'GET' && method !== 'HEAD') headers['X-Tether'] = '1';
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  let res: Response;
+  try {
+    res = await config.fetch(apiUrl(path, opts.query), { method, headers, body, credentials: 'same-origin' });
+  } catch (e) {
+    throw networkError(e);
+  }
+  if (!res.ok) throw await errorFromResponse(res);
+  if (res.status === 202 || res.status === 204) return undefined as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/**
+ * Downloads a file from the API. Same-origin with the cookie a plain link does it; with a bearer
+ * token (desktop shell) a link cannot send the header, so the file is fetched and saved from a blob.
+ * Returns false when the caller should let the link do it.
+ */
+export async function downloadWithToken(url: string, filename: string): Promise<boolean> {
+  if (!config.token?.()) return false;
+  let res: Response;
+  try {
+    res = await config.fetch(url, { headers: authHeaders(), credentials: 'same-origin' });
+  } catch (e) {
+    throw networkError(e);
+  }
+  if (!res.ok) throw await errorFromResponse(res);
+  const cd = res.headers.get('content-disposition') ?? '';
+  const name = /filename="([^"]+)"/.exec(cd)?.[1] ?? filename;
+  const href = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = href;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(href), 10_000);
+  return true;
+}
+
+const enc = encodeURIComponent;
+
+export interface SessionFilter {
+  project?: string;
+  source?: string;
+  tag?: string;
+  bookmarked?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+export interface TaskFilter {
+  status?: Status[];
+  assignee?: string;
+  role?: string;
+  project?: string;
+  label?: string;
+  ready?: boolean;
+  limit?: number;
+}
+
+export interface Status_ {
+  version: string;
+  uptime_s: number;
+  url: string;
+  index: { state: 'idle' | 'indexing'; sessions: number; messages: number };
+  mcp_sessions: { id: string; last_activity: string; streams: number }[];
+  paused: boolean;
+}
+
+export const api = {
+  status: () => request<Status_>('GET', '/api/status'),
+  sessions: (f: SessionFilter = {}) =>
+    request<{ sessions: SessionSummary[] }>('GET', '/api/sessions', { query: { ...f } }).then((r) => r.sessions),
+  search: (q: string, project?: string, limit = 50) =>
+    request<{ hits: SearchHit[] }>('GET', '/api/search', { query: { q, project, limit } }).then((r) => r.hits),
+  session: (id: string, tools = true) =>
+    request<SessionDetail>('GET', `/api/sessions/${enc(id)}`, { query: { tools, limit: 0 } }),
+  patchSession: (id: string, patch: SessionPatch) => request<SessionSummary>('PATCH', `/api/sessions/${enc(id)}`, { body: patch }),
+  exportUrl: (id: string, format: 'md' | 'json' | 'html') => apiUrl(`/api/sessions/${enc(id)}/export`, { format }),
+  projects: () => request<{ projects: ProjectCount[] }>('GET', '/api/projects').then((r) => r.projects),
+  tags: () => request<{ tags: TagCount[] }>('GET', '/api/tags').then((r) => r.tags),
+  renameTag: (from: string, to: string) => request<TagCount>('POST', '/api/tags/rename', { body: { from, to } }),
+  deleteTag: (tag: string) => request<{ removed_from: number }>('DELETE', `/api/tags/${enc(tag)}`),
+  tasks: (f: TaskFilter = {}) => request<{ tasks: Task[] }>('GET', '/api/tasks', { query: { ...f } }).then((r) => r.tasks),
+  task: (id: string) => request<TaskDetail>('GET', `/api/tasks/${enc(id)}`),
+  createTask: (t: NewTask) => request<Task>('POST', '/api/tasks', { body: t }),
+  patchTask: (id: string, patch: TaskPatch) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, { body: patch }),
+  claimTask: (id: string) => request<Task>('POST', `/api/tasks/${enc(id)}/claim`),
+  agents: () => request<{ agents: Agent[] }>('GET', '/api/agents').then((r) => r.agents),
+  doctor: () => request<DoctorReport>('GET', '/api/doctor'),
+  reindex: () => request<void>('POST', '/api/index'),
+  rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),
+  init: (project: string, dry_run: boolean) => request<InitResult>('POST', '/api/init', { body: { project, dry_run } }),
+};

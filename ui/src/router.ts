@@ -1,0 +1,38 @@
+// The URL hash mirrors the view and what is open in it: #/sessions, #/sessions/<id>,
+// #/tasks, #/tasks/T-3, #/tasks?view=list, #/tags, #/agents, #/health, #/settings.
+
+export const VIEWS = ['sessions', 'tasks', 'tags', 'agents', 'health', 'settings'] as const;
+export type View = (typeof VIEWS)[number];
+
+export interface Route {
+  view: View;
+  /** The open chat or task, if any. */
+  id?: string;
+  params: Record<string, string>;
+}
+
+export function parseHash(hash: string): Route {
+  const h = hash.replace(/^#\/?/, '');
+  const [path, qs = ''] = h.split('?', 2);
+  const [first, ...rest] = path.split('/');
+  const view = (VIEWS as readonly string[]).includes(first) ? (first as View) : 'sessions';
+  let id: string | undefined;
+  if (view === first && rest.length) {
+    try {
+      id = decodeURIComponent(rest.join('/')) || undefined;
+    } catch {
+      id = undefined;
+    }
+  }
+  const params: Record<string, string> = {};
+  new URLSearchParams(qs).forEach((v, k) => (params[k] = v));
+  return { view, id, params };
+}
+
+export function formatHash(r: { view: View; id?: string; params?: Record<string, string> }): string {
+  let s = `#/${r.view}`;
+  if (r.id) s += `/${encodeURIComponent(r.id)}`;
+  const q = new URLSearchParams(Object.entries(r.params ?? {}).filter(([, v]) => v !== '' && v != null));
+  const qs = q.toString();
+  return qs ? `${s}?${qs}` : s;
+}

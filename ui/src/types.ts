@@ -1,0 +1,195 @@
+// JSON shapes of the UI API (docs/api.md; the same JSON `tether … --json` prints).
+
+export interface SessionSummary {
+  id: string;
+  title: string | null;
+  project: string | null;
+  source: 'ide' | 'cli' | string;
+  format: string;
+  messages: number;
+  created_at: string | null;
+  updated_at: string | null;
+  nickname: string | null;
+  tags: string[];
+  bookmarked: boolean;
+  no_index: boolean;
+  archived?: boolean;
+  model?: string | null;
+  mode?: string | null;
+}
+
+export interface MessageOut {
+  seq: number;
+  role: string;
+  /** `text`, `thinking` or `tool`. */
+  kind: string;
+  text: string;
+  tool_name?: string;
+  tool_status?: string;
+  model?: string;
+  created_at?: string;
+}
+
+export interface SessionDetail extends Omit<SessionSummary, 'messages'> {
+  /** The summary's message count (`messages` is the list here). */
+  message_count: number;
+  parts: number;
+  offset: number;
+  messages: MessageOut[];
+}
+
+export interface SessionPatch {
+  nickname?: string | null;
+  add_tags?: string[];
+  remove_tags?: string[];
+  bookmarked?: boolean;
+  no_index?: boolean;
+}
+
+export interface SearchHit {
+  session_id: string;
+  title: string | null;
+  project: string | null;
+  source: string;
+  updated_at: string | null;
+  /** Matches wrapped in \u0002 … \u0003. */
+  snippet: string;
+  seq: number | null;
+  score: number;
+}
+
+export interface ProjectCount {
+  path: string;
+  sessions: number;
+}
+
+export interface TagCount {
+  tag: string;
+  sessions: number;
+}
+
+export type Status = 'todo' | 'in_progress' | 'blocked' | 'in_review' | 'done' | 'cancelled';
+export type Priority = 'critical' | 'high' | 'medium' | 'low';
+
+export interface Task {
+  id: string;
+  title: string;
+  description: string;
+  status: Status;
+  priority: Priority;
+  role: string | null;
+  project: string | null;
+  labels: string[];
+  depends_on: string[];
+  blocked_by: string[];
+  acceptance: string[];
+  assignee: string | null;
+  lease_until: string | null;
+  lease_expired: boolean;
+  summary: string | null;
+  external_ref: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export interface TaskEvent {
+  at: string;
+  actor: string;
+  kind: string;
+  detail: Record<string, unknown> | null;
+}
+
+export interface TaskDetail extends Task {
+  notes: TaskEvent[];
+  history: TaskEvent[];
+}
+
+export interface NewTask {
+  title: string;
+  description?: string;
+  priority?: Priority;
+  role?: string;
+  project?: string;
+  labels?: string[];
+  depends_on?: string[];
+  acceptance?: string[];
+  status?: Status;
+}
+
+export interface TaskPatch {
+  status?: Status;
+  title?: string;
+  description?: string;
+  priority?: Priority;
+  role?: string;
+  project?: string;
+  add_labels?: string[];
+  remove_labels?: string[];
+  add_depends_on?: string[];
+  remove_depends_on?: string[];
+  acceptance?: string[];
+  assignee?: string;
+  comment?: string;
+  handoff?: boolean;
+  summary?: string;
+  release?: boolean;
+  force?: boolean;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  kind: string;
+  role: string | null;
+  project: string | null;
+  status: 'working' | 'idle' | 'ended' | string;
+  last_seen: string;
+  tasks: string[];
+}
+
+export interface Location {
+  path: string;
+  exists: boolean;
+}
+
+export interface SourceStatus {
+  path: string;
+  kind: string;
+  status: string;
+  sessions: number;
+  messages: number;
+  reasons: Record<string, number>;
+  notes: Record<string, number>;
+  error: string | null;
+  indexed_at: string | null;
+}
+
+export interface DoctorReport {
+  version: string;
+  data_dir: string;
+  index_db: string;
+  index_bytes: number;
+  cursor_user_dirs: Location[];
+  cursor_homes: Location[];
+  discovery_notes: string[];
+  sessions: number;
+  messages: number;
+  sources: SourceStatus[];
+  daemon: { pid: number; version: string; started_at: string; url?: string; port?: number } | null;
+}
+
+export interface InitResult {
+  diff: string;
+  changed: string[];
+  skipped: string[];
+}
+
+export interface IndexEvent {
+  state: 'indexing' | 'idle';
+  done?: number;
+  total?: number;
+  sessions?: number;
+  messages?: number;
+}

@@ -1,0 +1,59 @@
+// Small formatting helpers.
+
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((now - t) / 1000);
+  if (s < 0) return 'just now';
+  if (s < 45) return `${s}s ago`;
+  if (s < 90 * 60) return `${Math.round(s / 60)}m ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)}h ago`;
+  if (s < 45 * 86400) return `${Math.round(s / 86400)}d ago`;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `${d}d ${h}h`;
+  if (h) return `${h}h ${m}m`;
+  if (m) return `${m}m ${s % 60}s`;
+  return `${s}s`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1024;
+    i++;
+  } while (v >= 1024 && i < units.length - 1);
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** "a, b ,c" → ["a","b","c"] (empty parts dropped, duplicates removed). */
+export function splitList(s: string, sep: RegExp = /[,\n]/): string[] {
+  return [...new Set(s.split(sep).map((x) => x.trim()).filter(Boolean))];
+}
+
+export function shortPath(p: string | null | undefined): string {
+  if (!p) return '';
+  const parts = p.replace(/\/+$/, '').split('/');
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : p;
+}
+
+export function isTauri(w: Window | undefined = globalThis.window): boolean {
+  return !!w && '__TAURI_INTERNALS__' in w;
+}

@@ -1,0 +1,75 @@
+import { api } from '../api';
+import { Empty, ErrorNote } from '../components';
+import { navigate, useAsync, useLive, useTicker } from '../hooks';
+import { ago, shortPath } from '../util';
+
+export function AgentsView() {
+  const agents = useAsync(() => api.agents(), []);
+  useLive(['agents', 'tasks'], () => agents.reload());
+  useTicker(15_000);
+  const list = [...(agents.data ?? [])].sort(
+    (a, b) => rank(a.status) - rank(b.status) || b.last_seen.localeCompare(a.last_seen),
+  );
+  return (
+    <div class="page">
+      <div class="toolbar">
+        <h1>Agents</h1>
+        <span class="muted small">Cursor chats and other clients that joined the board (session_start), and people at the CLI.</span>
+      </div>
+      <ErrorNote error={agents.error} />
+      {agents.data && list.length === 0 ? (
+        <Empty title="No agents yet" testid="agents-empty">
+          <p>
+            Run <code>tether init</code> in a project and enable the <b>tether</b> MCP server in Cursor. A chat appears
+            here once it calls <code>session_start</code> or claims a task.
+          </p>
+        </Empty>
+      ) : (
+        <table class="table" data-testid="agents-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Status</th>
+              <th>Kind</th>
+              <th>Role</th>
+              <th>Project</th>
+              <th>Last seen</th>
+              <th>Holds</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((a) => (
+              <tr key={a.id} data-testid="agent-row" data-name={a.name}>
+                <td>
+                  <b>{a.name}</b>
+                </td>
+                <td>
+                  <span class={`dot st-${a.status}`} aria-hidden="true" /> {a.status}
+                </td>
+                <td class="muted">{a.kind}</td>
+                <td>{a.role ?? <span class="muted">—</span>}</td>
+                <td title={a.project ?? ''}>{shortPath(a.project) || <span class="muted">—</span>}</td>
+                <td class="muted">{ago(a.last_seen)}</td>
+                <td>
+                  {a.tasks.length === 0 ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    a.tasks.map((t) => (
+                      <button key={t} type="button" class="link" onClick={() => navigate('tasks', t)}>
+                        {t}
+                      </button>
+                    ))
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function rank(s: string): number {
+  return s === 'working' ? 0 : s === 'idle' ? 1 : 2;
+}

@@ -1,0 +1,317 @@
+import { useState } from 'preact/hooks';
+
+import { api, type Status_ } from '../api';
+import { confirmDialog, CopyButton, Dialog, Empty, ErrorNote } from '../components';
+import { reportError, toast, useAsync, useLive, useTicker } from '../hooks';
+import type { IndexEvent, InitResult } from '../types';
+import { ago, bytes, duration } from '../util';
+
+export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
+  if (!status?.url) return '';
+  return status.url.replace(/\/+$/, '').endsWith('/mcp') ? status.url : `${status.url.replace(/\/+$/, '')}/mcp`;
+}
+
+export function HealthView() {
+  const status = useAsync(() => api.status(), []);
+  const doctor = useAsync(() => api.doctor(), []);
+  const [progress, setProgress] = useState<IndexEvent | null>(null);
+  const [initOpen, setInitOpen] = useState(false);
+  useTicker(5000);
+  useLive(['index'], (d) => {
+    const ev = d as IndexEvent;
+    setProgress(ev);
+    if (ev.state === 'idle') {
+      status.reload();
+      doctor.reload();
+    }
+  });
+  useLive(['hello'], () => status.reload());
+
+  const s = status.data;
+  const indexing = progress ? progress.state === 'indexing' : s?.index.state === 'indexing';
+  const pct = progress?.total ? Math.min(100, Math.round(((progress.done ?? 0) / progress.total) * 100)) : undefined;
+
+  const reindex = async () => {
+    try {
+      await api.reindex();
+      setProgress({ state: 'indexing' });
+      toast('Re-index started');
+    } catch (e) {
+      reportError(e, 'Re-index');
+    }
+  };
+  const rotate = async () => {
+    const ok = await confirmDialog(
+      'Rotate the MCP token?',
+      'Every MCP client that uses the old token stops working until it gets the new one. Run `tether init` again (or update the token in Cursor’s mcp.json) and re-enable the tether server in Cursor’s Settings → MCP.',
+      'Rotate token',
+    );
+    if (!ok) return;
+    try {
+      await api.rotateToken();
+      toast('Token rotated. Run `tether init` again so Cursor gets the new one.');
+    } catch (e) {
+      reportError(e, 'Rotate token');
+    }
+  };
+
+  return (
+    <div class="page">
+      <div class="toolbar">
+        <h1>Health</h1>
+        <span class="spacer" />
+        <button type="button" onClick={reindex} disabled={indexing} data-testid="reindex">
+          {indexing ? 'Indexing…' : 'Re-index'}
+        </button>
+        <button type="button" onClick={() => setInitOpen(true)} data-testid="init-open">
+          Set up a project…
+        </button>
+        <button type="button" class="danger" onClick={rotate} data-testid="rotate-token">
+          Rotate token
+        </button>
+      </div>
+      <ErrorNote error={status.error ?? doctor.error} />
+      {s && (
+        <div class="cards-grid">
+          <section class="panel" data-testid="health-daemon">
+            <h2>Daemon</h2>
+            <dl class="dl">
+              <dt>Version</dt>
+              <dd data-testid="health-version">{s.version}</dd>
+              <dt>Uptime</dt>
+              <dd>{duration(s.uptime_s)}</dd>
+              <dt>MCP URL</dt>
+              <dd>
+                <code data-testid="mcp-url">{mcpUrl(s)}</code> <CopyButton text={mcpUrl(s)} testid="copy-mcp-url" />
+              </dd>
+              <dt>Indexing</dt>
+              <dd>{s.paused ? 'paused' : 'watching Cursor’s files'}</dd>
+            </dl>
+          </section>
+          <section class="panel" data-testid="health-index">
+            <h2>Index</h2>
+            <dl class="dl">
+              <dt>State</dt>
+              <dd data-testid="index-state">{indexing ? 'indexing' : 'idle'}</dd>
+              <dt>Chats</dt>
+              <dd>{(progress?.sessions ?? s.index.sessions).toLocaleString()}</dd>
+              <dt>Messages</dt>
+              <dd>{(progress?.messages ?? s.index.messages).toLocaleString()}</dd>
+              {doctor.data && (
+                <>
+                  <dt>Size</dt>
+                  <dd>{bytes(doctor.data.index_bytes)}</dd>
+                </>
+              )}
+            </dl>
+            {indexing && (
+              <div class="progress" data-testid="index-progress">
+                <progress max={100} value={pct} aria-label="Indexing progress" />
+                <span class="small muted">{pct !== undefined ? `${progress?.done} / ${progress?.total} (${pct}%)` : 'starting…'}</span>
+              </div>
+            )}
+          </section>
+          <section class="panel" data-testid="health-mcp">
+            <h2>MCP sessions</h2>
+            {s.mcp_sessions.length === 0 ? (
+              <p class="muted small">No MCP client connected. Run <code>tether init</code> and enable the tether server in Cursor.</p>
+            ) : (
+              <ul class="plain">
+                {s.mcp_sessions.map((m) => (
+                  <li key={m.id}>
+                    <code>{m.id.slice(0, 12)}</code> · {m.streams} stream{m.streams === 1 ? '' : 's'} · active {ago(m.last_activity)}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        </div>
+      )}
+      <section class="panel" data-testid="health-sources">
+        <h2>Sources</h2>
+        {doctor.data && doctor.data.sources.length === 0 ? (
+          <Empty title="No Cursor data found">
+            <p>
+              Tether looked in {[...doctor.data.cursor_user_dirs, ...doctor.data.cursor_homes].map((l) => l.path).join(', ') || 'the usual places'}.
+              See <b>Settings</b> for the locations, or run <code>tether doctor</code>.
+            </p>
+          </Empty>
+        ) : (
+          <table class="table">
+            <thead>
+              <tr>
+                <th>Status</th>
+                <th>Kind</th>
+                <th>Path</th>
+                <th class="num">Chats</th>
+                <th class="num">Messages</th>
+                <th>Reasons</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(doctor.data?.sources ?? []).map((src) => (
+                <tr key={src.path + src.kind} data-testid="source-row" data-status={src.status}>
+                  <td>
+                    <span class={`status st-${src.status}`}>{src.status}</span>
+                  </td>
+                  <td class="muted">{src.kind}</td>
+                  <td class="path" title={src.path}>
+                    {src.path}
+                  </td>
+                  <td class="num">{src.sessions}</td>
+                  <td class="num">{src.messages}</td>
+                  <td class="small">
+                    {src.error && <div class="danger-text">{src.error}</div>}
+                    {Object.entries(src.reasons).map(([r, n]) => (
+                      <div key={r}>
+                        {r} × {n}
+                      </div>
+                    ))}
+                    {Object.entries(src.notes).map(([r, n]) => (
+                      <div key={r} class="muted">
+                        {r} × {n}
+                      </div>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <InitDialog open={initOpen} onClose={() => setInitOpen(false)} />
+    </div>
+  );
+}
+
+function InitDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const [path, setPath] = useState('');
+  const [plan, setPlan] = useState<{ path: string; r: InitResult } | null>(null);
+  const [done, setDone] = useState<InitResult | null>(null);
+  const [err, setErr] = useState<Error | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setPlan(null);
+    setDone(null);
+    setErr(null);
+    onClose();
+  };
+  const run = async (dry: boolean) => {
+    setBusy(true);
+    setErr(null);
+    try {
+      const r = await api.init(path.trim(), dry);
+      if (dry) setPlan({ path: path.trim(), r });
+      else {
+        setDone(r);
+        setPlan(null);
+        toast(`Set up ${path.trim()}`);
+      }
+    } catch (e) {
+      setErr(e as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={open} title="Set up a project for Cursor (tether init)" onClose={close} testid="init-dialog" wide>
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (path.trim()) run(true);
+        }}
+      >
+        <label>
+          Project folder (absolute path)
+          <input
+            type="text"
+            value={path}
+            placeholder="/home/you/code/project"
+            onInput={(e) => {
+              setPath((e.target as HTMLInputElement).value);
+              setPlan(null);
+              setDone(null);
+            }}
+            data-testid="init-path"
+          />
+        </label>
+        <p class="muted small">
+          Adds the tether MCP server and hooks to ~/.cursor, and the rule and /tether-* commands to the project’s .cursor folder.
+          You see the changes first.
+        </p>
+        <ErrorNote error={err} testid="init-error" />
+        {!plan && !done && (
+          <div class="actions">
+            <button type="button" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" class="primary" disabled={busy || !path.trim()} data-testid="init-dry-run">
+              Show changes
+            </button>
+          </div>
+        )}
+      </form>
+      {plan && (
+        <div data-testid="init-plan">
+          {plan.r.changed.length === 0 ? (
+            <p>Nothing to change: this project is set up already.</p>
+          ) : (
+            <>
+              <p>These files change:</p>
+              <ul class="plain">
+                {plan.r.changed.map((c) => (
+                  <li key={c}>
+                    <code>{c}</code>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {plan.r.skipped.length > 0 && (
+            <ul class="plain muted small">
+              {plan.r.skipped.map((s) => (
+                <li key={s}>skipped: {s}</li>
+              ))}
+            </ul>
+          )}
+          <div class="actions">
+            <button type="button" onClick={close}>
+              Cancel
+            </button>
+            <button type="button" class="primary" disabled={busy || plan.r.changed.length === 0} onClick={() => run(false)} data-testid="init-apply">
+              Apply
+            </button>
+          </div>
+          {plan.r.diff && <Diff text={plan.r.diff} />}
+        </div>
+      )}
+      {done && (
+        <div data-testid="init-done">
+          <p>
+            Done: {done.changed.length} file{done.changed.length === 1 ? '' : 's'} written. Enable the <b>tether</b> server in Cursor’s Settings → MCP.
+          </p>
+          <div class="actions">
+            <button type="button" class="primary" onClick={close}>
+              Close
+            </button>
+          </div>
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+/** A unified diff with added / removed lines coloured (text only, never HTML). */
+function Diff({ text }: { text: string }) {
+  return (
+    <pre class="diff" data-testid="init-diff">
+      {text.split('\n').map((l, i) => (
+        <span key={i} class={l.startsWith('+++') || l.startsWith('---') ? 'd-file' : l.startsWith('+') ? 'd-add' : l.startsWith('-') ? 'd-del' : l.startsWith('@@') ? 'd-hunk' : ''}>
+          {l}
+          {'\n'}
+        </span>
+      ))}
+    </pre>
+  );
+}

@@ -1,0 +1,493 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+
+import { api, apiConfig, downloadWithToken } from '../api';
+import { Chip, confirmDialog, Empty, ErrorNote, SafeHtml, VirtualList } from '../components';
+import { navigate, reportError, toast, useAsync, useDebounced, useLive } from '../hooks';
+import { renderCode, renderMarkdown } from '../markdown';
+import type { Route } from '../router';
+import { snippetHtml } from '../snippet';
+import type { MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
+import { ago, dateTime, shortPath } from '../util';
+
+const ROW_HEIGHT = 64;
+
+export const searchInputId = 'session-search';
+
+interface Row {
+  id: string;
+  title: string;
+  project: string | null;
+  source: string;
+  updated_at: string | null;
+  snippet?: string;
+  summary?: SessionSummary;
+}
+
+function displayTitle(s: { title: string | null; nickname?: string | null; id: string }): string {
+  return s.nickname || s.title || `Untitled chat ${s.id.slice(0, 8)}`;
+}
+
+export function SessionsView({ route }: { route: Route }) {
+  const [q, setQ] = useState(route.params.q ?? '');
+  const [project, setProject] = useState('');
+  const [source, setSource] = useState('');
+  const [tag, setTag] = useState(route.params.tag ?? '');
+  const [bookmarked, setBookmarked] = useState(false);
+  const [active, setActive] = useState(-1);
+  const dq = useDebounced(q.trim(), 200);
+
+  // The palette and the Tags view navigate here with ?q= / ?tag=.
+  useEffect(() => {
+    if (route.params.q !== undefined) setQ(route.params.q);
+    if (route.params.tag !== undefined) setTag(route.params.tag);
+  }, [route.params.q, route.params.tag]);
+
+  const projects = useAsync(() => api.projects(), []);
+  const tags = useAsync(() => api.tags(), []);
+  const list = useAsync(
+    () => api.sessions({ project: project || undefined, source: source || undefined, tag: tag || undefined, bookmarked, limit: 100000 }),
+    [project, source, tag, bookmarked],
+  );
+  const search = useAsync<SearchHit[] | null>(() => (dq ? api.search(dq, project || undefined, 200) : Promise.resolve(null)), [dq, project]);
+
+  useLive(['sessions'], () => {
+    list.reload();
+    tags.reload();
+    projects.reload();
+    if (dq) search.reload();
+  });
+
+  const rows: Row[] = useMemo(() => {
+    const sessions = list.data ?? [];
+    if (!search.data) {
+      return sessions.map((s) => ({ id: s.id, title: displayTitle(s), project: s.project, source: s.source, updated_at: s.updated_at, summary: s }));
+    }
+    const byId = new Map(sessions.map((s) => [s.id, s]));
+    const narrowed = !!(tag || bookmarked);
+    return search.data
+      .filter((h) => (!source || h.source === source) && (!narrowed || byId.has(h.session_id)))
+      .map((h) => {
+        const s = byId.get(h.session_id);
+        return {
+          id: h.session_id,
+          title: s ? displayTitle(s) : h.title || h.session_id.slice(0, 8),
+          project: h.project,
+          source: h.source,
+          updated_at: h.updated_at,
+          snippet: h.snippet,
+          summary: s,
+        };
+      });
+  }, [list.data, search.data, source, tag, bookmarked]);
+
+  const openId = route.id;
+  useEffect(() => {
+    const i = rows.findIndex((r) => r.id === openId);
+    if (i >= 0) setActive(i);
+  }, [openId, rows]);
+
+  const open = (id: string) => navigate('sessions', id, q ? { q } : undefined);
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key === 'ArrowDown' || e.key === 'j') {
+      e.preventDefault();
+      setActive((a) => Math.min(rows.length - 1, a + 1));
+    } else if (e.key === 'ArrowUp' || e.key === 'k') {
+      e.preventDefault();
+      setActive((a) => Math.max(0, a - 1));
+    } else if (e.key === 'Enter' && rows[active]) {
+      open(rows[active].id);
+    }
+  };
+
+  const loading = list.loading && !list.data;
+  const searching = !!dq;
+  const noChatsAtAll = !loading && !list.error && !searching && rows.length === 0 && !project && !source && !tag && !bookmarked;
+
+  return (
+    <div class="split">
+      <section class="pane list-pane" aria-label="Chats">
+        <div class="filters">
+          <label class="sr-only" for={searchInputId}>
+            Search chats
+          </label>
+          <input
+            id={searchInputId}
+            type="search"
+            placeholder="Search chats  ( / )"
+            value={q}
+            onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === 'ArrowDown') {
+                e.preventDefault();
+                (document.querySelector('[data-testid=session-list]') as HTMLElement | null)?.focus();
+                setActive(0);
+              } else if (e.key === 'Enter' && rows[0]) open(rows[Math.max(0, active)]?.id ?? rows[0].id);
+            }}
+            data-testid="session-search"
+            autoComplete="off"
+          />
+          <div class="filter-row">
+            <label>
+              <span class="sr-only">Project</span>
+              <select value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)} data-testid="filter-project" aria-label="Project">
+                <option value="">All projects</option>
+                {(projects.data ?? []).map((p) => (
+                  <option value={p.path} key={p.path} title={p.path}>
+                    {shortPath(p.path)} ({p.sessions})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span class="sr-only">Source</span>
+              <select value={source} onChange={(e) => setSource((e.target as HTMLSelectElement).value)} data-testid="filter-source" aria-label="Source">
+                <option value="">IDE + CLI</option>
+                <option value="ide">IDE</option>
+                <option value="cli">CLI</option>
+              </select>
+            </label>
+            <label>
+              <span class="sr-only">Tag</span>
+              <select value={tag} onChange={(e) => setTag((e.target as HTMLSelectElement).value)} data-testid="filter-tag" aria-label="Tag">
+                <option value="">Any tag</option>
+                {(tags.data ?? []).map((t) => (
+                  <option value={t.tag} key={t.tag}>
+                    #{t.tag} ({t.sessions})
+                  </option>
+                ))}
+                {tag && !(tags.data ?? []).some((t) => t.tag === tag) && <option value={tag}>#{tag}</option>}
+              </select>
+            </label>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={bookmarked}
+                onChange={(e) => setBookmarked((e.target as HTMLInputElement).checked)}
+                data-testid="filter-bookmarked"
+              />
+              ★ only
+            </label>
+          </div>
+          <div class="list-meta" data-testid="list-meta" aria-live="polite">
+            {searching
+              ? search.loading
+                ? 'Searching…'
+                : `${rows.length} match${rows.length === 1 ? '' : 'es'}`
+              : loading
+                ? 'Loading…'
+                : `${rows.length} chat${rows.length === 1 ? '' : 's'}`}
+          </div>
+        </div>
+        <ErrorNote error={list.error ?? search.error} />
+        {noChatsAtAll ? (
+          <Empty title="Tether found no Cursor chats" testid="sessions-empty">
+            <p>
+              Run <code>tether doctor</code> in a terminal to see where Tether looked for Cursor's data, or point it at
+              the right place with <code>TETHER_CURSOR_DIR</code> / <code>--cursor-dir</code>. Chats appear here as soon
+              as they are indexed.
+            </p>
+          </Empty>
+        ) : rows.length === 0 && !loading && !(searching && search.loading) ? (
+          <Empty title={searching ? `No chat matches “${dq}”` : 'No chat matches these filters'} testid="sessions-none">
+            <p>{searching ? 'Try fewer words, a prefix like pars*, or clear the filters.' : 'Clear a filter to see more chats.'}</p>
+          </Empty>
+        ) : (
+          <VirtualList
+            count={rows.length}
+            rowHeight={ROW_HEIGHT}
+            active={active}
+            label="Chats"
+            testid="session-list"
+            onKeyDown={onKey}
+            renderRow={(i) => {
+              const r = rows[i];
+              const s = r.summary;
+              return (
+                <div
+                  key={r.id}
+                  role="option"
+                  aria-selected={r.id === openId}
+                  class={`row${r.id === openId ? ' open' : ''}${i === active ? ' active' : ''}`}
+                  style={{ height: `${ROW_HEIGHT}px` }}
+                  onClick={() => {
+                    setActive(i);
+                    open(r.id);
+                  }}
+                  data-testid="session-row"
+                  data-id={r.id}
+                >
+                  <div class="row-title">
+                    {s?.bookmarked && <span class="star on" aria-label="bookmarked">★</span>}
+                    <span class="title-text">{r.title}</span>
+                    <span class="row-time">{ago(r.updated_at)}</span>
+                  </div>
+                  {r.snippet !== undefined ? (
+                    <SafeHtml class="row-sub snippet" html={snippetHtml(r.snippet)} testid="snippet" />
+                  ) : (
+                    <div class="row-sub">
+                      <span class={`badge src-${r.source}`}>{r.source}</span> {shortPath(r.project) || 'no project'}
+                      {s && s.messages > 0 && <span class="muted"> · {s.messages} msg{s.messages === 1 ? '' : 's'}</span>}
+                      {s?.tags.map((t) => (
+                        <span class="tag-mini" key={t}>
+                          #{t}
+                        </span>
+                      ))}
+                    </div>
+                  )}
+                </div>
+              );
+            }}
+          />
+        )}
+      </section>
+      <section class="pane reader-pane" aria-label="Chat">
+        {openId ? (
+          <Reader
+            id={openId}
+            seq={route.params.seq}
+            summary={(list.data ?? []).find((x) => x.id === openId)}
+            onChanged={() => (list.reload(), tags.reload())}
+          />
+        ) : (
+          <Empty title="No chat open" testid="reader-empty">
+            <p>Pick a chat on the left, or type to search every message (press / to focus the search).</p>
+          </Empty>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function MessageView({ m }: { m: MessageOut }) {
+  if (m.kind === 'thinking') {
+    return (
+      <details class="msg thinking" data-testid="msg-thinking" data-seq={m.seq}>
+        <summary>Thinking</summary>
+        <SafeHtml class="md" html={renderMarkdown(m.text)} />
+      </details>
+    );
+  }
+  if (m.kind === 'tool') {
+    return (
+      <details class="msg tool" data-testid="msg-tool" data-seq={m.seq}>
+        <summary>
+          Tool: <code>{m.tool_name || 'tool'}</code>
+          {m.tool_status && <span class="muted"> · {m.tool_status}</span>}
+        </summary>
+        <SafeHtml html={renderCode(m.text, /^\s*[[{]/.test(m.text) ? 'json' : undefined)} />
+      </details>
+    );
+  }
+  return (
+    <article class={`msg ${m.role}`} data-testid="msg" data-seq={m.seq}>
+      <header class="msg-head">
+        <span class="role">{m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : m.role}</span>
+        {m.model && <span class="muted"> · {m.model}</span>}
+        {m.created_at && <span class="muted msg-time">{dateTime(m.created_at)}</span>}
+      </header>
+      <SafeHtml class="md" html={renderMarkdown(m.text)} testid="msg-body" />
+    </article>
+  );
+}
+
+function NotIndexed({ summary, onChanged }: { summary: SessionSummary; onChanged: () => void }) {
+  return (
+    <div class="reader" data-testid="reader-not-indexed">
+      <Empty title={`“${displayTitle(summary)}” is not indexed`}>
+        <p>It is marked “do not index”: Tether keeps none of its messages and shows it to no one, agents included.</p>
+        <button
+          type="button"
+          onClick={async () => {
+            try {
+              await api.patchSession(summary.id, { no_index: false });
+              await api.reindex().catch(() => {});
+              toast('The chat will be indexed again');
+              onChanged();
+            } catch (e) {
+              reportError(e, 'Do not index');
+            }
+          }}
+          data-testid="index-again"
+        >
+          Index it again
+        </button>
+      </Empty>
+    </div>
+  );
+}
+
+function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; summary?: SessionSummary; onChanged: () => void }) {
+  const detail = useAsync(() => api.session(id, true), [id]);
+  const [s, setS] = useState<SessionDetail | undefined>(undefined);
+  const [nick, setNick] = useState('');
+  const [newTag, setNewTag] = useState('');
+  const body = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (detail.data) {
+      setS(detail.data);
+      setNick(detail.data.nickname ?? '');
+    }
+  }, [detail.data]);
+  useEffect(() => setS(undefined), [id]);
+
+  useLive(['sessions'], (d) => {
+    const ids = (d as { ids?: string[] })?.ids;
+    if (!ids || ids.includes(id)) detail.reload();
+  });
+
+  // Opened from a search hit: bring the matching message into view.
+  useEffect(() => {
+    if (!s || seq === undefined) return;
+    const el = body.current?.querySelector(`[data-seq="${CSS.escape(seq)}"]`);
+    if (el) {
+      el.scrollIntoView({ block: 'center' });
+      el.classList.add('hit');
+    }
+  }, [s, seq]);
+
+  const patch = async (p: Parameters<typeof api.patchSession>[1], what: string) => {
+    try {
+      const sum = await api.patchSession(id, p);
+      setS((old) => (old ? { ...old, ...sum, messages: sum.no_index ? [] : old.messages } : old));
+      setNick(sum.nickname ?? '');
+      onChanged();
+      return true;
+    } catch (e) {
+      reportError(e, what);
+      return false;
+    }
+  };
+
+  if (summary?.no_index || (s?.no_index && detail.error)) {
+    return <NotIndexed summary={summary ?? (s as unknown as SessionSummary)} onChanged={() => (detail.reload(), onChanged())} />;
+  }
+  if (detail.error && !s) {
+    return (
+      <div class="reader">
+        <ErrorNote error={detail.error} testid="reader-error" />
+      </div>
+    );
+  }
+  if (!s) return <div class="reader loading">Loading…</div>;
+
+  const title = s.title || `Untitled chat ${s.id.slice(0, 8)}`;
+  const saveNick = () => {
+    const v = nick.trim();
+    if (v === (s.nickname ?? '')) return;
+    patch({ nickname: v || null }, 'Nickname');
+  };
+  const addTag = async () => {
+    const t = newTag.trim().replace(/^#/, '');
+    if (!t) return;
+    if (await patch({ add_tags: [t] }, 'Tag')) setNewTag('');
+  };
+
+  return (
+    <div class="reader" data-testid="reader" data-id={s.id}>
+      <header class="reader-head">
+        <div class="reader-title-row">
+          <button
+            type="button"
+            class={`icon star${s.bookmarked ? ' on' : ''}`}
+            aria-pressed={s.bookmarked}
+            aria-label={s.bookmarked ? 'Remove bookmark' : 'Bookmark'}
+            title={s.bookmarked ? 'Remove bookmark' : 'Bookmark'}
+            onClick={() => patch({ bookmarked: !s.bookmarked }, 'Bookmark')}
+            data-testid="bookmark"
+          >
+            {s.bookmarked ? '★' : '☆'}
+          </button>
+          <h2 data-testid="reader-title">{s.nickname || title}</h2>
+        </div>
+        {s.nickname && <div class="muted small">{title}</div>}
+        <div class="meta-line muted small">
+          <span class={`badge src-${s.source}`}>{s.source}</span> <span title={s.project ?? ''}>{s.project || 'no project'}</span> · {s.messages.length} parts ·
+          updated {dateTime(s.updated_at)} · <code>{s.id}</code>
+        </div>
+        <div class="edit-row">
+          <label class="inline">
+            Nickname
+            <input
+              type="text"
+              value={nick}
+              placeholder="a short name"
+              onInput={(e) => setNick((e.target as HTMLInputElement).value)}
+              onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
+              onBlur={saveNick}
+              data-testid="nickname"
+            />
+          </label>
+          <div class="tags" data-testid="reader-tags">
+            {s.tags.map((t) => (
+              <Chip key={t} label={`#${t}`} testid="tag-chip" onRemove={() => patch({ remove_tags: [t] }, 'Tag')} />
+            ))}
+            <form
+              class="add-tag"
+              onSubmit={(e) => {
+                e.preventDefault();
+                addTag();
+              }}
+            >
+              <label class="sr-only" for="add-tag">
+                Add tag
+              </label>
+              <input id="add-tag" type="text" placeholder="add tag" value={newTag} onInput={(e) => setNewTag((e.target as HTMLInputElement).value)} data-testid="add-tag" />
+              <button type="submit" data-testid="add-tag-button">
+                Add
+              </button>
+            </form>
+          </div>
+        </div>
+        <div class="edit-row">
+          <div class="exports" role="group" aria-label="Export">
+            Export:
+            {(['md', 'json', 'html'] as const).map((f) => (
+              <a
+                key={f}
+                class="button"
+                href={api.exportUrl(s.id, f)}
+                download
+                data-testid={`export-${f}`}
+                onClick={(e) => {
+                  if (!apiConfig().token?.()) return;
+                  e.preventDefault();
+                  downloadWithToken(api.exportUrl(s.id, f), `tether-${s.id}.${f}`).catch((err) => reportError(err, 'Export'));
+                }}
+              >
+                {f.toUpperCase()}
+              </a>
+            ))}
+          </div>
+          <label class="check danger-text">
+            <input
+              type="checkbox"
+              checked={s.no_index}
+              data-testid="no-index"
+              onChange={async (e) => {
+                const el = e.target as HTMLInputElement;
+                const want = el.checked;
+                el.checked = s.no_index;
+                if (want) {
+                  const ok = await confirmDialog(
+                    'Stop indexing this chat?',
+                    'Its messages are removed from Tether’s index for good and it no longer appears in searches or to agents. Cursor’s own copy is not touched.',
+                    'Do not index',
+                  );
+                  if (!ok) return;
+                }
+                if (await patch({ no_index: want }, 'Do not index')) toast(want ? 'Chat removed from the index' : 'Chat will be indexed again');
+              }}
+            />
+            Do not index
+          </label>
+        </div>
+      </header>
+      <div class="messages" ref={body} data-testid="messages">
+        {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.map((m) => <MessageView key={m.seq} m={m} />)}
+      </div>
+    </div>
+  );
+}
+
