@@ -28,16 +28,7 @@ export function chromiumPath() {
 /** Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). */
 export async function startDaemon() {
   if (!existsSync(path.join(UI_DIST, 'index.html'))) throw new Error('ui/dist is not built: run `cd ui && npm run build`');
-  const d = new Daemon();
-  d.env.TETHER_UI_DIR = UI_DIST;
-  try {
-    await d.start();
-  } catch (e) {
-    await d.stop().catch(() => {});
-    d.cleanup();
-    throw e;
-  }
-  return d;
+  return Daemon.start({ TETHER_UI_DIR: UI_DIST });
 }
 
 /**

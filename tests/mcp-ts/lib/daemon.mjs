@@ -41,8 +41,10 @@ export class Daemon {
     this.stderr = '';
   }
 
-  static async start() {
+  /** A started daemon; `env` adds to (or overrides) its environment. */
+  static async start(env = {}) {
     const d = new Daemon();
+    Object.assign(d.env, env);
     try {
       await d.start();
     } catch (e) {
