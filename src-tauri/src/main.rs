@@ -20,14 +20,18 @@ use tether_mcp::host::{Host, HostError, HostOptions};
 /// The daemon this window shows: ours, or one that `tether serve` already runs.
 pub enum Daemon {
     Hosted(Arc<Host>),
-    Attached { url: String },
+    /// Another process serves; we read the same index (SQLite WAL) for the tray's status.
+    Attached {
+        url: String,
+        tether: Option<Arc<tether_core::Tether>>,
+    },
 }
 
 impl Daemon {
     pub fn mcp_url(&self) -> String {
         match self {
             Daemon::Hosted(h) => h.url.clone(),
-            Daemon::Attached { url } => url.clone(),
+            Daemon::Attached { url, .. } => url.clone(),
         }
     }
 }
@@ -86,16 +90,19 @@ fn run(started: Instant) -> anyhow::Result<()> {
 
 /// Hosts the daemon unless `tether serve` (or another app instance's daemon) holds the data dir.
 fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: u16) -> anyhow::Result<Daemon> {
+    let attach = |url: String, cursor: CursorLocations| {
+        let tether = tether_core::Tether::open(paths.clone(), cursor).ok().map(Arc::new);
+        Daemon::Attached { url, tether }
+    };
     if let Some(url) = tether_core::daemon::running(paths).and_then(|d| d.url) {
-        return Ok(Daemon::Attached { url });
+        return Ok(attach(url, cursor));
     }
-    match Host::start(paths.clone(), cursor, &HostOptions { host: "127.0.0.1".into(), port }, None) {
+    match Host::start(paths.clone(), cursor.clone(), &HostOptions { host: "127.0.0.1".into(), port }, None) {
         Ok(h) => Ok(Daemon::Hosted(h)),
         Err(HostError::Core(tether_core::Error::AlreadyRunning { .. })) => {
             let url = tether_core::daemon::running(paths).and_then(|d| d.url);
-            Ok(Daemon::Attached {
-                url: url.ok_or_else(|| anyhow::anyhow!("another daemon holds the data dir but serves no URL"))?,
-            })
+            let url = url.ok_or_else(|| anyhow::anyhow!("another daemon holds the data dir but serves no URL"))?;
+            Ok(attach(url, cursor))
         }
         Err(e) => Err(e.into()),
     }

@@ -42,10 +42,10 @@ fn snapshot(shell: &Shell) -> Snapshot {
             let attention = tether_core::attention::list(&h.tether).unwrap_or_default();
             (false, h.serving(), h.indexing_paused(), attention)
         }
-        Daemon::Attached { url } => {
+        Daemon::Attached { url, tether } => {
             let up = port_of(url).is_some_and(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok());
-            let t = tether_core::Tether::open(shell.paths.clone(), tether_core::CursorLocations::discover(None));
-            (true, up, false, t.ok().and_then(|t| tether_core::attention::list(&t).ok()).unwrap_or_default())
+            let attention = tether.as_ref().and_then(|t| tether_core::attention::list(t).ok()).unwrap_or_default();
+            (true, up, false, attention)
         }
     };
     let mut lines: Vec<String> = attention.drain(..).map(|a| a.message).collect();
@@ -123,7 +123,7 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
     std::thread::Builder::new().name("tray-status".into()).spawn(move || {
         let mut last = first;
         loop {
-            std::thread::sleep(Duration::from_secs(2));
+            std::thread::sleep(Duration::from_secs(3));
             let now = snapshot(&shell);
             if now != last {
                 refresh(&handle, &now);

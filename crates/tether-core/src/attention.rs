@@ -24,11 +24,16 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             });
         }
     }
-    for s in t.doctor()?.sources {
-        if s.status == "error" {
-            let why = s.error.unwrap_or_else(|| "unreadable".into());
-            out.push(Attention { kind: "source_failed", message: format!("cannot read {}: {why}", s.path) });
-        }
+    // Straight from the sources table: the tray asks every few seconds, and the full doctor
+    // report also walks Cursor's folders.
+    let failed: Vec<(String, Option<String>)> = t.store.read(|c| {
+        let mut stmt = c.prepare("SELECT path, error FROM sources WHERE status = 'error' ORDER BY path")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })?;
+    for (path, error) in failed {
+        let why = error.unwrap_or_else(|| "unreadable".into());
+        out.push(Attention { kind: "source_failed", message: format!("cannot read {path}: {why}") });
     }
     Ok(out)
 }

@@ -81,7 +81,14 @@ pub fn start(
     let ev_tx = tx.clone();
     let mut debouncer = new_debouncer(cfg.debounce, None, move |res: notify_debouncer_full::DebounceEventResult| {
         let msg = match res {
-            Ok(events) => Msg::Paths(events.into_iter().flat_map(|e| e.event.paths).collect()),
+            Ok(events) => {
+                let paths: Vec<PathBuf> =
+                    events.into_iter().filter(|e| carries_data(&e.event)).flat_map(|e| e.event.paths).collect();
+                if paths.is_empty() {
+                    return;
+                }
+                Msg::Paths(paths)
+            }
             Err(errs) => Msg::Error(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
         };
         let _ = ev_tx.send(msg);
@@ -146,6 +153,13 @@ pub fn start(
         .map_err(|e| crate::error::Error::io("starting the watcher thread", e))?;
     drop(tx);
     Ok(WatchHandle { stop: Some(stop_tx), thread: Some(thread) })
+}
+
+/// Whether an event can mean new data. Opening and reading a file (which our own read-only
+/// passes do) and a `-shm` change (SQLite readers record read marks there, ours included) never
+/// do: reacting to them made every pass trigger the next one, a busy loop while idle.
+fn carries_data(e: &notify::Event) -> bool {
+    !matches!(e.kind, notify::EventKind::Access(_)) && !e.paths.iter().all(|p| p.to_string_lossy().ends_with("-shm"))
 }
 
 /// Map changed paths to the sources to re-index (a `-wal` change means its database).

@@ -153,3 +153,56 @@ fn uncheckpointed_wal_content_is_read() {
     e.index();
     assert_eq!(e.search_ids("walrusword"), vec![WAL.to_string()]);
 }
+
+/// One change, one pass: our own read-only passes touch the database (opens, `-shm` read marks),
+/// and the watcher must not take that for a change, or it re-indexes in a loop while idle.
+#[test]
+fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    use tether_core::watch::{WatchConfig, WatchEvent};
+
+    let fx = CursorFixture::new();
+    // A live WAL database, as while Cursor runs: every reader writes to its -shm.
+    let live = tether_testkit::eras::wal_uncheckpointed(&fx);
+    let e = Env::new(fx);
+    e.index();
+    let t = Arc::new(e.t);
+    let passes = Arc::new(AtomicUsize::new(0));
+    let found = Arc::new(Mutex::new(false));
+    let (p, f, t2) = (Arc::clone(&passes), Arc::clone(&found), Arc::clone(&t));
+    let cfg = WatchConfig { debounce: Duration::from_millis(50), deep_every: Duration::from_secs(3600) };
+    let w = t
+        .watch(cfg, move |ev| {
+            if let WatchEvent::Indexed(_) = ev {
+                p.fetch_add(1, Ordering::SeqCst);
+                if !t2.search(&tether_core::sessions::SearchQuery::new("otterword")).unwrap().is_empty() {
+                    *f.lock().unwrap() = true;
+                }
+            }
+        })
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    Composer {
+        id: "w2",
+        name: Some("second"),
+        version: 16,
+        bubble_version: 3,
+        created_at: 5,
+        extra: json!({}),
+        bubbles: vec![(1, json!({"text": "otterword arrives"}))],
+    }
+    .write(&live);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !*found.lock().unwrap() {
+        assert!(Instant::now() < deadline, "the change was never indexed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after_change = passes.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = passes.load(Ordering::SeqCst) - after_change;
+    w.stop();
+    drop(live);
+    assert!(idle <= 1, "{idle} passes in 2 idle seconds: the watcher is reacting to its own reads");
+}
