@@ -167,31 +167,17 @@ impl Host {
         let paused = Arc::clone(&self.paused);
         let rt = tokio::runtime::Handle::current();
         let task = tokio::task::spawn_blocking(move || {
-            app.set_indexing(true);
-            let sink = |p: &Progress| {
+            let _g = rt.enter();
+            let also = |p: &Progress| {
                 if let Some(f) = &progress {
                     f(p);
                 }
-                if let Progress::Sessions { done, total } = p {
-                    app.emit("index", serde_json::json!({"state": "indexing", "done": done, "total": total}));
-                }
             };
-            let r = tether.index(Depth::Deep, &sink);
-            app.set_indexing(false);
-            match r {
+            match app.index_reporting(Depth::Deep, &also) {
                 Ok(r) => {
-                    tracing::info!(chats = r.sessions_total, messages = r.messages_total, ms = r.elapsed_ms, "indexed");
-                    let _g = rt.enter();
-                    app.sessions_changed(&r.changed);
-                    app.emit(
-                        "index",
-                        serde_json::json!({"state": "idle", "sessions": r.sessions_total, "messages": r.messages_total}),
-                    );
+                    tracing::info!(chats = r.sessions_total, messages = r.messages_total, ms = r.elapsed_ms, "indexed")
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "the initial index failed");
-                    app.emit("index", serde_json::json!({"state": "idle", "error": e.to_string()}));
-                }
+                Err(e) => tracing::warn!(error = %e, "the initial index failed"),
             }
             if paused.load(std::sync::atomic::Ordering::SeqCst) {
                 return;

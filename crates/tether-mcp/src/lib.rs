@@ -90,6 +90,38 @@ impl App {
         self.paused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// One index pass the GUI can follow: progress and the outcome as `index` events, changed
+    /// chats as `sessions` events (and to MCP subscribers). `also` sees the progress too (a
+    /// terminal bar). Call from a blocking thread inside the runtime.
+    pub fn index_reporting(
+        &self,
+        depth: tether_core::index::Depth,
+        also: &(dyn Fn(&tether_core::index::Progress) + Sync),
+    ) -> tether_core::Result<tether_core::index::IndexReport> {
+        use serde_json::json;
+        use tether_core::index::Progress;
+        self.set_indexing(true);
+        let sink = |p: &Progress| {
+            also(p);
+            if let Progress::Sessions { done, total } = p {
+                self.emit("index", json!({"state": "indexing", "done": done, "total": total}));
+            }
+        };
+        let r = self.tether.index(depth, &sink);
+        self.set_indexing(false);
+        match &r {
+            Ok(r) => {
+                self.sessions_changed(&r.changed);
+                self.emit(
+                    "index",
+                    json!({"state": "idle", "sessions": r.sessions_total, "messages": r.messages_total}),
+                );
+            }
+            Err(e) => self.emit("index", json!({"state": "idle", "error": e.to_string()})),
+        }
+        r
+    }
+
     /// Sends an event to every open GUI stream (none open: dropped).
     pub fn emit(&self, name: &'static str, data: serde_json::Value) {
         let _ = self.events.send(UiEvent { name, data });

@@ -553,20 +553,8 @@ async fn reindex(State(ctx): State<Ctx>) -> Response {
     }
     let app = Arc::clone(&ctx.app);
     tokio::task::spawn_blocking(move || {
-        app.set_indexing(true);
-        let progress = |p: &tether_core::index::Progress| {
-            if let tether_core::index::Progress::Sessions { done, total } = p {
-                app.emit("index", json!({"state": "indexing", "done": done, "total": total}));
-            }
-        };
-        let r = app.tether.index(tether_core::index::Depth::Deep, &progress);
-        app.set_indexing(false);
-        match r {
-            Ok(r) => {
-                app.sessions_changed(&r.changed);
-                app.emit("index", json!({"state": "idle", "sessions": r.sessions_total, "messages": r.messages_total}));
-            }
-            Err(e) => app.emit("index", json!({"state": "idle", "error": e.to_string()})),
+        if let Err(e) = app.index_reporting(tether_core::index::Depth::Deep, &|_| {}) {
+            tracing::warn!(error = %e, "re-index failed");
         }
     });
     StatusCode::ACCEPTED.into_response()
