@@ -251,7 +251,7 @@ describe('GUI in a real browser', () => {
     await page.keyboard.press('Escape');
     await page.locator('body').click({ position: { x: 5, y: 790 } });
     await page.keyboard.press('/');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'session-search');
+    await waitUntil(async () => (await page.evaluate(() => document.activeElement?.id)) === 'session-search', '/ to focus the search');
   });
 
   test('a hostile chat cannot run script in the reader or in a snippet', async () => {

@@ -23,6 +23,14 @@ const NAV: { view: View; label: string }[] = [
   { view: 'settings', label: 'Settings' },
 ];
 
+/** Focuses an element that a navigation is about to render: tries for a few frames, since the view
+ * may mount after the next paint. */
+function focusWhenRendered(id: string, frames = 30) {
+  const el = document.getElementById(id) as HTMLInputElement | null;
+  if (el) el.focus();
+  else if (frames > 0) requestAnimationFrame(() => focusWhenRendered(id, frames - 1));
+}
+
 export function App() {
   const route = useRoute();
   const lost = useSignal(authLost);
@@ -68,7 +76,7 @@ export function App() {
       if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
         e.preventDefault();
         if (route.view !== 'sessions') navigate('sessions');
-        setTimeout(() => (document.getElementById(searchInputId) as HTMLInputElement | null)?.focus(), 0);
+        focusWhenRendered(searchInputId);
       }
     };
     addEventListener('keydown', onKey);
