@@ -8,6 +8,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod desktop;
 mod tray;
 
 use std::sync::Arc;
@@ -53,17 +54,27 @@ fn main() {
 
 fn run(started: Instant) -> anyhow::Result<()> {
     let paths = Paths::from_env()?;
-    let cursor = CursorLocations::discover(None);
-    let port = std::env::var("TETHER_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(tether_mcp::DEFAULT_PORT);
+    let settings = tether_core::settings::Settings::load(&paths)?;
+    let cursor = CursorLocations::discover(None, &settings);
+    let port = tether_mcp::host::choose_port(
+        std::env::var("TETHER_PORT").ok().and_then(|p| p.parse().ok()),
+        "TETHER_PORT",
+        &settings,
+    );
+    let minimized = std::env::args().any(|a| a == desktop::MINIMIZED_ARG);
     tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_window(app)))
         .plugin(tauri_plugin_shell::init())
         .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_autostart::Builder::new().args([desktop::MINIMIZED_ARG]).build())
         .setup(move |app| {
             let daemon = tauri::async_runtime::block_on(async { start_or_attach(&paths, cursor, port) })?;
             app.manage(Arc::new(Shell { paths, daemon }));
             tray::build(app.handle())?;
-            open_window(app.handle())?;
+            if !minimized {
+                open_window(app.handle())?;
+            }
             eprintln!("tether-app: ready in {} ms", started.elapsed().as_millis());
             Ok(())
         })
@@ -89,7 +100,7 @@ fn run(started: Instant) -> anyhow::Result<()> {
 }
 
 /// Hosts the daemon unless `tether serve` (or another app instance's daemon) holds the data dir.
-fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: u16) -> anyhow::Result<Daemon> {
+fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: (u16, &'static str)) -> anyhow::Result<Daemon> {
     let attach = |url: String, cursor: CursorLocations| {
         let tether = tether_core::Tether::open(paths.clone(), cursor).ok().map(Arc::new);
         Daemon::Attached { url, tether }
@@ -97,7 +108,12 @@ fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: u16) -> anyhow:
     if let Some(url) = tether_core::daemon::running(paths).and_then(|d| d.url) {
         return Ok(attach(url, cursor));
     }
-    match Host::start(paths.clone(), cursor.clone(), &HostOptions { host: "127.0.0.1".into(), port }, None) {
+    match Host::start(
+        paths.clone(),
+        cursor.clone(),
+        &HostOptions { host: "127.0.0.1".into(), port: port.0, port_from: port.1 },
+        None,
+    ) {
         Ok(h) => Ok(Daemon::Hosted(h)),
         Err(HostError::Core(tether_core::Error::AlreadyRunning { .. })) => {
             let url = tether_core::daemon::running(paths).and_then(|d| d.url);
@@ -123,7 +139,16 @@ pub fn open_window(app: &tauri::AppHandle) -> anyhow::Result<()> {
             WebviewUrl::App("index.html".into())
         }
     };
+    let daemon_url: Option<tauri::Url> = shell.daemon.mcp_url().parse().ok();
+    let (nav_app, new_app, new_url) = (app.clone(), app.clone(), daemon_url.clone());
     WebviewWindowBuilder::new(app, "main", url)
+        .on_navigation(move |u| desktop::route_link(&nav_app, daemon_url.as_ref(), u))
+        .on_new_window(move |u, _| {
+            // Links that ask for a new window (those in chats do) open outside, never in a second webview.
+            desktop::route_link(&new_app, new_url.as_ref(), &u);
+            tauri::webview::NewWindowResponse::Deny
+        })
+        .on_download(|webview, event| desktop::on_download(&webview, event))
         .title("Tether")
         .inner_size(1280.0, 800.0)
         .min_inner_size(720.0, 480.0)

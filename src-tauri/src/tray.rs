@@ -1,6 +1,6 @@
 //! The tray icon: its colour says how the daemon is (running, degraded, stopped, needs
-//! attention) and its menu controls it. A background thread takes a snapshot every two seconds
-//! and rebuilds the menu when something changed.
+//! attention) and its menu controls it. A background thread takes a snapshot every three seconds,
+//! rebuilds the menu when something changed, and lets `desktop` apply settings and notify.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +33,8 @@ struct Snapshot {
     paused: bool,
     url: String,
     attention: Vec<String>,
+    /// The daemon's own attention items (without "server down", which the person may have chosen).
+    alerts: Vec<String>,
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
@@ -48,7 +50,8 @@ fn snapshot(shell: &Shell) -> Snapshot {
             (true, up, false, attention)
         }
     };
-    let mut lines: Vec<String> = attention.drain(..).map(|a| a.message).collect();
+    let alerts: Vec<String> = attention.drain(..).map(|a| a.message).collect();
+    let mut lines = alerts.clone();
     if !serving {
         lines.insert(0, "the MCP server is down: Cursor cannot reach Tether".into());
     }
@@ -61,7 +64,7 @@ fn snapshot(shell: &Shell) -> Snapshot {
     } else {
         State::Running
     };
-    Snapshot { state, attached, serving, paused, url, attention: lines }
+    Snapshot { state, attached, serving, paused, url, attention: lines, alerts }
 }
 
 fn port_of(url: &str) -> Option<u16> {
@@ -121,10 +124,13 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
         .build(app)?;
     let handle = app.clone();
     std::thread::Builder::new().name("tray-status".into()).spawn(move || {
+        let mut desktop = crate::desktop::Desktop::default();
+        desktop.tick(&handle, &shell.paths, &first.alerts);
         let mut last = first;
         loop {
             std::thread::sleep(Duration::from_secs(3));
             let now = snapshot(&shell);
+            desktop.tick(&handle, &shell.paths, &now.alerts);
             if now != last {
                 refresh(&handle, &now);
                 last = now;

@@ -1,7 +1,10 @@
 """The real desktop app (target/debug/tether-app) under Xvfb, driven over WebDriver through
 tauri-driver + WebKitWebDriver: it hosts the daemon in-process (MCP answers, daemon.json names
 it), shows the GUI logged in, and every main view renders; a screenshot of each is saved to
-target/screenshots/app-*.png (TETHER_SCREENSHOT_DIR). A second case starts `tether serve` first: the app attaches to it.
+target/screenshots/app-*.png (TETHER_SCREENSHOT_DIR). A second case starts `tether serve` first:
+the app attaches to it. A third checks what the desktop adds: notifications through a real
+notification server (dunst), launch at login, links handed to Cursor through xdg-open, exports
+saved to Downloads, and a second launch that hands over to the first.
 
 Run by scripts/test as: dbus-run-session -- xvfb-run -a … pytest tests/app-e2e (see that script).
 """
@@ -16,7 +19,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from urllib3.exceptions import ProtocolError
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support import expected_conditions as EC
@@ -38,8 +43,14 @@ def free_port():
 
 def fixture_env(tmp: Path) -> dict:
     out = subprocess.run([BIN / "tether-fixture", tmp / "cursor"], check=True, capture_output=True, text=True)
+    # A home of its own, so launch-at-login entries, downloads and URL handlers stay in tmp.
+    user = tmp / "user"
+    (user / "config").mkdir(parents=True)
+    (user / "Downloads").mkdir()
+    (user / "config" / "user-dirs.dirs").write_text(f'XDG_DOWNLOAD_DIR="{user / "Downloads"}"\n')
     env = dict(os.environ, TETHER_HOME=str(tmp / "home"), TETHER_TOKEN=TOKEN, TETHER_PORT="0", TETHER_LOG="warn",
-               TETHER_USER="app-e2e")
+               TETHER_USER="app-e2e", HOME=str(user), XDG_CONFIG_HOME=str(user / "config"),
+               XDG_DATA_HOME=str(user / "data"), XDG_CACHE_HOME=str(user / "cache"))
     for line in out.stdout.splitlines():
         k, v = line.split("=", 1)
         env[k] = v
@@ -50,6 +61,24 @@ class App:
     """tauri-driver (which starts WebKitWebDriver, which starts the app) with the given env."""
 
     def __init__(self, env: dict):
+        self.home = env["TETHER_HOME"]
+        # tauri-driver accepts before WebKitWebDriver listens behind it; a session asked for in
+        # that gap is dropped ("Remote end closed connection"), so start over, at most twice more.
+        for attempt in range(3):
+            try:
+                self._start(env)
+                return
+            except (ProtocolError, ConnectionError, WebDriverException) as e:
+                self.driver_proc.terminate()
+                self.driver_proc.wait(10)
+                for pid in app_pids(self.home):
+                    os.kill(pid, 9)
+                if attempt == 2:
+                    raise
+                print(f"webdriver session failed ({e!r}); retrying")
+                time.sleep(1)
+
+    def _start(self, env: dict):
         port = free_port()
         self.driver_proc = subprocess.Popen([DRIVER, "--port", str(port), "--native-port", str(free_port())],
                                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -71,6 +100,29 @@ class App:
         finally:
             self.driver_proc.terminate()
             self.driver_proc.wait(10)
+            # The app must be gone before the next test starts one: while it lives it owns the
+            # single-instance name on D-Bus, and a new launch would hand over to it and exit.
+            deadline = time.time() + 20
+            while (pids := app_pids(self.home)) and time.time() < deadline:
+                time.sleep(0.1)
+            for pid in app_pids(self.home):
+                os.kill(pid, 9)
+
+
+def app_pids(home: str) -> list[int]:
+    """tether-app processes started with this TETHER_HOME."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if (d / "comm").read_text().strip() != "tether-app":
+                continue
+            if f"TETHER_HOME={home}".encode() in (d / "environ").read_bytes().split(b"\0"):
+                out.append(int(d.name))
+        except OSError:
+            continue
+    return out
 
 
 def wait_for(what, f, timeout=30):
@@ -150,3 +202,108 @@ def test_the_app_attaches_to_a_running_tether_serve():
         finally:
             serve.terminate()
             assert serve.wait(20) == 0
+
+
+def api(info, method, path, body=None):
+    base = info["url"].removesuffix("/mcp")
+    r = httpx.request(method, base + path, json=body,
+                      headers={"Authorization": f"Bearer {TOKEN}", "X-Tether": "1"})
+    r.raise_for_status()
+    return r.json() if r.content else None
+
+
+def dunstctl(*args):
+    return subprocess.run(["dunstctl", *args], capture_output=True, text=True, timeout=10).stdout
+
+
+def notified_bodies():
+    """Bodies of every notification dunst has shown (closing them moves them to its history)."""
+    dunstctl("close-all")
+    hist = json.loads(dunstctl("history") or '{"data": [[]]}')
+    return [n["body"]["data"] for n in hist["data"][0]]
+
+
+def fake_handlers(env, log: Path):
+    """Registers a `cursor:` URL handler (as Cursor's installer does) and a Markdown viewer, both
+    logging what they are given, so nothing real is launched."""
+    data = Path(env["XDG_DATA_HOME"]) / "applications"
+    data.mkdir(parents=True, exist_ok=True)
+    script = Path(env["HOME"]) / "fake-open.sh"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {log}\n')
+    script.chmod(0o755)
+    for name, mime in [("fake-cursor", "x-scheme-handler/cursor"), ("fake-viewer", "text/markdown;text/plain")]:
+        (data / f"{name}.desktop").write_text(
+            f"[Desktop Entry]\nType=Application\nName={name}\nExec={script} %u\nMimeType={mime};\nNoDisplay=true\n")
+    (Path(env["XDG_CONFIG_HOME"]) / "mimeapps.list").write_text(
+        "[Default Applications]\nx-scheme-handler/cursor=fake-cursor.desktop\ntext/markdown=fake-viewer.desktop\n")
+
+
+def test_desktop_notifications_login_entry_links_exports_and_single_instance():
+    with tempfile.TemporaryDirectory() as tmp:
+        env = fixture_env(Path(tmp))
+        links = Path(tmp) / "cursor-links.log"
+        fake_handlers(env, links)
+        dunst = subprocess.Popen(["dunst"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        app = App(env)
+        try:
+            info = wait_for("daemon.json", lambda: daemon_info(env))
+            wait_for("the index", lambda: httpx.get(info["url"].replace("/mcp", "/health")).json()
+                     ["index"]["sessions"] > 0)
+            wait = WebDriverWait(app.d, 30)
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="view-sessions"]')))
+
+            # A Cursor source that breaks after start: the tray's attention list, and a notification.
+            bad = Path(env["TETHER_CURSOR_DIR"]) / "workspaceStorage" / "broken0000" / "state.vscdb"
+            bad.parent.mkdir(parents=True, exist_ok=True)
+            bad.write_bytes(b"this is not a SQLite database" * 100)
+            wait_for("a notification", lambda: any("broken0000" in b for b in notified_bodies()), timeout=40)
+
+            # With notifications off, the next problem stays quiet.
+            api(info, "PATCH", "/api/settings", {"notifications": False})
+            time.sleep(3.5)  # one tray tick reads the settings
+            bad2 = bad.parent.parent / "broken0001" / "state.vscdb"
+            bad2.parent.mkdir()
+            bad2.write_bytes(b"also not a database" * 100)
+            wait_for("the second failure indexed", lambda: any(
+                "broken0001" in a["message"] for a in api(info, "GET", "/api/status")["attention"]))
+            time.sleep(4)
+            assert not any("broken0001" in b for b in notified_bodies()), "notifications were turned off"
+
+            # Launch at login: an autostart entry that starts minimised, and gone again when turned off.
+            # auto-launch writes to ~/.config/autostart whatever XDG_CONFIG_HOME says.
+            autostart = Path(env["HOME"]) / ".config" / "autostart"
+            api(info, "PATCH", "/api/settings", {"launch_at_login": True})
+            entry = wait_for("the autostart entry", lambda: next(autostart.glob("*.desktop"), None), timeout=15)
+            text = entry.read_text()
+            assert str(BIN / "tether-app") in text and "--minimized" in text, text
+            api(info, "PATCH", "/api/settings", {"launch_at_login": False})
+            wait_for("the entry removed", lambda: not any(autostart.glob("*.desktop")), timeout=15)
+
+            # "Open project in Cursor" goes to Cursor's URL handler; the window stays on the GUI.
+            app.d.find_element(By.CSS_SELECTOR, '[data-testid="session-row"]').click()
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="continue-in-cursor"]')))
+            gui = app.d.current_url
+            opens = app.d.find_elements(By.CSS_SELECTOR, '[data-testid="open-in-cursor"]')
+            (opens[0] if opens else app.d.find_element(By.CSS_SELECTOR, '[data-testid="continue-in-cursor"]')).click()
+            logged = wait_for("the cursor: link", lambda: links.exists() and links.read_text().strip(), timeout=15)
+            assert logged.startswith("cursor://"), logged
+            links.unlink()
+            assert app.d.current_url == gui
+
+            # An export is saved to Downloads.
+            app.d.find_element(By.CSS_SELECTOR, '[data-testid="export-md"]').click()
+            downloads = Path(env["HOME"]) / "Downloads"
+            saved = wait_for("the export", lambda: next((p for p in downloads.glob("*.md") if p.stat().st_size), None),
+                             timeout=15)
+            assert saved.read_text().startswith("# "), saved.read_text()[:200]
+            opened = wait_for("the export opened", lambda: links.exists() and links.read_text().strip(), timeout=15)
+            assert opened.endswith(saved.name), opened
+
+            # A second launch hands over to this one and leaves.
+            second = subprocess.run([BIN / "tether-app"], env=env, capture_output=True, timeout=30)
+            assert second.returncode == 0, second.stderr
+            assert daemon_info(env)["pid"] == info["pid"], "one daemon, the first app's"
+        finally:
+            app.close()
+            dunst.terminate()
+            dunst.wait(10)

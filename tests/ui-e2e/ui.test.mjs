@@ -226,9 +226,37 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('cursor-user-dirs').locator('li').first().waitFor();
     assert.equal(await page.getByTestId('settings-port').innerText(), String(daemon.port));
-    assert.equal(await page.getByTestId('setting-notifications').isDisabled(), true);
     await page.getByTestId('desktop-only-note').waitFor();
     await screenshot(page, 'settings');
+  });
+
+  test('settings: saved to the data dir, bad values refused, overrides said', async () => {
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('setting-port').waitFor();
+    await page.getByTestId('setting-port').fill('80');
+    await page.getByTestId('settings-save').click();
+    await waitUntil(async () => (await page.getByTestId('settings-error').innerText()).includes('1024'), 'the port error');
+    // This daemon runs with --port 0 and TETHER_CURSOR_DIR: saved values are kept and shown as overridden.
+    await page.getByTestId('setting-port').fill(String(daemon.port + 1));
+    await page.getByTestId('setting-cursor-user-dir').fill(daemon.env.TETHER_HOME);
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('overridden-port').waitFor();
+    await page.getByTestId('overridden-cursor_user_dir').waitFor();
+    assert.equal(await page.getByTestId('restart-needed').count(), 0);
+    assert.equal(await page.getByTestId('setting-notifications').isChecked(), true);
+    await page.getByTestId('setting-notifications').uncheck();
+    await waitUntil(async () => (await apiCall(daemon, 'GET', '/api/settings')).settings.notifications === false, 'saved');
+    await page.reload();
+    await page.getByTestId('setting-port').waitFor();
+    assert.equal(await page.getByTestId('setting-notifications').isChecked(), false);
+    assert.equal(await page.getByTestId('setting-port').inputValue(), String(daemon.port + 1));
+    const saved = JSON.parse(await readFile(`${daemon.env.TETHER_HOME}/settings.json`, 'utf8'));
+    assert.deepEqual([saved.port, saved.notifications, saved.cursor_user_dir], [daemon.port + 1, false, daemon.env.TETHER_HOME]);
+    await screenshot(page, 'settings-saved');
+    // A change made elsewhere (another window, the API) arrives live.
+    await apiCall(daemon, 'PATCH', '/api/settings', { port: null, cursor_user_dir: null, notifications: true });
+    await waitUntil(async () => (await page.getByTestId('setting-port').inputValue()) === '', 'the live reset');
+    assert.equal(await page.getByTestId('setting-notifications').isChecked(), true);
   });
 
   test('renaming a tag onto another merges them; the command palette jumps and searches', async () => {

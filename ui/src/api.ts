@@ -13,6 +13,8 @@ import type {
   SessionDetail,
   SessionPatch,
   SessionSummary,
+  SettingsPatch,
+  SettingsView,
   Status,
   TagCount,
   Task,
@@ -235,5 +237,7 @@ export const api = {
   doctor: () => request<DoctorReport>('GET', '/api/doctor'),
   reindex: () => request<void>('POST', '/api/index'),
   rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),
+  settings: () => request<SettingsView>('GET', '/api/settings'),
+  patchSettings: (patch: SettingsPatch) => request<SettingsView>('PATCH', '/api/settings', { body: patch }),
   init: (project: string, dry_run: boolean) => request<InitResult>('POST', '/api/init', { body: { project, dry_run } }),
 };

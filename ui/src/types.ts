@@ -180,6 +180,26 @@ export interface DoctorReport {
   daemon: { pid: number; version: string; started_at: string; url?: string; port?: number } | null;
 }
 
+export interface Settings {
+  cursor_user_dir: string | null;
+  cursor_home: string | null;
+  port: number | null;
+  notifications: boolean;
+  launch_at_login: boolean;
+}
+
+export type SettingsPatch = Partial<Settings>;
+
+/** `GET /api/settings`: the saved settings next to what the running daemon uses. */
+export interface SettingsView {
+  settings: Settings;
+  port: number;
+  cursor_user_dirs: string[];
+  cursor_homes: string[];
+  overridden: Partial<Record<keyof Settings, string>>;
+  restart_needed: (keyof Settings)[];
+}
+
 export interface InitResult {
   diff: string;
   changed: string[];

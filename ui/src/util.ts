@@ -57,3 +57,30 @@ export function shortPath(p: string | null | undefined): string {
 export function isTauri(w: Window | undefined = globalThis.window): boolean {
   return !!w && '__TAURI_INTERNALS__' in w;
 }
+
+/**
+ * Cursor's `cursor://file/<path>` link, which opens a folder or file in Cursor (the VS Code URL
+ * handler). Windows paths become `/C:/…`.
+ */
+export function cursorOpenLink(path: string): string {
+  let p = path.replace(/\\/g, '/');
+  if (!p.startsWith('/')) p = `/${p}`;
+  return `cursor://file${encodeURI(p).replace(/[?#]/g, encodeURIComponent)}`;
+}
+
+/** Cursor keeps prompt deeplinks under 8,000 characters. */
+const DEEPLINK_MAX = 8000;
+
+/**
+ * A Cursor prompt deeplink that starts a new chat to continue an earlier one: Cursor opens with
+ * the prompt filled in and the person confirms it (deeplinks never run by themselves). Cursor has
+ * no link that reopens a given past chat, so the new chat reads the old one through Tether.
+ */
+export function cursorContinueLink(id: string, title: string): string {
+  const short = title.length > 120 ? `${title.slice(0, 119)}…` : title;
+  const text =
+    `Continue the work of my earlier Cursor chat “${short}” (Tether session ${id}). ` +
+    `Read it with the tether MCP tool session_read (id ${id}), summarise where it stopped and what is left, then carry on.`;
+  const url = `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text)}`;
+  return url.length <= DEEPLINK_MAX ? url : `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text.slice(0, 2000))}`;
+}

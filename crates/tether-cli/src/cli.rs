@@ -248,9 +248,9 @@ pub struct ServeArgs {
     /// Loopback address to listen on (127.0.0.1 or ::1; anything else is refused).
     #[arg(long, default_value = "127.0.0.1", env = "TETHER_HOST")]
     pub host: String,
-    /// Port for the MCP endpoint (0 picks a free one).
-    #[arg(long, default_value_t = tether_mcp::DEFAULT_PORT, env = "TETHER_PORT")]
-    pub port: u16,
+    /// Port for the MCP endpoint (0 picks a free one) [default: the settings' port, else 47821].
+    #[arg(long, env = "TETHER_PORT")]
+    pub port: Option<u16>,
 }
 
 #[derive(Debug, Args)]
@@ -272,9 +272,9 @@ pub struct InitArgs {
     /// TETHER_TOKEN in its environment).
     #[arg(long)]
     pub token_env: bool,
-    /// The daemon's port, when it is not running now and does not use the default.
-    #[arg(long, env = "TETHER_PORT", default_value_t = tether_mcp::DEFAULT_PORT)]
-    pub port: u16,
+    /// The daemon's port, when it is not running now [default: the settings' port, else 47821].
+    #[arg(long, env = "TETHER_PORT")]
+    pub port: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]

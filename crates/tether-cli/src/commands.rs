@@ -8,6 +8,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use tether_core::index::{Depth, Progress};
 use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
+use tether_core::settings::Settings;
 use tether_core::{CursorLocations, Paths, Tether};
 
 use crate::cli::{AgentsCmd, Cli, Command, InitArgs, McpCmd, ServeArgs, SessionsCmd, TagArgs, TokenCmd};
@@ -15,7 +16,9 @@ use crate::output;
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::from_env().context("finding the data dir")?;
-    let cursor = CursorLocations::discover(cli.cursor_dir.clone());
+    let settings = Settings::load(&paths)?;
+    let cursor = CursorLocations::discover(cli.cursor_dir.clone(), &settings);
+    let port = |flag: Option<u16>| tether_mcp::host::choose_port(flag, "--port/TETHER_PORT", &settings);
     let open = || {
         Tether::open(paths.clone(), cursor.clone())
             .with_context(|| format!("opening the index in {}", paths.data_dir.display()))
@@ -32,11 +35,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 Ok(())
             }
         }
-        Command::Serve(a) => serve(paths, cursor, &a),
+        Command::Serve(a) => serve(paths, cursor, &a, port(a.port)),
         Command::Mcp(McpCmd::Stdio) => mcp_stdio(open()?),
         Command::Token(cmd) => token(&paths, cmd),
-        Command::Init(a) => init(&paths, &cursor, &a, false),
-        Command::Uninit(a) => init(&paths, &cursor, &a, true),
+        Command::Init(a) => init(&paths, &cursor, &a, port(a.port).0, false),
+        Command::Uninit(a) => init(&paths, &cursor, &a, port(a.port).0, true),
         Command::Hook { event } => {
             crate::hook::run(&paths, &event);
             Ok(())
@@ -193,7 +196,12 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
     f(&cb)
 }
 
-fn serve(paths: Paths, cursor: CursorLocations, a: &ServeArgs) -> anyhow::Result<()> {
+fn serve(
+    paths: Paths,
+    cursor: CursorLocations,
+    a: &ServeArgs,
+    (port, port_from): (u16, &'static str),
+) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let _g = rt.enter();
     // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
@@ -217,7 +225,7 @@ fn serve(paths: Paths, cursor: CursorLocations, a: &ServeArgs) -> anyhow::Result
             _ => {}
         }) as tether_mcp::host::ProgressSink
     });
-    let opts = tether_mcp::host::HostOptions { host: a.host.clone(), port: a.port };
+    let opts = tether_mcp::host::HostOptions { host: a.host.clone(), port, port_from };
     let host = tether_mcp::host::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(
         "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
@@ -272,7 +280,7 @@ fn token(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> anyhow::Result<()> {
+fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, port: u16, remove: bool) -> anyhow::Result<()> {
     use tether_core::init;
     let project = if a.global {
         None
@@ -282,7 +290,7 @@ fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, remove: bool) -> 
             None => std::env::current_dir().context("reading the working directory")?,
         })
     };
-    let req = init::Request { project, project_mcp: a.project_mcp, token_env: a.token_env, port: a.port, remove };
+    let req = init::Request { project, project_mcp: a.project_mcp, token_env: a.token_env, port, remove };
     let plan = init::plan_request(paths, cursor, &req).context("planning the Cursor setup")?;
     let running = tether_core::daemon::running(paths);
     for s in &plan.skipped {

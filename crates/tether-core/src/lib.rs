@@ -17,6 +17,7 @@ pub mod live;
 pub mod model;
 pub mod paths;
 pub mod sessions;
+pub mod settings;
 pub mod store;
 pub mod task_io;
 pub mod tasks;

@@ -2,7 +2,8 @@
 //!
 //! Our own data lives under `TETHER_HOME` when set, else the platform data dir. Cursor's data is
 //! discovered from the home directory per OS (macOS, Windows, Linux, WSL), with overrides
-//! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`). Nothing else
+//! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`), then the saved
+//! settings (`settings.json`, see [`crate::settings`]). Nothing else
 //! in the engine reads the environment, so tests redirect everything with these variables.
 
 // This module is the one place allowed to ask the OS for directories (see clippy.toml).
@@ -40,6 +41,11 @@ impl Paths {
         self.data_dir.join("daemon.lock")
     }
 
+    /// The person's settings (see [`crate::settings`]).
+    pub fn settings_json(&self) -> PathBuf {
+        self.data_dir.join("settings.json")
+    }
+
     pub fn daemon_json(&self) -> PathBuf {
         self.data_dir.join("daemon.json")
     }
@@ -66,12 +72,16 @@ pub struct CursorLocations {
     pub cursor_homes: Vec<PathBuf>,
     /// How each location was found, for `tether doctor`.
     pub notes: Vec<String>,
+    /// What chose the User dir: `--cursor-dir`, `TETHER_CURSOR_DIR`, `settings`, or `detected`.
+    pub user_dir_from: &'static str,
+    /// What chose the Cursor home: `TETHER_CURSOR_HOME`, `settings`, or `detected`.
+    pub home_from: &'static str,
 }
 
 impl CursorLocations {
     /// Explicit locations, used by tests and by `--cursor-dir`.
     pub fn explicit(user_dir: Option<PathBuf>, cursor_home: Option<PathBuf>) -> Self {
-        let mut loc = Self::default();
+        let mut loc = Self { user_dir_from: "given", home_from: "given", ..Self::default() };
         if let Some(u) = user_dir {
             loc.notes.push(format!("Cursor User dir given: {}", u.display()));
             loc.user_dirs.push(u);
@@ -83,18 +93,23 @@ impl CursorLocations {
         loc
     }
 
-    /// Discover from the environment: the overrides first, else the per-OS defaults.
-    ///
-    /// `cli_user_dir` is the `--cursor-dir` flag, which wins over `TETHER_CURSOR_DIR`.
-    pub fn discover(cli_user_dir: Option<PathBuf>) -> Self {
+    /// Discover: the overrides first (the `--cursor-dir` flag, then `TETHER_CURSOR_DIR` /
+    /// `TETHER_CURSOR_HOME`, then the saved settings), else the per-OS defaults.
+    pub fn discover(cli_user_dir: Option<PathBuf>, settings: &crate::settings::Settings) -> Self {
         let env_path = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let user_override = cli_user_dir.or_else(|| env_path("TETHER_CURSOR_DIR"));
-        let home_override = env_path("TETHER_CURSOR_HOME");
+        let user_override = cli_user_dir
+            .map(|d| (d, "--cursor-dir"))
+            .or_else(|| env_path("TETHER_CURSOR_DIR").map(|d| (d, "TETHER_CURSOR_DIR")))
+            .or_else(|| settings.cursor_user_dir.clone().map(|d| (d, "settings")));
+        let home_override = env_path("TETHER_CURSOR_HOME")
+            .map(|d| (d, "TETHER_CURSOR_HOME"))
+            .or_else(|| settings.cursor_home.clone().map(|d| (d, "settings")));
         let home = dirs::home_dir();
-        let mut loc = Self::default();
+        let mut loc = Self { user_dir_from: "detected", home_from: "detected", ..Self::default() };
         match user_override {
-            Some(u) => {
-                loc.notes.push(format!("Cursor User dir from override: {}", u.display()));
+            Some((u, from)) => {
+                loc.user_dir_from = from;
+                loc.notes.push(format!("Cursor User dir from {from}: {}", u.display()));
                 loc.user_dirs.push(u);
             }
             None => {
@@ -107,8 +122,9 @@ impl CursorLocations {
             }
         }
         match home_override {
-            Some(h) => {
-                loc.notes.push(format!("Cursor home from TETHER_CURSOR_HOME: {}", h.display()));
+            Some((h, from)) => {
+                loc.home_from = from;
+                loc.notes.push(format!("Cursor home from {from}: {}", h.display()));
                 loc.cursor_homes.push(h);
             }
             None => {
@@ -184,6 +200,12 @@ pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(P
             v
         }
     }
+}
+
+/// Where the desktop app saves exports: the person's Downloads folder, else their home, else
+/// the temp dir.
+pub fn downloads_dir() -> PathBuf {
+    dirs::download_dir().or_else(dirs::home_dir).unwrap_or_else(std::env::temp_dir)
 }
 
 /// Where the built GUI (`ui/dist`) is: `TETHER_UI_DIR`, else next to the executable

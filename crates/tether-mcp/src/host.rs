@@ -22,6 +22,23 @@ use crate::{App, ServeError, bind_loopback, serve_http};
 pub struct HostOptions {
     pub host: String,
     pub port: u16,
+    /// What chose the port: `--port/TETHER_PORT`, `settings` or `default` (the settings page
+    /// shows whether a saved port is overridden or waits for a restart).
+    pub port_from: &'static str,
+}
+
+/// The port to listen on and what chose it: an explicit one (named `explicit_from`), else the
+/// saved settings, else [`crate::DEFAULT_PORT`].
+pub fn choose_port(
+    explicit: Option<u16>,
+    explicit_from: &'static str,
+    settings: &tether_core::settings::Settings,
+) -> (u16, &'static str) {
+    match (explicit, settings.port) {
+        (Some(p), _) => (p, explicit_from),
+        (None, Some(p)) => (p, "settings"),
+        (None, None) => (crate::DEFAULT_PORT, "default"),
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +108,7 @@ impl Host {
         })?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
         let app = App::new(Arc::clone(&tether), token, hook_token);
+        let _ = app.port_from.set(opts.port_from);
         let h = Arc::new(Self {
             app,
             tether,

@@ -40,6 +40,9 @@ pub struct App {
     /// Live updates for the GUI's event stream.
     events: tokio::sync::broadcast::Sender<UiEvent>,
     pub(crate) ui_auth: web::UiAuth,
+    /// What chose the port (`--port/TETHER_PORT`, `settings`, `default`), set by the host; the
+    /// settings page says whether a saved port waits for a restart or is overridden.
+    pub port_from: std::sync::OnceLock<&'static str>,
 }
 
 /// One event on the GUI's stream: a name and a JSON payload (see docs/api.md).
@@ -73,6 +76,7 @@ impl App {
             paused: std::sync::atomic::AtomicBool::new(false),
             events: tokio::sync::broadcast::channel(256).0,
             ui_auth: web::UiAuth::default(),
+            port_from: std::sync::OnceLock::new(),
         })
     }
 

@@ -94,6 +94,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/index", post(reindex))
         .route("/token/rotate", post(token_rotate))
         .route("/init", post(init))
+        .route("/settings", get(settings).patch(settings_update))
         .route("/events", get(events))
         .layer(middleware::map_response(json_rejections))
         .layer(middleware::from_fn_with_state(ctx.clone(), api_guard));
@@ -565,6 +566,34 @@ async fn token_rotate(State(ctx): State<Ctx>) -> Response {
     run(move || {
         app.rotate_token()?;
         Ok(json!({"rotated": true}))
+    })
+    .await
+}
+
+fn settings_view(app: &crate::App) -> tether_core::Result<tether_core::settings::SettingsView> {
+    let t = &app.tether;
+    let port = tether_core::daemon::running(&t.paths).and_then(|d| d.port).unwrap_or(crate::DEFAULT_PORT);
+    let from = app.port_from.get().copied().unwrap_or("default");
+    tether_core::settings::view(
+        &t.paths,
+        &t.cursor,
+        tether_core::settings::RunningPort { port, from },
+        crate::DEFAULT_PORT,
+    )
+}
+
+async fn settings(State(ctx): State<Ctx>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || settings_view(&app)).await
+}
+
+async fn settings_update(State(ctx): State<Ctx>, Json(p): Json<tether_core::settings::SettingsPatch>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        tether_core::settings::Settings::update(&app.tether.paths, &p)?;
+        let v = settings_view(&app)?;
+        app.emit("settings", json!({}));
+        Ok(v)
     })
     .await
 }

@@ -7,7 +7,7 @@ import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import { snippetHtml } from '../snippet';
 import type { MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
-import { ago, dateTime, shortPath } from '../util';
+import { ago, cursorContinueLink, cursorOpenLink, dateTime, shortPath } from '../util';
 
 const ROW_HEIGHT = 64;
 
@@ -438,6 +438,23 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
                 Add
               </button>
             </form>
+          </div>
+        </div>
+        <div class="edit-row">
+          <div class="exports" role="group" aria-label="Cursor">
+            {s.project && (
+              <a class="button" href={cursorOpenLink(s.project)} title={`Open ${s.project} in Cursor`} data-testid="open-in-cursor">
+                Open project in Cursor
+              </a>
+            )}
+            <a
+              class="button"
+              href={cursorContinueLink(s.id, s.nickname || title)}
+              title="Start a new Cursor chat that picks this one up (Cursor asks before sending it)"
+              data-testid="continue-in-cursor"
+            >
+              Continue in Cursor
+            </a>
           </div>
         </div>
         <div class="edit-row">

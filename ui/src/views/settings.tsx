@@ -1,7 +1,9 @@
+import { useEffect, useState } from 'preact/hooks';
+
 import { api } from '../api';
 import { ErrorNote } from '../components';
-import { useAsync } from '../hooks';
-import type { Location } from '../types';
+import { toast, useAsync, useLive } from '../hooks';
+import type { Location, Settings, SettingsPatch, SettingsView as View } from '../types';
 import { isTauri } from '../util';
 
 function Locations({ title, list, testid }: { title: string; list: Location[]; testid: string }) {
@@ -24,71 +26,184 @@ function Locations({ title, list, testid }: { title: string; list: Location[]; t
   );
 }
 
-export function portOf(url: string | undefined): string {
-  if (!url) return '';
-  try {
-    return new URL(url).port || '80';
-  } catch {
-    return '';
+const LABELS: Record<string, string> = {
+  cursor_user_dir: 'Cursor User folder',
+  cursor_home: 'Cursor home',
+  port: 'Port',
+  notifications: 'Notifications',
+  launch_at_login: 'Launch at login',
+};
+
+/** The form's text fields, as typed; an empty field means "detect" / "default". */
+interface Draft {
+  cursor_user_dir: string;
+  cursor_home: string;
+  port: string;
+}
+
+const draftOf = (v: View): Draft => ({
+  cursor_user_dir: v.settings.cursor_user_dir ?? '',
+  cursor_home: v.settings.cursor_home ?? '',
+  port: v.settings.port == null ? '' : String(v.settings.port),
+});
+
+/** What to send for the text fields: only what changed, with "" as null (back to the default). */
+export function draftPatch(saved: Draft, draft: Draft): SettingsPatch | string {
+  const patch: SettingsPatch = {};
+  if (draft.cursor_user_dir.trim() !== saved.cursor_user_dir) patch.cursor_user_dir = draft.cursor_user_dir.trim() || null;
+  if (draft.cursor_home.trim() !== saved.cursor_home) patch.cursor_home = draft.cursor_home.trim() || null;
+  if (draft.port.trim() !== saved.port) {
+    const t = draft.port.trim();
+    if (t && !/^\d+$/.test(t)) return `Port: “${t}” is not a number`;
+    patch.port = t ? Number(t) : null;
   }
+  return patch;
+}
+
+function Overridden({ view, field }: { view: View; field: keyof Settings }) {
+  const by = view.overridden[field];
+  if (!by) return null;
+  return (
+    <p class="muted small" data-testid={`overridden-${field}`}>
+      Overridden by <code>{by}</code> while this daemon runs.
+    </p>
+  );
 }
 
 export function SettingsView() {
   const doctor = useAsync(() => api.doctor(), []);
-  const status = useAsync(() => api.status(), []);
+  const view = useAsync(() => api.settings(), []);
+  useLive(['settings'], () => view.reload());
   const desktop = isTauri();
   const d = doctor.data;
+  const v = view.data;
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<unknown>(null);
+  // The checkboxes show what was clicked at once, while it is saved.
+  const [pending, setPending] = useState<SettingsPatch>({});
+  useEffect(() => {
+    if (v) setDraft(draftOf(v));
+    setPending({});
+  }, [v]);
+
+  const save = async (patch: SettingsPatch) => {
+    setPending((p) => ({ ...p, ...patch }));
+    setBusy(true);
+    setErr(null);
+    try {
+      const next = await api.patchSettings(patch);
+      view.reload();
+      toast(next.restart_needed.length ? 'Saved. Restart Tether to use the new locations or port.' : 'Saved.');
+    } catch (e) {
+      setErr(e);
+      setPending({});
+    } finally {
+      setBusy(false);
+    }
+  };
+  const field = (key: keyof Draft, label: string, placeholder: string, type = 'text') =>
+    draft && (
+      <label>
+        {label}
+        <input
+          type={type}
+          value={draft[key]}
+          placeholder={placeholder}
+          onInput={(e) => setDraft({ ...draft, [key]: (e.target as HTMLInputElement).value })}
+          data-testid={`setting-${key.replace(/_/g, '-')}`}
+        />
+      </label>
+    );
+  const dirty = v && draft && JSON.stringify(draftOf(v)) !== JSON.stringify(draft);
+
   return (
     <div class="page">
       <div class="toolbar">
         <h1>Settings</h1>
       </div>
-      <ErrorNote error={doctor.error ?? status.error} />
-      <section class="panel" data-testid="settings-cursor">
-        <h2>Cursor data</h2>
-        {d && (
-          <>
-            <Locations title="Cursor User folders (IDE chats)" list={d.cursor_user_dirs} testid="cursor-user-dirs" />
-            <Locations title="Cursor homes (CLI chats and transcripts)" list={d.cursor_homes} testid="cursor-homes" />
-            {d.discovery_notes.length > 0 && (
-              <ul class="plain muted small">
-                {d.discovery_notes.map((n) => (
-                  <li key={n}>{n}</li>
-                ))}
-              </ul>
-            )}
-            <p class="muted small">
-              To use other folders, start the daemon with <code>TETHER_CURSOR_DIR</code> / <code>TETHER_CURSOR_HOME</code> (or
-              <code> --cursor-dir</code>). Tether’s own data: <code>{d.data_dir}</code>
-            </p>
-          </>
-        )}
-      </section>
-      <section class="panel" data-testid="settings-server">
-        <h2>Server</h2>
-        <dl class="dl">
-          <dt>Port</dt>
-          <dd data-testid="settings-port">{portOf(status.data?.url) || '—'}</dd>
-          <dt>Address</dt>
-          <dd>
-            <code>{status.data?.url ?? '—'}</code> (loopback only)
-          </dd>
-        </dl>
-        <p class="muted small">
-          Change it with <code>tether serve --port N</code> or <code>TETHER_PORT</code>, then run <code>tether init</code> again.
+      <ErrorNote error={doctor.error ?? view.error} />
+      {v && v.restart_needed.length > 0 && (
+        <p class="notice" data-testid="restart-needed">
+          Saved, not in use yet: {v.restart_needed.map((k) => LABELS[k] ?? k).join(', ')}. They apply when Tether next starts
+          {desktop ? ' (quit from the tray menu and open the app again)' : ' (stop and run tether serve again)'}.
         </p>
-      </section>
+      )}
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!v || !draft) return;
+          const p = draftPatch(draftOf(v), draft);
+          if (typeof p === 'string') setErr(new Error(p));
+          else save(p);
+        }}
+      >
+        <section class="panel" data-testid="settings-cursor">
+          <h2>Cursor data</h2>
+          {d && (
+            <>
+              <Locations title="Cursor User folders (IDE chats)" list={d.cursor_user_dirs} testid="cursor-user-dirs" />
+              <Locations title="Cursor homes (CLI chats and transcripts)" list={d.cursor_homes} testid="cursor-homes" />
+              {d.discovery_notes.length > 0 && (
+                <ul class="plain muted small">
+                  {d.discovery_notes.map((n) => (
+                    <li key={n}>{n}</li>
+                  ))}
+                </ul>
+              )}
+            </>
+          )}
+          {field('cursor_user_dir', 'Use another Cursor User folder', 'detected (leave empty)')}
+          {v && <Overridden view={v} field="cursor_user_dir" />}
+          {field('cursor_home', 'Use another Cursor home (~/.cursor)', 'detected (leave empty)')}
+          {v && <Overridden view={v} field="cursor_home" />}
+          {d && <p class="muted small">Tether’s own data: <code>{d.data_dir}</code></p>}
+        </section>
+        <section class="panel" data-testid="settings-server">
+          <h2>Server</h2>
+          <dl class="dl">
+            <dt>Listening on</dt>
+            <dd data-testid="settings-port">{v ? String(v.port) : '—'}</dd>
+          </dl>
+          {field('port', 'Port', '47821 (leave empty for the default)', 'text')}
+          {v && <Overridden view={v} field="port" />}
+          <p class="muted small">
+            Loopback only. After changing the port, run <code>tether init</code> again so Cursor learns the new URL.
+          </p>
+        </section>
+        <ErrorNote error={err} testid="settings-error" />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy || !dirty} data-testid="settings-save">
+            Save
+          </button>
+        </div>
+      </form>
       <section class="panel" data-testid="settings-desktop">
         <h2>Desktop</h2>
         <label class="check">
-          <input type="checkbox" disabled={!desktop} data-testid="setting-notifications" /> Notifications for things that need attention
+          <input
+            type="checkbox"
+            checked={pending.notifications ?? v?.settings.notifications ?? true}
+            disabled={!v || busy}
+            onChange={(e) => save({ notifications: (e.target as HTMLInputElement).checked })}
+            data-testid="setting-notifications"
+          />{' '}
+          Notifications for things that need attention
         </label>
         <label class="check">
-          <input type="checkbox" disabled={!desktop} data-testid="setting-autostart" /> Launch at login
+          <input
+            type="checkbox"
+            checked={pending.launch_at_login ?? v?.settings.launch_at_login ?? false}
+            disabled={!v || busy}
+            onChange={(e) => save({ launch_at_login: (e.target as HTMLInputElement).checked })}
+            data-testid="setting-autostart"
+          />{' '}
+          Launch the desktop app at login
         </label>
         {!desktop && (
           <p class="muted small" data-testid="desktop-only-note">
-            These are available in the desktop app.
+            The desktop app applies these; this browser only saves them.
           </p>
         )}
       </section>

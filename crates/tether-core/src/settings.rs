@@ -1,0 +1,281 @@
+//! The person's settings, kept in `settings.json` in the data dir: where Cursor's data is, the
+//! port, desktop notifications and launch at login.
+//!
+//! Precedence is flag > environment > this file > default, so a test or a server started with
+//! `TETHER_CURSOR_DIR` or `--port` is never redirected by a file. The desktop shell reads
+//! `notifications` and `launch_at_login` itself; this module only stores and validates.
+//! No host types here (no axum, clap or tauri).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::paths::{CursorLocations, Paths};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct Settings {
+    /// Cursor's `User` folder (holding `globalStorage/`), instead of the detected one.
+    pub cursor_user_dir: Option<PathBuf>,
+    /// Cursor's home (`~/.cursor`, the CLI's chats and transcripts), instead of the detected one.
+    pub cursor_home: Option<PathBuf>,
+    /// The loopback port for MCP and the GUI, instead of the default 47821.
+    pub port: Option<u16>,
+    /// Desktop notifications when something needs attention (desktop app only).
+    pub notifications: bool,
+    /// Start the desktop app when the person logs in.
+    pub launch_at_login: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self { cursor_user_dir: None, cursor_home: None, port: None, notifications: true, launch_at_login: false }
+    }
+}
+
+/// A change to some settings; `Some(None)` clears an optional one back to its default.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsPatch {
+    #[serde(default, deserialize_with = "double_option")]
+    pub cursor_user_dir: Option<Option<PathBuf>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub cursor_home: Option<Option<PathBuf>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub port: Option<Option<u16>>,
+    pub notifications: Option<bool>,
+    pub launch_at_login: Option<bool>,
+}
+
+/// Distinguishes a missing field (`None`) from an explicit `null` (`Some(None)`).
+fn double_option<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+impl Settings {
+    /// The saved settings, or the defaults when there is no file yet.
+    pub fn load(paths: &Paths) -> Result<Self> {
+        let file = paths.settings_json();
+        match std::fs::read(&file) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+                what: "settings file",
+                reason: format!("{}: {e} (fix or delete it)", file.display()),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(Error::io(format!("reading {}", file.display()), e)),
+        }
+    }
+
+    /// Loads, applies the patch (validated as a whole: nothing is saved if any part is wrong),
+    /// and saves atomically. Returns the new settings.
+    pub fn update(paths: &Paths, patch: &SettingsPatch) -> Result<Self> {
+        let mut s = Self::load(paths)?;
+        if let Some(v) = &patch.cursor_user_dir {
+            s.cursor_user_dir = v.clone().filter(|p| !p.as_os_str().is_empty());
+        }
+        if let Some(v) = &patch.cursor_home {
+            s.cursor_home = v.clone().filter(|p| !p.as_os_str().is_empty());
+        }
+        if let Some(v) = patch.port {
+            s.port = v;
+        }
+        if let Some(v) = patch.notifications {
+            s.notifications = v;
+        }
+        if let Some(v) = patch.launch_at_login {
+            s.launch_at_login = v;
+        }
+        s.validate()?;
+        s.save(paths)?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (what, dir) in [("Cursor User folder", &self.cursor_user_dir), ("Cursor home", &self.cursor_home)] {
+            if let Some(d) = dir {
+                check_dir(what, d)?;
+            }
+        }
+        if let Some(p) = self.port
+            && p < 1024
+        {
+            return Err(Error::Invalid {
+                what: "port",
+                reason: format!("{p} is below 1024 (a privileged port); choose one from 1024 to 65535"),
+            });
+        }
+        Ok(())
+    }
+
+    fn save(&self, paths: &Paths) -> Result<()> {
+        paths.ensure()?;
+        let file = paths.settings_json();
+        let tmp = file.with_extension("json.tmp");
+        let io = |e| Error::io(format!("writing {}", file.display()), e);
+        std::fs::write(&tmp, serde_json::to_string_pretty(self)?).map_err(io)?;
+        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+        std::fs::rename(&tmp, &file).map_err(io)
+    }
+}
+
+/// What the settings page shows: the saved settings next to what the running daemon uses.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingsView {
+    pub settings: Settings,
+    /// The port the daemon listens on now.
+    pub port: u16,
+    pub cursor_user_dirs: Vec<PathBuf>,
+    pub cursor_homes: Vec<PathBuf>,
+    /// Saved settings that a flag or an environment variable overrides, with its name.
+    pub overridden: std::collections::BTreeMap<&'static str, &'static str>,
+    /// Saved settings that the running daemon does not use yet (they apply at its next start).
+    pub restart_needed: Vec<&'static str>,
+}
+
+/// The port a daemon listens on and what chose it (`settings`, `default`, or the flag or
+/// variable that overrides the settings).
+#[derive(Debug, Clone, Copy)]
+pub struct RunningPort {
+    pub port: u16,
+    pub from: &'static str,
+}
+
+/// The saved settings compared with what a daemon started with `running` and `port` uses.
+pub fn view(paths: &Paths, running: &CursorLocations, port: RunningPort, default_port: u16) -> Result<SettingsView> {
+    let settings = Settings::load(paths)?;
+    let mut overridden = std::collections::BTreeMap::new();
+    let mut restart_needed = Vec::new();
+    let shadowing = |from: &'static str| (from != "settings" && from != "detected").then_some(from);
+    match shadowing(running.user_dir_from) {
+        Some(from) if settings.cursor_user_dir.is_some() => {
+            overridden.insert("cursor_user_dir", from);
+        }
+        Some(_) => {}
+        None => {
+            let now = (running.user_dir_from == "settings").then(|| running.user_dirs.first().cloned()).flatten();
+            if now != settings.cursor_user_dir {
+                restart_needed.push("cursor_user_dir");
+            }
+        }
+    }
+    match shadowing(running.home_from) {
+        Some(from) if settings.cursor_home.is_some() => {
+            overridden.insert("cursor_home", from);
+        }
+        Some(_) => {}
+        None => {
+            let now = (running.home_from == "settings").then(|| running.cursor_homes.first().cloned()).flatten();
+            if now != settings.cursor_home {
+                restart_needed.push("cursor_home");
+            }
+        }
+    }
+    let chosen_by_us = matches!(port.from, "settings" | "default");
+    if chosen_by_us && settings.port.unwrap_or(default_port) != port.port {
+        restart_needed.push("port");
+    } else if !chosen_by_us && settings.port.is_some() {
+        overridden.insert("port", port.from);
+    }
+    Ok(SettingsView {
+        settings,
+        port: port.port,
+        cursor_user_dirs: running.user_dirs.clone(),
+        cursor_homes: running.cursor_homes.clone(),
+        overridden,
+        restart_needed,
+    })
+}
+
+fn check_dir(what: &'static str, d: &Path) -> Result<()> {
+    if !d.is_absolute() {
+        return Err(Error::Invalid { what, reason: format!("{} is not an absolute path", d.display()) });
+    }
+    if !d.is_dir() {
+        return Err(Error::Invalid { what, reason: format!("{} is not a folder on this machine", d.display()) });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch(json: serde_json::Value) -> SettingsPatch {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn defaults_then_a_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        assert_eq!(Settings::load(&paths).unwrap(), Settings::default());
+        let cursor = dir.path().join("User");
+        std::fs::create_dir(&cursor).unwrap();
+        let s = Settings::update(
+            &paths,
+            &patch(serde_json::json!({"cursor_user_dir": cursor, "port": 48000, "notifications": false})),
+        )
+        .unwrap();
+        assert_eq!(Settings::load(&paths).unwrap(), s);
+        assert_eq!((s.port, s.notifications, s.launch_at_login), (Some(48000), false, false));
+        // null clears; an absent field is left alone.
+        let s = Settings::update(&paths, &patch(serde_json::json!({"port": null}))).unwrap();
+        assert_eq!((s.port, s.cursor_user_dir.as_deref()), (None, Some(cursor.as_path())));
+    }
+
+    #[test]
+    fn bad_values_are_refused_and_nothing_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        Settings::update(&paths, &patch(serde_json::json!({"port": 48000}))).unwrap();
+        for bad in [
+            serde_json::json!({"port": 80, "notifications": false}),
+            serde_json::json!({"cursor_user_dir": "relative/dir"}),
+            serde_json::json!({"cursor_home": dir.path().join("nope")}),
+        ] {
+            let e = Settings::update(&paths, &patch(bad.clone())).unwrap_err();
+            assert_eq!(e.code(), crate::ErrorCode::InvalidInput, "{bad}: {e}");
+        }
+        let s = Settings::load(&paths).unwrap();
+        assert_eq!((s.port, s.notifications), (Some(48000), true));
+        assert!(serde_json::from_value::<SettingsPatch>(serde_json::json!({"prot": 1})).is_err(), "typos are refused");
+    }
+
+    #[test]
+    fn the_view_says_what_waits_for_a_restart_and_what_is_overridden() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        let cursor = dir.path().join("User");
+        std::fs::create_dir(&cursor).unwrap();
+        let detected = CursorLocations { user_dir_from: "detected", home_from: "detected", ..Default::default() };
+        let default = RunningPort { port: 47821, from: "default" };
+        let v = view(&paths, &detected, default, 47821).unwrap();
+        assert!(v.restart_needed.is_empty() && v.overridden.is_empty(), "{v:?}");
+        Settings::update(&paths, &patch(serde_json::json!({"cursor_user_dir": cursor, "port": 48000}))).unwrap();
+        let v = view(&paths, &detected, default, 47821).unwrap();
+        assert_eq!(v.restart_needed, ["cursor_user_dir", "port"]);
+        let by_env = RunningPort { port: 5000, from: "TETHER_PORT" };
+        assert_eq!(view(&paths, &detected, by_env, 47821).unwrap().overridden.get("port"), Some(&"TETHER_PORT"));
+        // After a restart that used them, nothing waits.
+        let from_settings = CursorLocations::discover(None, &Settings::load(&paths).unwrap());
+        if from_settings.user_dir_from == "settings" {
+            let saved = RunningPort { port: 48000, from: "settings" };
+            assert!(view(&paths, &from_settings, saved, 47821).unwrap().restart_needed.is_empty());
+        }
+        let given = CursorLocations::explicit(Some(dir.path().into()), None);
+        let v = view(&paths, &CursorLocations { user_dir_from: "TETHER_CURSOR_DIR", ..given }, by_env, 47821).unwrap();
+        assert_eq!(v.overridden.get("cursor_user_dir"), Some(&"TETHER_CURSOR_DIR"));
+    }
+
+    #[test]
+    fn a_corrupt_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        std::fs::write(paths.settings_json(), "{not json").unwrap();
+        let e = Settings::load(&paths).unwrap_err().to_string();
+        assert!(e.contains("settings.json") && e.contains("fix or delete"), "{e}");
+    }
+}

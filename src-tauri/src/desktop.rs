@@ -1,0 +1,156 @@
+//! What the desktop adds to the daemon: it applies the person's desktop settings (launch at
+//! login, notifications for new "needs attention" items), decides where links from the page go,
+//! and saves exports. The settings live in the data dir (`tether_core::settings`) and may be
+//! changed by any GUI, ours or a browser's, so they are re-read on every tray tick.
+//!
+//! No daemon logic here; nothing in the page can reach these functions (it has no IPC).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use tauri::webview::DownloadEvent;
+use tauri::{AppHandle, Url, Webview};
+use tauri_plugin_autostart::ManagerExt;
+use tauri_plugin_notification::NotificationExt;
+use tauri_plugin_shell::ShellExt;
+use tether_core::Paths;
+use tether_core::settings::Settings;
+
+/// Passed by the login entry, so a start at login stays in the tray.
+pub const MINIMIZED_ARG: &str = "--minimized";
+
+/// Reconciles the desktop settings with the system, once per tray tick.
+#[derive(Default)]
+pub struct Desktop {
+    autostart_applied: Option<bool>,
+    seen: HashSet<String>,
+    started: bool,
+}
+
+impl Desktop {
+    /// `alerts` are the daemon's attention items now; the ones not seen on the last tick are
+    /// notified (not those already there when the app started: the tray lists them).
+    pub fn tick(&mut self, app: &AppHandle, paths: &Paths, alerts: &[String]) {
+        let settings = Settings::load(paths).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read the settings; using the defaults");
+            Settings::default()
+        });
+        if self.autostart_applied != Some(settings.launch_at_login) {
+            match apply_autostart(app, settings.launch_at_login) {
+                Ok(()) => self.autostart_applied = Some(settings.launch_at_login),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot change launch at login");
+                    // Do not retry every tick; a later change of the setting tries again.
+                    self.autostart_applied = Some(settings.launch_at_login);
+                }
+            }
+        }
+        if self.started && settings.notifications {
+            for a in alerts.iter().filter(|a| !self.seen.contains(*a)) {
+                let r = app.notification().builder().title("Tether needs attention").body(a).show();
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "cannot show a notification");
+                }
+            }
+        }
+        self.seen = alerts.iter().cloned().collect();
+        self.started = true;
+    }
+}
+
+/// Only touches the login entry when it differs, so a person who never enabled it never gets a
+/// file written into their autostart folder.
+fn apply_autostart(app: &AppHandle, on: bool) -> Result<(), tauri_plugin_autostart::Error> {
+    let al = app.autolaunch();
+    match (on, al.is_enabled()?) {
+        (true, false) => al.enable(),
+        (false, true) => al.disable(),
+        _ => Ok(()),
+    }
+}
+
+/// Where a link from the page goes: the daemon's own pages stay in the window; Cursor links and
+/// web links go to the system (Cursor, the browser); anything else is refused. Returns whether
+/// the window may navigate.
+pub fn route_link(app: &AppHandle, daemon: Option<&Url>, url: &Url) -> bool {
+    let same_origin = daemon.is_some_and(|d| d.origin() == url.origin());
+    match url.scheme() {
+        _ if same_origin => true,
+        // The boot page, shown when no daemon answered.
+        "tauri" | "about" => true,
+        "http" if url.host_str() == Some("tauri.localhost") => true,
+        "cursor" | "http" | "https" | "mailto" => {
+            #[allow(deprecated)]
+            // the card names tauri-plugin-shell; Rust-side calls are not scoped, this match is the scope
+            if let Err(e) = app.shell().open(url.as_str(), None) {
+                tracing::warn!(error = %e, "cannot open a link");
+            }
+            false
+        }
+        other => {
+            tracing::warn!(scheme = other, "refused a link the app does not open");
+            false
+        }
+    }
+}
+
+/// Exports go to the Downloads folder (never over an existing file) and open when saved.
+pub fn on_download(webview: &Webview, event: DownloadEvent<'_>) -> bool {
+    match event {
+        DownloadEvent::Requested { url, destination } => {
+            let name = destination.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = if name.is_empty() { file_name_of(&url) } else { name };
+            let dir = tether_core::paths::downloads_dir();
+            *destination = free_path(&dir, &name);
+            true
+        }
+        DownloadEvent::Finished { path, success, .. } => {
+            match (success, path) {
+                (true, Some(p)) =>
+                {
+                    #[allow(deprecated)]
+                    if let Err(e) = webview.shell().open(p.to_string_lossy(), None) {
+                        tracing::warn!(error = %e, "cannot open the export");
+                    }
+                }
+                (ok, p) => tracing::warn!(success = ok, path = ?p, "export not saved"),
+            }
+            true
+        }
+        _ => true,
+    }
+}
+
+fn file_name_of(url: &Url) -> String {
+    let last = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("export");
+    let clean: String = last.chars().filter(|c| c.is_alphanumeric() || "-_.".contains(*c)).collect();
+    if clean.is_empty() { "tether-export".into() } else { clean }
+}
+
+/// `dir/name`, or `dir/stem (2).ext` and so on when that exists.
+fn free_path(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    if !p.exists() {
+        return p;
+    }
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s, format!(".{e}")),
+        _ => (name, String::new()),
+    };
+    (2..).map(|n| dir.join(format!("{stem} ({n}){ext}"))).find(|p| !p.exists()).unwrap_or(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exports_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(free_path(dir.path(), "chat.md"), dir.path().join("chat.md"));
+        std::fs::write(dir.path().join("chat.md"), "").unwrap();
+        std::fs::write(dir.path().join("chat (2).md"), "").unwrap();
+        assert_eq!(free_path(dir.path(), "chat.md"), dir.path().join("chat (3).md"));
+        assert_eq!(file_name_of(&"http://127.0.0.1:1/api/sessions/a%2Fb/export".parse().unwrap()), "export");
+    }
+}
