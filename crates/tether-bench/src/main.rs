@@ -61,6 +61,9 @@ struct Args {
 enum Cmd {
     /// Internal: index in a child process so its peak RSS is measured alone.
     IndexChild { home: PathBuf, user_dir: PathBuf },
+    /// Only the search rounds, on the index the last full run left in `<dir>/home` (for quick
+    /// iterations on search; the report comes from a full run).
+    SearchOnly,
 }
 
 const SEARCH_TARGET_MS: f64 = 10.0;
@@ -73,7 +76,22 @@ fn main() -> anyhow::Result<()> {
     if let Some(Cmd::IndexChild { home, user_dir }) = &args.cmd {
         return index_child(home, user_dir);
     }
+    if let Some(Cmd::SearchOnly) = &args.cmd {
+        return search_only(&args);
+    }
     run(&args)
+}
+
+fn search_only(args: &Args) -> anyhow::Result<()> {
+    let dir = std::fs::canonicalize(&args.dir)?;
+    let t = Tether::open(Paths::at(dir.join("home")), CursorLocations::explicit(Some(dir.join("cursor/User")), None))?;
+    let (all, per_query) = search_rounds(&t, &query_set(args.seed), args.rounds)?;
+    for (q, hits, p50, p95) in per_query {
+        println!("{q:32} {hits:4} hits  p50 {p50:7.2} ms  p95 {p95:7.2} ms");
+    }
+    let p = |x| percentile(&all, x);
+    println!("all: p50 {:.2} / p95 {:.2} / p99 {:.2} ms", p(50.0), p(95.0), p(99.0));
+    Ok(())
 }
 
 fn index_child(home: &Path, user_dir: &Path) -> anyhow::Result<()> {
@@ -262,29 +280,7 @@ fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &
     let deep_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     eprintln!("search: {} rounds over the fixed query set …", args.rounds);
-    let queries = query_set(args.seed);
-    let mut all = Vec::new();
-    let mut per_query = Vec::new();
-    for q in &queries {
-        // One warm-up so the first round does not measure page-cache misses alone.
-        t.search(&SearchQuery::new(q.as_str()))?;
-    }
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
-    let mut hits = vec![0usize; queries.len()];
-    for _ in 0..args.rounds {
-        for (i, q) in queries.iter().enumerate() {
-            let t0 = Instant::now();
-            let r = t.search(&SearchQuery::new(q.as_str()))?;
-            samples[i].push(t0.elapsed().as_secs_f64() * 1000.0);
-            hits[i] = r.len();
-        }
-    }
-    for (i, s) in samples.into_iter().enumerate() {
-        all.extend_from_slice(&s);
-        let s = sorted(s);
-        per_query.push((queries[i].clone(), hits[i], percentile(&s, 50.0), percentile(&s, 95.0)));
-    }
-    let all = sorted(all);
+    let (all, per_query) = search_rounds(&t, &query_set(args.seed), args.rounds)?;
 
     eprintln!("change → searchable: {} appends through a second connection while the watcher runs …", args.changes);
     let change = change_latency(&t, &db, args.changes)?;
@@ -333,6 +329,34 @@ fn raw_scan(db: &Path) -> anyhow::Result<f64> {
     }
     std::hint::black_box(n);
     Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Latencies of `rounds` passes over `queries` (after one warm-up pass): all samples sorted, and
+/// per query (query, hits, p50, p95).
+type PerQuery = Vec<(String, usize, f64, f64)>;
+fn search_rounds(t: &Tether, queries: &[String], rounds: usize) -> anyhow::Result<(Vec<f64>, PerQuery)> {
+    let mut all = Vec::new();
+    let mut per_query = Vec::new();
+    for q in queries {
+        // One warm-up so the first round does not measure page-cache misses alone.
+        t.search(&SearchQuery::new(q.as_str()))?;
+    }
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
+    let mut hits = vec![0usize; queries.len()];
+    for _ in 0..rounds {
+        for (i, q) in queries.iter().enumerate() {
+            let t0 = Instant::now();
+            let r = t.search(&SearchQuery::new(q.as_str()))?;
+            samples[i].push(t0.elapsed().as_secs_f64() * 1000.0);
+            hits[i] = r.len();
+        }
+    }
+    for (i, s) in samples.into_iter().enumerate() {
+        all.extend_from_slice(&s);
+        let s = sorted(s);
+        per_query.push((queries[i].clone(), hits[i], percentile(&s, 50.0), percentile(&s, 95.0)));
+    }
+    Ok((sorted(all), per_query))
 }
 
 /// Common, mid-frequency and rare words, multi-word AND, a phrase, a prefix and a miss.

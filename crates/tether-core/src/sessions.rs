@@ -3,6 +3,8 @@
 //! Reads our store only; never touches Cursor's files. User metadata (nickname, tags,
 //! bookmark, do-not-index) lives in its own tables and survives any re-index.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
@@ -380,7 +382,7 @@ type Candidate = (String, Option<(i64, i64)>, f64, Option<String>);
 /// Above this many matching messages a query is ranked by recency instead of bm25; see `search`.
 const RANK_WINDOW: usize = 2000;
 /// A plain term in more messages than this makes bm25's IDF pass too slow; see `search`.
-const COMMON_TERM_DOCS: usize = 30_000;
+const COMMON_TERM_DOCS: usize = 10_000;
 
 /// Ranked hits, one per session.
 ///
@@ -411,34 +413,48 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             _ => Error::Sql(e),
         };
         let params = rusqlite::params_from_iter(p.iter());
-        // Without a project filter the joins only cost time here: every indexed message has a session.
-        let floor_sql = match q.project {
-            ProjectFilter::All => format!(
-                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}"
-            ),
-            ProjectFilter::Path(_) => format!(
-                "SELECT messages_fts.rowid {from} ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}"
-            ),
+        // One walk of the match list, newest first, serves both to tell broad from selective and,
+        // when broad, as the candidates: AND and prefix queries over big doclists cost most of a
+        // search, so they are evaluated as few times as possible. Without a project filter the
+        // joins only cost time here: every indexed message has a session.
+        let newest_sql = match q.project {
+            ProjectFilter::All => {
+                format!("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT {}", RANK_WINDOW + 1)
+            }
+            ProjectFilter::Path(_) => {
+                format!("SELECT messages_fts.rowid {from} ORDER BY messages_fts.rowid DESC LIMIT {}", RANK_WINDOW + 1)
+            }
         };
-        let floor: Option<i64> = c
-            .prepare(&floor_sql)
-            .map_err(bad)?
-            .query_row(params.clone(), |r| r.get(0))
-            .optional()
-            .map_err(bad)?;
-        let broad = floor.is_some() || plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
+        let newest: Vec<i64> = {
+            let mut stmt = c.prepare(&newest_sql).map_err(bad)?;
+            let it = stmt.query_map(params.clone(), |r| r.get(0)).map_err(bad)?;
+            it.collect::<rusqlite::Result<_>>().map_err(bad)?
+        };
+        let broad = newest.len() > RANK_WINDOW
+            || plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
         // (session, seq, message id, score)
         let mut rows: Vec<(String, i64, i64, f64)> = Vec::new();
         if broad {
-            let sql = format!(
-                "SELECT m.session_id, m.seq, m.id, max(coalesce(m.created_at, 0)) AS t {from} AND messages_fts.rowid > {floor}
-                 GROUP BY m.session_id ORDER BY t DESC LIMIT {candidates}",
-                floor = floor.unwrap_or(0)
-            );
-            let mut stmt = c.prepare(&sql).map_err(bad)?;
-            let it = stmt.query_map(params.clone(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(bad)?;
-            for (i, row) in it.enumerate() {
-                let (sid, seq, id) = row.map_err(bad)?;
+            // Each session's newest matching message among the newest matches, newest first.
+            let mut look = c.prepare_cached(
+                "SELECT session_id, seq, id, coalesce(created_at, 0) FROM messages
+                 WHERE id IN (SELECT value FROM json_each(?1))",
+            )?;
+            let window = serde_json::to_string(&newest[..newest.len().min(RANK_WINDOW)])?;
+            let mut by_session: HashMap<String, (i64, i64, i64)> = HashMap::new();
+            let it = look.query_map([window], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
+            })?;
+            for row in it {
+                let (sid, seq, id, t) = row?;
+                let e = by_session.entry(sid).or_insert((seq, id, t));
+                if (t, id) > (e.2, e.1) {
+                    *e = (seq, id, t);
+                }
+            }
+            let mut v: Vec<(String, (i64, i64, i64))> = by_session.into_iter().collect();
+            v.sort_by_key(|x| std::cmp::Reverse((x.1.2, x.1.1)));
+            for (i, (sid, (seq, id, _))) in v.into_iter().take(candidates).enumerate() {
                 rows.push((sid, seq, id, 1.0 / (1.0 + i as f64)));
             }
         } else {
@@ -451,7 +467,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             }
         }
         let mut best: Vec<Candidate> = Vec::new();
-        let mut idx: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut idx: HashMap<String, usize> = HashMap::new();
         for (sid, seq, id, score) in rows {
             match idx.get(&sid) {
                 Some(&i) => best[i].2 += score * 0.1,
@@ -499,16 +515,49 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         }
         best.sort_by(|a, b| b.2.total_cmp(&a.2));
         best.truncate(limit);
-        let mut snip = c
-            .prepare_cached("SELECT snippet(messages_fts, 0, ?3, ?4, '…', 16) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid = ?2")
-            .map_err(bad)?;
+        // Snippets: one MATCH per hit, except for prefix queries, whose every setup merges the
+        // doclists of all the terms they match: those get one walk over the range the hits span,
+        // with snippet() run only on the wanted rows.
+        let wanted: Vec<i64> = best.iter().filter_map(|b| b.1.map(|(_, id)| id)).collect();
+        let mut snippets: HashMap<i64, String> = HashMap::new();
+        if fts.contains('*') {
+            if let (Some(lo), Some(hi)) = (wanted.iter().min(), wanted.iter().max()) {
+                let mut stmt = c
+                    .prepare_cached(
+                        "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
+                                       THEN snippet(messages_fts, 0, ?5, ?6, '…', 16) END
+                         FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+                    )
+                    .map_err(bad)?;
+                let ids = serde_json::to_string(&wanted)?;
+                let it = stmt
+                    .query_map(params![fts, lo, hi, ids, q.highlight.0, q.highlight.1], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+                    })
+                    .map_err(bad)?;
+                for row in it {
+                    if let (id, Some(snippet)) = row.map_err(bad)? {
+                        snippets.insert(id, snippet);
+                    }
+                }
+            }
+        } else {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT snippet(messages_fts, 0, ?3, ?4, '…', 16) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid = ?2",
+                )
+                .map_err(bad)?;
+            for &id in &wanted {
+                let snippet: String =
+                    stmt.query_row(params![fts, id, q.highlight.0, q.highlight.1], |r| r.get(0)).map_err(bad)?;
+                snippets.insert(id, snippet);
+            }
+        }
         let mut out = Vec::with_capacity(best.len());
         for (sid, msg, score, title) in best {
             let s = summary(c, &sid)?;
             let snippet = match msg {
-                Some((_, id)) => snip
-                    .query_row(params![fts, id, q.highlight.0, q.highlight.1], |r| r.get(0))
-                    .map_err(bad)?,
+                Some((_, id)) => snippets.remove(&id).unwrap_or_default(),
                 None => title.unwrap_or_default(),
             };
             out.push(SearchHit {

@@ -14,8 +14,9 @@ fn broad_and_selective_queries_both_return_distinct_highlighted_sessions() {
     e.index();
     assert!(stats.bubbles > 3000, "{stats:?}");
     let vocab = vocabulary_for(3);
-    // "function" is in most messages (broad: newest first); a tail word is selective (bm25).
-    for q in ["function", vocab[5000].as_str(), "\"error handling\""] {
+    // "function" is in most messages (broad: newest first); a tail word is selective (bm25); a
+    // prefix query gets its snippets from one walk over the hits' range.
+    for q in ["function", vocab[5000].as_str(), "\"error handling\"", "conf*", "function conf*"] {
         let hits = e.t.search(&SearchQuery { limit: 10, ..SearchQuery::new(q) }).unwrap();
         assert!(!hits.is_empty(), "{q}: no hits");
         assert!(hits.len() <= 10);
