@@ -35,6 +35,8 @@ struct Snapshot {
     attention: Vec<String>,
     /// The daemon's own attention items (without "server down", which the person may have chosen).
     alerts: Vec<String>,
+    /// Saved settings (Cursor folders, port) wait for a restart of the hosted daemon.
+    restart_pending: bool,
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
@@ -64,7 +66,16 @@ fn snapshot(shell: &Shell) -> Snapshot {
     } else {
         State::Running
     };
-    Snapshot { state, attached, serving, paused, url, attention: lines, alerts }
+    let restart_pending = match &shell.daemon {
+        Daemon::Hosted(h) => {
+            let from = h.app.port_from.get().copied().unwrap_or("default");
+            let port = tether_core::settings::RunningPort { port: h.port, from };
+            tether_core::settings::view(&shell.paths, &h.tether.cursor, port, tether_mcp::DEFAULT_PORT)
+                .is_ok_and(|v| !v.restart_needed.is_empty())
+        }
+        Daemon::Attached { .. } => false,
+    };
+    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending }
 }
 
 fn port_of(url: &str) -> Option<u16> {
@@ -108,6 +119,11 @@ fn menu(app: &AppHandle, s: &Snapshot) -> tauri::Result<Menu<Wry>> {
         .item(&attention.build()?)
         .item(&PredefinedMenuItem::separator(app)?)
         .item(&item("open-data", "Open data folder", true)?)
+        .item(&item(
+            "restart-app",
+            if s.restart_pending { "Restart Tether to apply settings" } else { "Restart Tether" },
+            owned,
+        )?)
         .item(&item("quit", "Quit Tether", true)?)
         .build()
 }
@@ -184,6 +200,10 @@ fn on_menu(app: &AppHandle, id: &str) {
                 #[allow(deprecated)] // the card names tauri-plugin-shell; its `open` is the scoped way to do this
                 let r = app.shell().open(shell.paths.data_dir.to_string_lossy(), None);
                 r.map_err(Into::into)
+            }
+            ("restart-app", Some(_)) => {
+                crate::stop_daemon(app);
+                app.restart()
             }
             ("quit", _) => {
                 crate::stop_daemon(app);

@@ -241,19 +241,32 @@ def fake_handlers(env, log: Path):
 def test_desktop_notifications_login_entry_links_exports_and_single_instance():
     with tempfile.TemporaryDirectory() as tmp:
         env = fixture_env(Path(tmp))
+        # This app finds Cursor's data and its port through settings.json, not the environment.
+        cursor_dir, port = env.pop("TETHER_CURSOR_DIR"), free_port()
+        home = Path(env["TETHER_HOME"])
+        home.mkdir(parents=True)
+        (home / "settings.json").write_text(json.dumps(
+            {"cursor_user_dir": cursor_dir, "cursor_home": env.pop("TETHER_CURSOR_HOME"), "port": port}))
+        del env["TETHER_PORT"]
         links = Path(tmp) / "cursor-links.log"
         fake_handlers(env, links)
         dunst = subprocess.Popen(["dunst"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         app = App(env)
         try:
             info = wait_for("daemon.json", lambda: daemon_info(env))
+            assert info["port"] == port, "the port came from the settings"
             wait_for("the index", lambda: httpx.get(info["url"].replace("/mcp", "/health")).json()
                      ["index"]["sessions"] > 0)
             wait = WebDriverWait(app.d, 30)
             wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="view-sessions"]')))
+            view = api(info, "GET", "/api/settings")
+            assert view["overridden"] == {} and view["restart_needed"] == [], view
+            other = free_port()
+            assert api(info, "PATCH", "/api/settings", {"port": other})["restart_needed"] == ["port"]
+            api(info, "PATCH", "/api/settings", {"port": port})
 
             # A Cursor source that breaks after start: the tray's attention list, and a notification.
-            bad = Path(env["TETHER_CURSOR_DIR"]) / "workspaceStorage" / "broken0000" / "state.vscdb"
+            bad = Path(cursor_dir) / "workspaceStorage" / "broken0000" / "state.vscdb"
             bad.parent.mkdir(parents=True, exist_ok=True)
             bad.write_bytes(b"this is not a SQLite database" * 100)
             wait_for("a notification", lambda: any("broken0000" in b for b in notified_bodies()), timeout=40)

@@ -96,6 +96,10 @@ fn search_only(args: &Args) -> anyhow::Result<()> {
 
 fn index_child(home: &Path, user_dir: &Path) -> anyhow::Result<()> {
     let t = Tether::open(Paths::at(home), CursorLocations::explicit(Some(user_dir.to_owned()), None))?;
+    // For trying writer settings side by side: SQL run on the writer before the pass.
+    if let Ok(sql) = std::env::var("TETHER_BENCH_WRITER_SQL") {
+        t.store.writer().execute_batch(&sql)?;
+    }
     let t0 = Instant::now();
     let r = t.index(Depth::Deep, &tether_core::index::no_progress)?;
     let secs = t0.elapsed().as_secs_f64();

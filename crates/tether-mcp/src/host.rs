@@ -68,7 +68,8 @@ pub struct Host {
     pub port: u16,
     pub token_backend: tether_core::token::Backend,
     host: String,
-    lock: DaemonLock,
+    /// Held until `shutdown`, so a process that restarts itself hands the data dir over.
+    lock: Mutex<Option<DaemonLock>>,
     server: Mutex<Option<Server>>,
     watcher: Arc<Mutex<Option<WatchHandle>>>,
     initial: Mutex<Option<JoinHandle<()>>>,
@@ -116,7 +117,7 @@ impl Host {
             port,
             token_backend,
             host: opts.host.clone(),
-            lock,
+            lock: Mutex::new(Some(lock)),
             server: Mutex::default(),
             watcher: Arc::default(),
             initial: Mutex::default(),
@@ -228,14 +229,14 @@ impl Host {
         self.initial.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|t| !t.is_finished())
     }
 
-    /// Stops serving and watching, and removes `daemon.json` (the lock goes when `self` does).
+    /// Stops serving and watching, then removes `daemon.json` and releases the data dir.
     /// An initial index still running is left to the process's exit: its writes are transactions.
     pub async fn shutdown(&self) -> Result<(), ServeError> {
         let served = self.stop_server().await;
         if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
             w.stop();
         }
-        let _ = &self.lock;
+        drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()).take());
         served
     }
 }

@@ -126,7 +126,7 @@ export function SettingsView() {
       {v && v.restart_needed.length > 0 && (
         <p class="notice" data-testid="restart-needed">
           Saved, not in use yet: {v.restart_needed.map((k) => LABELS[k] ?? k).join(', ')}. They apply when Tether next starts
-          {desktop ? ' (quit from the tray menu and open the app again)' : ' (stop and run tether serve again)'}.
+          {desktop ? ' (tray menu → Restart Tether)' : ' (stop and run tether serve again)'}.
         </p>
       )}
       <form
