@@ -31,6 +31,31 @@ pub struct Store {
     readers: Mutex<Vec<Connection>>,
 }
 
+/// Calls back when any process writes the database (its WAL changes), so readers that care about
+/// other processes' writes need not poll. Stops when dropped. In-memory stores never call back.
+pub struct WriteWatcher {
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl Store {
+    pub fn watch_writes(&self, on_write: impl Fn() + Send + 'static) -> Result<WriteWatcher> {
+        use notify::Watcher;
+        let (Some(dir), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+            return Ok(WriteWatcher { _watcher: None });
+        };
+        let wal = format!("{}-wal", name.to_string_lossy());
+        let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(ev) = res else { return };
+            let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
+            if writes && ev.paths.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == wal)) {
+                on_write();
+            }
+        })?;
+        w.watch(dir, notify::RecursiveMode::NonRecursive)?;
+        Ok(WriteWatcher { _watcher: Some(w) })
+    }
+}
+
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()

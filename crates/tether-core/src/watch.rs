@@ -40,7 +40,7 @@ pub enum WatchEvent {
 }
 
 pub struct WatchHandle {
-    stop: Option<Sender<()>>,
+    stop: Option<Sender<Msg>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -51,7 +51,7 @@ impl WatchHandle {
 
     fn shutdown(&mut self) {
         if let Some(s) = self.stop.take() {
-            let _ = s.send(());
+            let _ = s.send(Msg::Stop);
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -68,6 +68,7 @@ impl Drop for WatchHandle {
 enum Msg {
     Paths(Vec<PathBuf>),
     Error(String),
+    Stop,
 }
 
 /// Start watching. `on_event` is called from the watcher thread after each pass.
@@ -77,22 +78,25 @@ pub fn start(
     on_event: impl Fn(WatchEvent) + Send + 'static,
 ) -> Result<WatchHandle> {
     let (tx, rx) = channel::<Msg>();
-    let (stop_tx, stop_rx) = channel::<()>();
+    let stop_tx = tx.clone();
     let ev_tx = tx.clone();
-    let mut debouncer = new_debouncer(cfg.debounce, None, move |res: notify_debouncer_full::DebounceEventResult| {
-        let msg = match res {
-            Ok(events) => {
-                let paths: Vec<PathBuf> =
-                    events.into_iter().filter(|e| carries_data(&e.event)).flat_map(|e| e.event.paths).collect();
-                if paths.is_empty() {
-                    return;
+    // The debouncer's thread wakes every tick; its default tick (a quarter of the timeout) meant
+    // 80 wake-ups a second while idle. One tick per timeout delays an event by at most that much.
+    let mut debouncer =
+        new_debouncer(cfg.debounce, Some(cfg.debounce), move |res: notify_debouncer_full::DebounceEventResult| {
+            let msg = match res {
+                Ok(events) => {
+                    let paths: Vec<PathBuf> =
+                        events.into_iter().filter(|e| carries_data(&e.event)).flat_map(|e| e.event.paths).collect();
+                    if paths.is_empty() {
+                        return;
+                    }
+                    Msg::Paths(paths)
                 }
-                Msg::Paths(paths)
-            }
-            Err(errs) => Msg::Error(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
-        };
-        let _ = ev_tx.send(msg);
-    })?;
+                Err(errs) => Msg::Error(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
+            };
+            let _ = ev_tx.send(msg);
+        })?;
     let mut watched = Vec::new();
     for (dir, recursive) in cursor::watch_roots(&tether.cursor) {
         if dir.is_dir() {
@@ -110,15 +114,22 @@ pub fn start(
             let _debouncer = debouncer;
             let mut last_deep = Instant::now();
             loop {
-                if stop_rx.try_recv().is_ok() {
-                    return;
-                }
-                let timeout = cfg.deep_every.saturating_sub(last_deep.elapsed()).min(Duration::from_millis(200));
+                // Sleeps until a change, a stop, or the next deep pass: nothing wakes it idle.
+                let timeout = cfg.deep_every.saturating_sub(last_deep.elapsed());
                 match rx.recv_timeout(timeout) {
+                    Ok(Msg::Stop) => return,
                     Ok(Msg::Paths(mut paths)) => {
-                        // Fold whatever else arrived meanwhile into this pass.
-                        while let Ok(Msg::Paths(more)) = rx.try_recv() {
-                            paths.extend(more);
+                        // Fold whatever else arrived meanwhile into this pass (a stop waits for it).
+                        let mut stop = false;
+                        while let Ok(m) = rx.try_recv() {
+                            match m {
+                                Msg::Paths(more) => paths.extend(more),
+                                Msg::Stop => stop = true,
+                                Msg::Error(e) => on_event(WatchEvent::Error(e)),
+                            }
+                        }
+                        if stop {
+                            return;
                         }
                         let sources = affected_sources(&tether, &paths);
                         if paths.iter().any(|p| !p.exists()) {

@@ -332,11 +332,28 @@ pub(crate) async fn watch_tasks(app: Arc<App>) {
         let t = Arc::clone(&app.tether);
         async move { tokio::task::spawn_blocking(move || tether_core::tasks::revision(&t.store)).await.ok()?.ok() }
     };
+    // Woken by writes to the database from any process (the CLI, another daemon's tools), with a
+    // slow poll in case a file event is missed; idle, nothing runs.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let _writes = app
+        .tether
+        .store
+        .watch_writes(move || {
+            let _ = tx.send(());
+        })
+        .map_err(|e| tracing::warn!(error = %e, "cannot watch the database; polling only"))
+        .ok();
     let mut last = rev(&app).await;
-    let mut tick = tokio::time::interval(TASKS_POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = rx.recv() => {
+                // The WAL is written before the commit is published in the -shm index; a moment
+                // later the write is visible, and a burst of writes is folded into one check.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            _ = tokio::time::sleep(TASKS_FALLBACK_POLL) => {}
+        }
+        while rx.try_recv().is_ok() {}
         let now = rev(&app).await;
         if let Some(rev) = now.filter(|_| now != last) {
             last = now;
@@ -345,8 +362,8 @@ pub(crate) async fn watch_tasks(app: Arc<App>) {
     }
 }
 
-/// How often the task board is checked for changes by other processes.
-const TASKS_POLL: Duration = Duration::from_millis(200);
+/// How often the task board is checked when no write was seen (a missed file event).
+const TASKS_FALLBACK_POLL: Duration = Duration::from_secs(5);
 
 /// Serves MCP over stdin/stdout until the client closes it. Logs must go to stderr.
 pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
