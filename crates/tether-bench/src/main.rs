@@ -510,4 +510,5 @@ slowest, a prefix on a common stem (`conf*`), which FTS5 answers by merging the 
 that prefix at each MATCH setup (two setups per search now, down from 22). A `prefix=` index would remove \
 that for one prefix length, at the cost of index size and a rebuild of the FTS table.
 - Index throughput falls with size (FTS5 segment merges grow with the index): compare with `--size-mb 64`.
-- Change → searchable includes the 50 ms debounce and the poll interval of the measuring loop (2 ms).";
+- Change → searchable includes the 50 ms debounce, the debouncer's 50 ms tick (one per timeout, so an idle \
+watcher wakes 20 times a second instead of 80) and the poll interval of the measuring loop (2 ms).";
