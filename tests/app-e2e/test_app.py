@@ -160,8 +160,20 @@ def test_the_app_hosts_the_daemon_and_shows_every_view():
             for view in VIEWS:
                 app.d.find_element(By.CSS_SELECTOR, f'[data-testid="nav-{view}"]').click()
                 wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'[data-testid="view-{view}"]')))
-                time.sleep(0.8)  # let the view's data arrive before the picture
+                if view == "sessions":
+                    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="session-row"]')))
+                # The picture shows the view with its data, once the live stream is up.
+                wait.until(lambda d: "Loading…" not in d.find_element(By.TAG_NAME, "main").text
+                           and "connecting" not in d.find_element(By.TAG_NAME, "body").text)
+                time.sleep(0.5)
                 app.d.save_screenshot(str(SHOTS / f"app-{view}.png"))
+            # WebKitGTK under Xvfb can hand out a stale first frame: the sessions picture is taken
+            # again at the end, with a chat open in the reader.
+            app.d.find_element(By.CSS_SELECTOR, '[data-testid="nav-sessions"]').click()
+            wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="session-row"]'))).click()
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="continue-in-cursor"]')))
+            time.sleep(0.8)
+            app.d.save_screenshot(str(SHOTS / "app-sessions.png"))
             # The MCP endpoint of the in-process daemon answers with the token.
             r = httpx.post(info["url"], headers={"Authorization": f"Bearer {TOKEN}",
                                                  "Accept": "application/json, text/event-stream"},
