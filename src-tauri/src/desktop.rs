@@ -13,7 +13,6 @@ use tauri::{AppHandle, Url, Webview};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tauri_plugin_shell::ShellExt;
-use tether_core::Paths;
 use tether_core::settings::Settings;
 
 /// Passed by the login entry, so a start at login stays in the tray.
@@ -30,11 +29,7 @@ pub struct Desktop {
 impl Desktop {
     /// `alerts` are the daemon's attention items now; the ones not seen on the last tick are
     /// notified (not those already there when the app started: the tray lists them).
-    pub fn tick(&mut self, app: &AppHandle, paths: &Paths, alerts: &[String]) {
-        let settings = Settings::load(paths).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "cannot read the settings; using the defaults");
-            Settings::default()
-        });
+    pub fn tick(&mut self, app: &AppHandle, settings: &Settings, alerts: &[String]) {
         if self.autostart_applied != Some(settings.launch_at_login) {
             match apply_autostart(app, settings.launch_at_login) {
                 Ok(()) => self.autostart_applied = Some(settings.launch_at_login),

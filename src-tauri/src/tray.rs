@@ -11,6 +11,7 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_shell::ShellExt;
+use tether_core::settings::Settings;
 
 use crate::{Daemon, Shell};
 
@@ -37,9 +38,15 @@ struct Snapshot {
     alerts: Vec<String>,
     /// Saved settings (Cursor folders, port) wait for a restart of the hosted daemon.
     restart_pending: bool,
+    /// The saved settings, read once per tick for this and for `desktop`.
+    settings: Settings,
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
+    let settings = Settings::load(&shell.paths).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot read the settings; using the defaults");
+        Settings::default()
+    });
     let url = shell.daemon.mcp_url();
     let (attached, serving, paused, mut attention) = match &shell.daemon {
         Daemon::Hosted(h) => {
@@ -67,15 +74,10 @@ fn snapshot(shell: &Shell) -> Snapshot {
         State::Running
     };
     let restart_pending = match &shell.daemon {
-        Daemon::Hosted(h) => {
-            let from = h.app.port_from.get().copied().unwrap_or("default");
-            let port = tether_core::settings::RunningPort { port: h.port, from };
-            tether_core::settings::view(&shell.paths, &h.tether.cursor, port, tether_mcp::DEFAULT_PORT)
-                .is_ok_and(|v| !v.restart_needed.is_empty())
-        }
+        Daemon::Hosted(h) => !h.app.settings_view(settings.clone()).restart_needed.is_empty(),
         Daemon::Attached { .. } => false,
     };
-    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending }
+    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings }
 }
 
 fn port_of(url: &str) -> Option<u16> {
@@ -141,12 +143,12 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
     let handle = app.clone();
     std::thread::Builder::new().name("tray-status".into()).spawn(move || {
         let mut desktop = crate::desktop::Desktop::default();
-        desktop.tick(&handle, &shell.paths, &first.alerts);
+        desktop.tick(&handle, &first.settings, &first.alerts);
         let mut last = first;
         loop {
             std::thread::sleep(Duration::from_secs(3));
             let now = snapshot(&shell);
-            desktop.tick(&handle, &shell.paths, &now.alerts);
+            desktop.tick(&handle, &now.settings, &now.alerts);
             if now != last {
                 refresh(&handle, &now);
                 last = now;

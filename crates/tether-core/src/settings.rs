@@ -143,50 +143,40 @@ pub struct RunningPort {
     pub from: &'static str,
 }
 
-/// The saved settings compared with what a daemon started with `running` and `port` uses.
-pub fn view(paths: &Paths, running: &CursorLocations, port: RunningPort, default_port: u16) -> Result<SettingsView> {
-    let settings = Settings::load(paths)?;
-    let mut overridden = std::collections::BTreeMap::new();
-    let mut restart_needed = Vec::new();
-    let shadowing = |from: &'static str| (from != "settings" && from != "detected").then_some(from);
-    match shadowing(running.user_dir_from) {
-        Some(from) if settings.cursor_user_dir.is_some() => {
-            overridden.insert("cursor_user_dir", from);
-        }
-        Some(_) => {}
-        None => {
-            let now = (running.user_dir_from == "settings").then(|| running.user_dirs.first().cloned()).flatten();
-            if now != settings.cursor_user_dir {
-                restart_needed.push("cursor_user_dir");
+impl Settings {
+    /// These settings next to what a daemon started with `running` and `port` uses (no I/O).
+    pub fn compare(self, running: &CursorLocations, port: RunningPort, default_port: u16) -> SettingsView {
+        let mut overridden = std::collections::BTreeMap::new();
+        let mut restart_needed = Vec::new();
+        let mut folder = |field, from: &'static str, in_use: &[PathBuf], saved: &Option<PathBuf>| match from {
+            "detected" | "settings" => {
+                let now = (from == "settings").then(|| in_use.first().cloned()).flatten();
+                if now != *saved {
+                    restart_needed.push(field);
+                }
             }
-        }
-    }
-    match shadowing(running.home_from) {
-        Some(from) if settings.cursor_home.is_some() => {
-            overridden.insert("cursor_home", from);
-        }
-        Some(_) => {}
-        None => {
-            let now = (running.home_from == "settings").then(|| running.cursor_homes.first().cloned()).flatten();
-            if now != settings.cursor_home {
-                restart_needed.push("cursor_home");
+            _ if saved.is_some() => {
+                overridden.insert(field, from);
             }
+            _ => {}
+        };
+        folder("cursor_user_dir", running.user_dir_from, &running.user_dirs, &self.cursor_user_dir);
+        folder("cursor_home", running.home_from, &running.cursor_homes, &self.cursor_home);
+        let chosen_by_us = matches!(port.from, "settings" | "default");
+        if chosen_by_us && self.port.unwrap_or(default_port) != port.port {
+            restart_needed.push("port");
+        } else if !chosen_by_us && self.port.is_some() {
+            overridden.insert("port", port.from);
+        }
+        SettingsView {
+            settings: self,
+            port: port.port,
+            cursor_user_dirs: running.user_dirs.clone(),
+            cursor_homes: running.cursor_homes.clone(),
+            overridden,
+            restart_needed,
         }
     }
-    let chosen_by_us = matches!(port.from, "settings" | "default");
-    if chosen_by_us && settings.port.unwrap_or(default_port) != port.port {
-        restart_needed.push("port");
-    } else if !chosen_by_us && settings.port.is_some() {
-        overridden.insert("port", port.from);
-    }
-    Ok(SettingsView {
-        settings,
-        port: port.port,
-        cursor_user_dirs: running.user_dirs.clone(),
-        cursor_homes: running.cursor_homes.clone(),
-        overridden,
-        restart_needed,
-    })
 }
 
 fn check_dir(what: &'static str, d: &Path) -> Result<()> {
@@ -252,21 +242,28 @@ mod tests {
         std::fs::create_dir(&cursor).unwrap();
         let detected = CursorLocations { user_dir_from: "detected", home_from: "detected", ..Default::default() };
         let default = RunningPort { port: 47821, from: "default" };
-        let v = view(&paths, &detected, default, 47821).unwrap();
+        let v = Settings::load(&paths).unwrap().compare(&detected, default, 47821);
         assert!(v.restart_needed.is_empty() && v.overridden.is_empty(), "{v:?}");
         Settings::update(&paths, &patch(serde_json::json!({"cursor_user_dir": cursor, "port": 48000}))).unwrap();
-        let v = view(&paths, &detected, default, 47821).unwrap();
+        let v = Settings::load(&paths).unwrap().compare(&detected, default, 47821);
         assert_eq!(v.restart_needed, ["cursor_user_dir", "port"]);
         let by_env = RunningPort { port: 5000, from: "TETHER_PORT" };
-        assert_eq!(view(&paths, &detected, by_env, 47821).unwrap().overridden.get("port"), Some(&"TETHER_PORT"));
+        assert_eq!(
+            Settings::load(&paths).unwrap().compare(&detected, by_env, 47821).overridden.get("port"),
+            Some(&"TETHER_PORT")
+        );
         // After a restart that used them, nothing waits.
         let from_settings = CursorLocations::discover(None, &Settings::load(&paths).unwrap());
         if from_settings.user_dir_from == "settings" {
             let saved = RunningPort { port: 48000, from: "settings" };
-            assert!(view(&paths, &from_settings, saved, 47821).unwrap().restart_needed.is_empty());
+            assert!(Settings::load(&paths).unwrap().compare(&from_settings, saved, 47821).restart_needed.is_empty());
         }
         let given = CursorLocations::explicit(Some(dir.path().into()), None);
-        let v = view(&paths, &CursorLocations { user_dir_from: "TETHER_CURSOR_DIR", ..given }, by_env, 47821).unwrap();
+        let v = Settings::load(&paths).unwrap().compare(
+            &CursorLocations { user_dir_from: "TETHER_CURSOR_DIR", ..given },
+            by_env,
+            47821,
+        );
         assert_eq!(v.overridden.get("cursor_user_dir"), Some(&"TETHER_CURSOR_DIR"));
     }
 

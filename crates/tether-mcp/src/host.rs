@@ -109,7 +109,7 @@ impl Host {
         })?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
         let app = App::new(Arc::clone(&tether), token, hook_token);
-        let _ = app.port_from.set(opts.port_from);
+        let _ = app.listening.set(tether_core::settings::RunningPort { port, from: opts.port_from });
         let h = Arc::new(Self {
             app,
             tether,

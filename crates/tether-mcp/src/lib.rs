@@ -40,9 +40,9 @@ pub struct App {
     /// Live updates for the GUI's event stream.
     events: tokio::sync::broadcast::Sender<UiEvent>,
     pub(crate) ui_auth: web::UiAuth,
-    /// What chose the port (`--port/TETHER_PORT`, `settings`, `default`), set by the host; the
-    /// settings page says whether a saved port waits for a restart or is overridden.
-    pub port_from: std::sync::OnceLock<&'static str>,
+    /// The port served on and what chose it (`--port/TETHER_PORT`, `settings`, `default`), set by
+    /// the host; the settings page says whether a saved port waits for a restart or is overridden.
+    pub listening: std::sync::OnceLock<tether_core::settings::RunningPort>,
 }
 
 /// One event on the GUI's stream: a name and a JSON payload (see docs/api.md).
@@ -76,7 +76,7 @@ impl App {
             paused: std::sync::atomic::AtomicBool::new(false),
             events: tokio::sync::broadcast::channel(256).0,
             ui_auth: web::UiAuth::default(),
-            port_from: std::sync::OnceLock::new(),
+            listening: std::sync::OnceLock::new(),
         })
     }
 
@@ -124,6 +124,15 @@ impl App {
             Err(e) => self.emit("index", json!({"state": "idle", "error": e.to_string()})),
         }
         r
+    }
+
+    /// `settings` next to what this daemon uses (the settings page, the tray's restart item).
+    pub fn settings_view(&self, settings: tether_core::settings::Settings) -> tether_core::settings::SettingsView {
+        let port = self.listening.get().copied().unwrap_or_else(|| {
+            let port = tether_core::daemon::running(&self.tether.paths).and_then(|d| d.port).unwrap_or(DEFAULT_PORT);
+            tether_core::settings::RunningPort { port, from: "default" }
+        });
+        settings.compare(&self.tether.cursor, port, DEFAULT_PORT)
     }
 
     /// Sends an event to every open GUI stream (none open: dropped).

@@ -570,28 +570,15 @@ async fn token_rotate(State(ctx): State<Ctx>) -> Response {
     .await
 }
 
-fn settings_view(app: &crate::App) -> tether_core::Result<tether_core::settings::SettingsView> {
-    let t = &app.tether;
-    let port = tether_core::daemon::running(&t.paths).and_then(|d| d.port).unwrap_or(crate::DEFAULT_PORT);
-    let from = app.port_from.get().copied().unwrap_or("default");
-    tether_core::settings::view(
-        &t.paths,
-        &t.cursor,
-        tether_core::settings::RunningPort { port, from },
-        crate::DEFAULT_PORT,
-    )
-}
-
 async fn settings(State(ctx): State<Ctx>) -> Response {
     let app = Arc::clone(&ctx.app);
-    run(move || settings_view(&app)).await
+    run(move || Ok(app.settings_view(tether_core::settings::Settings::load(&app.tether.paths)?))).await
 }
 
 async fn settings_update(State(ctx): State<Ctx>, Json(p): Json<tether_core::settings::SettingsPatch>) -> Response {
     let app = Arc::clone(&ctx.app);
     run(move || {
-        tether_core::settings::Settings::update(&app.tether.paths, &p)?;
-        let v = settings_view(&app)?;
+        let v = app.settings_view(tether_core::settings::Settings::update(&app.tether.paths, &p)?);
         app.emit("settings", json!({}));
         Ok(v)
     })

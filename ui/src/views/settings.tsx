@@ -115,6 +115,18 @@ export function SettingsView() {
         />
       </label>
     );
+  const toggle = (key: 'notifications' | 'launch_at_login', fallback: boolean, testid: string, label: string) => (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={pending[key] ?? v?.settings[key] ?? fallback}
+        disabled={!v || busy}
+        onChange={(e) => save({ [key]: (e.target as HTMLInputElement).checked })}
+        data-testid={testid}
+      />{' '}
+      {label}
+    </label>
+  );
   const dirty = v && draft && JSON.stringify(draftOf(v)) !== JSON.stringify(draft);
 
   return (
@@ -181,26 +193,8 @@ export function SettingsView() {
       </form>
       <section class="panel" data-testid="settings-desktop">
         <h2>Desktop</h2>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={pending.notifications ?? v?.settings.notifications ?? true}
-            disabled={!v || busy}
-            onChange={(e) => save({ notifications: (e.target as HTMLInputElement).checked })}
-            data-testid="setting-notifications"
-          />{' '}
-          Notifications for things that need attention
-        </label>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={pending.launch_at_login ?? v?.settings.launch_at_login ?? false}
-            disabled={!v || busy}
-            onChange={(e) => save({ launch_at_login: (e.target as HTMLInputElement).checked })}
-            data-testid="setting-autostart"
-          />{' '}
-          Launch the desktop app at login
-        </label>
+        {toggle('notifications', true, 'setting-notifications', 'Notifications for things that need attention')}
+        {toggle('launch_at_login', false, 'setting-autostart', 'Launch the desktop app at login')}
         {!desktop && (
           <p class="muted small" data-testid="desktop-only-note">
             The desktop app applies these; this browser only saves them.
