@@ -395,6 +395,9 @@ fn index_global(
             todo.push((r.clone(), fp));
         }
     }
+    // Oldest first, so message ids grow with time: search answers broad queries newest-id first.
+    // Without a header, the row's rowid stands in: Cursor replaces the row on each update.
+    todo.sort_by_key(|(r, _)| (r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at)), r.head.map(|h| h.0)));
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
     let tx_every = 256;
@@ -562,6 +565,8 @@ fn message_hash(m: &ParsedMessage) -> i64 {
 struct WriteCtx {
     /// Known project roots (from workspace.json files), longest first, for heuristics.
     projects: Vec<String>,
+    /// Terms of what this pass wrote, for `fts_terms`.
+    vocab: crate::terms::Vocabulary,
 }
 
 impl WriteCtx {
@@ -571,7 +576,7 @@ impl WriteCtx {
             Ok(stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
         })?;
         projects.sort_by_key(|p: &String| std::cmp::Reverse(p.len()));
-        Ok(Self { projects })
+        Ok(Self { projects, vocab: Default::default() })
     }
 }
 
@@ -661,14 +666,21 @@ fn write_session(
     if let Some(rowid) = rowid {
         conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
             .execute(params![rowid, s.title.as_deref().unwrap_or("")])?;
+        ctx.vocab.add_text(s.title.as_deref().unwrap_or(""));
     }
-    write_messages(conn, &s.id, &s.messages)?;
+    write_messages(conn, &mut ctx.vocab, &s.id, &s.messages)?;
+    ctx.vocab.flush(conn)?;
     Ok(true)
 }
 
 /// Writes changed messages and keeps `messages_fts` in step by hand: single-row statements without
 /// triggers never open a savepoint, so FTS5 keeps buffering terms in memory (see migration 0002).
-fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
+fn write_messages(
+    conn: &Connection,
+    vocab: &mut crate::terms::Vocabulary,
+    session_id: &str,
+    messages: &[ParsedMessage],
+) -> Result<()> {
     let existing: HashMap<i64, (i64, i64)> = {
         let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
         stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
@@ -724,6 +736,7 @@ fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage
             }
         };
         conn.prepare_cached("INSERT INTO messages_fts(rowid, text) VALUES (?1, ?2)")?.execute(params![id, m.text])?;
+        vocab.add_text(&m.text);
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?

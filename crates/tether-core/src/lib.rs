@@ -21,6 +21,7 @@ pub mod settings;
 pub mod store;
 pub mod task_io;
 pub mod tasks;
+pub mod terms;
 pub mod token;
 pub mod watch;
 

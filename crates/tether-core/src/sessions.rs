@@ -3,7 +3,7 @@
 //! Reads our store only; never touches Cursor's files. User metadata (nickname, tags,
 //! bookmark, do-not-index) lives in its own tables and survives any re-index.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -166,7 +166,7 @@ pub fn summary(conn: &Connection, id: &str) -> Result<SessionSummary> {
     let sql = format!(
         "SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id WHERE s.id = ?1"
     );
-    conn.query_row(&sql, [id], summary_row).optional()?.ok_or_else(|| Error::SessionNotFound(id.into()))
+    conn.prepare_cached(&sql)?.query_row([id], summary_row).optional()?.ok_or_else(|| Error::SessionNotFound(id.into()))
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -381,6 +381,10 @@ type Candidate = (String, Option<(i64, i64)>, f64, Option<String>);
 
 /// Above this many matching messages a query is ranked by recency instead of bm25; see `search`.
 const RANK_WINDOW: usize = 2000;
+/// Matches looked up per step when a broad query is answered newest first.
+const BROAD_BATCH: usize = 256;
+/// Tokens in a search hit's snippet.
+const SNIPPET_TOKENS: usize = 16;
 /// A plain term in more messages than this makes bm25's IDF pass too slow; see `search`.
 const COMMON_TERM_DOCS: usize = 10_000;
 
@@ -389,21 +393,23 @@ const COMMON_TERM_DOCS: usize = 10_000;
 /// bm25 is exact but its cost grows with how common the terms are: it scans every posting of each
 /// term for the IDF and scores every match before sorting (~40 ms for a word in most of 900 k
 /// messages). Selective queries — at most `RANK_WINDOW` matches and no plain term in more than
-/// `COMMON_TERM_DOCS` messages — get bm25. Broad ones are answered from the `RANK_WINDOW` newest
-/// matches (by message id, which walks FTS5's doclists backwards cheaply), newest message first:
-/// for a word that is everywhere, recent chats are the useful answer. Snippets are made only for
-/// the rows returned, since each one re-tokenizes a message.
+/// `COMMON_TERM_DOCS` messages — get bm25. Broad ones are answered newest first (by message id,
+/// which walks FTS5's doclists backwards cheaply and grows with time, see `index`), each session
+/// ranked by its newest match: for a word that is everywhere, recent chats are the useful answer.
+/// Prefixes are first rewritten into the terms they stand for (`terms::expand_prefixes`), and
+/// snippets are made from the returned rows' text (`terms::Highlighter`).
 pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let fts = fts_query(&q.query)?;
     let limit = if q.limit == 0 { 20 } else { q.limit.min(500) };
-    let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into()];
-    let proj = project_clause(&q.project, &mut p);
     let candidates = (limit * 8).max(64);
-    let from = format!(
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
-         WHERE messages_fts MATCH ?1 AND {proj}"
-    );
     store.read(|c| {
+        let fts = crate::terms::expand_prefixes(c, &fts)?;
+        let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into()];
+        let proj = project_clause(&q.project, &mut p);
+        let from = format!(
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
+             WHERE messages_fts MATCH ?1 AND {proj}"
+        );
         let bad = |e: rusqlite::Error| match &e {
             // Generic SQLITE_ERROR while preparing or stepping a MATCH is always the query's fault.
             rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => Error::BadQuery {
@@ -413,49 +419,64 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             _ => Error::Sql(e),
         };
         let params = rusqlite::params_from_iter(p.iter());
-        // One walk of the match list, newest first, serves both to tell broad from selective and,
-        // when broad, as the candidates: AND and prefix queries over big doclists cost most of a
-        // search, so they are evaluated as few times as possible. Without a project filter the
-        // joins only cost time here: every indexed message has a session.
-        let newest_sql = match q.project {
-            ProjectFilter::All => {
-                format!("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT {}", RANK_WINDOW + 1)
-            }
-            ProjectFilter::Path(_) => {
-                format!("SELECT messages_fts.rowid {from} ORDER BY messages_fts.rowid DESC LIMIT {}", RANK_WINDOW + 1)
-            }
+        // The matches before a message id, newest first. AND and prefix queries over big doclists
+        // cost most of a search, so they are walked as little as possible. Without a project filter
+        // the joins only cost time here: every indexed message has a session.
+        let before = p.len() + 1;
+        let walk_sql = |n: usize| match q.project {
+            ProjectFilter::All => format!(
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid < ?{before} ORDER BY rowid DESC LIMIT {n}"
+            ),
+            ProjectFilter::Path(_) => format!(
+                "SELECT messages_fts.rowid {from} AND messages_fts.rowid < ?{before} ORDER BY messages_fts.rowid DESC LIMIT {n}"
+            ),
         };
-        let newest: Vec<i64> = {
-            let mut stmt = c.prepare(&newest_sql).map_err(bad)?;
-            let it = stmt.query_map(params.clone(), |r| r.get(0)).map_err(bad)?;
-            it.collect::<rusqlite::Result<_>>().map_err(bad)?
+        let walk = |below: i64, n: usize| -> Result<Vec<i64>> {
+            let mut wp = p.clone();
+            wp.push(below.into());
+            let mut stmt = c.prepare_cached(&walk_sql(n)).map_err(bad)?;
+            let it = stmt.query_map(rusqlite::params_from_iter(wp.iter()), |r| r.get(0)).map_err(bad)?;
+            it.collect::<rusqlite::Result<_>>().map_err(bad)
         };
-        let broad = newest.len() > RANK_WINDOW
-            || plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
+        // A plain term in very many messages makes a query broad whatever it matches; otherwise one
+        // walk up to the window tells broad from selective and, when broad, gives the candidates.
+        let common = plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
+        let (broad, mut newest) = if common {
+            (true, walk(i64::MAX, BROAD_BATCH)?)
+        } else {
+            let v = walk(i64::MAX, RANK_WINDOW + 1)?;
+            (v.len() > RANK_WINDOW, v)
+        };
         // (session, seq, message id, score)
         let mut rows: Vec<(String, i64, i64, f64)> = Vec::new();
         if broad {
-            // Each session's newest matching message among the newest matches, newest first.
+            // Sessions in the order of their newest match (message ids grow with time), looked up a
+            // batch at a time until there are enough: a window of thousands costs milliseconds.
             let mut look = c.prepare_cached(
-                "SELECT session_id, seq, id, coalesce(created_at, 0) FROM messages
-                 WHERE id IN (SELECT value FROM json_each(?1))",
+                "SELECT id, session_id, seq FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
             )?;
-            let window = serde_json::to_string(&newest[..newest.len().min(RANK_WINDOW)])?;
-            let mut by_session: HashMap<String, (i64, i64, i64)> = HashMap::new();
-            let it = look.query_map([window], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
-            })?;
-            for row in it {
-                let (sid, seq, id, t) = row?;
-                let e = by_session.entry(sid).or_insert((seq, id, t));
-                if (t, id) > (e.2, e.1) {
-                    *e = (seq, id, t);
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut at = 0;
+            newest.truncate(RANK_WINDOW);
+            while rows.len() < limit && at < newest.len() {
+                let batch = &newest[at..(at + BROAD_BATCH).min(newest.len())];
+                let owners: HashMap<i64, (String, i64)> = look
+                    .query_map([serde_json::to_string(batch)?], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+                    .collect::<rusqlite::Result<_>>()?;
+                for id in batch {
+                    if let Some((sid, seq)) = owners.get(id)
+                        && seen.insert(sid.clone())
+                    {
+                        rows.push((sid.clone(), *seq, *id, 1.0 / (1.0 + rows.len() as f64)));
+                    }
                 }
-            }
-            let mut v: Vec<(String, (i64, i64, i64))> = by_session.into_iter().collect();
-            v.sort_by_key(|x| std::cmp::Reverse((x.1.2, x.1.1)));
-            for (i, (sid, (seq, id, _))) in v.into_iter().take(candidates).enumerate() {
-                rows.push((sid, seq, id, 1.0 / (1.0 + i as f64)));
+                at += batch.len();
+                // A common term is walked a batch at a time too, up to the window.
+                let full = batch.len() == BROAD_BATCH;
+                if common && rows.len() < limit && at == newest.len() && full && newest.len() < RANK_WINDOW {
+                    let more = walk(*batch.last().expect("a full batch"), BROAD_BATCH)?;
+                    newest.extend(more);
+                }
             }
         } else {
             let sql = format!("SELECT m.session_id, m.seq, m.id, bm25(messages_fts) {from} ORDER BY rank LIMIT {candidates}");
@@ -478,21 +499,20 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             }
         }
         {
+            // Broad queries rank by recency here too, which spares bm25's pass over every title.
+            let (score, order) =
+                if broad { ("0.0", "coalesce(s.updated_at, s.created_at, 0) DESC") } else { ("bm25(titles_fts)", "rank") };
+            // Titles are marked after the cut, in Rust: highlight() here would run on every match.
             let title_sql = format!(
-                "SELECT s.id, highlight(titles_fts, 0, ?{h0}, ?{h1}), bm25(titles_fts)
+                "SELECT s.id, coalesce(s.title, ''), {score}
                  FROM titles_fts JOIN sessions s ON s.rowid = titles_fts.rowid
                  LEFT JOIN session_meta mm ON mm.session_id = s.id
                  WHERE titles_fts MATCH ?1 AND coalesce(mm.no_index, 0) = 0 AND {proj}
-                 ORDER BY rank LIMIT {candidates}",
-                h0 = p.len() + 1,
-                h1 = p.len() + 2
+                 ORDER BY {order} LIMIT {candidates}"
             );
-            let mut tp = p.clone();
-            tp.push(q.highlight.0.clone().into());
-            tp.push(q.highlight.1.clone().into());
-            let mut stmt = c.prepare(&title_sql).map_err(bad)?;
+            let mut stmt = c.prepare_cached(&title_sql).map_err(bad)?;
             let it = stmt
-                .query_map(rusqlite::params_from_iter(tp.iter()), |r| {
+                .query_map(rusqlite::params_from_iter(p.iter()), |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
                 })
                 .map_err(bad)?;
@@ -515,42 +535,16 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         }
         best.sort_by(|a, b| b.2.total_cmp(&a.2));
         best.truncate(limit);
-        // Snippets: one MATCH per hit, except for prefix queries, whose every setup merges the
-        // doclists of all the terms they match: those get one walk over the range the hits span,
-        // with snippet() run only on the wanted rows.
+        // Snippets from the hits' text: FTS5's snippet() would set up a MATCH per hit.
         let wanted: Vec<i64> = best.iter().filter_map(|b| b.1.map(|(_, id)| id)).collect();
         let mut snippets: HashMap<i64, String> = HashMap::new();
-        if fts.contains('*') {
-            if let (Some(lo), Some(hi)) = (wanted.iter().min(), wanted.iter().max()) {
-                let mut stmt = c
-                    .prepare_cached(
-                        "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
-                                       THEN snippet(messages_fts, 0, ?5, ?6, '…', 16) END
-                         FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
-                    )
-                    .map_err(bad)?;
-                let ids = serde_json::to_string(&wanted)?;
-                let it = stmt
-                    .query_map(params![fts, lo, hi, ids, q.highlight.0, q.highlight.1], |r| {
-                        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
-                    })
-                    .map_err(bad)?;
-                for row in it {
-                    if let (id, Some(snippet)) = row.map_err(bad)? {
-                        snippets.insert(id, snippet);
-                    }
-                }
-            }
-        } else {
-            let mut stmt = c
-                .prepare_cached(
-                    "SELECT snippet(messages_fts, 0, ?3, ?4, '…', 16) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid = ?2",
-                )
-                .map_err(bad)?;
-            for &id in &wanted {
-                let snippet: String =
-                    stmt.query_row(params![fts, id, q.highlight.0, q.highlight.1], |r| r.get(0)).map_err(bad)?;
-                snippets.insert(id, snippet);
+        let marker = crate::terms::Highlighter::new(&fts);
+        if !wanted.is_empty() {
+            let mut stmt = c.prepare_cached("SELECT id, text FROM messages WHERE id IN (SELECT value FROM json_each(?1))")?;
+            let it = stmt.query_map([serde_json::to_string(&wanted)?], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+            for row in it {
+                let (id, text) = row?;
+                snippets.insert(id, marker.snippet(&text, &q.highlight.0, &q.highlight.1, SNIPPET_TOKENS));
             }
         }
         let mut out = Vec::with_capacity(best.len());
@@ -558,7 +552,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             let s = summary(c, &sid)?;
             let snippet = match msg {
                 Some((_, id)) => snippets.remove(&id).unwrap_or_default(),
-                None => title.unwrap_or_default(),
+                None => marker.mark(&title.unwrap_or_default(), &q.highlight.0, &q.highlight.1),
             };
             out.push(SearchHit {
                 session_id: sid,

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0003_live_state.sql"),
     include_str!("store/migrations/0004_recent_index.sql"),
     include_str!("store/migrations/0005_tasks.sql"),
+    include_str!("store/migrations/0006_fts_terms.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -15,7 +15,7 @@ fn broad_and_selective_queries_both_return_distinct_highlighted_sessions() {
     assert!(stats.bubbles > 3000, "{stats:?}");
     let vocab = vocabulary_for(3);
     // "function" is in most messages (broad: newest first); a tail word is selective (bm25); a
-    // prefix query gets its snippets from one walk over the hits' range.
+    // prefix is rewritten into the terms under it, alone or after a word.
     for q in ["function", vocab[5000].as_str(), "\"error handling\"", "conf*", "function conf*"] {
         let hits = e.t.search(&SearchQuery { limit: 10, ..SearchQuery::new(q) }).unwrap();
         assert!(!hits.is_empty(), "{q}: no hits");
@@ -27,4 +27,49 @@ fn broad_and_selective_queries_both_return_distinct_highlighted_sessions() {
         assert!(hits.iter().all(|h| h.snippet.contains("**")), "{q}: snippets highlight the match: {hits:?}");
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{q}: ordered by score");
     }
+}
+
+/// A prefix is answered as an OR of the terms under it (see `terms`); that must match exactly the
+/// rows FTS5's own prefix query matches, for ASCII words and for words FTS5 folds or cuts.
+#[test]
+fn rewritten_prefixes_match_what_fts5_prefixes_match() {
+    let fx = CursorFixture::new();
+    let g = fx.global(tether_testkit::Journal::Rollback);
+    let texts = [
+        "Configure the config loader",
+        "Naïve café résumé, ÜBER-config",
+        "x\u{301}conf and cafe\u{301} decomposed",
+        "naive cafeteria confluence",
+        "nothing to see here",
+    ];
+    tether_testkit::Composer {
+        id: "p1",
+        name: Some("Prefix café"),
+        version: 10,
+        bubble_version: 3,
+        created_at: 1,
+        extra: serde_json::json!({}),
+        bubbles: texts.iter().enumerate().map(|(i, t)| (i as i64 + 1, serde_json::json!({"text": t}))).collect(),
+    }
+    .write(&g);
+    g.close();
+    let e = Env::new(fx);
+    e.index();
+    e.t.store
+        .read(|c| {
+            for prefix in ["conf", "caf", "cafe", "naiv", "resu", "uber", "x", "c", "n"] {
+                let raw = format!("{prefix}*");
+                let rewritten = tether_core::terms::expand_prefixes(c, &raw)?;
+                let rows = |q: &str| -> rusqlite::Result<Vec<i64>> {
+                    let mut st =
+                        c.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid")?;
+                    st.query_map([q], |r| r.get(0))?.collect()
+                };
+                assert_ne!(rewritten, raw, "{prefix}: rewritten");
+                assert_eq!(rows(&rewritten)?, rows(&raw)?, "{prefix}: {rewritten}");
+                assert!(!rows(&raw)?.is_empty(), "{prefix}");
+            }
+            Ok(())
+        })
+        .unwrap();
 }
