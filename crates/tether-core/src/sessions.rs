@@ -656,8 +656,13 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
         if let Some(ni) = u.no_index {
             txn.execute("UPDATE session_meta SET no_index = ?2 WHERE session_id = ?1", params![id, ni])?;
             if ni {
+                let texts: Vec<String> = txn
+                    .prepare("SELECT text FROM messages WHERE session_id = ?1")?
+                    .query_map([&id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
                 txn.execute("DELETE FROM messages WHERE session_id = ?1", [&id])?;
                 txn.execute("UPDATE sessions SET message_count = 0 WHERE id = ?1", [&id])?;
+                crate::terms::forget(&txn, texts.iter().map(String::as_str))?;
             }
             // Forget fingerprints so the next pass reads the session (and its file) again.
             txn.execute("UPDATE sessions SET fingerprint = NULL WHERE id = ?1", [&id])?;

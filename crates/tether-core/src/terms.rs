@@ -102,6 +102,28 @@ impl Vocabulary {
     }
 }
 
+/// Removes the terms of `texts` that neither full-text index holds any more, so that the words of
+/// a chat the user asked us to stop indexing leave with it. Call it after the rows are deleted.
+pub fn forget<'a>(conn: &Connection, texts: impl IntoIterator<Item = &'a str>) -> rusqlite::Result<usize> {
+    let mut v = Vocabulary::default();
+    for t in texts {
+        v.add_text(t);
+    }
+    let mut held = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1)
+             OR EXISTS (SELECT 1 FROM titles_fts WHERE titles_fts MATCH ?1)",
+    )?;
+    let mut drop = conn.prepare_cached("DELETE FROM fts_terms WHERE term = ?1")?;
+    let mut n = 0;
+    for term in v.pending {
+        // A term FTS5 cannot parse is kept: keeping one costs nothing, losing one loses rows.
+        if !held.query_row([format!("\"{}\"", term.replace('"', "\"\""))], |r| r.get(0)).unwrap_or(true) {
+            n += drop.execute([&term])?;
+        }
+    }
+    Ok(n)
+}
+
 /// Characters FTS5's unicode61 may keep in a token (letters, digits, private use), plus combining
 /// marks: cutting coarser than FTS5 is safe, cutting finer is not.
 fn is_token_char(c: char) -> bool {

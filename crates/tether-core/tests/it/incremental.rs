@@ -133,8 +133,16 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     let s = e.t.show("loader", &ShowOptions::default()).unwrap().session;
     assert_eq!((s.id.as_str(), s.tags.clone()), (C_V10, vec!["refactor".to_string()]));
 
+    let known = |term: &str| -> bool {
+        e.t.store
+            .read(|c| Ok(c.query_row("SELECT EXISTS (SELECT 1 FROM fts_terms WHERE term = ?1)", [term], |r| r.get(0))?))
+            .unwrap()
+    };
+    assert!(known("axolotl") && known("modules") && known("loader"));
     e.t.tag("loader", &TagUpdate { no_index: Some(true), ..Default::default() }).unwrap();
     assert!(e.search_ids("axolotl").is_empty());
+    assert!(!known("axolotl") && !known("modules"), "the chat's own words leave the vocabulary");
+    assert!(known("loader"), "a word its title (or another chat) still holds stays");
     assert_eq!(e.t.show("loader", &ShowOptions::default()).unwrap_err().code(), tether_core::ErrorCode::Forbidden);
     e.t.index(Depth::Force, &no_progress).unwrap();
     assert!(e.search_ids("axolotl").is_empty(), "a re-index does not bring back do-not-index messages");
