@@ -10,9 +10,11 @@
 //!
 //! The table may hold more than FTS5 does — never less, or a rewritten prefix would miss rows.
 //! Extra entries are harmless: each one is re-tokenized by FTS5 in the query, and any row it then
-//! matches holds a token that starts with the prefix. So tokens are cut at least as coarsely as
-//! `unicode61` cuts them, and a token with non-ASCII characters is also recorded without its
-//! diacritics and from every point where FTS5 might have started a token inside it.
+//! matches holds a token that starts with the prefix. So tokens are cut only at ASCII characters
+//! other than letters and digits (never finer than `unicode61`), and a token with non-ASCII
+//! characters is also recorded without its diacritics and from every point after a non-ASCII
+//! character where an ASCII word starts. Where that list would grow too long, the empty term is
+//! stored and prefixes are left to FTS5 from then on.
 //!
 //! Depends on rusqlite and unicode-normalization only.
 
@@ -25,9 +27,10 @@ use unicode_normalization::char::is_combining_mark;
 /// Above this many terms a prefix stays a prefix: a long OR costs more than FTS5's merge.
 pub const MAX_EXPANSION: usize = 64;
 
-/// Non-ASCII tokens longer than this are recorded whole and without diacritics, but not from the
-/// points inside them (which would be quadratic in their length).
-const MAX_SUFFIXED_CHARS: usize = 64;
+/// Inner word starts recorded per token. A token with more (a long run mixing scripts without a
+/// space) stores the empty term, which turns prefix rewriting off: a missed row is worse than a
+/// slow one.
+const MAX_INNER_STARTS: usize = 256;
 
 /// Terms seen during one indexing pass, so each one is written once.
 #[derive(Debug, Default)]
@@ -42,10 +45,13 @@ impl Vocabulary {
     pub fn add_text(&mut self, text: &str) {
         let mut token = std::mem::take(&mut self.token);
         let mut ascii = true;
+        // Every non-ASCII character counts as part of a word here. unicode61 cuts at some of them
+        // and not at others (its tables are Unicode 6.1, so it keeps later emoji inside words);
+        // cutting coarser is safe, the inner starts below cover where FTS5 cuts.
         for c in text.chars() {
             if c.is_ascii_alphanumeric() {
                 token.push(c.to_ascii_lowercase());
-            } else if !c.is_ascii() && is_token_char(c) {
+            } else if !c.is_ascii() {
                 ascii = false;
                 token.extend(c.to_lowercase());
             } else if !token.is_empty() {
@@ -66,20 +72,32 @@ impl Vocabulary {
         if ascii {
             return;
         }
-        let stripped: String = token.nfd().filter(|c| !is_combining_mark(*c)).collect();
-        if token.chars().count() <= MAX_SUFFIXED_CHARS {
-            for form in [token, stripped.as_str()] {
-                let mut chars = form.char_indices().peekable();
-                while let Some((_, c)) = chars.next() {
-                    if !c.is_ascii()
-                        && let Some(&(i, _)) = chars.peek()
-                    {
-                        self.add(&form[i..]);
+        let stripped = strip(token);
+        self.add(&stripped);
+        // FTS5 may start a word after any non-ASCII character. Prefixes are rewritten only when
+        // ASCII, so the words that start there with an ASCII letter or digit are the ones needed.
+        let mut starts = 0;
+        for form in [token, stripped.as_str()] {
+            let mut after_non_ascii = false;
+            for (i, c) in form.char_indices() {
+                if after_non_ascii && c.is_ascii_alphanumeric() {
+                    starts += 1;
+                    if starts > MAX_INNER_STARTS {
+                        // Too many to list: the vocabulary can no longer promise every term.
+                        self.mark_incomplete();
+                        return;
                     }
+                    self.add(&form[i..]);
                 }
+                after_non_ascii = !c.is_ascii();
             }
         }
-        self.add(&stripped);
+    }
+
+    fn mark_incomplete(&mut self) {
+        if self.seen.insert(String::new()) {
+            self.pending.push(String::new());
+        }
     }
 
     fn add(&mut self, term: &str) {
@@ -115,7 +133,7 @@ pub fn forget<'a>(conn: &Connection, texts: impl IntoIterator<Item = &'a str>) -
     )?;
     let mut drop = conn.prepare_cached("DELETE FROM fts_terms WHERE term = ?1")?;
     let mut n = 0;
-    for term in v.pending {
+    for term in v.pending.into_iter().filter(|t| !t.is_empty()) {
         // A term FTS5 cannot parse is kept: keeping one costs nothing, losing one loses rows.
         if !held.query_row([format!("\"{}\"", term.replace('"', "\"\""))], |r| r.get(0)).unwrap_or(true) {
             n += drop.execute([&term])?;
@@ -145,17 +163,29 @@ pub fn expand_prefixes(conn: &Connection, fts: &str) -> rusqlite::Result<String>
     if !simple || !fts.contains('*') {
         return Ok(fts.to_owned());
     }
+    if conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM fts_terms WHERE term = '')")?.query_row([], |r| r.get(0))? {
+        return Ok(fts.to_owned());
+    }
     let mut stmt =
         conn.prepare_cached("SELECT term FROM fts_terms WHERE term >= ?1 AND term < ?2 ORDER BY term LIMIT ?3")?;
-    let mut out: Vec<String> = Vec::with_capacity(words.len() * 2);
     let operator = |w: &str| matches!(w, "AND" | "OR" | "NOT");
+    // Words side by side are an implicit AND, which binds tighter than NOT, AND and OR. FTS5 has no
+    // implicit AND before a parenthesis, so each run of words becomes `(a AND b)`.
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    let close = |run: &mut Vec<String>, out: &mut Vec<String>| match run.len() {
+        0 => {}
+        1 => out.push(run.pop().expect("one")),
+        _ => out.push(format!("({})", std::mem::take(run).join(" AND "))),
+    };
     for w in words {
-        // FTS5 has no implicit AND before a parenthesis.
-        if out.last().is_some_and(|l| !operator(l)) && !operator(w) {
-            out.push("AND".into());
+        if operator(w) {
+            close(&mut run, &mut out);
+            out.push(w.to_owned());
+            continue;
         }
         let Some(prefix) = w.strip_suffix('*').filter(|p| p.bytes().all(|b| b.is_ascii_alphanumeric())) else {
-            out.push(w.to_owned());
+            run.push(w.to_owned());
             continue;
         };
         let prefix = prefix.to_ascii_lowercase();
@@ -168,12 +198,13 @@ pub fn expand_prefixes(conn: &Connection, fts: &str) -> rusqlite::Result<String>
             .query_map(params![prefix, upper, MAX_EXPANSION as i64 + 1], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         if terms.is_empty() || terms.len() > MAX_EXPANSION {
-            out.push(w.to_owned());
+            run.push(w.to_owned());
         } else {
             let ors: Vec<String> = terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect();
-            out.push(format!("({})", ors.join(" OR ")));
+            run.push(format!("({})", ors.join(" OR ")));
         }
     }
+    close(&mut run, &mut out);
     Ok(out.join(" "))
 }
 
@@ -203,6 +234,9 @@ mod tests {
         // A combining mark FTS5 may treat as a separator: the word after it is recorded too.
         let t = terms("x\u{301}conf");
         assert!(t.contains(&"conf".to_owned()), "{t:?}");
+        // unicode61 keeps emoji newer than Unicode 6.1 inside a word; SQLite folds ſ to s.
+        let t = terms("the config🤔 Conſole");
+        assert!(t.contains(&"config🤔".to_owned()) && t.contains(&"console".to_owned()), "{t:?}");
     }
 
     fn db(words: &[&str]) -> Connection {
@@ -217,15 +251,25 @@ mod tests {
     #[test]
     fn prefixes_become_an_or_of_the_known_terms() {
         let c = db(&["config", "configure", "confirm", "cone", "other"]);
-        assert_eq!(expand_prefixes(&c, "conf* other").unwrap(), r#"("config" OR "configure" OR "confirm") AND other"#);
-        assert_eq!(expand_prefixes(&c, "Conf* AND x").unwrap(), r#"("config" OR "configure" OR "confirm") AND x"#);
+        let conf = r#"("config" OR "configure" OR "confirm")"#;
+        assert_eq!(expand_prefixes(&c, "conf* other").unwrap(), format!("({conf} AND other)"));
+        assert_eq!(expand_prefixes(&c, "Conf* AND x").unwrap(), format!("{conf} AND x"));
+        assert_eq!(expand_prefixes(&c, "other conf*").unwrap(), format!("(other AND {conf})"));
+        // Side by side binds tighter than NOT: the run stays together.
+        assert_eq!(expand_prefixes(&c, "conf* NOT other cone").unwrap(), format!("{conf} NOT (other AND cone)"));
         // Nothing known under it, other syntax, or a non-ASCII prefix: left to FTS5.
-        assert_eq!(expand_prefixes(&c, "other conf*").unwrap(), r#"other AND ("config" OR "configure" OR "confirm")"#);
         assert_eq!(expand_prefixes(&c, "zz*").unwrap(), "zz*");
         assert_eq!(expand_prefixes(&c, "\"a b\" conf*").unwrap(), "\"a b\" conf*");
         assert_eq!(expand_prefixes(&c, "NEAR(conf* other)").unwrap(), "NEAR(conf* other)");
         assert_eq!(expand_prefixes(&c, "café*").unwrap(), "café*");
         assert_eq!(expand_prefixes(&c, "config").unwrap(), "config");
+    }
+
+    #[test]
+    fn a_vocabulary_that_cannot_list_every_term_turns_rewriting_off() {
+        let long = "a中".repeat(MAX_INNER_STARTS + 1);
+        let c = db(&["config", &long]);
+        assert_eq!(expand_prefixes(&c, "conf*").unwrap(), "conf*");
     }
 
     #[test]
@@ -359,11 +403,12 @@ fn tokens(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// Lower case without diacritics, as `unicode61 remove_diacritics 2` compares tokens.
 fn fold(token: &str) -> String {
-    if token.is_ascii() {
-        token.to_ascii_lowercase()
-    } else {
-        token.nfd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
-    }
+    if token.is_ascii() { token.to_ascii_lowercase() } else { strip(&token.to_lowercase()) }
+}
+
+/// Without diacritics; also folds the long s (ſ, ẛ), the only other letters SQLite folds to ASCII.
+fn strip(token: &str) -> String {
+    token.nfd().filter(|c| !is_combining_mark(*c)).map(|c| if c == 'ſ' { 's' } else { c }).collect()
 }
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
         "x\u{301}conf and cafe\u{301} decomposed",
         "naive cafeteria confluence",
         "nothing to see here",
+        "fix the config🤔 and pay 100₽",
+        "the Conſole",
+        "constant 1000",
     ];
     tether_testkit::Composer {
         id: "p1",
@@ -49,7 +52,7 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
         bubble_version: 3,
         created_at: 1,
         extra: serde_json::json!({}),
-        bubbles: texts.iter().enumerate().map(|(i, t)| (i as i64 + 1, serde_json::json!({"text": t}))).collect(),
+        bubbles: texts.iter().enumerate().map(|(i, t)| (i as i64 % 2 + 1, serde_json::json!({"text": t}))).collect(),
     }
     .write(&g);
     g.close();
@@ -57,7 +60,7 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
     e.index();
     e.t.store
         .read(|c| {
-            for prefix in ["conf", "caf", "cafe", "naiv", "resu", "uber", "x", "c", "n"] {
+            for prefix in ["conf", "caf", "cafe", "naiv", "resu", "uber", "x", "c", "n", "cons", "100", "fix"] {
                 let raw = format!("{prefix}*");
                 let rewritten = tether_core::terms::expand_prefixes(c, &raw)?;
                 let rows = |q: &str| -> rusqlite::Result<Vec<i64>> {

@@ -1,6 +1,6 @@
 -- Every term of messages_fts and titles_fts, so a prefix query can be rewritten into an OR of the
--- terms under it (see terms.rs). The indexer adds to it as it writes; entries are never removed,
--- since a term no row holds any more only costs a lookup.
+-- terms under it (see terms.rs). The indexer adds to it as it writes; a term no row holds any more
+-- only costs a lookup, so entries leave only when a chat is set to "do not index".
 CREATE TABLE fts_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
 
 CREATE VIRTUAL TABLE temp.messages_vocab USING fts5vocab(main, messages_fts, row);
