@@ -13,8 +13,9 @@
 //! matches holds a token that starts with the prefix. So tokens are cut only at ASCII characters
 //! other than letters and digits (never finer than `unicode61`), and a token with non-ASCII
 //! characters is also recorded without its diacritics and from every point after a non-ASCII
-//! character where an ASCII word starts. Where that list would grow too long, the empty term is
-//! stored and prefixes are left to FTS5 from then on.
+//! character where an ASCII word starts. Where that would store long runs of text (prose in a
+//! script without spaces around ASCII words), the empty term is stored instead and prefixes are
+//! left to FTS5 from then on: slower, never wrong.
 //!
 //! Depends on rusqlite and unicode-normalization only.
 
@@ -26,6 +27,9 @@ use unicode_normalization::char::is_combining_mark;
 
 /// Above this many terms a prefix stays a prefix: a long OR costs more than FTS5's merge.
 pub const MAX_EXPANSION: usize = 64;
+
+/// Longest form with non-ASCII characters that is recorded; see `Vocabulary::add_mixed`.
+const MAX_MIXED_BYTES: usize = 64;
 
 /// Inner word starts recorded per token. A token with more (a long run mixing scripts without a
 /// space) stores the empty term, which turns prefix rewriting off: a missed row is worse than a
@@ -68,12 +72,13 @@ impl Vocabulary {
     }
 
     fn add_token(&mut self, token: &str, ascii: bool) {
-        self.add(token);
         if ascii {
+            self.add(token);
             return;
         }
         let stripped = strip(token);
-        self.add(&stripped);
+        self.add_mixed(token);
+        self.add_mixed(&stripped);
         // FTS5 may start a word after any non-ASCII character. Prefixes are rewritten only when
         // ASCII, so the words that start there with an ASCII letter or digit are the ones needed.
         let mut starts = 0;
@@ -87,10 +92,25 @@ impl Vocabulary {
                         self.mark_incomplete();
                         return;
                     }
-                    self.add(&form[i..]);
+                    self.add_mixed(&form[i..]);
                 }
                 after_non_ascii = !c.is_ascii();
             }
+        }
+    }
+
+    /// A form with non-ASCII characters in it: kept only if it starts like an ASCII prefix can
+    /// (others are never looked up), and only if short. A long one is a run of text that FTS5 may
+    /// hold as one word or cut anywhere; listing its inner starts in full would store the text
+    /// many times over, so the vocabulary gives up instead.
+    fn add_mixed(&mut self, term: &str) {
+        if !term.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+            return;
+        }
+        if term.len() > MAX_MIXED_BYTES {
+            self.mark_incomplete();
+        } else {
+            self.add(term);
         }
     }
 
