@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
 use crate::paths::CursorLocations;
 use crate::store::Store;
+use crate::terms::Vocabulary;
 
 /// How thoroughly to look for changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -403,7 +404,7 @@ fn index_global(
     let tx_every = 256;
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
-    type Item = (Option<ParsedSession>, Vec<String>, &'static str, String, String);
+    type Item = (Option<(ParsedSession, Vec<String>)>, Vec<String>, &'static str, String, String);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
     let written_ids: HashSet<String> = std::thread::scope(|scope| -> Result<HashSet<String>> {
         let todo_ref = &todo;
@@ -412,7 +413,8 @@ fn index_global(
                 let item = global::read_composer(&db, r).map(|read| match read {
                     ComposerRead::Session(mut s, hints) => {
                         s.fingerprint = fp.clone();
-                        (Some(*s), hints, "", r.id.clone(), fp.clone())
+                        let terms = Vocabulary::of_session(&s);
+                        (Some((*s, terms)), hints, "", r.id.clone(), fp.clone())
                     }
                     ComposerRead::Skipped(note) => (None, Vec::new(), note, r.id.clone(), fp.clone()),
                 });
@@ -430,12 +432,12 @@ fn index_global(
             let (session, hints, note, id, fp) = item?;
             done += 1;
             match session {
-                Some(s) => {
+                Some((s, terms)) => {
                     seen.insert(s.id.clone());
                     txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
                         .execute(params![source_id, id])?;
                     let sid = s.id.clone();
-                    if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints)? {
+                    if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints, Some(terms))? {
                         report.written += 1;
                         report.changed.push(sid);
                     }
@@ -457,7 +459,7 @@ fn index_global(
         for s in tabs {
             seen.insert(s.id.clone());
             let sid = s.id.clone();
-            if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &[])? {
+            if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &[], None)? {
                 report.written += 1;
                 report.changed.push(sid);
             }
@@ -518,7 +520,7 @@ fn write_all(
         }
         seen.insert(s.id.clone());
         let sid = s.id.clone();
-        if write_session(&txn, &mut ctx, source_id, kind, s, &[])? {
+        if write_session(&txn, &mut ctx, source_id, kind, s, &[], None)? {
             report.written += 1;
             report.changed.push(sid);
         }
@@ -566,7 +568,7 @@ struct WriteCtx {
     /// Known project roots (from workspace.json files), longest first, for heuristics.
     projects: Vec<String>,
     /// Terms of what this pass wrote, for `fts_terms`.
-    vocab: crate::terms::Vocabulary,
+    vocab: Vocabulary,
 }
 
 impl WriteCtx {
@@ -591,6 +593,7 @@ fn write_session(
     kind: SourceKind,
     mut s: ParsedSession,
     hints: &[String],
+    terms: Option<Vec<String>>,
 ) -> Result<bool> {
     let owner: Option<Owner> = conn
         .prepare_cached(
@@ -666,21 +669,22 @@ fn write_session(
     if let Some(rowid) = rowid {
         conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
             .execute(params![rowid, s.title.as_deref().unwrap_or("")])?;
-        ctx.vocab.add_text(s.title.as_deref().unwrap_or(""));
     }
-    write_messages(conn, &mut ctx.vocab, &s.id, &s.messages)?;
+    // All of the session's terms, written or not: a superset is fine (see `terms`). Those the
+    // parser computed include messages that "do not index" has just dropped, so not those.
+    let terms = match terms {
+        Some(t) if !no_index => t,
+        _ => Vocabulary::of_session(&s),
+    };
+    ctx.vocab.add_terms(terms);
+    write_messages(conn, &s.id, &s.messages)?;
     ctx.vocab.flush(conn)?;
     Ok(true)
 }
 
 /// Writes changed messages and keeps `messages_fts` in step by hand: single-row statements without
 /// triggers never open a savepoint, so FTS5 keeps buffering terms in memory (see migration 0002).
-fn write_messages(
-    conn: &Connection,
-    vocab: &mut crate::terms::Vocabulary,
-    session_id: &str,
-    messages: &[ParsedMessage],
-) -> Result<()> {
+fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
     let existing: HashMap<i64, (i64, i64)> = {
         let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
         stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
@@ -736,7 +740,6 @@ fn write_messages(
             }
         };
         conn.prepare_cached("INSERT INTO messages_fts(rowid, text) VALUES (?1, ?2)")?.execute(params![id, m.text])?;
-        vocab.add_text(&m.text);
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?

@@ -19,9 +19,8 @@
 //!
 //! Depends on rusqlite and unicode-normalization only.
 
-use std::collections::HashSet;
-
 use rusqlite::{Connection, params};
+use rustc_hash::FxHashSet;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
@@ -39,36 +38,46 @@ const MAX_INNER_STARTS: usize = 256;
 /// Terms seen during one indexing pass, so each one is written once.
 #[derive(Debug, Default)]
 pub struct Vocabulary {
-    seen: HashSet<String>,
+    seen: FxHashSet<String>,
     pending: Vec<String>,
-    token: String,
+    token: Vec<u8>,
 }
 
 impl Vocabulary {
-    /// Adds the tokens of `text`.
+    /// Adds the tokens of `text`. Runs on the indexer's writer thread for every message, hence the
+    /// byte loop: words are cut only at ASCII bytes, which never occur inside a UTF-8 sequence.
     pub fn add_text(&mut self, text: &str) {
         let mut token = std::mem::take(&mut self.token);
         let mut ascii = true;
         // Every non-ASCII character counts as part of a word here. unicode61 cuts at some of them
         // and not at others (its tables are Unicode 6.1, so it keeps later emoji inside words);
         // cutting coarser is safe, the inner starts below cover where FTS5 cuts.
-        for c in text.chars() {
-            if c.is_ascii_alphanumeric() {
-                token.push(c.to_ascii_lowercase());
-            } else if !c.is_ascii() {
+        for &b in text.as_bytes() {
+            if b.is_ascii_alphanumeric() {
+                token.push(b.to_ascii_lowercase());
+            } else if !b.is_ascii() {
                 ascii = false;
-                token.extend(c.to_lowercase());
+                token.push(b);
             } else if !token.is_empty() {
-                self.add_token(&token, ascii);
+                self.end_token(&token, ascii);
                 token.clear();
                 ascii = true;
             }
         }
         if !token.is_empty() {
-            self.add_token(&token, ascii);
+            self.end_token(&token, ascii);
             token.clear();
         }
         self.token = token;
+    }
+
+    fn end_token(&mut self, bytes: &[u8], ascii: bool) {
+        let token = std::str::from_utf8(bytes).expect("cut only at ASCII bytes");
+        if ascii {
+            self.add(token);
+        } else {
+            self.add_token(&token.to_lowercase(), false);
+        }
     }
 
     fn add_token(&mut self, token: &str, ascii: bool) {
@@ -124,6 +133,29 @@ impl Vocabulary {
         if !term.is_empty() && !self.seen.contains(term) {
             self.seen.insert(term.to_owned());
             self.pending.push(term.to_owned());
+        }
+    }
+
+    /// The distinct terms of one session's title and messages; the index's parser thread computes
+    /// them so the writer thread only merges them (`add_terms`).
+    pub fn of_session(s: &crate::model::ParsedSession) -> Vec<String> {
+        let mut v = Vocabulary::default();
+        v.add_text(s.title.as_deref().unwrap_or(""));
+        for m in &s.messages {
+            v.add_text(&m.text);
+        }
+        v.pending
+    }
+
+    /// Adds terms from `of_session`.
+    pub fn add_terms(&mut self, terms: Vec<String>) {
+        for t in terms {
+            if t.is_empty() {
+                self.mark_incomplete();
+            } else if !self.seen.contains(&t) {
+                self.seen.insert(t.clone());
+                self.pending.push(t);
+            }
         }
     }
 

@@ -146,6 +146,7 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     assert_eq!(e.t.show("loader", &ShowOptions::default()).unwrap_err().code(), tether_core::ErrorCode::Forbidden);
     e.t.index(Depth::Force, &no_progress).unwrap();
     assert!(e.search_ids("axolotl").is_empty(), "a re-index does not bring back do-not-index messages");
+    assert!(!known("axolotl"), "nor their words");
     e.t.tag("loader", &TagUpdate { no_index: Some(false), ..Default::default() }).unwrap();
     e.index();
     assert_eq!(e.search_ids("axolotl"), vec![C_V10.to_string()], "re-enabling indexes it again");
