@@ -373,7 +373,7 @@ pub fn fts_query(q: &str) -> Result<String> {
     if advanced {
         return Ok(q.to_owned());
     }
-    Ok(q.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect::<Vec<_>>().join(" "))
+    Ok(q.split_whitespace().map(crate::terms::quote).collect::<Vec<_>>().join(" "))
 }
 
 /// A session in the running: id, best message (seq, id) unless only its title matched, score, title.
@@ -572,7 +572,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
 /// The words of a plain query (one without FTS5 syntax), as `fts_query` quotes them.
 fn plain_terms(q: &str) -> Vec<String> {
     match fts_query(q) {
-        Ok(f) if f.starts_with('"') && !q.contains('"') => q.split_whitespace().map(|w| format!("\"{w}\"")).collect(),
+        Ok(f) if f.starts_with('"') && !q.contains('"') => q.split_whitespace().map(crate::terms::quote).collect(),
         _ => Vec::new(),
     }
 }

@@ -17,7 +17,8 @@
 //! script without spaces around ASCII words), the empty term is stored instead and prefixes are
 //! left to FTS5 from then on: slower, never wrong.
 //!
-//! Depends on rusqlite and unicode-normalization only.
+//! Depends on rusqlite, unicode-normalization, rustc-hash and our parsed model; knows nothing of
+//! Cursor's formats or of how a search ranks.
 
 use rusqlite::{Connection, params};
 use rustc_hash::FxHashSet;
@@ -44,8 +45,8 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// Adds the tokens of `text`. Runs on the indexer's writer thread for every message, hence the
-    /// byte loop: words are cut only at ASCII bytes, which never occur inside a UTF-8 sequence.
+    /// Adds the tokens of `text`. Runs over every message the indexer reads, hence the byte loop:
+    /// words are cut only at ASCII bytes, which never occur inside a UTF-8 sequence.
     pub fn add_text(&mut self, text: &str) {
         let mut token = std::mem::take(&mut self.token);
         let mut ascii = true;
@@ -76,15 +77,12 @@ impl Vocabulary {
         if ascii {
             self.add(token);
         } else {
-            self.add_token(&token.to_lowercase(), false);
+            self.add_non_ascii(&token.to_lowercase());
         }
     }
 
-    fn add_token(&mut self, token: &str, ascii: bool) {
-        if ascii {
-            self.add(token);
-            return;
-        }
+    /// A lower-cased token with non-ASCII characters in it, in every form a prefix may need.
+    fn add_non_ascii(&mut self, token: &str) {
         let stripped = strip(token);
         self.add_mixed(token);
         self.add_mixed(&stripped);
@@ -130,7 +128,9 @@ impl Vocabulary {
     }
 
     fn add(&mut self, term: &str) {
-        if !term.is_empty() && !self.seen.contains(term) {
+        if term.is_empty() {
+            self.mark_incomplete();
+        } else if !self.seen.contains(term) {
             self.seen.insert(term.to_owned());
             self.pending.push(term.to_owned());
         }
@@ -147,15 +147,10 @@ impl Vocabulary {
         v.pending
     }
 
-    /// Adds terms from `of_session`.
+    /// Adds terms from `of_session` (the empty term included: it says "incomplete").
     pub fn add_terms(&mut self, terms: Vec<String>) {
         for t in terms {
-            if t.is_empty() {
-                self.mark_incomplete();
-            } else if !self.seen.contains(&t) {
-                self.seen.insert(t.clone());
-                self.pending.push(t);
-            }
+            self.add(&t);
         }
     }
 
@@ -187,15 +182,20 @@ pub fn forget<'a>(conn: &Connection, texts: impl IntoIterator<Item = &'a str>) -
     let mut n = 0;
     for term in v.pending.into_iter().filter(|t| !t.is_empty()) {
         // A term FTS5 cannot parse is kept: keeping one costs nothing, losing one loses rows.
-        if !held.query_row([format!("\"{}\"", term.replace('"', "\"\""))], |r| r.get(0)).unwrap_or(true) {
+        if !held.query_row([quote(&term)], |r| r.get(0)).unwrap_or(true) {
             n += drop.execute([&term])?;
         }
     }
     Ok(n)
 }
 
-/// Characters FTS5's unicode61 may keep in a token (letters, digits, private use), plus combining
-/// marks: cutting coarser than FTS5 is safe, cutting finer is not.
+/// `term` as an FTS5 string: one phrase, whatever characters it holds.
+pub fn quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+/// Characters the highlighter keeps in a word: what unicode61 keeps in a token (letters, digits,
+/// private use), plus combining marks, so an accent written as its own character stays on its word.
 fn is_token_char(c: char) -> bool {
     c.is_alphanumeric()
         || is_combining_mark(c)
@@ -252,7 +252,7 @@ pub fn expand_prefixes(conn: &Connection, fts: &str) -> rusqlite::Result<String>
         if terms.is_empty() || terms.len() > MAX_EXPANSION {
             run.push(w.to_owned());
         } else {
-            let ors: Vec<String> = terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect();
+            let ors: Vec<String> = terms.iter().map(|t| quote(t)).collect();
             run.push(format!("({})", ors.join(" OR ")));
         }
     }
@@ -363,9 +363,10 @@ impl Highlighter {
         Self { words, prefixes }
     }
 
-    fn matches(&self, token: &str) -> bool {
+    /// The folded token, if the query names it.
+    fn matches(&self, token: &str) -> Option<String> {
         let t = fold(token);
-        self.words.contains(&t) || self.prefixes.iter().any(|p| t.starts_with(p.as_str()))
+        (self.words.contains(&t) || self.prefixes.iter().any(|p| t.starts_with(p.as_str()))).then_some(t)
     }
 
     /// All of `text` with each match between `open` and `close`.
@@ -377,23 +378,20 @@ impl Highlighter {
     /// `open` and `close` and `…` where text was cut.
     pub fn snippet(&self, text: &str, open: &str, close: &str, width: usize) -> String {
         let toks: Vec<(usize, usize)> = tokens(text).collect();
-        let hits: Vec<bool> = toks.iter().map(|&(s, e)| self.matches(&text[s..e])).collect();
+        let hits: Vec<Option<String>> = toks.iter().map(|&(s, e)| self.matches(&text[s..e])).collect();
         let width = width.max(1);
         // The window with the most distinct matched words, then the most matches; a little context
         // before the first match.
         let mut best = (0usize, (0usize, 0usize));
-        for (i, _) in hits.iter().enumerate().filter(|(_, h)| **h) {
+        for (i, _) in hits.iter().enumerate().filter(|(_, h)| h.is_some()) {
             let start = i.saturating_sub(2).min(toks.len().saturating_sub(width));
             let end = start.saturating_add(width).min(toks.len());
-            let mut distinct: Vec<String> = Vec::new();
+            let mut distinct: Vec<&str> = Vec::new();
             let mut n = 0;
-            for k in start..end {
-                if hits[k] {
-                    n += 1;
-                    let f = fold(&text[toks[k].0..toks[k].1]);
-                    if !distinct.contains(&f) {
-                        distinct.push(f);
-                    }
+            for f in hits[start..end].iter().flatten() {
+                n += 1;
+                if !distinct.contains(&f.as_str()) {
+                    distinct.push(f);
                 }
             }
             if (distinct.len(), n) > best.1 {
@@ -414,7 +412,7 @@ impl Highlighter {
         let mut at = from;
         for k in start..end {
             let (s, e) = toks[k];
-            if hits[k] {
+            if hits[k].is_some() {
                 out.push_str(&text[at..s]);
                 out.push_str(open);
                 out.push_str(&text[s..e]);
@@ -430,19 +428,21 @@ impl Highlighter {
     }
 }
 
-/// Byte ranges of the tokens of `text`, cut as `Vocabulary` cuts them.
+/// Byte ranges of the words of `text`, cut about as unicode61 cuts them (for marking only: the
+/// vocabulary cuts coarser on purpose).
 fn tokens(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let word = |c: char| c.is_ascii_alphanumeric() || (!c.is_ascii() && is_token_char(c));
     let mut it = text.char_indices().peekable();
     std::iter::from_fn(move || {
         let start = loop {
             let (i, c) = it.next()?;
-            if c.is_ascii_alphanumeric() || (!c.is_ascii() && is_token_char(c)) {
+            if word(c) {
                 break i;
             }
         };
         let mut end = text.len();
         while let Some(&(i, c)) = it.peek() {
-            if c.is_ascii_alphanumeric() || (!c.is_ascii() && is_token_char(c)) {
+            if word(c) {
                 it.next();
             } else {
                 end = i;

@@ -119,7 +119,8 @@ pub fn start(
                 match rx.recv_timeout(timeout) {
                     Ok(Msg::Stop) => return,
                     Ok(Msg::Paths(mut paths)) => {
-                        // Fold whatever else arrived meanwhile into this pass (a stop waits for it).
+                        // Fold whatever else arrived meanwhile into this pass; a stop among it ends
+                        // the thread without the pass.
                         let mut stop = false;
                         while let Ok(m) = rx.try_recv() {
                             match m {
