@@ -1,7 +1,7 @@
 //! A `composerData` value and its bubbles, as raw cell bytes, never panic the parser.
 #![no_main]
-use tether_core::cursor::composer::{Bubbles, parse_composer};
-use tether_core::cursor::value::{Decoded, decode};
+use tether_core::history::cursor::composer::{Bubbles, parse_composer};
+use tether_core::history::cursor::value::{Decoded, decode};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     // First half: composerData; second half: one bubble referenced as "b".

@@ -55,7 +55,7 @@ fn main() {
 fn run(started: Instant) -> anyhow::Result<()> {
     let paths = Paths::from_env()?;
     let settings = tether_core::settings::Settings::load(&paths)?;
-    let cursor = CursorLocations::discover(None, &settings);
+    let cursor = CursorLocations::discover(None, &settings.cursor_dirs());
     let port = tether_mcp::host::choose_port(
         std::env::var("TETHER_PORT").ok().and_then(|p| p.parse().ok()),
         "TETHER_PORT",

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { apiCall, B_SPLIT, C_V10, launchBrowser, loginUrl, newPage, screenshot, startDaemon, startEmptyDaemon, TOKEN, waitUntil } from './lib.mjs';
 
@@ -181,6 +182,45 @@ describe('GUI in a real browser', () => {
     await screenshot(page, 'tasks');
   });
 
+  test('inbox: an agent asks the person, the badge shows it live, the reply reaches the agent', async () => {
+    const json = (r) => {
+      assert.ok(!r.isError, JSON.stringify(r));
+      return JSON.parse(r.content[0].text);
+    };
+    const bells = [];
+    mcp.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => bells.push(n.params.uri));
+    const ask = json(await mcp.callTool({ name: 'signal_send', arguments: { to: 'human', type: 'question', body: 'Should dates accept **two-digit years**?' } }));
+    await page.locator('[data-testid=inbox-unread]', { hasText: '1' }).waitFor();
+    await page.getByTestId('nav-inbox').click();
+    const card = page.locator(`[data-testid=signal][data-id="${ask.id}"]`);
+    await card.waitFor();
+    assert.match(await card.innerText(), /waiting for you/i);
+    assert.equal(await card.locator('.md strong').innerText(), 'two-digit years');
+    await page.locator(`[data-testid=obligation-row][data-id="${ask.id}"]`).waitFor();
+
+    // The person writes to the agent by name; its open obligation shows with wake telemetry.
+    await page.getByTestId('compose-to').fill(taskIds.agentName);
+    await page.getByTestId('compose-type').selectOption('review_requested');
+    await page.getByTestId('compose-body').fill('Please review the time zone change.');
+    await page.getByTestId('compose-send').click();
+    const row = page.locator(`[data-testid=obligation-row][data-recipient="${taskIds.agentName}"]`);
+    await row.waitFor();
+    await waitUntil(async () => /sse/.test(await row.innerText()), 'the doorbell attempt to show');
+    await waitUntil(() => bells.includes('tether://inbox'), 'the agent to hear the bell');
+
+    await card.getByTestId('reply-body').fill('No, four digits only.');
+    await card.getByTestId('reply-send').click();
+    await page.locator(`[data-testid=signal][data-id="${ask.id}"]`, { hasText: 'answered' }).waitFor();
+    await page.getByTestId('inbox-mark-read').click();
+    await page.locator('[data-testid=inbox-unread]').waitFor({ state: 'detached' });
+    const got = json(await mcp.callTool({ name: 'signals_pending', arguments: {} }));
+    const bodies = got.signals.map((x) => x.body);
+    assert.ok(bodies.includes('No, four digits only.') && bodies.includes('Please review the time zone change.'), bodies.join(' | '));
+    await screenshot(page, 'inbox');
+    await page.getByTestId('nav-tasks').click();
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+  });
+
   test('task detail: comment, handoff note and history', async () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"] .card-open`).click();
     const detail = page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`);
@@ -215,6 +255,7 @@ describe('GUI in a real browser', () => {
     await agent.waitFor();
     assert.match(await agent.innerText(), /working/);
     assert.match(await agent.innerText(), new RegExp(taskIds.agent));
+    assert.equal(await agent.getByTestId('agent-surface').innerText(), 'full');
     await screenshot(page, 'agents');
 
     await page.getByTestId('nav-health').click();

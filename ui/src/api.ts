@@ -7,6 +7,7 @@ import type {
   Agent,
   DoctorReport,
   InitResult,
+  NewSignal,
   NewTask,
   ProjectCount,
   SearchHit,
@@ -15,6 +16,9 @@ import type {
   SessionSummary,
   SettingsPatch,
   SettingsView,
+  Signal,
+  SignalDetail,
+  SignalType,
   Status,
   TagCount,
   Task,
@@ -205,6 +209,15 @@ export interface TaskFilter {
   limit?: number;
 }
 
+export interface SignalListFilter {
+  to?: string;
+  from?: string;
+  agent?: string;
+  trace?: string;
+  open?: boolean;
+  limit?: number;
+}
+
 export interface Status_ {
   version: string;
   uptime_s: number;
@@ -234,6 +247,14 @@ export const api = {
   patchTask: (id: string, patch: TaskPatch) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, { body: patch }),
   claimTask: (id: string) => request<Task>('POST', `/api/tasks/${enc(id)}/claim`),
   agents: () => request<{ agents: Agent[] }>('GET', '/api/agents').then((r) => r.agents),
+  signals: (f: SignalListFilter = {}) =>
+    request<{ signals: Signal[] }>('GET', '/api/signals', { query: { ...f } }).then((r) => r.signals),
+  signal: (id: string) => request<SignalDetail>('GET', `/api/signals/${enc(id)}`),
+  sendSignal: (s: NewSignal) => request<Signal>('POST', '/api/signals', { body: s }),
+  replySignal: (id: string, body: string, type?: SignalType) =>
+    request<Signal>('POST', `/api/signals/${enc(id)}/reply`, { body: { body, type } }),
+  /** Marks the person's unread signals read. */
+  drainSignals: () => request<{ signals: Signal[] }>('POST', '/api/signals/drain').then((r) => r.signals),
   doctor: () => request<DoctorReport>('GET', '/api/doctor'),
   reindex: () => request<void>('POST', '/api/index'),
   rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),

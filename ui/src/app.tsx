@@ -9,6 +9,7 @@ import { Palette } from './palette';
 import type { View } from './router';
 import { AgentsView } from './views/agents';
 import { HealthView } from './views/health';
+import { InboxView, useUnread } from './views/inbox';
 import { searchInputId, SessionsView } from './views/sessions';
 import { SettingsView } from './views/settings';
 import { TagsView } from './views/tags';
@@ -17,6 +18,7 @@ import { TasksView } from './views/tasks';
 const NAV: { view: View; label: string }[] = [
   { view: 'sessions', label: 'Sessions' },
   { view: 'tasks', label: 'Tasks' },
+  { view: 'inbox', label: 'Inbox' },
   { view: 'tags', label: 'Tags' },
   { view: 'agents', label: 'Agents' },
   { view: 'health', label: 'Health' },
@@ -37,6 +39,7 @@ export function App() {
   const [boot, setBoot] = useState<{ status?: Status_; error?: ApiError }>({});
   const [palette, setPalette] = useState(false);
   const [conn, setConn] = useState<ConnState>(live.state);
+  const unread = useUnread(!!boot.status && !lost);
 
   useEffect(() => {
     api.status().then(
@@ -125,6 +128,11 @@ export function App() {
                   <Icon name={n.view} />
                 </span>
                 {n.label}
+                {n.view === 'inbox' && unread > 0 && (
+                  <span class="badge" data-testid="inbox-unread" title={`${unread} unread`}>
+                    {unread}
+                  </span>
+                )}
               </a>
             </li>
           ))}
@@ -142,6 +150,7 @@ export function App() {
       <main class="main" data-testid={`view-${route.view}`}>
         {route.view === 'sessions' && <SessionsView route={route} />}
         {route.view === 'tasks' && <TasksView route={route} />}
+        {route.view === 'inbox' && <InboxView route={route} />}
         {route.view === 'tags' && <TagsView />}
         {route.view === 'agents' && <AgentsView />}
         {route.view === 'health' && <HealthView />}

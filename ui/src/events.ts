@@ -1,13 +1,13 @@
-// Live updates from `GET /api/events` (Server-Sent Events: hello, sessions, tasks, agents, index,
-// settings).
+// Live updates from `GET /api/events` (Server-Sent Events: hello, sessions, tasks, agents, signals,
+// index, settings).
 // With the cookie (browser) this is a plain EventSource; when a bearer token is configured (the
 // desktop shell) the stream is read with fetch, since EventSource cannot send headers. Either
 // way it reconnects with a growing delay (1 s … 15 s) after an error.
 
 import { apiConfig, apiUrl, authHeaders } from './api';
 
-export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'index' | 'settings';
-export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'index', 'settings'];
+export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'signals' | 'index' | 'settings';
+export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'signals', 'index', 'settings'];
 
 export type ConnState = 'connecting' | 'open' | 'error';
 type Listener = (data: unknown) => void;

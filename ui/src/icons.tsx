@@ -11,6 +11,12 @@ const PATHS: Record<string, JSX.Element> = {
     </>
   ),
   tags: <path d="M9 4 7 20M17 4l-2 16M4 9h16M3 15h16" />,
+  inbox: (
+    <>
+      <path d="M3 13h5l1.5 3h5L16 13h5" />
+      <path d="M5.5 5h13L21 13v6H3v-6z" />
+    </>
+  ),
   agents: (
     <>
       <circle cx="9" cy="8" r="3.5" />

@@ -1,7 +1,8 @@
 // The URL hash mirrors the view and what is open in it: #/sessions, #/sessions/<id>,
-// #/tasks, #/tasks/T-3, #/tasks?view=list, #/tags, #/agents, #/health, #/settings.
+// #/tasks, #/tasks/T-3, #/tasks?view=list, #/inbox, #/inbox/S-4, #/inbox?agent=ana&trace=…, #/tags,
+// #/agents, #/health, #/settings.
 
-export const VIEWS = ['sessions', 'tasks', 'tags', 'agents', 'health', 'settings'] as const;
+export const VIEWS = ['sessions', 'tasks', 'inbox', 'tags', 'agents', 'health', 'settings'] as const;
 export type View = (typeof VIEWS)[number];
 
 export interface Route {

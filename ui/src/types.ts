@@ -147,6 +147,73 @@ export interface Agent {
   status: 'working' | 'idle' | 'ended' | string;
   last_seen: string;
   tasks: string[];
+  /** How signals reach it: `full` (a GET stream or Cursor's hooks), `degraded` (only a notice on
+   * its next tool call); null for people. */
+  surface: 'full' | 'degraded' | null;
+  open_obligations: number;
+}
+
+export type SignalType =
+  | 'question'
+  | 'task_assigned'
+  | 'review_requested'
+  | 'status_update'
+  | 'acknowledgment'
+  | 'peer_joined'
+  | 'peer_left'
+  | 'master_preempted';
+
+export interface Delivery {
+  recipient: string;
+  drained_at: string | null;
+  obligation: 'none' | 'open' | 'closed';
+  closed_at: string | null;
+  wake_attempt_count: number;
+  last_wake_at: string | null;
+  last_wake_path: 'sse' | 'hook' | 'piggyback' | 'resume' | null;
+  last_wake_result: 'rang' | 'coalesced' | 'filtered' | 'uncaptured' | 'send_failed' | null;
+}
+
+export interface Signal {
+  id: string;
+  type: SignalType;
+  from: string;
+  to: string;
+  body: string;
+  reply_to: string | null;
+  task: string | null;
+  trace_id: string;
+  action_required: boolean;
+  reply_required: boolean;
+  created_at: string;
+  answered_at: string | null;
+  answered_by: string | null;
+  deliveries: Delivery[];
+}
+
+export interface WakeRecord {
+  signal: string;
+  type: SignalType;
+  trace_id: string;
+  recipient: string;
+  at: string;
+  path: string;
+  result: string;
+  mcp_session: string | null;
+}
+
+export interface SignalDetail extends Signal {
+  wakes: WakeRecord[];
+  thread: Signal[];
+}
+
+export interface NewSignal {
+  to?: string;
+  type?: SignalType;
+  body: string;
+  reply_to?: string;
+  task?: string;
+  action_required?: boolean;
 }
 
 export interface Location {

@@ -16,10 +16,10 @@ use clap::{Parser, Subcommand};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Value, json};
 use tether_core::Tether;
-use tether_core::index::Depth;
+use tether_core::history::index::Depth;
+use tether_core::history::sessions::SearchQuery;
+use tether_core::history::watch::WatchConfig;
 use tether_core::paths::{CursorLocations, Paths};
-use tether_core::sessions::SearchQuery;
-use tether_core::watch::WatchConfig;
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
 mod mcp;
@@ -101,7 +101,7 @@ fn index_child(home: &Path, user_dir: &Path) -> anyhow::Result<()> {
         t.store.writer().execute_batch(&sql)?;
     }
     let t0 = Instant::now();
-    let r = t.index(Depth::Deep, &tether_core::index::no_progress)?;
+    let r = t.index(Depth::Deep, &tether_core::history::index::no_progress)?;
     let secs = t0.elapsed().as_secs_f64();
     println!(
         "{}",
@@ -277,10 +277,10 @@ fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &
         CursorLocations::explicit(Some(user_dir.clone()), Some(dir.join("no-cli"))),
     )?);
     let t0 = Instant::now();
-    t.index(Depth::Quick, &tether_core::index::no_progress)?;
+    t.index(Depth::Quick, &tether_core::history::index::no_progress)?;
     let quick_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let t0 = Instant::now();
-    t.index(Depth::Deep, &tether_core::index::no_progress)?;
+    t.index(Depth::Deep, &tether_core::history::index::no_progress)?;
     let deep_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     eprintln!("search: {} rounds over the fixed query set …", args.rounds);
@@ -501,11 +501,11 @@ fn render(
 
 /// Context for reading the figures; kept here so every run's report carries it.
 const NOTES: &str = "Notes:
-- Search has two modes (see `tether_core::sessions::search`): bm25 for selective queries; newest-first for \
+- Search has two modes (see `tether_core::history::sessions::search`): bm25 for selective queries; newest-first for \
 broad ones (a plain word in > 10,000 messages, or > 2,000 matches), walked in batches that stop once there \
 are enough sessions, so a word that is everywhere costs about what a rare one does.
 - A prefix (`conf*`) is rewritten into an OR of the terms under it, from our own vocabulary table \
-(`tether_core::terms`): FTS5 merges a prefix's whole doclist before returning a row (~15 ms for a stem in a \
+(`tether_core::history::terms`): FTS5 merges a prefix's whole doclist before returning a row (~15 ms for a stem in a \
 quarter of the messages), an OR of terms is walked lazily. Snippets are made in Rust from the hits' text; \
 FTS5's snippet() needed a MATCH set up per hit (~0.5 ms each for a common term).
 - Index throughput is bound by FTS5 on one writer: rebuilding only the FTS table over the same 379 MB of \

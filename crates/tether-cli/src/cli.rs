@@ -63,6 +63,82 @@ pub enum Command {
     /// Agent sessions (Cursor chats, other MCP clients, people) and the tasks they hold.
     #[command(subcommand)]
     Agents(AgentsCmd),
+    /// Send, show or answer one signal (a short message that may need a reply). You are `human`.
+    #[command(subcommand)]
+    Signal(SignalCmd),
+    /// List signals with their obligations and wake telemetry, or read the ones sent to you.
+    #[command(subcommand)]
+    Signals(SignalsCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SignalCmd {
+    /// Send a signal to an agent (by name), every live agent with a role, or `human`.
+    Send {
+        /// An agent's name, a role (`role:NAME` to be explicit) or `human`.
+        #[arg(long, value_name = "NAME|ROLE|human")]
+        to: String,
+        /// question, task_assigned, review_requested (need a reply), status_update, acknowledgment.
+        #[arg(long = "type", default_value = "question", value_name = "TYPE")]
+        kind: String,
+        /// The message (Markdown, at most 16 KiB).
+        body: String,
+        /// The signal this answers, e.g. S-3.
+        #[arg(long, value_name = "ID")]
+        reply_to: Option<String>,
+        /// The task it is about, e.g. T-2.
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
+        /// The recipient must reply (default for question, task_assigned and review_requested).
+        #[arg(long)]
+        action_required: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// One signal with its deliveries, every wake attempt and its whole thread.
+    Show {
+        id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Answer a signal: goes to its sender and closes its obligation.
+    Reply {
+        id: String,
+        body: String,
+        /// Default: acknowledgment.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SignalsCmd {
+    /// Signals, newest first.
+    List {
+        /// Sent to this agent name, `human`, or `role:NAME`.
+        #[arg(long, value_name = "NAME")]
+        to: Option<String>,
+        /// Sent by this agent name, `human` or `tether`.
+        #[arg(long, value_name = "NAME")]
+        from: Option<String>,
+        /// Sent by or to this agent.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// One conversation (a trace id).
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Only signals whose obligation is still open.
+        #[arg(long)]
+        open: bool,
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        limit: usize,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Read the signals sent to `human` that you have not read yet, and mark them read.
+    Pending(JsonFlag),
 }
 
 #[derive(Debug, Args)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use tether_core::index::{Depth, Progress};
-use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
+use tether_core::history::index::{Depth, Progress};
+use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
 use tether_core::settings::Settings;
 use tether_core::{CursorLocations, Paths, Tether};
 
@@ -17,7 +17,7 @@ use crate::output;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::from_env().context("finding the data dir")?;
     let settings = Settings::load(&paths)?;
-    let cursor = CursorLocations::discover(cli.cursor_dir.clone(), &settings);
+    let cursor = CursorLocations::discover(cli.cursor_dir.clone(), &settings.cursor_dirs());
     let port = |flag: Option<u16>| tether_mcp::host::choose_port(flag, "--port/TETHER_PORT", &settings);
     let open = || {
         Tether::open(paths.clone(), cursor.clone())
@@ -56,8 +56,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions(cmd) => sessions(&open()?, cmd),
         Command::Open { print } => open_gui(&paths, print),
         Command::Task(a) => crate::tasks::run(&open()?, a),
+        Command::Signal(cmd) => crate::signals::signal(&open()?, cmd),
+        Command::Signals(cmd) => crate::signals::signals(&open()?, cmd),
         Command::Agents(AgentsCmd::List(o)) => {
-            let list = tether_core::agents::list(&open()?.store)?;
+            let list = open()?.agents()?;
             if o.json {
                 output::json(&list)
             } else {
@@ -127,7 +129,7 @@ fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
         }
         SessionsCmd::Tag(a) => tag(t, a),
         SessionsCmd::Export { id, format, out } => {
-            let format: tether_core::export::Format = format.parse()?;
+            let format: tether_core::history::export::Format = format.parse()?;
             output::to_file_or_stdout(out.as_deref(), &t.export(&id, format)?)
         }
     }
@@ -156,7 +158,7 @@ fn tag(t: &Tether, a: TagArgs) -> anyhow::Result<()> {
     let mut s = t.tag(&a.id, &u)?;
     if a.index {
         // Bring the messages back now rather than at the next pass.
-        t.index(Depth::Deep, &tether_core::index::no_progress)?;
+        t.index(Depth::Deep, &tether_core::history::index::no_progress)?;
         s = t
             .list(&ListQuery { limit: 1_000_000, ..Default::default() })?
             .into_iter()

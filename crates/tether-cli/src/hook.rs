@@ -1,6 +1,8 @@
 //! `tether hook <event>`: what Cursor runs on each hook. It forwards the payload to the daemon
 //! and always answers "go ahead" at once: it must never block or slow Cursor, so every failure
-//! (no daemon, slow daemon, bad input) is swallowed after a short deadline — fail-open.
+//! (no daemon, slow daemon, bad input) is swallowed after a short deadline — fail-open. On `stop`
+//! it passes on the daemon's follow-up message (signals waiting for the chat), Cursor's only way
+//! to wake a chat from outside.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -15,19 +17,26 @@ const MAX_PAYLOAD: u64 = 1 << 20;
 pub fn run(paths: &Paths, event: &str) {
     let mut payload = Vec::new();
     let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut payload);
-    if let Err(e) = forward(paths, event, &payload) {
-        tracing::debug!(error = %e, "hook not delivered (fail-open)");
-    }
-    // Cursor reads a JSON answer from hooks that can gate an action; we never gate.
-    let answer = match event {
-        "beforeSubmitPrompt" => r#"{"continue":true}"#,
-        "beforeMCPExecution" | "beforeShellExecution" | "beforeReadFile" => r#"{"permission":"allow"}"#,
-        _ => "{}",
+    let followup = match forward(paths, event, &payload) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!(error = %e, "hook not delivered (fail-open)");
+            None
+        }
+    };
+    // Cursor reads a JSON answer from hooks that can gate an action; we never gate. On `stop`,
+    // the daemon may ask the chat to take another turn to read its signals.
+    let answer = match (event, followup) {
+        ("stop", Some(msg)) => serde_json::json!({"followup_message": msg}).to_string(),
+        ("beforeSubmitPrompt", _) => r#"{"continue":true}"#.into(),
+        ("beforeMCPExecution" | "beforeShellExecution" | "beforeReadFile", _) => r#"{"permission":"allow"}"#.into(),
+        _ => "{}".into(),
     };
     let _ = writeln!(std::io::stdout(), "{answer}");
 }
 
-fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<()> {
+/// Delivers the event; the daemon's follow-up message for a `stop`, if it has one.
+fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option<String>> {
     let err = |m: &str| std::io::Error::other(m.to_owned());
     let info = tether_core::daemon::running(paths).ok_or_else(|| err("no daemon"))?;
     let port = info.port.ok_or_else(|| err("daemon has no port"))?;
@@ -49,10 +58,18 @@ fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<()> {
         token.trim(),
         body.len()
     )?;
-    let mut status = [0u8; 12];
-    s.read_exact(&mut status)?;
-    if &status[9..12] != b"204" {
-        return Err(err(&format!("daemon answered {}", String::from_utf8_lossy(&status))));
+    // `Connection: close`: the answer ends when the daemon closes; it is tiny, and the deadline
+    // bounds a daemon that does not.
+    let mut answer = Vec::new();
+    s.take(64 * 1024).read_to_end(&mut answer)?;
+    let text = String::from_utf8_lossy(&answer);
+    match text.get(9..12) {
+        Some("204") => Ok(None),
+        Some("200") => {
+            let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+            let v: serde_json::Value = serde_json::from_str(body.trim()).map_err(|e| err(&e.to_string()))?;
+            Ok(v["followup_message"].as_str().filter(|m| !m.is_empty()).map(str::to_owned))
+        }
+        _ => Err(err(&format!("daemon answered {}", text.lines().next().unwrap_or("nothing")))),
     }
-    Ok(())
 }

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod hook;
 mod output;
+mod signals;
 mod tasks;
 
 use std::process::ExitCode;

@@ -2,11 +2,12 @@
 
 use std::io::IsTerminal;
 
-use tether_core::index::IndexReport;
-use tether_core::model::Tally;
-use tether_core::sessions::{SearchHit, SessionDetail, SessionSummary};
+use tether_core::board::signals::{Signal, SignalDetail};
+use tether_core::history::index::IndexReport;
+use tether_core::history::model::Tally;
+use tether_core::history::sessions::{SearchHit, SessionDetail, SessionSummary};
 
-pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+pub fn json<T: serde::Serialize + ?Sized>(v: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
@@ -52,7 +53,7 @@ fn home_short(p: &str) -> String {
 }
 
 fn cut(s: &str, max: usize) -> String {
-    tether_core::model::truncate_chars(s, max)
+    tether_core::history::model::truncate_chars(s, max)
 }
 
 pub fn sessions(list: &[SessionSummary]) {
@@ -172,7 +173,7 @@ pub fn index_report(r: &IndexReport) {
     }
 }
 
-pub fn doctor(d: &tether_core::doctor::DoctorReport) {
+pub fn doctor(d: &tether_core::history::doctor::DoctorReport) {
     println!("{}", bold(&format!("Tether {}", d.version)));
     println!("data dir     {}", d.data_dir);
     println!("index        {} ({:.1} MB)", d.index_db, d.index_bytes as f64 / 1e6);
@@ -201,8 +202,8 @@ pub fn doctor(d: &tether_core::doctor::DoctorReport) {
     }
 }
 
-fn status_label(s: tether_core::tasks::Status) -> String {
-    use tether_core::tasks::Status;
+fn status_label(s: tether_core::board::tasks::Status) -> String {
+    use tether_core::board::tasks::Status;
     let code = match s {
         Status::InProgress => "33",
         Status::InReview => "36",
@@ -215,7 +216,7 @@ fn status_label(s: tether_core::tasks::Status) -> String {
     if color() { format!("\x1b[{code}m{text}\x1b[0m") } else { text }
 }
 
-fn holder(t: &tether_core::tasks::Task) -> String {
+fn holder(t: &tether_core::board::tasks::Task) -> String {
     match &t.assignee {
         Some(a) if t.lease_expired => format!("{a} (lease expired)"),
         Some(a) => a.clone(),
@@ -223,7 +224,7 @@ fn holder(t: &tether_core::tasks::Task) -> String {
     }
 }
 
-pub fn tasks(list: &[tether_core::tasks::Task]) {
+pub fn tasks(list: &[tether_core::board::tasks::Task]) {
     if list.is_empty() {
         println!("No tasks. Add one with `tether task add \"…\"`, or import with `tether task import`.");
         return;
@@ -244,7 +245,7 @@ pub fn tasks(list: &[tether_core::tasks::Task]) {
     }
 }
 
-pub fn task_detail(d: &tether_core::tasks::TaskDetail) {
+pub fn task_detail(d: &tether_core::board::tasks::TaskDetail) {
     let t = &d.task;
     println!("{} {}", bold(&t.id), bold(&t.title));
     println!("status {}  priority {}  assignee {}", t.status, t.priority, holder(t));
@@ -279,8 +280,8 @@ pub fn task_detail(d: &tether_core::tasks::TaskDetail) {
 }
 
 /// Columns per open status, as wide as the terminal allows.
-pub fn board(all: &[tether_core::tasks::Task]) {
-    use tether_core::tasks::Status;
+pub fn board(all: &[tether_core::board::tasks::Task]) {
+    use tether_core::board::tasks::Status;
     let cols = [Status::Todo, Status::InProgress, Status::InReview, Status::Blocked];
     let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse::<usize>().ok()).unwrap_or(100).clamp(60, 240);
     let w = width / cols.len() - 2;
@@ -314,30 +315,145 @@ pub fn board(all: &[tether_core::tasks::Task]) {
     println!("{}", dim(&format!("\n{done} done, {cancelled} cancelled")));
 }
 
-pub fn agents(list: &[tether_core::agents::Agent]) {
+pub fn agents(list: &[tether_core::board::agents::Agent]) {
     if list.is_empty() {
         println!("No agents yet. A Cursor chat registers with the `session_start` tool (run `tether init`).");
         return;
     }
     println!(
         "{}",
-        dim(&format!("{:<20}  {:<6}  {:<8}  {:<10}  {:<16}  TASKS", "NAME", "KIND", "STATUS", "ROLE", "LAST SEEN"))
+        dim(&format!(
+            "{:<20}  {:<6}  {:<8}  {:<10}  {:<8}  {:<4}  {:<16}  TASKS",
+            "NAME", "KIND", "STATUS", "ROLE", "SURFACE", "OPEN", "LAST SEEN"
+        ))
     );
     for a in list {
         let kind = serde_json::to_value(a.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         println!(
-            "{:<20}  {:<6}  {:<8}  {:<10}  {:<16}  {}",
+            "{:<20}  {:<6}  {:<8}  {:<10}  {:<8}  {:<4}  {:<16}  {}",
             cut(&a.name, 20),
             kind,
             a.status,
             a.role.as_deref().unwrap_or("—"),
+            a.surface.unwrap_or("—"),
+            a.open_obligations,
             local_time(Some(&a.last_seen)),
             a.tasks.join(", ")
         );
     }
 }
 
-pub fn import_report(r: &tether_core::task_io::ImportReport) {
+pub fn signal_sent(s: &Signal) {
+    let to: Vec<&str> = s.deliveries.iter().map(|d| d.recipient.as_str()).collect();
+    let needs = if s.reply_required { "; a reply is expected" } else { "" };
+    println!("Sent {} ({}) to {}{needs}.", bold(&s.id), s.kind, to.join(", "));
+}
+
+pub fn signals(list: &[Signal]) {
+    if list.is_empty() {
+        println!("No signals.");
+        return;
+    }
+    println!(
+        "{}",
+        dim(&format!(
+            "{:<6}  {:<16}  {:<14}  {:<16}  {:<9}  {:<16}  BODY",
+            "ID", "TYPE", "FROM", "TO", "OBLIGATION", "SENT"
+        ))
+    );
+    for s in list {
+        println!(
+            "{:<6}  {:<16}  {:<14}  {:<16}  {:<9}  {:<16}  {}",
+            s.id,
+            s.kind.as_str(),
+            cut(&s.from, 14),
+            cut(&s.to, 16),
+            obligation(s),
+            local_time(Some(&s.created_at)),
+            cut(s.body.lines().next().unwrap_or(""), 60)
+        );
+    }
+}
+
+/// One word for the signal's obligations across its recipients.
+fn obligation(s: &Signal) -> &'static str {
+    let open = s.deliveries.iter().filter(|d| d.obligation == "open").count();
+    match (s.kind.is_system(), open) {
+        (true, _) => "none",
+        (false, 0) => "closed",
+        (false, n) if n == s.deliveries.len() => "open",
+        _ => "partly",
+    }
+}
+
+pub fn inbox(list: &[Signal]) {
+    if list.is_empty() {
+        println!("Nothing new for you.");
+        return;
+    }
+    for s in list {
+        let reply =
+            if s.reply_required { format!("  (reply: tether signal reply {} …)", s.id) } else { String::new() };
+        println!("{} {} from {} · {}{}", bold(&s.id), s.kind, s.from, local_time(Some(&s.created_at)), dim(&reply));
+        for line in s.body.lines() {
+            println!("  {line}");
+        }
+        println!();
+    }
+}
+
+pub fn signal_detail(d: &SignalDetail) {
+    let s = &d.signal;
+    println!("{} {} · {} → {} · {}", bold(&s.id), s.kind, s.from, s.to, local_time(Some(&s.created_at)));
+    let mut facts = vec![format!("trace {}", s.trace_id)];
+    if let Some(r) = &s.reply_to {
+        facts.push(format!("answers {r}"));
+    }
+    if let Some(t) = &s.task {
+        facts.push(format!("task {t}"));
+    }
+    if let Some(a) = &s.answered_by {
+        facts.push(format!("answered by {a} {}", local_time(s.answered_at.as_deref())));
+    }
+    println!("{}\n", dim(&facts.join(" · ")));
+    for line in s.body.lines() {
+        println!("  {line}");
+    }
+    println!("\n{}", bold("Deliveries"));
+    for del in &s.deliveries {
+        println!(
+            "  {:<16}  obligation {:<6}  drained {:<16}  wakes {} (last: {} {} {})",
+            cut(&del.recipient, 16),
+            del.obligation,
+            local_time(del.drained_at.as_deref()),
+            del.wake_attempt_count,
+            del.last_wake_path.as_deref().unwrap_or("—"),
+            del.last_wake_result.as_deref().unwrap_or("—"),
+            local_time(del.last_wake_at.as_deref()),
+        );
+    }
+    if !d.wakes.is_empty() {
+        println!("\n{}", bold("Wake attempts"));
+        for w in &d.wakes {
+            println!("  {}  {:<16}  {:<9}  {}", local_time(Some(&w.at)), cut(&w.recipient, 16), w.path, w.result);
+        }
+    }
+    if d.thread.len() > 1 {
+        println!("\n{}", bold("Thread"));
+        for t in &d.thread {
+            println!(
+                "  {:<6}  {:<16}  {} → {}: {}",
+                t.id,
+                t.kind.as_str(),
+                t.from,
+                t.to,
+                cut(t.body.lines().next().unwrap_or(""), 60)
+            );
+        }
+    }
+}
+
+pub fn import_report(r: &tether_core::board::task_io::ImportReport) {
     println!(
         "Imported from {}: {} new, {} refreshed, {} unchanged.",
         r.source,

@@ -1,9 +1,9 @@
-//! `tether task …`: one thin call into `tether_core::tasks` per subcommand. People act at the
+//! `tether task …`: one thin call into `tether_core::board::tasks` per subcommand. People act at the
 //! CLI: their claims hold without a lease, and `--force` lets them override an agent's hold.
 
 use tether_core::Tether;
-use tether_core::task_io;
-use tether_core::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
+use tether_core::board::task_io;
+use tether_core::board::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
 
 use crate::cli::{TaskArgs, TaskCmd, UpdateArgs};
 use crate::output;
@@ -15,7 +15,7 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
         .filter(|u| !u.trim().is_empty())
         .unwrap_or_else(|| "me".into());
     let me = Actor::person(user.trim());
-    let s = &t.store;
+    let b = t.board();
     match a.cmd {
         TaskCmd::Add { title, description, priority, role, project, labels, depends_on, acceptance, blocked, out } => {
             let new = NewTask {
@@ -29,11 +29,11 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
                 acceptance,
                 status: blocked.then(|| "blocked".into()),
             };
-            show_task(&tasks::create(s, &me, &new)?, out.json)
+            show_task(&b.create_task(&me, &new)?, out.json)
         }
         TaskCmd::List { statuses, assignee, role, project, label, ready, limit, out } => {
             let q = TaskQuery { id: None, statuses, assignee, role, project, label, ready, limit };
-            match tasks::query(s, &me, &q)? {
+            match b.query_tasks(&me, &q)? {
                 tasks::QueryResult::Many { tasks } if !out.json => {
                     output::tasks(&tasks);
                     Ok(())
@@ -42,7 +42,7 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
             }
         }
         TaskCmd::Show { id, out } => {
-            let d = tasks::get(s, &id)?;
+            let d = b.task(&id)?;
             if out.json {
                 output::json(&d)
             } else {
@@ -50,7 +50,7 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
                 Ok(())
             }
         }
-        TaskCmd::Claim { id, role, project, out } => show_task(&tasks::claim_for(s, &me, id, role, project)?, out.json),
+        TaskCmd::Claim { id, role, project, out } => show_task(&b.claim(&me, id, role, project)?, out.json),
         TaskCmd::Update(u) => update(t, &me, u),
         TaskCmd::Done { id, summary, force, out } => {
             let ch = TaskChange {
@@ -59,19 +59,19 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
                 force,
                 ..Default::default()
             };
-            show_task(&tasks::update(s, &me, &id, &ch)?, out.json)
+            show_task(&b.update_task(&me, &id, &ch)?, out.json)
         }
         TaskCmd::Comment { id, text, handoff, out } => {
             let ch = TaskChange { comment: Some(text), handoff, ..Default::default() };
-            show_task(&tasks::update(s, &me, &id, &ch)?, out.json)
+            show_task(&b.update_task(&me, &id, &ch)?, out.json)
         }
         TaskCmd::Release { id, note, force, out } => {
             let handoff = note.is_some();
             let ch = TaskChange { release: true, comment: note, handoff, force, ..Default::default() };
-            show_task(&tasks::update(s, &me, &id, &ch)?, out.json)
+            show_task(&b.update_task(&me, &id, &ch)?, out.json)
         }
         TaskCmd::Board(o) => {
-            let all = tasks::list(s, &tasks::TaskFilter { limit: 100_000, ..Default::default() })?;
+            let all = b.tasks(&tasks::TaskFilter { limit: 100_000, ..Default::default() })?;
             if o.json {
                 output::json(&all)
             } else {
@@ -81,14 +81,10 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
         }
         TaskCmd::Export { format, out } => {
             let f = if format == "md" { task_io::ExportFormat::Markdown } else { task_io::ExportFormat::Json };
-            output::to_file_or_stdout(out.as_deref(), &task_io::export(s, f)?)
+            output::to_file_or_stdout(out.as_deref(), &b.export_tasks(f)?)
         }
         TaskCmd::Import { path, out } => {
-            let r = if path.is_dir() {
-                task_io::import_backlog(s, &me, &path)?
-            } else {
-                task_io::import_taskmaster(s, &me, &path)?
-            };
+            let r = b.import_tasks(&me, &path)?;
             if out.json {
                 output::json(&r)
             } else {
@@ -117,7 +113,7 @@ fn update(t: &Tether, me: &Actor, u: UpdateArgs) -> anyhow::Result<()> {
         force: u.force,
         ..Default::default()
     };
-    show_task(&tasks::update(&t.store, me, &u.id, &ch)?, u.out.json)
+    show_task(&t.board().update_task(me, &u.id, &ch)?, u.out.json)
 }
 
 fn show_task(task: &tasks::Task, json: bool) -> anyhow::Result<()> {

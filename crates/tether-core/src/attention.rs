@@ -1,5 +1,5 @@
-//! What needs a person's attention: chats that stopped while holding a task, and Cursor sources
-//! that could not be read. The tray, the GUI's health view and its notifications show the same
+//! What needs a person's attention: chats that stopped while holding a task, questions agents
+//! asked the person, obligations open past their SLA, and Cursor sources that could not be read. The tray, the GUI's health view and its notifications show the same
 //! list. Knows nothing about how it is shown.
 
 use serde::Serialize;
@@ -9,18 +9,43 @@ use crate::error::Result;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Attention {
-    /// `idle_with_task` or `source_failed`.
+    /// `idle_with_task`, `question_for_human`, `obligation_overdue` or `source_failed`.
     pub kind: &'static str,
     pub message: String,
 }
 
 pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     let mut out = Vec::new();
-    for a in crate::agents::list(&t.store)? {
+    for a in crate::board::agents::list(&t.store)? {
         if a.status == "idle" && !a.tasks.is_empty() {
             out.push(Attention {
                 kind: "idle_with_task",
                 message: format!("{} is idle holding {}", a.name, a.tasks.join(", ")),
+            });
+        }
+    }
+    for s in t.board().signals(&crate::board::signals::SignalFilter {
+        to: Some(crate::board::signals::HUMAN.into()),
+        open: true,
+        limit: 50,
+        ..Default::default()
+    })? {
+        use crate::board::signals::SignalType as T;
+        if matches!(s.kind, T::Question | T::ReviewRequested) {
+            let what = if s.kind == T::Question { "question" } else { "review request" };
+            out.push(Attention {
+                kind: "question_for_human",
+                message: format!("unanswered {what} from {} ({}): {}", s.from, s.id, first_line(&s.body)),
+            });
+        }
+    }
+    let settings = t.settings().unwrap_or_default();
+    for (kind, minutes) in &settings.signal_sla_minutes {
+        let Ok(kind) = kind.parse() else { continue };
+        for (s, who, age) in crate::board::signals::overdue(&t.store, kind, i64::from(*minutes) * 60_000)? {
+            out.push(Attention {
+                kind: "obligation_overdue",
+                message: format!("{} {} to {who} unanswered for {} min", s.kind, s.id, age / 60_000),
             });
         }
     }
@@ -36,4 +61,12 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
         out.push(Attention { kind: "source_failed", message: format!("cannot read {path}: {why}") });
     }
     Ok(out)
+}
+
+fn first_line(body: &str) -> String {
+    let line = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_owned(),
+    }
 }

@@ -85,12 +85,23 @@ pub enum Error {
     DependenciesOpen { id: String, open: Vec<String> },
     #[error("nothing to claim: {0}")]
     NothingToClaim(String),
+    #[error("no signal {0:?} (signal ids look like S-12; see `tether signals list`)")]
+    SignalNotFound(String),
+    #[error(
+        "no agent or live role {to:?} to send to; address an agent's name, a role with live agents, or `human`{}",
+        if known.is_empty() { String::new() } else { format!(" (live agents: {})", known.join(", ")) }
+    )]
+    UnknownRecipient { to: String, known: Vec<String> },
 }
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::SessionNotFound(_) | Error::TaskNotFound(_) | Error::AgentNotFound(_) => ErrorCode::NotFound,
+            Error::SessionNotFound(_)
+            | Error::TaskNotFound(_)
+            | Error::AgentNotFound(_)
+            | Error::SignalNotFound(_)
+            | Error::UnknownRecipient { .. } => ErrorCode::NotFound,
             Error::AgentNameTaken(_) => ErrorCode::Conflict,
             Error::TaskHeld { .. } => ErrorCode::TaskHeld,
             Error::IllegalTransition { .. } => ErrorCode::IllegalTransition,

@@ -26,7 +26,7 @@ pub const SERVER_NAME: &str = "tether";
 /// Hook events we subscribe to: enough to bind an MCP session to its chat and to know when a
 /// chat is working or idle.
 pub const HOOK_EVENTS: &[&str] =
-    &["sessionStart", "beforeSubmitPrompt", "beforeMCPExecution", "afterAgentResponse", "stop"];
+    &["sessionStart", "beforeSubmitPrompt", "beforeMCPExecution", "afterAgentResponse", "stop", "sessionEnd"];
 
 /// Where things go.
 #[derive(Debug, Clone)]
@@ -220,10 +220,17 @@ pub fn plan_init(spec: &InitSpec) -> Result<Plan> {
             let list = hooks.entry(*event).or_insert_with(|| json!([]));
             let arr = list.as_array_mut().ok_or_else(|| shape_error(&format!("hooks.{event}"), "an array"))?;
             let command = format!("{} hook {event}", spec.hook_command);
+            // `stop` may answer with a follow-up (signals waiting); Cursor's own cap on automatic
+            // follow-ups stays explicit and small, on top of ours (once per drain cycle).
+            let entry = if *event == "stop" {
+                json!({ "command": command, "loop_limit": crate::board::signals::HOOK_LOOP_LIMIT })
+            } else {
+                json!({ "command": command })
+            };
             let ours: Vec<usize> = (0..arr.len()).filter(|&i| is_our_hook(&arr[i], event)).collect();
             match ours.first() {
-                Some(&i) => arr[i] = json!({ "command": command }),
-                None => arr.push(json!({ "command": command })),
+                Some(&i) => arr[i] = entry,
+                None => arr.push(entry),
             }
             for &i in ours.iter().skip(1).rev() {
                 arr.remove(i);
@@ -490,6 +497,21 @@ people work on it too):
   on a task someone else holds: comment on it with `task_update` instead.
 - `task_update` as you go: comments, `status: in_review`, or `summary` to complete it. If you stop
   before it is done, `release: true` with a `handoff: true` comment saying what is left.
+
+## Signals: asking and answering
+
+Agents and the user talk through Tether's signals.
+
+- When a tool result says `pending_signals`, or Tether's message says signals are waiting, call
+  `signals_pending` and act on what it returns before you go on. Call it too when you start a
+  task and before you finish your turn.
+- A `question`, `task_assigned` or `review_requested` needs an answer: `signal_send` with
+  `reply_to` set to its id (the reply goes back to whoever asked).
+- To ask the user something you cannot decide yourself, `signal_send` with `to: \"human\"` and
+  `type: \"question\"`; to ask another agent, use its name (see `session_start`), or a role such
+  as `reviewer` to reach every agent with that role. Keep the body short and point to the task
+  (`task`) or file instead of pasting it.
+- `status_update` tells others where you are; it needs no answer.
 ";
 
 const COMMANDS: &[(&str, &str)] = &[
@@ -512,6 +534,12 @@ use `sessions_find` to list this project's recent chats and ask me which). Read 
 (default `dev`), then `task_claim` with no id. Read the task (`task_list` with its id shows notes and handoffs from \
 earlier agents), do the work, comment on progress with `task_update`, and complete it with a `summary` of what was \
 done. If you cannot finish, release it with a handoff comment saying what is left.\n",
+    ),
+    (
+        "tether-inbox.md",
+        "Read the signals Tether holds for me with the tether `signals_pending` tool and deal with each: answer questions, \
+task assignments and review requests with `signal_send` (`reply_to` = the signal's id) once you have done what they \
+ask, or ask back if something is unclear. Then tell me briefly what came in and what you answered.\n",
     ),
     (
         "tether-tag.md",

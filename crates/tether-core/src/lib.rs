@@ -1,37 +1,34 @@
 //! Tether's engine: reads Cursor's chat history (read-only, every storage era) into our own
-//! SQLite + FTS5 index, keeps it fresh, and answers list/search/show/tag/export queries.
+//! SQLite + FTS5 index and keeps it fresh (`history`), and keeps the board people and agents share
+//! (`board`: tasks, agents, signals).
 //!
-//! Hosts (the CLI, the MCP server, the desktop app) are thin layers over [`Tether`]. This crate
-//! must not depend on tauri, clap, axum or rmcp, and prints nothing: it logs through `tracing`.
+//! Hosts (the CLI, the MCP server, the desktop app) are thin layers over [`Tether`] and the
+//! facades it hands out ([`Tether::board`]). This crate must not depend on tauri, clap, axum or
+//! rmcp, and prints nothing: it logs through `tracing`.
 
-pub mod agents;
 pub mod attention;
-pub mod cursor;
+pub mod board;
+pub mod clock;
 pub mod daemon;
-pub mod doctor;
 pub mod error;
-pub mod export;
-pub mod index;
+pub mod history;
 pub mod init;
-pub mod live;
-pub mod model;
 pub mod paths;
-pub mod sessions;
 pub mod settings;
 pub mod store;
-pub mod task_io;
-pub mod tasks;
-pub mod terms;
 pub mod token;
-pub mod watch;
 
 use std::sync::Arc;
 
+pub use board::Board;
 pub use error::{Error, ErrorCode, Result};
 pub use paths::{CursorLocations, Paths};
 
-use index::{Depth, IndexReport, ProgressFn};
-use sessions::{ListQuery, SearchHit, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagUpdate};
+use history::index::{Depth, IndexReport, ProgressFn};
+use history::sessions::{
+    ListQuery, ProjectFilter, SearchHit, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagUpdate,
+};
+use history::{cursor, doctor, export, sessions, watch};
 use store::Store;
 
 /// The engine for one data dir and one set of Cursor locations.
@@ -49,12 +46,24 @@ impl Tether {
         Ok(Self { paths, cursor, store })
     }
 
+    /// Tasks, agents and signals.
+    pub fn board(&self) -> Board<'_> {
+        Board::new(&self.store)
+    }
+
     pub fn index(&self, depth: Depth, progress: ProgressFn<'_>) -> Result<IndexReport> {
-        index::run(&self.store, &self.cursor, &self.paths.scratch_dir(), depth, progress)
+        history::index::run(&self.store, &self.cursor, &self.paths.scratch_dir(), depth, progress)
     }
 
     pub fn index_sources(&self, sources: &[cursor::Source], depth: Depth) -> Result<IndexReport> {
-        index::run_sources(&self.store, sources, &self.paths.scratch_dir(), depth, &index::no_progress, false)
+        history::index::run_sources(
+            &self.store,
+            sources,
+            &self.paths.scratch_dir(),
+            depth,
+            &history::index::no_progress,
+            false,
+        )
     }
 
     pub fn list(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
@@ -65,12 +74,42 @@ impl Tether {
         sessions::search(&self.store, q)
     }
 
+    /// Which chats a caller means by `project`: `all` (or empty), `current` (the caller's
+    /// workspace, else all when it is not known), or a path.
+    pub fn project_scope(&self, project: Option<&str>, caller_roots: &[String]) -> ProjectFilter {
+        match project.map(str::trim).unwrap_or("current") {
+            "all" | "" => ProjectFilter::All,
+            "current" => caller_roots.first().map_or(ProjectFilter::All, |r| ProjectFilter::Path(r.clone())),
+            p => ProjectFilter::Path(p.to_owned()),
+        }
+    }
+
     pub fn show(&self, key: &str, o: &ShowOptions) -> Result<SessionDetail> {
         sessions::show(&self.store, key, o)
     }
 
+    pub fn read_window(&self, key: &str, o: &sessions::WindowOptions) -> Result<sessions::Window> {
+        sessions::read_window(&self.store, key, o)
+    }
+
     pub fn tag(&self, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
         sessions::tag(&self.store, key, u)
+    }
+
+    pub fn projects(&self) -> Result<Vec<sessions::ProjectCount>> {
+        sessions::projects(&self.store)
+    }
+
+    pub fn tags(&self) -> Result<Vec<sessions::TagCount>> {
+        sessions::tags(&self.store)
+    }
+
+    pub fn rename_tag(&self, from: &str, to: &str) -> Result<sessions::TagCount> {
+        sessions::rename_tag(&self.store, from, to)
+    }
+
+    pub fn delete_tag(&self, tag: &str) -> Result<usize> {
+        sessions::delete_tag(&self.store, tag)
     }
 
     pub fn export(&self, key: &str, format: export::Format) -> Result<String> {
@@ -79,6 +118,27 @@ impl Tether {
 
     pub fn doctor(&self) -> Result<doctor::DoctorReport> {
         doctor::doctor(self)
+    }
+
+    /// Every agent, with live status and surface support. With no daemon running nothing can
+    /// reach an agent, so every surface reads `degraded`.
+    pub fn agents(&self) -> Result<Vec<board::agents::Agent>> {
+        let mut all = self.board().agents()?;
+        if daemon::running(&self.paths).is_none() {
+            for a in all.iter_mut().filter(|a| a.surface.is_some()) {
+                a.surface = Some("degraded");
+            }
+        }
+        Ok(all)
+    }
+
+    /// The saved settings (`settings.json`), or the defaults.
+    pub fn settings(&self) -> Result<settings::Settings> {
+        settings::Settings::load(&self.paths)
+    }
+
+    pub fn update_settings(&self, patch: &settings::SettingsPatch) -> Result<settings::Settings> {
+        settings::Settings::update(&self.paths, patch)
     }
 
     pub fn watch(

@@ -2,9 +2,9 @@
 //!
 //! Our own data lives under `TETHER_HOME` when set, else the platform data dir. Cursor's data is
 //! discovered from the home directory per OS (macOS, Windows, Linux, WSL), with overrides
-//! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`), then the saved
-//! settings (`settings.json`, see [`crate::settings`]). Nothing else
-//! in the engine reads the environment, so tests redirect everything with these variables.
+//! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`), then the folders
+//! the person saved ([`SavedCursorDirs`], read from `settings.json` by the settings module). Nothing
+//! else in the engine reads the environment, so tests redirect everything with these variables.
 
 // This module is the one place allowed to ask the OS for directories (see clippy.toml).
 #![allow(clippy::disallowed_methods)]
@@ -62,6 +62,14 @@ impl Paths {
     }
 }
 
+/// Cursor folders the person saved (in `settings.json`), which win over detection but not over
+/// flags and variables.
+#[derive(Debug, Clone, Default)]
+pub struct SavedCursorDirs {
+    pub user_dir: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
 /// Where Cursor keeps its data on this machine.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct CursorLocations {
@@ -94,16 +102,16 @@ impl CursorLocations {
     }
 
     /// Discover: the overrides first (the `--cursor-dir` flag, then `TETHER_CURSOR_DIR` /
-    /// `TETHER_CURSOR_HOME`, then the saved settings), else the per-OS defaults.
-    pub fn discover(cli_user_dir: Option<PathBuf>, settings: &crate::settings::Settings) -> Self {
+    /// `TETHER_CURSOR_HOME`, then the folders saved in the settings), else the per-OS defaults.
+    pub fn discover(cli_user_dir: Option<PathBuf>, saved: &SavedCursorDirs) -> Self {
         let env_path = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         let user_override = cli_user_dir
             .map(|d| (d, "--cursor-dir"))
             .or_else(|| env_path("TETHER_CURSOR_DIR").map(|d| (d, "TETHER_CURSOR_DIR")))
-            .or_else(|| settings.cursor_user_dir.clone().map(|d| (d, "settings")));
+            .or_else(|| saved.user_dir.clone().map(|d| (d, "settings")));
         let home_override = env_path("TETHER_CURSOR_HOME")
             .map(|d| (d, "TETHER_CURSOR_HOME"))
-            .or_else(|| settings.cursor_home.clone().map(|d| (d, "settings")));
+            .or_else(|| saved.home.clone().map(|d| (d, "settings")));
         let home = dirs::home_dir();
         let mut loc = Self { user_dir_from: "detected", home_from: "detected", ..Self::default() };
         match user_override {

@@ -6,12 +6,13 @@
 //! `notifications` and `launch_at_login` itself; this module only stores and validates.
 //! No host types here (no axum, clap or tauri).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::paths::{CursorLocations, Paths};
+use crate::paths::{CursorLocations, Paths, SavedCursorDirs};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
@@ -26,12 +27,28 @@ pub struct Settings {
     pub notifications: bool,
     /// Start the desktop app when the person logs in.
     pub launch_at_login: bool,
+    /// Minutes a signal's obligation may stay open, per signal type, before it needs attention.
+    pub signal_sla_minutes: BTreeMap<String, u32>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Self { cursor_user_dir: None, cursor_home: None, port: None, notifications: true, launch_at_login: false }
+        Self {
+            cursor_user_dir: None,
+            cursor_home: None,
+            port: None,
+            notifications: true,
+            launch_at_login: false,
+            signal_sla_minutes: default_slas(),
+        }
     }
+}
+
+fn default_slas() -> BTreeMap<String, u32> {
+    [("question", 10), ("review_requested", 30), ("task_assigned", 60)]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
 }
 
 /// A change to some settings; `Some(None)` clears an optional one back to its default.
@@ -46,6 +63,8 @@ pub struct SettingsPatch {
     pub port: Option<Option<u16>>,
     pub notifications: Option<bool>,
     pub launch_at_login: Option<bool>,
+    /// Per signal type; merged into the saved ones.
+    pub signal_sla_minutes: Option<BTreeMap<String, u32>>,
 }
 
 /// Distinguishes a missing field (`None`) from an explicit `null` (`Some(None)`).
@@ -56,6 +75,11 @@ fn double_option<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
 }
 
 impl Settings {
+    /// The saved Cursor folders, for [`CursorLocations::discover`].
+    pub fn cursor_dirs(&self) -> SavedCursorDirs {
+        SavedCursorDirs { user_dir: self.cursor_user_dir.clone(), home: self.cursor_home.clone() }
+    }
+
     /// The saved settings, or the defaults when there is no file yet.
     pub fn load(paths: &Paths) -> Result<Self> {
         let file = paths.settings_json();
@@ -88,6 +112,9 @@ impl Settings {
         if let Some(v) = patch.launch_at_login {
             s.launch_at_login = v;
         }
+        if let Some(v) = &patch.signal_sla_minutes {
+            s.signal_sla_minutes.extend(v.iter().map(|(k, m)| (k.trim().to_owned(), *m)));
+        }
         s.validate()?;
         s.save(paths)?;
         Ok(s)
@@ -97,6 +124,15 @@ impl Settings {
         for (what, dir) in [("Cursor User folder", &self.cursor_user_dir), ("Cursor home", &self.cursor_home)] {
             if let Some(d) = dir {
                 check_dir(what, d)?;
+            }
+        }
+        for (kind, minutes) in &self.signal_sla_minutes {
+            let t: crate::board::signals::SignalType = kind.parse()?;
+            if t.is_system() {
+                return Err(Error::invalid("signal SLA", format!("{kind} signals carry no obligation")));
+            }
+            if !(1..=10_080).contains(minutes) {
+                return Err(Error::invalid("signal SLA", format!("{minutes} minutes for {kind}: give 1 to 10080")));
             }
         }
         if let Some(p) = self.port
@@ -253,7 +289,7 @@ mod tests {
             Some(&"TETHER_PORT")
         );
         // After a restart that used them, nothing waits.
-        let from_settings = CursorLocations::discover(None, &Settings::load(&paths).unwrap());
+        let from_settings = CursorLocations::discover(None, &Settings::load(&paths).unwrap().cursor_dirs());
         if from_settings.user_dir_from == "settings" {
             let saved = RunningPort { port: 48000, from: "settings" };
             assert!(Settings::load(&paths).unwrap().compare(&from_settings, saved, 47821).restart_needed.is_empty());

@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0004_recent_index.sql"),
     include_str!("store/migrations/0005_tasks.sql"),
     include_str!("store/migrations/0006_fts_terms.sql"),
+    include_str!("store/migrations/0007_signals.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -9,8 +9,8 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use tether_core::daemon::{DaemonInfo, DaemonLock};
-use tether_core::index::{Depth, Progress};
-use tether_core::watch::{WatchConfig, WatchEvent, WatchHandle};
+use tether_core::history::index::{Depth, Progress};
+use tether_core::history::watch::{WatchConfig, WatchEvent, WatchHandle};
 use tether_core::{CursorLocations, Paths, Tether};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -108,6 +108,8 @@ impl Host {
             port: Some(port),
         })?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
+        // No client holds a stream to a daemon that has just started, whatever a killed one left.
+        tether_core::board::live::reset_streams(&tether.store)?;
         let app = App::new(Arc::clone(&tether), token, hook_token);
         let _ = app.listening.set(tether_core::settings::RunningPort { port, from: opts.port_from });
         let h = Arc::new(Self {
@@ -243,5 +245,5 @@ impl Host {
 
 fn chrono_now() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    tether_core::sessions::iso(secs)
+    tether_core::clock::iso(secs)
 }

@@ -1,11 +1,10 @@
 //! The loopback HTTP host: axum router with `/mcp` (rmcp Streamable HTTP behind the bearer
 //! token), `/health` (no auth, no secrets) and `/hook` (the low-privilege hook token).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -22,7 +21,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::{App, TetherMcp};
+use crate::streams::StreamGuard;
+use crate::{App, Ctx, TetherMcp};
 
 /// Documented in the README; `--port` / `TETHER_PORT` change it.
 pub const DEFAULT_PORT: u16 = 47821;
@@ -76,66 +76,24 @@ impl SessionStore for SqliteSessions {
     async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
         let t = Arc::clone(&self.0.tether);
         let id = id.to_owned();
-        let raw = tokio::task::spawn_blocking(move || tether_core::live::load_mcp_session(&t.store, &id)).await??;
+        let raw =
+            tokio::task::spawn_blocking(move || tether_core::board::live::load_mcp_session(&t.store, &id)).await??;
         Ok(raw.map(|s| serde_json::from_str(&s)).transpose()?)
     }
 
     async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let t = Arc::clone(&self.0.tether);
         let (id, s) = (id.to_owned(), serde_json::to_string(state)?);
-        tokio::task::spawn_blocking(move || tether_core::live::save_mcp_session(&t.store, &id, &s)).await??;
+        tokio::task::spawn_blocking(move || tether_core::board::live::save_mcp_session(&t.store, &id, &s)).await??;
         Ok(())
     }
 
     async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
         let t = Arc::clone(&self.0.tether);
         let id = id.to_owned();
-        tokio::task::spawn_blocking(move || tether_core::live::delete_mcp_session(&t.store, &id)).await??;
+        tokio::task::spawn_blocking(move || tether_core::board::live::delete_mcp_session(&t.store, &id)).await??;
         Ok(())
     }
-}
-
-/// Per MCP session: last request and how many GET streams are open right now.
-#[derive(Default)]
-struct Activity(Mutex<HashMap<String, (Instant, usize)>>);
-
-struct StreamGuard(Arc<Activity>, String);
-
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        if let Some(e) = self.0.0.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&self.1) {
-            e.0 = Instant::now();
-            e.1 = e.1.saturating_sub(1);
-        }
-    }
-}
-
-#[derive(Clone)]
-pub(crate) struct Ctx {
-    pub(crate) app: Arc<App>,
-    activity: Arc<Activity>,
-}
-
-impl Ctx {
-    /// Each MCP session with its last request and open GET streams, for the GUI's health view.
-    pub(crate) fn sessions_activity(&self) -> Vec<serde_json::Value> {
-        let a = self.activity.0.lock().unwrap_or_else(|p| p.into_inner());
-        let now = chrono_now_ms();
-        let mut v: Vec<(u128, serde_json::Value)> = a
-            .iter()
-            .map(|(id, (at, streams))| {
-                let idle = at.elapsed().as_millis();
-                let last = tether_core::sessions::iso(now - idle as i64);
-                (idle, json!({"id": id, "transport": "streamable-http", "last_activity": last, "streams": streams}))
-            })
-            .collect();
-        v.sort_by_key(|(idle, _)| *idle);
-        v.into_iter().map(|(_, j)| j).collect()
-    }
-}
-
-fn chrono_now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Serves until `shutdown` resolves. Every session and stream ends with it.
@@ -163,7 +121,7 @@ pub async fn serve_http(
     cfg.session_store = Some(Arc::new(SqliteSessions(Arc::clone(&app))));
     let factory_app = Arc::clone(&app);
     let svc = StreamableHttpService::new(move || Ok(TetherMcp::new(Arc::clone(&factory_app))), Arc::clone(&sm), cfg);
-    let ctx = Ctx { app: Arc::clone(&app), activity: Arc::default() };
+    let ctx = Ctx { app: Arc::clone(&app) };
     let router = Router::new()
         .nest_service("/mcp", svc)
         .layer(middleware::from_fn_with_state(ctx.clone(), mcp_guard))
@@ -172,7 +130,8 @@ pub async fn serve_http(
         .merge(crate::web::router(ctx.clone()))
         .with_state(ctx.clone());
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
-    let tasks = tokio::spawn(crate::watch_tasks(Arc::clone(&app)));
+    let tasks = tokio::spawn(crate::watch_board(Arc::clone(&app)));
+    let bell = tokio::spawn(crate::doorbell::run(Arc::clone(&app)));
     let stop = ct.clone();
     let r = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
@@ -183,6 +142,7 @@ pub async fn serve_http(
     ct.cancel();
     reaper.abort();
     tasks.abort();
+    bell.abort();
     r.map_err(|e| ServeError::Io { context: "serving HTTP".into(), source: e })
 }
 
@@ -205,23 +165,15 @@ async fn mcp_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
         session.or_else(|| res.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned));
     let Some(session) = session else { return res };
     if method == Method::DELETE && res.status().is_success() {
-        ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&session);
         ctx.app.forget_session(&session);
         return res;
     }
     let is_stream = method == Method::GET && res.status().is_success();
-    {
-        let mut a = ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner());
-        let e = a.entry(session.clone()).or_insert((Instant::now(), 0));
-        e.0 = Instant::now();
-        if is_stream {
-            e.1 += 1;
-        }
-    }
+    ctx.app.session_seen(&session, is_stream);
     if !is_stream {
         return res;
     }
-    let guard = StreamGuard(Arc::clone(&ctx.activity), session);
+    let guard = StreamGuard(Arc::clone(&ctx.app), session);
     let (parts, body) = res.into_parts();
     let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
         let _ = &guard;
@@ -235,56 +187,21 @@ async fn reap(ctx: Ctx, sm: Arc<LocalSessionManager>) {
     let mut tick = tokio::time::interval(Duration::from_secs(600));
     loop {
         tick.tick().await;
-        let stale: Vec<String> = {
-            let mut a = ctx.activity.0.lock().unwrap_or_else(|p| p.into_inner());
-            let stale: Vec<String> = a
-                .iter()
-                .filter(|(_, (at, open))| *open == 0 && at.elapsed() > ABANDONED_AFTER)
-                .map(|(k, _)| k.clone())
-                .collect();
-            for k in &stale {
-                a.remove(k);
-            }
-            stale
-        };
-        for id in stale {
+        for id in ctx.app.streams.take_abandoned(ABANDONED_AFTER) {
             tracing::info!(session = %id, "closing an abandoned MCP session");
             let _ = sm.close_session(&Arc::from(id.as_str())).await;
             ctx.app.forget_session(&id);
         }
         let t = Arc::clone(&ctx.app.tether);
-        let _ = tokio::task::spawn_blocking(move || tether_core::live::prune_mcp_sessions(&t.store, PERSISTED_FOR_MS))
-            .await;
+        let _ = tokio::task::spawn_blocking(move || {
+            tether_core::board::live::prune_mcp_sessions(&t.store, PERSISTED_FOR_MS)
+        })
+        .await;
     }
 }
 
 async fn health(State(ctx): State<Ctx>) -> Response {
-    axum::Json(health_json(&ctx).await).into_response()
-}
-
-/// What `/health` shows: no secrets, nothing that needs the token.
-pub(crate) async fn health_json(ctx: &Ctx) -> serde_json::Value {
-    let t = Arc::clone(&ctx.app.tether);
-    let counts = tokio::task::spawn_blocking(move || {
-        t.store.read(|c| {
-            Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })?)
-        })
-    })
-    .await;
-    let (sessions, messages) = match counts {
-        Ok(Ok(c)) => c,
-        _ => (-1, -1),
-    };
-    let indexing = ctx.app.indexing.load(std::sync::atomic::Ordering::Relaxed);
-    json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "uptime_s": ctx.app.uptime().as_secs(),
-        "index": {"state": if indexing { "indexing" } else { "idle" }, "sessions": sessions, "messages": messages},
-        "mcp_sessions": ctx.app.mcp_sessions(),
-    })
+    axum::Json(crate::web::health_json(&ctx).await).into_response()
 }
 
 /// Hook reports from `tether hook`: the hook token only opens this door.
@@ -297,7 +214,7 @@ async fn hook(State(ctx): State<Ctx>, headers: HeaderMap, body: axum::body::Byte
     if !tether_core::token::matches(&ctx.app.hook_token, given) {
         return (StatusCode::UNAUTHORIZED, "missing or wrong hook token\n").into_response();
     }
-    let ev: tether_core::live::HookEvent = match serde_json::from_slice(&body) {
+    let ev: tether_core::board::live::HookEvent = match serde_json::from_slice(&body) {
         Ok(ev) => ev,
         Err(e) => {
             return (StatusCode::BAD_REQUEST, format!("hook payload is not the expected JSON: {e}\n")).into_response();
@@ -305,7 +222,8 @@ async fn hook(State(ctx): State<Ctx>, headers: HeaderMap, body: axum::body::Byte
     };
     let app = Arc::clone(&ctx.app);
     match tokio::task::spawn_blocking(move || app.hook(ev)).await {
-        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Ok(None)) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Ok(Some(followup))) => axum::Json(json!({"followup_message": followup})).into_response(),
         Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
     }

@@ -4,8 +4,10 @@
 //!
 //! A thin host over `tether-core`: no index or query logic here. Must not depend on tauri or clap.
 
+mod doorbell;
 pub mod host;
 mod http;
+mod streams;
 mod tools;
 mod web;
 
@@ -16,8 +18,9 @@ use std::time::{Duration, Instant};
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 use tether_core::Tether;
-use tether_core::live::{ChatActivity, HookEvent};
+use tether_core::board::live::{ChatActivity, HookEvent};
 
+pub use doorbell::INBOX_URI;
 pub use http::{DEFAULT_PORT, ServeError, bind_loopback, serve_http};
 pub use tools::{SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
 
@@ -43,6 +46,15 @@ pub struct App {
     /// The port served on and what chose it (`--port/TETHER_PORT`, `settings`, `default`), set by
     /// the host; the settings page says whether a saved port waits for a restart or is overridden.
     pub listening: std::sync::OnceLock<tether_core::settings::RunningPort>,
+    /// HTTP sessions: last request and open GET streams.
+    pub(crate) streams: streams::Streams,
+    pub(crate) doorbell: doorbell::Doorbell,
+}
+
+/// The HTTP routes' state.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub(crate) app: Arc<App>,
 }
 
 /// One event on the GUI's stream: a name and a JSON payload (see docs/api.md).
@@ -77,6 +89,8 @@ impl App {
             events: tokio::sync::broadcast::channel(256).0,
             ui_auth: web::UiAuth::default(),
             listening: std::sync::OnceLock::new(),
+            streams: streams::Streams::default(),
+            doorbell: doorbell::Doorbell::default(),
         })
     }
 
@@ -99,11 +113,11 @@ impl App {
     /// terminal bar). Call from a blocking thread inside the runtime.
     pub fn index_reporting(
         &self,
-        depth: tether_core::index::Depth,
-        also: &(dyn Fn(&tether_core::index::Progress) + Sync),
-    ) -> tether_core::Result<tether_core::index::IndexReport> {
+        depth: tether_core::history::index::Depth,
+        also: &(dyn Fn(&tether_core::history::index::Progress) + Sync),
+    ) -> tether_core::Result<tether_core::history::index::IndexReport> {
         use serde_json::json;
-        use tether_core::index::Progress;
+        use tether_core::history::index::Progress;
         self.set_indexing(true);
         let sink = |p: &Progress| {
             also(p);
@@ -159,11 +173,53 @@ impl App {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    pub(crate) fn peer(&self, session: &str) -> Option<Peer<RoleServer>> {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned()
+    }
+
+    /// A request from an HTTP session; a GET that opened its first stream promotes it to `full`.
+    pub(crate) fn session_seen(self: &Arc<Self>, session: &str, opens_stream: bool) {
+        if self.streams.seen(session, opens_stream) == streams::Edge::Opened {
+            self.surface_changed(session, 1);
+        }
+    }
+
+    /// Its last stream closed: the session is `degraded` until it opens another.
+    pub(crate) fn stream_closed(self: &Arc<Self>, session: &str) {
+        if self.streams.stream_closed(session) == streams::Edge::Closed {
+            self.surface_changed(session, 0);
+        }
+    }
+
+    /// Keeps the session's stream count where other processes read it (`tether agents list`).
+    fn surface_changed(self: &Arc<Self>, session: &str, streams: usize) {
+        let app = Arc::clone(self);
+        let session = session.to_owned();
+        let write = move || {
+            if let Err(e) = tether_core::board::live::set_streams(&app.tether.store, &session, streams) {
+                tracing::debug!(error = %e, "recording a session's streams");
+            }
+            app.emit("agents", serde_json::json!({}));
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => drop(h.spawn_blocking(write)),
+            Err(_) => write(),
+        }
+    }
+
+    /// Something may have been sent to someone: ring whoever has not been rung.
+    pub(crate) fn signals_sent(&self) {
+        self.doorbell.kick();
+        self.emit("signals", serde_json::json!({}));
+    }
+
     fn register_peer(&self, session: &str, peer: Peer<RoleServer>) {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).insert(session.to_owned(), peer);
     }
 
     pub(crate) fn forget_session(&self, session: &str) {
+        self.streams.forget(session);
+        self.doorbell.forget(session);
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
         self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
         self.bindings.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
@@ -230,10 +286,15 @@ impl App {
 
     /// Who is calling, as a task actor: the Cursor chat when the hooks told us, else the agent
     /// that `session_start` registered for this MCP session, else the MCP session itself.
-    fn actor(&self, tool: &str, session: Option<&str>) -> tether_core::tasks::Actor {
-        use tether_core::agents::{AgentKind, Identity};
+    fn actor(&self, tool: &str, session: Option<&str>) -> tether_core::board::tasks::Actor {
+        self.actor_of(self.caller(tool, session, &None), session)
+    }
+
+    /// The actor for a caller already looked up (a lookup spends the hook's announcement).
+    fn actor_of(&self, chat: Option<ChatActivity>, session: Option<&str>) -> tether_core::board::tasks::Actor {
+        use tether_core::board::agents::{AgentKind, Identity};
         let mcp_session = session.map(str::to_owned);
-        let who = match self.caller(tool, session, &None) {
+        let who = match chat {
             Some(chat) => Identity {
                 id: chat.conversation_id,
                 kind: AgentKind::Cursor,
@@ -242,8 +303,8 @@ impl App {
             },
             None => {
                 let key = session.map_or_else(|| format!("stdio-{}", std::process::id()), str::to_owned);
-                let known =
-                    session.and_then(|s| tether_core::agents::for_mcp_session(&self.tether.store, s).ok().flatten());
+                let known = session
+                    .and_then(|s| tether_core::board::agents::for_mcp_session(&self.tether.store, s).ok().flatten());
                 Identity {
                     id: known.unwrap_or_else(|| format!("mcp:{key}")),
                     kind: AgentKind::Mcp,
@@ -252,20 +313,34 @@ impl App {
                 }
             }
         };
-        tether_core::tasks::Actor { who, lease_ms: Some(tether_core::tasks::DEFAULT_LEASE_MS) }
+        tether_core::board::tasks::Actor { who, lease_ms: Some(tether_core::board::tasks::DEFAULT_LEASE_MS) }
     }
 
     /// Records a Cursor hook event: chat status for everyone, and for `beforeMCPExecution` of one
     /// of our tools, a pending call that tells the next matching tool call which chat it is from.
-    pub fn hook(&self, ev: HookEvent) -> tether_core::Result<()> {
-        tether_core::live::record_hook(&self.tether.store, &ev)?;
+    /// For `stop`, the answer for Cursor: a follow-up message that makes the chat drain its
+    /// signals, when it has some and was not asked yet in this drain cycle.
+    pub fn hook(&self, ev: HookEvent) -> tether_core::Result<Option<String>> {
+        tether_core::board::live::record_hook(&self.tether.store, &ev)?;
         self.emit("agents", serde_json::json!({}));
+        if ev.hook_event_name == "stop" {
+            let msg = tether_core::board::signals::stop_hook(
+                &self.tether.store,
+                &ev.conversation_id,
+                ev.loop_count.unwrap_or(0),
+                ev.status.as_deref(),
+            )?;
+            if msg.is_some() {
+                self.emit("signals", serde_json::json!({}));
+            }
+            return Ok(msg);
+        }
         if ev.hook_event_name == "beforeMCPExecution" && !ev.conversation_id.is_empty() {
             let mut q = self.pending_calls.lock().unwrap_or_else(|p| p.into_inner());
             q.retain(|(at, _)| at.elapsed() < PENDING_TTL);
             q.push_back((Instant::now(), ev));
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The chat behind a tool call: a fresh `beforeMCPExecution` for this tool (its query, when it
@@ -294,7 +369,7 @@ impl App {
             (None, Some(s)) => self.bindings.lock().unwrap_or_else(|p| p.into_inner()).get(s).cloned(),
             (None, None) => None,
         }?;
-        match tether_core::live::chat_activity(&self.tether.store, &conversation) {
+        match tether_core::board::live::chat_activity(&self.tether.store, &conversation) {
             Ok(Some(a)) => Some(a),
             _ => Some(ChatActivity {
                 conversation_id: conversation,
@@ -334,12 +409,20 @@ pub fn login_link(paths: &tether_core::Paths) -> Result<String, LinkError> {
     Ok(format!("{base}/login?code={code}"))
 }
 
-/// Polls the task revision (one cheap read) so board subscribers hear of changes made by any
-/// process, the CLI included. Runs until aborted.
-pub(crate) async fn watch_tasks(app: Arc<App>) {
-    let rev = |app: &Arc<App>| {
+/// Follows the board's revisions (one cheap read) so task subscribers and the doorbell hear of
+/// changes made by any process, the CLI included. Runs until aborted.
+pub(crate) async fn watch_board(app: Arc<App>) {
+    let revs = |app: &Arc<App>| {
         let t = Arc::clone(&app.tether);
-        async move { tokio::task::spawn_blocking(move || tether_core::tasks::revision(&t.store)).await.ok()?.ok() }
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let b = t.board();
+                Ok::<_, tether_core::Error>((b.revision()?, b.signals_revision()?))
+            })
+            .await
+            .ok()?
+            .ok()
+        }
     };
     // Woken by writes to the database from any process (the CLI, another daemon's tools), with a
     // slow poll in case a file event is missed; idle, nothing runs.
@@ -352,7 +435,9 @@ pub(crate) async fn watch_tasks(app: Arc<App>) {
         })
         .map_err(|e| tracing::warn!(error = %e, "cannot watch the database; polling only"))
         .ok();
-    let mut last = rev(&app).await;
+    let mut last = revs(&app).await;
+    // Deliveries written while no daemon ran still get their outcome recorded.
+    app.doorbell.kick();
     loop {
         tokio::select! {
             _ = rx.recv() => {
@@ -360,28 +445,33 @@ pub(crate) async fn watch_tasks(app: Arc<App>) {
                 // later the write is visible, and a burst of writes is folded into one check.
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            _ = tokio::time::sleep(TASKS_FALLBACK_POLL) => {}
+            _ = tokio::time::sleep(BOARD_FALLBACK_POLL) => {}
         }
         while rx.try_recv().is_ok() {}
-        let now = rev(&app).await;
-        if let Some(rev) = now.filter(|_| now != last) {
-            last = now;
-            app.tasks_changed(rev);
+        let Some(now) = revs(&app).await else { continue };
+        if last.is_some_and(|l| l.0 != now.0) || last.is_none() {
+            app.tasks_changed(now.0);
         }
+        if last.is_some_and(|l| l.1 != now.1) || last.is_none() {
+            app.signals_sent();
+        }
+        last = Some(now);
     }
 }
 
-/// How often the task board is checked when no write was seen (a missed file event).
-const TASKS_FALLBACK_POLL: Duration = Duration::from_secs(5);
+/// How often the board is checked when no write was seen (a missed file event).
+const BOARD_FALLBACK_POLL: Duration = Duration::from_secs(5);
 
 /// Serves MCP over stdin/stdout until the client closes it. Logs must go to stderr.
 pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
-    let tasks = tokio::spawn(watch_tasks(Arc::clone(&app)));
+    let tasks = tokio::spawn(watch_board(Arc::clone(&app)));
+    let bell = tokio::spawn(doorbell::run(Arc::clone(&app)));
     let svc =
         TetherMcp::new(app).serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
     let r = svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()));
     tasks.abort();
+    bell.abort();
     r?;
     Ok(())
 }

@@ -16,7 +16,8 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
+use tether_core::board::signals::{NewSignal, Recipient, Sender};
+use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate, WindowOptions};
 
 use crate::App;
 
@@ -121,6 +122,9 @@ pub struct UpdateArgs {
     pub release: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct PendingArgs {}
+
 /// One MCP session's handler; the factory makes one per client session, sharing `App`.
 #[derive(Clone)]
 pub struct TetherMcp {
@@ -157,6 +161,34 @@ fn json_result(v: &impl serde::Serialize) -> Result<CallToolResult, ErrorData> {
     Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 
+/// Adds the piggyback notice to a tool result when the caller has undrained signals: the only
+/// way a session without a push path (stdio, a lost stream) hears of them, and a reminder for
+/// the rest. Never fails the call it rides on.
+async fn with_notice(
+    app: &Arc<App>,
+    who: Option<String>,
+    session: Option<String>,
+    r: Result<CallToolResult, ErrorData>,
+) -> Result<CallToolResult, ErrorData> {
+    let mut r = as_tool_result(r)?;
+    let Some(who) = who else { return Ok(r) };
+    let t = Arc::clone(&app.tether);
+    let summary = tokio::task::spawn_blocking(move || {
+        t.board().piggyback(&tether_core::board::signals::Recipient::Agent(who), session.as_deref())
+    })
+    .await;
+    if let Ok(Ok(p)) = summary
+        && p.count > 0
+    {
+        let notice = json!({
+            "pending_signals": p.count,
+            "notice": format!("Tether: {} waiting for you; call signals_pending to read them.", p.describe()),
+        });
+        r.content.push(ContentBlock::text(notice.to_string()));
+    }
+    Ok(r)
+}
+
 /// Runs blocking core work off the async executor.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> tether_core::Result<T> + Send + 'static,
@@ -178,6 +210,21 @@ impl TetherMcp {
         Self { app, tool_router: Self::tool_router() }
     }
 
+    /// The caller as a board actor, with its MCP session: `query` helps match the hook's
+    /// announcement of this call.
+    fn caller(&self, tool: &str, ctx: &RequestContext<RoleServer>, query: &Option<String>) -> Caller {
+        let session = session_id_of(ctx);
+        let chat = self.app.caller(tool, session.as_deref(), query);
+        let roots = chat.as_ref().map(|c| c.workspace_roots.clone()).unwrap_or_default();
+        let actor = self.app.actor_of(chat, session.as_deref());
+        Caller { actor, session, roots }
+    }
+
+    /// Shapes the answer and adds the caller's piggyback notice.
+    async fn answer(&self, c: &Caller, r: Result<CallToolResult, ErrorData>) -> Result<CallToolResult, ErrorData> {
+        with_notice(&self.app, Some(c.actor.who.id.clone()), c.session.clone(), r).await
+    }
+
     #[tool(
         description = "Find PAST or OTHER Cursor chats (not this one): full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked. Returns compact rows with ids to pass to session_read."
     )]
@@ -186,74 +233,64 @@ impl TetherMcp {
         Parameters(a): Parameters<FindArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        as_tool_result(
-            async move {
-                let caller = self.app.caller("sessions_find", session_id_of(&ctx).as_deref(), &a.query);
-                let project = match a.project.as_deref().unwrap_or("current") {
-                    "all" | "" => ProjectFilter::All,
-                    "current" => match caller.as_ref().and_then(|c| c.workspace_roots.first().cloned()) {
-                        Some(root) => ProjectFilter::Path(root),
-                        None => ProjectFilter::All,
-                    },
-                    p => ProjectFilter::Path(p.to_owned()),
-                };
-                let limit = a.limit.unwrap_or(10).clamp(1, 50);
-                let t = Arc::clone(&self.app.tether);
-                let scope = match &project {
-                    ProjectFilter::All => "all projects".to_owned(),
-                    ProjectFilter::Path(p) => p.clone(),
-                };
-                if let Some(nick) = a.nickname {
-                    let d = blocking(move || t.show(&nick, &ShowOptions { offset: 0, limit: 1, include_tools: false }))
-                        .await?;
-                    return json_result(&json!({"sessions": [d.session]}));
+        let c = self.caller("sessions_find", &ctx, &a.query);
+        let r = async {
+            let t = Arc::clone(&self.app.tether);
+            let project = t.project_scope(a.project.as_deref(), &c.roots);
+            let limit = a.limit.unwrap_or(10).clamp(1, 50);
+            let scope = match &project {
+                ProjectFilter::All => "all projects".to_owned(),
+                ProjectFilter::Path(p) => p.clone(),
+            };
+            if let Some(nick) = a.nickname {
+                let d =
+                    blocking(move || t.show(&nick, &ShowOptions { offset: 0, limit: 1, include_tools: false })).await?;
+                return json_result(&json!({"sessions": [d.session]}));
+            }
+            match a.query.filter(|q| !q.trim().is_empty()) {
+                Some(q) => {
+                    let hits =
+                        blocking(move || t.search(&SearchQuery { project, limit, ..SearchQuery::new(q) })).await?;
+                    json_result(&json!({"scope": scope, "hits": hits}))
                 }
-                match a.query.filter(|q| !q.trim().is_empty()) {
-                    Some(q) => {
-                        let hits =
-                            blocking(move || t.search(&SearchQuery { project, limit, ..SearchQuery::new(q) })).await?;
-                        json_result(&json!({"scope": scope, "hits": hits}))
-                    }
-                    None => {
-                        let tag = a.tag;
-                        let bookmarked = a.bookmarked.unwrap_or(false);
-                        let rows = blocking(move || {
-                            t.list(&ListQuery { project, tag, bookmarked, limit, ..Default::default() })
-                        })
-                        .await?;
-                        json_result(&json!({"scope": scope, "sessions": rows}))
-                    }
+                None => {
+                    let (tag, bookmarked) = (a.tag, a.bookmarked.unwrap_or(false));
+                    let rows =
+                        blocking(move || t.list(&ListQuery { project, tag, bookmarked, limit, ..Default::default() }))
+                            .await?;
+                    json_result(&json!({"scope": scope, "sessions": rows}))
                 }
             }
-            .await,
-        )
+        }
+        .await;
+        self.answer(&c, r).await
     }
 
     #[tool(
         description = "Read a PAST Cursor chat found with sessions_find, by id or nickname. Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
     )]
-    async fn session_read(&self, Parameters(a): Parameters<ReadArgs>) -> Result<CallToolResult, ErrorData> {
-        as_tool_result(
-            async move {
-                let t = Arc::clone(&self.app.tether);
-                let r = blocking(move || {
-                    tether_core::sessions::read_window(
-                        &t.store,
-                        &a.session,
-                        &tether_core::sessions::WindowOptions {
-                            offset: a.offset.unwrap_or(0),
-                            limit: a.limit.unwrap_or(40).clamp(1, 200),
-                            around: a.around,
-                            include_tools: a.include_tools.unwrap_or(false),
-                            max_tokens: a.max_tokens.unwrap_or(4000).clamp(200, 50_000),
-                        },
-                    )
-                })
-                .await?;
-                json_result(&r)
-            }
-            .await,
-        )
+    async fn session_read(
+        &self,
+        Parameters(a): Parameters<ReadArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("session_read", &ctx, &None);
+        let t = Arc::clone(&self.app.tether);
+        let r = blocking(move || {
+            t.read_window(
+                &a.session,
+                &WindowOptions {
+                    offset: a.offset.unwrap_or(0),
+                    limit: a.limit.unwrap_or(40).clamp(1, 200),
+                    around: a.around,
+                    include_tools: a.include_tools.unwrap_or(false),
+                    max_tokens: a.max_tokens.unwrap_or(4000).clamp(200, 50_000),
+                },
+            )
+        })
+        .await
+        .and_then(|w| json_result(&w));
+        self.answer(&c, r).await
     }
 
     #[tool(
@@ -264,17 +301,20 @@ impl TetherMcp {
         Parameters(a): Parameters<TagArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        as_tool_result(async move {
-            let caller = self.app.caller("session_tag", session_id_of(&ctx).as_deref(), &None);
-            let key = match (a.session, caller) {
-                (Some(s), _) => s,
-                (None, Some(c)) => c.conversation_id,
-                (None, None) => {
-                    return Err(ErrorData::invalid_params(
-                        "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
-                        Some(json!({"code": "caller_unknown"})),
-                    ));
-                }
+        let session = session_id_of(&ctx);
+        let chat = self.app.caller("session_tag", session.as_deref(), &None);
+        let key = match (a.session, &chat) {
+            (Some(s), _) => Some(s),
+            (None, Some(c)) => Some(c.conversation_id.clone()),
+            (None, None) => None,
+        };
+        let c = Caller { actor: self.app.actor_of(chat, session.as_deref()), session, roots: Vec::new() };
+        let r = async {
+            let Some(key) = key else {
+                return Err(ErrorData::invalid_params(
+                    "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
+                    Some(json!({"code": "caller_unknown"})),
+                ));
             };
             let update = TagUpdate {
                 nickname: a.nickname.map(|n| if n.trim().is_empty() { None } else { Some(n) }),
@@ -289,25 +329,23 @@ impl TetherMcp {
             self.app.sessions_changed(std::slice::from_ref(&s.id));
             json_result(&s)
         }
-        .await)
+        .await;
+        self.answer(&c, r).await
     }
+
     #[tool(
-        description = "Start or resume your agent session for Tether's shared task board: register your role and get your name, the tasks you hold and how to work. Call once at the start of a chat that works on tasks."
+        description = "Start or resume your agent session for Tether's shared task board: register your role and get your name, the tasks you hold, your signal surface and how to work. Call once at the start of a chat that works on tasks."
     )]
     async fn session_start(
         &self,
         Parameters(a): Parameters<StartArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = self.app.actor("session_start", session_id_of(&ctx).as_deref());
-        let t = Arc::clone(&self.app.tether);
-        as_tool_result(
-            blocking(move || {
-                tether_core::tasks::start_session(&t.store, &actor.who, a.role.as_deref(), a.name.as_deref())
-            })
-            .await
-            .and_then(|r| json_result(&r)),
-        )
+        let c = self.caller("session_start", &ctx, &None);
+        let (t, who) = (Arc::clone(&self.app.tether), c.actor.who.clone());
+        let r = blocking(move || t.board().start_session(&who, a.role.as_deref(), a.name.as_deref())).await;
+        self.app.signals_sent();
+        self.answer(&c, r.and_then(|r| json_result(&r))).await
     }
 
     #[tool(
@@ -315,14 +353,13 @@ impl TetherMcp {
     )]
     async fn task_create(
         &self,
-        Parameters(new): Parameters<tether_core::tasks::NewTask>,
+        Parameters(new): Parameters<tether_core::board::tasks::NewTask>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = self.app.actor("task_create", session_id_of(&ctx).as_deref());
-        let t = Arc::clone(&self.app.tether);
-        as_tool_result(
-            blocking(move || tether_core::tasks::create(&t.store, &actor, &new)).await.and_then(|r| json_result(&r)),
-        )
+        let c = self.caller("task_create", &ctx, &None);
+        let (t, actor) = (Arc::clone(&self.app.tether), c.actor.clone());
+        let r = blocking(move || t.board().create_task(&actor, &new)).await.and_then(|r| json_result(&r));
+        self.answer(&c, r).await
     }
 
     #[tool(
@@ -330,14 +367,13 @@ impl TetherMcp {
     )]
     async fn task_list(
         &self,
-        Parameters(q): Parameters<tether_core::tasks::TaskQuery>,
+        Parameters(q): Parameters<tether_core::board::tasks::TaskQuery>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = self.app.actor("task_list", session_id_of(&ctx).as_deref());
-        let t = Arc::clone(&self.app.tether);
-        as_tool_result(
-            blocking(move || tether_core::tasks::query(&t.store, &actor, &q)).await.and_then(|r| json_result(&r)),
-        )
+        let c = self.caller("task_list", &ctx, &None);
+        let (t, actor) = (Arc::clone(&self.app.tether), c.actor.clone());
+        let r = blocking(move || t.board().query_tasks(&actor, &q)).await.and_then(|r| json_result(&r));
+        self.answer(&c, r).await
     }
 
     #[tool(
@@ -348,16 +384,14 @@ impl TetherMcp {
         Parameters(a): Parameters<ClaimArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut actor = self.app.actor("task_claim", session_id_of(&ctx).as_deref());
+        let c = self.caller("task_claim", &ctx, &None);
+        let mut actor = c.actor.clone();
         if let Some(m) = a.lease_minutes {
             actor.lease_ms = Some(i64::from(m.clamp(1, 1440)) * 60_000);
         }
         let t = Arc::clone(&self.app.tether);
-        as_tool_result(
-            blocking(move || tether_core::tasks::claim_for(&t.store, &actor, a.id, a.role, a.project))
-                .await
-                .and_then(|r| json_result(&r)),
-        )
+        let r = blocking(move || t.board().claim(&actor, a.id, a.role, a.project)).await.and_then(|r| json_result(&r));
+        self.answer(&c, r).await
     }
 
     #[tool(
@@ -368,21 +402,74 @@ impl TetherMcp {
         Parameters(a): Parameters<UpdateArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = self.app.actor("task_update", session_id_of(&ctx).as_deref());
-        let t = Arc::clone(&self.app.tether);
-        as_tool_result(
-            async move {
-                let id = a.id.clone();
-                let change = a.try_into().map_err(core_err)?;
-                let r = blocking(move || tether_core::tasks::update(&t.store, &actor, &id, &change)).await?;
-                json_result(&r)
-            }
-            .await,
-        )
+        let c = self.caller("task_update", &ctx, &None);
+        let (t, actor) = (Arc::clone(&self.app.tether), c.actor.clone());
+        let r = async move {
+            let id = a.id.clone();
+            let change = a.try_into().map_err(core_err)?;
+            let r = blocking(move || t.board().update_task(&actor, &id, &change)).await?;
+            json_result(&r)
+        }
+        .await;
+        // An assignment sends the new holder a signal.
+        self.app.signals_sent();
+        self.answer(&c, r).await
+    }
+
+    #[tool(
+        description = "Read (and mark read) the signals waiting for you: questions, assigned tasks, review requests, status updates from agents and the user. Call it when Tether tells you signals are waiting, at the start of a task and before you stop. Questions, task_assigned and review_requested need a reply (signal_send with reply_to)."
+    )]
+    async fn signals_pending(
+        &self,
+        Parameters(_): Parameters<PendingArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("signals_pending", &ctx, &None);
+        let (t, me) = (Arc::clone(&self.app.tether), Recipient::Agent(c.actor.who.id.clone()));
+        let r = blocking(move || t.board().drain_signals(&me)).await;
+        if let (Ok(got), Some(s)) = (&r, &c.session)
+            && !got.is_empty()
+        {
+            self.app.doorbell.rearm(s);
+            self.app.emit("signals", json!({}));
+        }
+        let r = r.and_then(|signals| {
+            let hint = if signals.iter().any(|s| s.reply_required) {
+                "Reply where one is needed: signal_send with reply_to set to the signal's id."
+            } else {
+                "Nothing here needs a reply."
+            };
+            json_result(&json!({"signals": signals, "hint": hint}))
+        });
+        self.answer(&c, r).await
+    }
+
+    #[tool(
+        description = "Send a signal to another agent (by name), to every live agent with a role, or to the user (`human`): a question, a review request, a status update or an acknowledgment. To answer a signal, give reply_to (then `to` may be left out); a reply closes the obligation of what it answers."
+    )]
+    async fn signal_send(
+        &self,
+        Parameters(new): Parameters<NewSignal>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("signal_send", &ctx, &None);
+        let (t, from) = (Arc::clone(&self.app.tether), Sender::Agent(c.actor.who.clone()));
+        let r = blocking(move || t.board().send_signal(&from, &new)).await;
+        if r.is_ok() {
+            self.app.signals_sent();
+        }
+        self.answer(&c, r.and_then(|s| json_result(&s))).await
     }
 }
 
-impl TryFrom<UpdateArgs> for tether_core::tasks::TaskChange {
+/// Who called a tool: as a board actor, with the MCP session and the chat's workspace.
+struct Caller {
+    actor: tether_core::board::tasks::Actor,
+    session: Option<String>,
+    roots: Vec<String>,
+}
+
+impl TryFrom<UpdateArgs> for tether_core::board::tasks::TaskChange {
     type Error = tether_core::Error;
     fn try_from(a: UpdateArgs) -> Result<Self, Self::Error> {
         Ok(Self {
@@ -402,6 +489,19 @@ impl TryFrom<UpdateArgs> for tether_core::tasks::TaskChange {
             ..Default::default()
         })
     }
+}
+
+/// The inbox resource: what waits, in the order it came, and how to take it.
+fn inbox_markdown(signals: &[tether_core::board::signals::Signal]) -> String {
+    if signals.is_empty() {
+        return "No signals are waiting for you.\n".into();
+    }
+    let mut out =
+        format!("# {} signal(s) waiting\n\nCall `signals_pending` to read and mark them read.\n\n", signals.len());
+    for s in signals {
+        out.push_str(&format!("- {} {} from {} ({})\n", s.id, s.kind, s.from, s.created_at));
+    }
+    out
 }
 
 fn prompts() -> Vec<Prompt> {
@@ -443,7 +543,9 @@ impl ServerHandler for TetherMcp {
              session_read to read it in small windows, session_tag to name or tag chats. \
              It also keeps a task board shared by agents and people: session_start once, then \
              task_list / task_claim (never work on a task you have not claimed) / task_update \
-             (comment, hand off, complete with a summary).",
+             (comment, hand off, complete with a summary). Agents and the user talk through signals: \
+             signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
+             signal_send asks or answers an agent, a role or the user (`human`).",
         )
     }
 
@@ -472,7 +574,14 @@ impl ServerHandler for TetherMcp {
         let board = Resource::new(TASKS_URI, "Task board")
             .with_description("Tether's shared task board (markdown); subscribe to hear of every change")
             .with_mime_type("text/markdown");
-        let items = std::iter::once(board)
+        let inbox = Resource::new(crate::INBOX_URI, "Your signal inbox")
+            .with_description(
+                "Signals waiting for you (read without marking them read); subscribe to hear when one arrives, \
+                 then call signals_pending",
+            )
+            .with_mime_type("text/markdown");
+        let items = [board, inbox]
+            .into_iter()
             .chain(rows.into_iter().map(|s| {
                 Resource::new(
                     format!("{SESSION_URI_PREFIX}{}", s.id),
@@ -504,13 +613,16 @@ impl ServerHandler for TetherMcp {
     async fn read_resource(
         &self,
         r: ReadResourceRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let t = Arc::clone(&self.app.tether);
         let md = if r.uri == TASKS_URI {
-            blocking(move || tether_core::tasks::board_markdown(&t.store)).await?
+            blocking(move || t.board().markdown()).await?
+        } else if r.uri == crate::INBOX_URI {
+            let me = Recipient::Agent(self.app.actor("inbox", session_id_of(&ctx).as_deref()).who.id);
+            blocking(move || t.board().pending_signals(&me)).await.map(|s| inbox_markdown(&s))?
         } else if let Some(id) = r.uri.strip_prefix(SESSION_URI_PREFIX).map(str::to_owned) {
-            blocking(move || t.export(&id, tether_core::export::Format::Markdown)).await?
+            blocking(move || t.export(&id, tether_core::history::export::Format::Markdown)).await?
         } else {
             return Err(ErrorData::resource_not_found(format!("unknown resource {}", r.uri), None));
         };

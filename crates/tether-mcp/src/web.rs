@@ -21,10 +21,11 @@ use axum::routing::{get, post};
 use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_core::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
-use tether_core::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
+use tether_core::board::signals::{NewSignal, Recipient, Sender, SignalFilter};
+use tether_core::board::tasks::{self, Actor, NewTask, TaskChange, TaskQuery};
+use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate};
 
-use crate::http::Ctx;
+use crate::Ctx;
 
 /// The cookie `tether open`'s link sets.
 const COOKIE: &str = "tether_ui";
@@ -90,6 +91,10 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/tasks/{id}", get(task_get).patch(task_update))
         .route("/tasks/{id}/claim", post(task_claim))
         .route("/agents", get(agents))
+        .route("/signals", get(signal_list).post(signal_send))
+        .route("/signals/drain", post(signal_drain))
+        .route("/signals/{id}", get(signal_get))
+        .route("/signals/{id}/reply", post(signal_reply))
         .route("/doctor", get(doctor))
         .route("/index", post(reindex))
         .route("/token/rotate", post(token_rotate))
@@ -209,14 +214,39 @@ async fn no_ui() -> Response {
 }
 
 async fn status(State(ctx): State<Ctx>) -> Response {
-    let mut v = crate::http::health_json(&ctx).await;
+    let mut v = health_json(&ctx).await;
     v["url"] = json!(tether_core::daemon::running(&ctx.app.tether.paths).and_then(|d| d.url));
-    v["mcp_sessions"] = json!(ctx.sessions_activity());
+    v["mcp_sessions"] = json!(ctx.app.streams.report());
     v["paused"] = json!(ctx.app.indexing_paused());
     let t = Arc::clone(&ctx.app.tether);
     let attention = tokio::task::spawn_blocking(move || tether_core::attention::list(&t)).await;
     v["attention"] = json!(attention.ok().and_then(Result::ok).unwrap_or_default());
     Json(v).into_response()
+}
+
+/// What `/health` shows: no secrets, nothing that needs the token.
+pub(crate) async fn health_json(ctx: &Ctx) -> serde_json::Value {
+    let t = Arc::clone(&ctx.app.tether);
+    let counts = tokio::task::spawn_blocking(move || {
+        t.store.read(|c| {
+            Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?)
+        })
+    })
+    .await;
+    let (sessions, messages) = match counts {
+        Ok(Ok(c)) => c,
+        _ => (-1, -1),
+    };
+    let indexing = ctx.app.indexing.load(std::sync::atomic::Ordering::Relaxed);
+    json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_s": ctx.app.uptime().as_secs(),
+        "index": {"state": if indexing { "indexing" } else { "idle" }, "sessions": sessions, "messages": messages},
+        "mcp_sessions": ctx.app.mcp_sessions(),
+    })
 }
 
 async fn login_code(State(ctx): State<Ctx>) -> Response {
@@ -362,7 +392,7 @@ struct ExportParams {
 
 async fn session_export(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p): Query<ExportParams>) -> Response {
     let fmt = p.format.unwrap_or_else(|| "md".into());
-    let format: tether_core::export::Format = match fmt.parse() {
+    let format: tether_core::history::export::Format = match fmt.parse() {
         Ok(f) => f,
         Err(e) => return core_error(&e),
     };
@@ -387,12 +417,12 @@ async fn session_export(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p)
 
 async fn projects(State(ctx): State<Ctx>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || Ok(json!({"projects": tether_core::sessions::projects(&t.store)?}))).await
+    run(move || Ok(json!({"projects": t.projects()?}))).await
 }
 
 async fn tags(State(ctx): State<Ctx>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || Ok(json!({"tags": tether_core::sessions::tags(&t.store)?}))).await
+    run(move || Ok(json!({"tags": t.tags()?}))).await
 }
 
 #[derive(Deserialize)]
@@ -404,7 +434,7 @@ struct Rename {
 async fn tag_rename(State(ctx): State<Ctx>, Json(r): Json<Rename>) -> Response {
     let app = Arc::clone(&ctx.app);
     run(move || {
-        let c = tether_core::sessions::rename_tag(&app.tether.store, &r.from, &r.to)?;
+        let c = app.tether.rename_tag(&r.from, &r.to)?;
         app.emit("sessions", json!({"ids": []}));
         Ok(c)
     })
@@ -414,7 +444,7 @@ async fn tag_rename(State(ctx): State<Ctx>, Json(r): Json<Rename>) -> Response {
 async fn tag_delete(State(ctx): State<Ctx>, Path(tag): Path<String>) -> Response {
     let app = Arc::clone(&ctx.app);
     run(move || {
-        let n = tether_core::sessions::delete_tag(&app.tether.store, &tag)?;
+        let n = app.tether.delete_tag(&tag)?;
         app.emit("sessions", json!({"ids": []}));
         Ok(json!({"removed_from": n}))
     })
@@ -461,17 +491,17 @@ async fn task_list(State(ctx): State<Ctx>, Query(p): Query<TaskListParams>, uri:
         limit: p.limit.unwrap_or(500),
     };
     let t = Arc::clone(&ctx.app.tether);
-    run(move || tasks::query(&t.store, &ui_actor(), &q)).await
+    run(move || t.board().query_tasks(&ui_actor(), &q)).await
 }
 
 async fn task_get(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || tasks::get(&t.store, &id)).await
+    run(move || t.board().task(&id)).await
 }
 
 async fn task_create(State(ctx): State<Ctx>, Json(new): Json<NewTask>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || tasks::create(&t.store, &ui_actor(), &new)).await
+    run(move || t.board().create_task(&ui_actor(), &new)).await
 }
 
 #[derive(Deserialize, Default)]
@@ -529,18 +559,94 @@ async fn task_update(State(ctx): State<Ctx>, Path(id): Path<String>, Json(p): Js
         release: p.release,
         force: p.force,
     };
-    let t = Arc::clone(&ctx.app.tether);
-    run(move || tasks::update(&t.store, &ui_actor(), &id, &ch)).await
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let task = app.tether.board().update_task(&ui_actor(), &id, &ch)?;
+        // An assignment sends the agent a signal.
+        app.signals_sent();
+        Ok(task)
+    })
+    .await
 }
 
 async fn task_claim(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || tasks::claim_for(&t.store, &ui_actor(), Some(id), None, None)).await
+    run(move || t.board().claim(&ui_actor(), Some(id), None, None)).await
 }
 
 async fn agents(State(ctx): State<Ctx>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || Ok(json!({"agents": tether_core::agents::list(&t.store)?}))).await
+    run(move || Ok(json!({"agents": t.agents()?}))).await
+}
+
+#[derive(Deserialize, Default)]
+struct SignalListParams {
+    to: Option<String>,
+    from: Option<String>,
+    agent: Option<String>,
+    trace: Option<String>,
+    open: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn signal_list(State(ctx): State<Ctx>, Query(p): Query<SignalListParams>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    let f = SignalFilter {
+        to: p.to,
+        from: p.from,
+        agent: p.agent,
+        trace: p.trace,
+        open: flag(&p.open),
+        limit: p.limit.unwrap_or(200).clamp(1, 2000),
+    };
+    run(move || Ok(json!({"signals": t.board().signals(&f)?}))).await
+}
+
+async fn signal_get(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || t.board().signal(&id)).await
+}
+
+/// The person sends as `human`.
+async fn signal_send(State(ctx): State<Ctx>, Json(new): Json<NewSignal>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let s = app.tether.board().send_signal(&Sender::Human, &new)?;
+        app.signals_sent();
+        Ok(s)
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ReplyBody {
+    body: String,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+async fn signal_reply(State(ctx): State<Ctx>, Path(id): Path<String>, Json(b): Json<ReplyBody>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let new = NewSignal { reply_to: Some(id), kind: b.kind, body: b.body, ..Default::default() };
+        let s = app.tether.board().send_signal(&Sender::Human, &new)?;
+        app.signals_sent();
+        Ok(s)
+    })
+    .await
+}
+
+/// Marks the person's unread signals read, returning them.
+async fn signal_drain(State(ctx): State<Ctx>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let got = app.tether.board().drain_signals(&Recipient::Human)?;
+        if !got.is_empty() {
+            app.emit("signals", json!({}));
+        }
+        Ok(json!({"signals": got}))
+    })
+    .await
 }
 
 async fn doctor(State(ctx): State<Ctx>) -> Response {
@@ -554,7 +660,7 @@ async fn reindex(State(ctx): State<Ctx>) -> Response {
     }
     let app = Arc::clone(&ctx.app);
     tokio::task::spawn_blocking(move || {
-        if let Err(e) = app.index_reporting(tether_core::index::Depth::Deep, &|_| {}) {
+        if let Err(e) = app.index_reporting(tether_core::history::index::Depth::Deep, &|_| {}) {
             tracing::warn!(error = %e, "re-index failed");
         }
     });
@@ -572,13 +678,13 @@ async fn token_rotate(State(ctx): State<Ctx>) -> Response {
 
 async fn settings(State(ctx): State<Ctx>) -> Response {
     let app = Arc::clone(&ctx.app);
-    run(move || Ok(app.settings_view(tether_core::settings::Settings::load(&app.tether.paths)?))).await
+    run(move || Ok(app.settings_view(app.tether.settings()?))).await
 }
 
 async fn settings_update(State(ctx): State<Ctx>, Json(p): Json<tether_core::settings::SettingsPatch>) -> Response {
     let app = Arc::clone(&ctx.app);
     run(move || {
-        let v = app.settings_view(tether_core::settings::Settings::update(&app.tether.paths, &p)?);
+        let v = app.settings_view(app.tether.update_settings(&p)?);
         app.emit("settings", json!({}));
         Ok(v)
     })

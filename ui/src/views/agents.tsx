@@ -5,7 +5,7 @@ import { ago, shortPath } from '../util';
 
 export function AgentsView() {
   const agents = useAsync(() => api.agents(), []);
-  useLive(['agents', 'tasks'], () => agents.reload());
+  useLive(['agents', 'tasks', 'signals'], () => agents.reload());
   useTicker(15_000);
   const list = [...(agents.data ?? [])].sort(
     (a, b) => rank(a.status) - rank(b.status) || b.last_seen.localeCompare(a.last_seen),
@@ -34,6 +34,8 @@ export function AgentsView() {
               <th>Role</th>
               <th>Project</th>
               <th>Last seen</th>
+              <th title="How signals reach it: full = a live stream or Cursor's hooks; degraded = only a notice on its next tool call">Surface</th>
+              <th title="Signals to it still waiting for a reply or a read">Unanswered</th>
               <th>Holds</th>
             </tr>
           </thead>
@@ -50,6 +52,16 @@ export function AgentsView() {
                 <td>{a.role ?? <span class="muted">—</span>}</td>
                 <td title={a.project ?? ''}>{shortPath(a.project) || <span class="muted">—</span>}</td>
                 <td class="muted">{ago(a.last_seen)}</td>
+                <td data-testid="agent-surface">{a.surface ? <span class={`surface-${a.surface}`}>{a.surface}</span> : <span class="muted">—</span>}</td>
+                <td data-testid="agent-obligations">
+                  {a.open_obligations > 0 ? (
+                    <button type="button" class="link" onClick={() => navigate('inbox', undefined, { agent: a.name })}>
+                      {a.open_obligations}
+                    </button>
+                  ) : (
+                    <span class="muted">0</span>
+                  )}
+                </td>
                 <td>
                   {a.tasks.length === 0 ? (
                     <span class="muted">—</span>

@@ -1,4 +1,4 @@
-use tether_core::sessions::{ProjectFilter, SearchQuery, ShowOptions};
+use tether_core::history::sessions::{ProjectFilter, SearchQuery, ShowOptions};
 use tether_testkit::CursorFixture;
 use tether_testkit::eras::{build_all, ids::*};
 
@@ -66,7 +66,7 @@ fn projects_are_attributed_by_the_strongest_evidence() {
     assert_eq!(project(CLI_HEX).as_deref(), Some("/home/u/zeta"), "CLI cwd");
     assert_eq!(project(TRANSCRIPT).as_deref(), Some("/home/u/eta"), "transcript folder name");
     let alpha =
-        e.t.list(&tether_core::sessions::ListQuery {
+        e.t.list(&tether_core::history::sessions::ListQuery {
             project: ProjectFilter::Path("/home/u/alpha/src".into()),
             limit: 100,
             ..Default::default()
@@ -128,7 +128,7 @@ fn header_only_chats_are_listed_with_their_title() {
 fn secrets_never_reach_the_index() {
     let e = env();
     let db = std::fs::read(e.t.paths.db()).unwrap();
-    let wal = std::fs::read(tether_core::cursor::sqlite::sidecar(&e.t.paths.db(), "-wal")).unwrap_or_default();
+    let wal = std::fs::read(tether_core::history::cursor::sqlite::sidecar(&e.t.paths.db(), "-wal")).unwrap_or_default();
     for secret in [SECRET_TOKEN, SECRET_KEY] {
         for bytes in [&db, &wal] {
             assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} leaked into our index");
@@ -136,9 +136,9 @@ fn secrets_never_reach_the_index() {
     }
     for s in e.all() {
         for f in [
-            tether_core::export::Format::Json,
-            tether_core::export::Format::Html,
-            tether_core::export::Format::Markdown,
+            tether_core::history::export::Format::Json,
+            tether_core::history::export::Format::Html,
+            tether_core::history::export::Format::Markdown,
         ] {
             if let Ok(out) = e.t.export(&s.id, f) {
                 assert!(!out.contains(SECRET_KEY) && !out.contains(SECRET_TOKEN));

@@ -1,6 +1,6 @@
 use serde_json::json;
-use tether_core::index::{Depth, no_progress};
-use tether_core::sessions::{ShowOptions, TagUpdate};
+use tether_core::history::index::{Depth, no_progress};
+use tether_core::history::sessions::{ShowOptions, TagUpdate};
 use tether_testkit::eras::{build_all, ids::*};
 use tether_testkit::{Composer, CursorFixture, Journal};
 
@@ -157,7 +157,7 @@ fn uncheckpointed_wal_content_is_read() {
     let fx = CursorFixture::new();
     let g = tether_testkit::eras::wal_uncheckpointed(&fx);
     g.close();
-    assert!(tether_core::cursor::sqlite::sidecar(&fx.global_path(), "-wal").metadata().unwrap().len() > 0);
+    assert!(tether_core::history::cursor::sqlite::sidecar(&fx.global_path(), "-wal").metadata().unwrap().len() > 0);
     let e = Env::new(fx);
     e.index();
     assert_eq!(e.search_ids("walrusword"), vec![WAL.to_string()]);
@@ -170,7 +170,7 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    use tether_core::watch::{WatchConfig, WatchEvent};
+    use tether_core::history::watch::{WatchConfig, WatchEvent};
 
     let fx = CursorFixture::new();
     // A live WAL database, as while Cursor runs: every reader writes to its -shm.
@@ -186,7 +186,7 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
         .watch(cfg, move |ev| {
             if let WatchEvent::Indexed(_) = ev {
                 p.fetch_add(1, Ordering::SeqCst);
-                if !t2.search(&tether_core::sessions::SearchQuery::new("otterword")).unwrap().is_empty() {
+                if !t2.search(&tether_core::history::sessions::SearchQuery::new("otterword")).unwrap().is_empty() {
                     *f.lock().unwrap() = true;
                 }
             }

@@ -7,8 +7,8 @@ mod search;
 mod task_io;
 mod tasks;
 
-use tether_core::index::{Depth, IndexReport, no_progress};
-use tether_core::sessions::{ListQuery, SearchQuery};
+use tether_core::history::index::{Depth, IndexReport, no_progress};
+use tether_core::history::sessions::{ListQuery, SearchQuery};
 use tether_core::{CursorLocations, Paths, Tether};
 use tether_testkit::CursorFixture;
 
@@ -42,7 +42,7 @@ impl Env {
         self.t.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| h.session_id).collect()
     }
 
-    pub fn all(&self) -> Vec<tether_core::sessions::SessionSummary> {
+    pub fn all(&self) -> Vec<tether_core::history::sessions::SessionSummary> {
         self.t.list(&ListQuery { limit: 1000, ..Default::default() }).unwrap()
     }
 }

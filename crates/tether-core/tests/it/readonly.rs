@@ -1,4 +1,4 @@
-use tether_core::index::{Depth, no_progress};
+use tether_core::history::index::{Depth, no_progress};
 use tether_testkit::eras::build_all;
 use tether_testkit::{CursorFixture, Journal};
 
@@ -43,7 +43,7 @@ fn a_cleanly_closed_wal_db_gets_no_new_sidecars() {
     let g = fx.global(Journal::Wal);
     tether_testkit::eras::era_d_cursor3(&fx, &g);
     g.close();
-    let wal = tether_core::cursor::sqlite::sidecar(&fx.global_path(), "-wal");
+    let wal = tether_core::history::cursor::sqlite::sidecar(&fx.global_path(), "-wal");
     assert!(!wal.exists(), "SQLite removes the -wal on a clean close");
     let before = fx.snapshot();
     let e = Env::new(fx);

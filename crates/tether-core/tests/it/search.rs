@@ -1,6 +1,6 @@
 //! Search over a generated history large enough to reach the broad-query mode.
 
-use tether_core::sessions::SearchQuery;
+use tether_core::history::sessions::SearchQuery;
 use tether_testkit::CursorFixture;
 use tether_testkit::generate::{GenSpec, generate_global, vocabulary_for};
 
@@ -62,7 +62,7 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
         .read(|c| {
             for prefix in ["conf", "caf", "cafe", "naiv", "resu", "uber", "x", "c", "n", "cons", "100", "fix"] {
                 let raw = format!("{prefix}*");
-                let rewritten = tether_core::terms::expand_prefixes(c, &raw)?;
+                let rewritten = tether_core::history::terms::expand_prefixes(c, &raw)?;
                 let rows = |q: &str| -> rusqlite::Result<Vec<i64>> {
                     let mut st =
                         c.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid")?;

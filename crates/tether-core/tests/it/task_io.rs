@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
+use tether_core::board::task_io::{self, ExportFormat};
+use tether_core::board::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
 use tether_core::store::Store;
-use tether_core::task_io::{self, ExportFormat};
-use tether_core::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
 
 fn store() -> (tempfile::TempDir, Store) {
     let d = tempfile::tempdir().unwrap();

@@ -1,9 +1,9 @@
 use std::sync::{Arc, Barrier};
 
 use tether_core::ErrorCode;
-use tether_core::agents::{self, AgentKind, Identity};
+use tether_core::board::agents::{self, AgentKind, Identity};
+use tether_core::board::tasks::{self, Actor, ClaimTarget, NewTask, Status, TaskChange, TaskFilter};
 use tether_core::store::Store;
-use tether_core::tasks::{self, Actor, ClaimTarget, NewTask, Status, TaskChange, TaskFilter};
 
 fn store() -> (tempfile::TempDir, Store) {
     let d = tempfile::tempdir().unwrap();

@@ -13,10 +13,11 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::agents::{self, Identity};
+use super::agents::{self, Identity};
+use super::signals;
+use crate::clock::iso;
+use crate::clock::now_ms;
 use crate::error::{Error, Result};
-use crate::index::now_ms;
-use crate::sessions::iso;
 use crate::store::Store;
 
 /// How long an agent's claim holds without activity, unless the caller says otherwise.
@@ -639,6 +640,16 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                 params![num, name, agent, lease],
             )?;
             event(txn, num, &who, "assigned", json!({"assignee": name}))?;
+            // Given to an agent by someone else: the agent hears of it as a signal.
+            if let (Some(agent), Some(name)) = (&agent, &name)
+                && !agent.starts_with("cli:")
+                && *agent != agent_id
+                && assignee.as_deref() != Some(name.as_str())
+            {
+                let from = signals::from_actor_in(txn, &actor.who)?;
+                let title: String = txn.query_row("SELECT title FROM tasks WHERE num = ?1", [num], |r| r.get(0))?;
+                signals::task_assigned_in(txn, &from, name, num, &title)?;
+            }
         }
         if ch.release {
             if status != Status::InProgress && holder.is_none() {
@@ -687,6 +698,9 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                 txn.execute("UPDATE tasks SET assignee = NULL, assignee_agent = NULL WHERE num = ?1", [num])?;
             }
             txn.execute("UPDATE tasks SET status = ?2 WHERE num = ?1", params![num, to.as_str()])?;
+            if matches!(to, Status::InReview | Status::Done | Status::Cancelled) {
+                signals::task_settled_in(txn, num)?;
+            }
             let kind = if to == Status::Done { "completed" } else { "status" };
             event(txn, num, &who, kind, json!({"from": status, "to": to, "summary": ch.summary}))?;
             status = to;

@@ -10,7 +10,7 @@ use super::composer::{Bubbles, HeaderInfo, parse_chat_tabs, parse_composer};
 use super::sqlite::{CursorDb, Table};
 use super::value::{Decoded, decode, timestamp_ms};
 use crate::error::Result;
-use crate::model::{ParsedSession, Tally};
+use crate::history::model::{ParsedSession, Tally};
 
 /// What we know about one composer before reading it.
 #[derive(Debug, Clone, Default)]
@@ -241,7 +241,7 @@ fn header_only(r: &ComposerRef) -> ParsedSession {
         s.archived = h.archived;
         s.mode = h.mode.clone();
         s.workspace_id = h.workspace_id.clone();
-        s.set_project(h.project.clone(), crate::model::ProjectVia::Identifier);
+        s.set_project(h.project.clone(), crate::history::model::ProjectVia::Identifier);
     }
     s.problems.add("note:header_only");
     s

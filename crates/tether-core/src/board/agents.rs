@@ -7,8 +7,9 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
+use super::signals::SignalType;
+use crate::clock::iso;
 use crate::error::{Error, Result};
-use crate::sessions::iso;
 use crate::store::Store;
 
 /// An MCP client or CLI user not seen for this long counts as idle.
@@ -60,6 +61,12 @@ pub struct Agent {
     pub last_seen: String,
     /// Ids of the tasks it holds (in progress).
     pub tasks: Vec<String>,
+    /// How signals reach it: `full` while its MCP session holds a GET stream open (the doorbell)
+    /// or Cursor's hooks report for its chat (the stop hook), else `degraded` (only the notice on
+    /// its next tool call). `None` for people.
+    pub surface: Option<&'static str>,
+    /// Signals to it whose obligation is still open.
+    pub open_obligations: i64,
 }
 
 /// Registers the agent (or updates its role/name), returning it. A requested name that another
@@ -68,6 +75,10 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
     let name = name.map(normalise_name).transpose()?;
     let role = role.map(str::trim).filter(|r| !r.is_empty());
     store.durable(|txn| {
+        let was_live: bool = txn
+            .query_row("SELECT ended_at IS NULL FROM agents WHERE id = ?1", [&who.id], |r| r.get(0))
+            .optional()?
+            .unwrap_or(false);
         let id = ensure_in(txn, who)?;
         if let Some(n) = &name {
             let holder: Option<String> =
@@ -88,14 +99,32 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
             txn.execute("UPDATE agents SET role = ?2 WHERE id = ?1", params![id, r])?;
         }
         txn.execute("UPDATE agents SET ended_at = NULL WHERE id = ?1", [&id])?;
+        if !was_live {
+            let (name, role): (String, Option<String>) =
+                txn.query_row("SELECT name, role FROM agents WHERE id = ?1", [&id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let role = role.map(|r| format!(" ({r})")).unwrap_or_default();
+            super::signals::announce_in(txn, SignalType::PeerJoined, &id, &format!("{name}{role} joined"))?;
+        }
         Ok(())
     })?;
     get(store, &who.id)
 }
 
+/// Ends an agent (its chat or session closed), telling its live peers.
+pub(crate) fn end_in(txn: &Transaction<'_>, id: &str) -> Result<()> {
+    let now = crate::clock::now_ms();
+    let name: Option<String> =
+        txn.query_row("SELECT name FROM agents WHERE id = ?1 AND ended_at IS NULL", [id], |r| r.get(0)).optional()?;
+    if let Some(name) = name {
+        txn.execute("UPDATE agents SET ended_at = ?2 WHERE id = ?1", params![id, now])?;
+        super::signals::announce_in(txn, SignalType::PeerLeft, id, &format!("{name} left"))?;
+    }
+    Ok(())
+}
+
 /// The agent's row id and name, registering it on first sight; bumps its last activity.
 pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String> {
-    let now = crate::index::now_ms();
+    let now = crate::clock::now_ms();
     let known: Option<String> =
         txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
     match known {
@@ -139,12 +168,15 @@ pub fn get(store: &Store, id: &str) -> Result<Agent> {
 
 /// Every agent, most recently active first, with live status and held tasks.
 pub fn list(store: &Store) -> Result<Vec<Agent>> {
-    let now = crate::index::now_ms();
+    let now = crate::clock::now_ms();
     store.read(|c| {
         let mut stmt = c.prepare(
             "SELECT a.id, a.name, a.kind, a.role, a.project, a.last_seen, a.ended_at, ca.status, ca.last_at,
                     (SELECT group_concat('T-' || num, ',') FROM (SELECT num FROM tasks t
-                        WHERE t.assignee_agent = a.id AND t.status = 'in_progress' ORDER BY num))
+                        WHERE t.assignee_agent = a.id AND t.status = 'in_progress' ORDER BY num)),
+                    EXISTS (SELECT 1 FROM mcp_sessions m WHERE m.id = a.mcp_session AND m.streams > 0)
+                        OR (a.kind = 'cursor' AND ca.conversation_id IS NOT NULL),
+                    (SELECT count(*) FROM signal_deliveries d WHERE d.recipient = a.id AND d.obligation = 'open')
              FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
              ORDER BY max(a.last_seen, coalesce(ca.last_at, 0)) DESC, a.name",
         )?;
@@ -155,6 +187,7 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             let chat_status: Option<String> = r.get(7)?;
             let chat_at: Option<i64> = r.get(8)?;
             let tasks: Option<String> = r.get(9)?;
+            let reachable: bool = r.get(10)?;
             let last = last_seen.max(chat_at.unwrap_or(0));
             let status = if ended.is_some() {
                 "ended".to_owned()
@@ -165,19 +198,27 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             } else {
                 "idle".to_owned()
             };
+            let kind = match kind.as_str() {
+                "cursor" => AgentKind::Cursor,
+                "mcp" => AgentKind::Mcp,
+                _ => AgentKind::Cli,
+            };
+            let surface = match kind {
+                AgentKind::Cli => None,
+                _ if reachable && ended.is_none() => Some("full"),
+                _ => Some("degraded"),
+            };
             Ok(Agent {
                 id: r.get(0)?,
                 name: r.get(1)?,
-                kind: match kind.as_str() {
-                    "cursor" => AgentKind::Cursor,
-                    "mcp" => AgentKind::Mcp,
-                    _ => AgentKind::Cli,
-                },
+                kind,
                 role: r.get(3)?,
                 project: r.get(4)?,
                 status,
                 last_seen: iso(last),
                 tasks: tasks.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default(),
+                surface,
+                open_obligations: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -186,17 +227,33 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
 
 /// Marks the agents of a closed MCP session as ended (their leases still run out on their own).
 pub fn end_mcp_session(store: &Store, session: &str) -> Result<()> {
-    store.writer().execute(
-        "UPDATE agents SET ended_at = ?2 WHERE mcp_session = ?1 AND kind = 'mcp'",
-        params![session, crate::index::now_ms()],
-    )?;
-    Ok(())
+    store.durable(|txn| {
+        let ids: Vec<String> = txn
+            .prepare("SELECT id FROM agents WHERE mcp_session = ?1 AND kind = 'mcp' AND ended_at IS NULL")?
+            .query_map([session], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for id in ids {
+            end_in(txn, &id)?;
+        }
+        Ok(())
+    })
+}
+
+/// Names that mean someone else in a signal's address.
+fn reserved(n: &str) -> bool {
+    n.eq_ignore_ascii_case(super::signals::HUMAN)
+        || n.eq_ignore_ascii_case(super::signals::TETHER)
+        || n.starts_with("role:")
+        || n == "peers"
 }
 
 fn normalise_name(n: &str) -> Result<String> {
     let n = n.trim();
     if n.is_empty() || n.len() > 40 || n.chars().any(|c| c.is_control()) {
         return Err(Error::invalid("agent name", "give 1–40 printable characters"));
+    }
+    if reserved(n) {
+        return Err(Error::invalid("agent name", format!("{n:?} is reserved for signal addresses")));
     }
     Ok(n.to_owned())
 }
@@ -205,7 +262,7 @@ fn unique_name(txn: &Transaction<'_>, base: &str) -> Result<String> {
     let taken = |n: &str| -> Result<bool> {
         Ok(txn.query_row("SELECT 1 FROM agents WHERE name = ?1", [n], |_| Ok(())).optional()?.is_some())
     };
-    if !taken(base)? {
+    if !reserved(base) && !taken(base)? {
         return Ok(base.to_owned());
     }
     for i in 2.. {

@@ -15,9 +15,9 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::board::tasks::{self, Actor, Insert, NewTask, Status, TaskDetail, TaskFilter};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::tasks::{self, Actor, Insert, NewTask, Status, TaskDetail, TaskFilter};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -427,7 +427,7 @@ fn write_all(
                         txn.execute(
                             "UPDATE tasks SET title = ?2, description = ?3, priority = ?4, acceptance = ?5,
                                  updated_at = ?6, version = version + 1 WHERE num = ?1",
-                            params![num, title, f.description.trim(), priority, acc, crate::index::now_ms()],
+                            params![num, title, f.description.trim(), priority, acc, crate::clock::now_ms()],
                         )?;
                         tasks::event(txn, num, &who, "edited", json!({"reimported_from": f.ext}))?;
                         report.updated.push(line);

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::Tether;
 use crate::error::Result;
-use crate::model::Tally;
+use crate::history::model::Tally;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceStatus {
@@ -62,7 +62,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
                 reasons: Tally::from_json(&r.get::<_, String>(5)?),
                 notes: Tally::from_json(&r.get::<_, String>(6)?),
                 error: r.get(7)?,
-                indexed_at: r.get::<_, Option<i64>>(8)?.map(crate::sessions::iso),
+                indexed_at: r.get::<_, Option<i64>>(8)?.map(crate::clock::iso),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -71,7 +71,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
     Ok(DoctorReport {
         version: env!("CARGO_PKG_VERSION"),
         data_dir: t.paths.data_dir.display().to_string(),
-        index_bytes: [db.clone(), crate::cursor::sqlite::sidecar(&db, "-wal")]
+        index_bytes: [db.clone(), crate::history::cursor::sqlite::sidecar(&db, "-wal")]
             .iter()
             .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())

@@ -12,14 +12,14 @@ use std::time::Instant;
 use rusqlite::{Connection, OptionalExtension, params};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::cursor::global::{self, ComposerRead, ComposerRef};
-use crate::cursor::sqlite::CursorDb;
-use crate::cursor::{self, Source, SourceKind, cli, uri, workspace};
 use crate::error::Result;
-use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
+use crate::history::cursor::global::{self, ComposerRead, ComposerRef};
+use crate::history::cursor::sqlite::CursorDb;
+use crate::history::cursor::{self, Source, SourceKind, cli, uri, workspace};
+use crate::history::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
+use crate::history::terms::Vocabulary;
 use crate::paths::CursorLocations;
 use crate::store::Store;
-use crate::terms::Vocabulary;
 
 /// How thoroughly to look for changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -619,7 +619,7 @@ fn write_session(
     if no_index {
         s.messages.clear();
     }
-    let text_count = s.messages.iter().filter(|m| m.kind == crate::model::Kind::Text).count() as i64;
+    let text_count = s.messages.iter().filter(|m| m.kind == crate::history::model::Kind::Text).count() as i64;
     let values = params![
         s.id,
         source_id,
@@ -822,9 +822,7 @@ fn write_workspace_membership(store: &Store, w: &workspace::WorkspaceRead) -> Re
     Ok(())
 }
 
-pub(crate) fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
+pub(crate) use crate::clock::now_ms;
 
 /// Per-kind totals of the last pass, for `doctor` and health views.
 pub fn source_summary(store: &Store) -> Result<BTreeMap<String, (u64, u64)>> {

@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::store::Store;
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
+use crate::clock::now_ms;
 
 pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
     let now = now_ms();
@@ -29,6 +27,18 @@ pub fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
 
 pub fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
     store.writer().execute("DELETE FROM mcp_sessions WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// How many GET streams the running daemon holds open for a session (its surface support).
+pub fn set_streams(store: &Store, id: &str, streams: usize) -> Result<()> {
+    store.writer().execute("UPDATE mcp_sessions SET streams = ?2 WHERE id = ?1", params![id, streams as i64])?;
+    Ok(())
+}
+
+/// A daemon starting holds no stream yet, whatever a killed one left behind.
+pub fn reset_streams(store: &Store) -> Result<()> {
+    store.writer().execute("UPDATE mcp_sessions SET streams = 0 WHERE streams != 0", [])?;
     Ok(())
 }
 
@@ -55,6 +65,12 @@ pub struct HookEvent {
     pub tool_name: Option<String>,
     #[serde(default)]
     pub tool_input: Option<serde_json::Value>,
+    /// `stop`: completed | aborted | error.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// `stop`: how many follow-ups Cursor already submitted for this chat.
+    #[serde(default)]
+    pub loop_count: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -89,7 +105,10 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
         params![ev.conversation_id, roots, status_for(&ev.hook_event_name), ev.hook_event_name, now_ms(), ev.transcript_path],
     )?;
     // A chat that is still talking is still working on what it holds.
-    crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
+    crate::board::tasks::renew_leases(store, &ev.conversation_id, crate::board::tasks::DEFAULT_LEASE_MS)?;
+    if ev.hook_event_name == "sessionEnd" {
+        store.durable(|txn| super::agents::end_in(txn, &ev.conversation_id))?;
+    }
     Ok(())
 }
 
@@ -105,7 +124,7 @@ pub fn chat_activity(store: &Store, conversation_id: &str) -> Result<Option<Chat
                     workspace_roots: serde_json::from_str(&roots).unwrap_or_default(),
                     status: r.get(2)?,
                     last_event: r.get(3)?,
-                    last_at: crate::sessions::iso(r.get(4)?),
+                    last_at: crate::clock::iso(r.get(4)?),
                 })
             },
         )

@@ -14,9 +14,9 @@ use notify::RecursiveMode;
 use notify_debouncer_full::new_debouncer;
 
 use crate::Tether;
-use crate::cursor::{self, Source, SourceKind};
 use crate::error::Result;
-use crate::index::{Depth, IndexReport};
+use crate::history::cursor::{self, Source, SourceKind};
+use crate::history::index::{Depth, IndexReport};
 
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
@@ -136,7 +136,7 @@ pub fn start(
                         if paths.iter().any(|p| !p.exists()) {
                             // Something was deleted: a pass over everything (unchanged files are
                             // not opened) drops the sessions of vanished sources.
-                            on_event(match tether.index(Depth::Quick, &crate::index::no_progress) {
+                            on_event(match tether.index(Depth::Quick, &crate::history::index::no_progress) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
@@ -152,7 +152,7 @@ pub fn start(
                     Err(RecvTimeoutError::Timeout) => {
                         if last_deep.elapsed() >= cfg.deep_every {
                             last_deep = Instant::now();
-                            on_event(match tether.index(Depth::Deep, &crate::index::no_progress) {
+                            on_event(match tether.index(Depth::Deep, &crate::history::index::no_progress) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });

@@ -1,0 +1,133 @@
+//! The board people and agents share: tasks (claimed atomically on a lease), agent sessions,
+//! signals between them (with obligations and wake telemetry), what Cursor's hooks say about each
+//! chat, and task import/export. [`Board`] is the one door
+//! hosts use, as [`crate::Tether`] is for the chat history.
+//!
+//! Depends on the store, the clock and errors; never on the history (Cursor readers, index).
+
+pub mod agents;
+pub mod live;
+pub mod signals;
+pub mod task_io;
+pub mod tasks;
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::store::Store;
+use agents::{Agent, Identity};
+use signals::{NewSignal, PendingSummary, Recipient, Sender, Signal, SignalDetail, SignalFilter};
+use tasks::{Actor, NewTask, QueryResult, SessionStart, Task, TaskChange, TaskDetail, TaskFilter, TaskQuery};
+
+/// Tasks, agents and (live) chat state over one store: what the CLI, MCP tools and the GUI's API
+/// call, so each host adds only argument parsing and rendering.
+#[derive(Debug, Clone, Copy)]
+pub struct Board<'a> {
+    pub store: &'a Store,
+}
+
+impl<'a> Board<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        Self { store }
+    }
+
+    pub fn create_task(&self, actor: &Actor, new: &NewTask) -> Result<Task> {
+        tasks::create(self.store, actor, new)
+    }
+
+    /// Claims `id`, or the best ready task for the role and project given (else the agent's own).
+    pub fn claim(
+        &self,
+        actor: &Actor,
+        id: Option<String>,
+        role: Option<String>,
+        project: Option<String>,
+    ) -> Result<Task> {
+        tasks::claim_for(self.store, actor, id, role, project)
+    }
+
+    pub fn update_task(&self, actor: &Actor, id: &str, change: &TaskChange) -> Result<Task> {
+        tasks::update(self.store, actor, id, change)
+    }
+
+    pub fn query_tasks(&self, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
+        tasks::query(self.store, actor, q)
+    }
+
+    pub fn task(&self, id: &str) -> Result<TaskDetail> {
+        tasks::get(self.store, id)
+    }
+
+    pub fn tasks(&self, f: &TaskFilter) -> Result<Vec<Task>> {
+        tasks::list(self.store, f)
+    }
+
+    /// The board as markdown (the MCP resource `tether://tasks`).
+    pub fn markdown(&self) -> Result<String> {
+        tasks::board_markdown(self.store)
+    }
+
+    /// Bumped by every task write, in any process.
+    pub fn revision(&self) -> Result<i64> {
+        tasks::revision(self.store)
+    }
+
+    pub fn start_session(&self, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<SessionStart> {
+        tasks::start_session(self.store, who, role, name)
+    }
+
+    pub fn agents(&self) -> Result<Vec<Agent>> {
+        agents::list(self.store)
+    }
+
+    pub fn send_signal(&self, from: &Sender, new: &NewSignal) -> Result<Signal> {
+        signals::send(self.store, from, new)
+    }
+
+    /// Returns the caller's undrained signals and marks them drained (exactly once).
+    pub fn drain_signals(&self, who: &Recipient) -> Result<Vec<Signal>> {
+        signals::drain(self.store, who)
+    }
+
+    /// The caller's undrained signals, left undrained.
+    pub fn pending_signals(&self, who: &Recipient) -> Result<Vec<Signal>> {
+        signals::pending(self.store, who)
+    }
+
+    /// The notice a tool result carries for the caller (recorded as a `piggyback` wake).
+    pub fn piggyback(&self, who: &Recipient, mcp_session: Option<&str>) -> Result<PendingSummary> {
+        signals::piggyback(self.store, who, mcp_session)
+    }
+
+    pub fn signals(&self, f: &SignalFilter) -> Result<Vec<Signal>> {
+        signals::list(self.store, f)
+    }
+
+    pub fn signal(&self, id: &str) -> Result<SignalDetail> {
+        signals::get(self.store, id)
+    }
+
+    /// Replies to a signal (to its sender, in its trace), closing its obligation.
+    pub fn reply(&self, from: &Sender, id: &str, body: &str) -> Result<Signal> {
+        let new = NewSignal { reply_to: Some(id.to_owned()), body: body.to_owned(), ..Default::default() };
+        signals::send(self.store, from, &new)
+    }
+
+    /// Bumped by every signal write, in any process.
+    pub fn signals_revision(&self) -> Result<i64> {
+        signals::revision(self.store)
+    }
+
+    pub fn export_tasks(&self, format: task_io::ExportFormat) -> Result<String> {
+        task_io::export(self.store, format)
+    }
+
+    /// A Taskmaster `tasks.json`, or a Backlog.md folder.
+    pub fn import_tasks(&self, actor: &Actor, path: &Path) -> Result<task_io::ImportReport> {
+        if path.is_dir() {
+            task_io::import_backlog(self.store, actor, path)
+        } else {
+            task_io::import_taskmaster(self.store, actor, path)
+        }
+    }
+}
