@@ -290,3 +290,41 @@ test('a client configured by `tether init` connects, finds and reads chats, tags
   assert.equal(claimed.id, task.id);
   assert.equal(claimed.assignee, me.agent.name);
 });
+
+test('signals: two TypeScript agents ask and answer; the bell rings once per drain cycle', async () => {
+  const a = await connect(TOKEN, 'ts-asker');
+  const b = await connect(TOKEN, 'ts-answerer');
+  const bellsA = [];
+  const bellsB = [];
+  a.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => bellsA.push(n.params.uri));
+  b.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => bellsB.push(n.params.uri));
+  json(await a.client.callTool({ name: 'session_start', arguments: { name: 'ts-ann', role: 'dev' } }));
+  json(await b.client.callTool({ name: 'session_start', arguments: { name: 'ts-ben', role: 'reviewer' } }));
+  await waitFor(() => a.getStreamOpen && b.getStreamOpen, 'both GET streams');
+  await sleep(200);
+
+  const q = json(await a.client.callTool({ name: 'signal_send', arguments: { to: 'reviewer', type: 'review_requested', body: 'Review T-1, please.' } }));
+  assert.deepEqual(q.deliveries.map((d) => d.recipient), ['ts-ben']);
+  await waitFor(() => bellsB.length === 1, 'the reviewer’s bell');
+  assert.equal(bellsB[0], 'tether://inbox');
+  json(await a.client.callTool({ name: 'signal_send', arguments: { to: 'ts-ben', type: 'status_update', body: 'CI is green.' } }));
+  await sleep(500);
+  assert.equal(bellsB.length, 1, 'coalesced until the drain');
+
+  // Any tool result carries the piggyback notice while signals wait.
+  const listed = await b.client.callTool({ name: 'task_list', arguments: {} });
+  const notice = JSON.parse(listed.content.at(-1).text);
+  assert.equal(notice.pending_signals, 2);
+
+  const got = json(await b.client.callTool({ name: 'signals_pending', arguments: {} }));
+  assert.deepEqual(got.signals.map((s) => s.type), ['review_requested', 'status_update']);
+  const reply = json(await b.client.callTool({ name: 'signal_send', arguments: { reply_to: q.id, body: 'Looks good.' } }));
+  assert.equal(reply.to, 'ts-ann');
+  await waitFor(() => bellsA.includes('tether://inbox'), 'the asker’s bell for the reply');
+  const back = json(await a.client.callTool({ name: 'signals_pending', arguments: {} }));
+  assert.equal(back.signals.at(-1).body, 'Looks good.');
+
+  // Re-armed after the drain: the next one rings again.
+  json(await a.client.callTool({ name: 'signal_send', arguments: { to: 'ts-ben', body: 'One more question?' } }));
+  await waitFor(() => bellsB.length === 2, 'a second bell after the drain');
+});

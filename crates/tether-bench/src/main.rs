@@ -23,6 +23,7 @@ use tether_core::paths::{CursorLocations, Paths};
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
 mod mcp;
+mod signals;
 
 #[derive(Parser)]
 #[command(about = "Tether benchmarks: index MB/s, peak RSS, search percentiles, change-to-searchable latency")]
@@ -46,9 +47,16 @@ struct Args {
     changes: usize,
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), or both.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp"])]
+    /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
+    /// signals doorbell (`signals`, needs no generated data), or all of them.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals"])]
     suite: String,
+    /// MCP sessions holding GET streams in the signals benchmark.
+    #[arg(long, default_value_t = 200)]
+    signal_sessions: usize,
+    /// Signals sent one at a time in the signals benchmark.
+    #[arg(long, default_value_t = 1000)]
+    signal_sends: usize,
     /// Sequential MCP tool calls measured on tether (a quarter of that on the Python server).
     #[arg(long, default_value_t = 4000)]
     mcp_calls: usize,
@@ -156,7 +164,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let stamp = dir.join("generated.json");
     let want = json!({"target_bytes": spec.target_bytes, "seed": spec.seed, "generator": 2});
     let have: Option<Value> = std::fs::read_to_string(&stamp).ok().and_then(|s| serde_json::from_str(&s).ok());
-    let gen_stats = if have.as_ref().map(|h| &h["spec"]) == Some(&want) && db.exists() {
+    let gen_stats = if args.suite == "signals" {
+        Value::Null
+    } else if have.as_ref().map(|h| &h["spec"]) == Some(&want) && db.exists() {
         eprintln!("reusing {}", db.display());
         have.map(|h| h["stats"].clone()).unwrap_or_default()
     } else {
@@ -169,12 +179,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
         stats
     };
     let mut sections = Vec::new();
-    if args.suite != "mcp" {
+    if matches!(args.suite.as_str(), "all" | "index") {
         sections.push(("index", index_suite(args, &dir, &user_dir, &db, &gen_stats)?));
     }
-    if args.suite != "index" {
+    if matches!(args.suite.as_str(), "all" | "mcp") {
         let f = mcp::run(&dir, &user_dir, args.mcp_calls, args.mcp_secs)?;
         sections.push(("mcp", render_mcp(&f)));
+    }
+    if matches!(args.suite.as_str(), "all" | "signals") {
+        let f = signals::run(&dir, args.signal_sessions, args.signal_sends)?;
+        sections.push(("signals", render_signals(&f)));
     }
     for (_, text) in &sections {
         println!("{text}");
@@ -238,12 +252,30 @@ fn render_mcp(f: &mcp::McpFigures) -> String {
     s
 }
 
+fn render_signals(f: &signals::SignalFigures) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "## Signals: the doorbell\n");
+    let _ = writeln!(
+        w,
+        "Commit `{}`, {}. Machine: {}. {}\n",
+        git_rev(),
+        chrono::Utc::now().format("%Y-%m-%d"),
+        machine(),
+        f.setup
+    );
+    rows_table(w, &f.rows);
+    s
+}
+
 fn rows_table(w: &mut String, rows: &[Row]) {
     let _ = writeln!(w, "| metric | measured | target | headroom | verdict |\n|---|---|---|---|---|");
     for r in rows {
-        let h = r.headroom.unwrap_or(f64::NAN);
-        let verdict = if h >= 1.0 { "PASS" } else { "MISS" };
-        let _ = writeln!(w, "| {} | {} | {} | {h:.2}× | {verdict} |", r.metric, r.measured, r.target);
+        let (headroom, verdict) = match r.headroom {
+            Some(h) => (format!("{h:.2}×"), if h >= 1.0 { "PASS" } else { "MISS" }),
+            None => ("—".to_owned(), "—"),
+        };
+        let _ = writeln!(w, "| {} | {} | {} | {headroom} | {verdict} |", r.metric, r.measured, r.target);
     }
 }
 

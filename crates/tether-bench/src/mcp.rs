@@ -35,7 +35,7 @@ pub struct McpFigures {
 }
 
 /// Kills the child when dropped, so a failed run leaves no server behind.
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -68,7 +68,30 @@ async fn connect(url: &str, token: Option<&str>, handler: Handler) -> anyhow::Re
     handler.serve(transport).await.with_context(|| format!("connecting to {url}"))
 }
 
-fn call(name: &'static str, args: Value) -> CallToolRequestParams {
+/// A client with any notification handler.
+pub(crate) async fn connect_with<H: ClientHandler>(
+    url: &str,
+    handler: H,
+) -> anyhow::Result<RunningService<RoleClient, H>> {
+    let cfg = StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN);
+    let transport = StreamableHttpClientTransport::from_config(cfg);
+    handler.serve(transport).await.with_context(|| format!("connecting to {url}"))
+}
+
+/// Calls a tool and returns its JSON answer (the first content block).
+pub(crate) async fn call_json<H: ClientHandler>(
+    c: &RunningService<RoleClient, H>,
+    p: CallToolRequestParams,
+) -> anyhow::Result<Value> {
+    let r = c.call_tool(p).await?;
+    if r.is_error == Some(true) {
+        bail!("tool returned an error: {:?}", r.content);
+    }
+    let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    Ok(serde_json::from_str(&text)?)
+}
+
+pub(crate) fn call(name: &'static str, args: Value) -> CallToolRequestParams {
     let Value::Object(map) = args else { unreachable!("tool arguments are objects") };
     CallToolRequestParams::new(name).with_arguments(map)
 }
@@ -215,6 +238,37 @@ fn start_tether(
             bail!("tether serve did not finish its first index: {health:?}");
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok((proc, url))
+}
+
+/// Starts `tether serve` with no Cursor data (the board alone) and waits until it answers.
+pub(crate) fn start_tether_empty(rt: &tokio::runtime::Runtime, dir: &Path) -> anyhow::Result<(Proc, String)> {
+    let bin_dir = std::env::var_os("TETHER_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_default().join("target/release"));
+    let home = dir.join("signals-home");
+    let _ = std::fs::remove_dir_all(&home);
+    let port = free_port()?;
+    let mut child = Command::new(bin_dir.join("tether"))
+        .args(["serve", "--port", &port.to_string()])
+        .env("TETHER_HOME", &home)
+        .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
+        .env("TETHER_CURSOR_HOME", dir.join("no-cli"))
+        .env("TETHER_TOKEN", TOKEN)
+        .env("TETHER_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}/tether", bin_dir.display()))?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    wait_http(&url, "tether serve", &mut child)?;
+    let proc = Proc(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while health(rt, port).is_none_or(|h| h["index"]["state"] != "idle") {
+        if Instant::now() > deadline {
+            bail!("tether serve did not become idle");
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
     Ok((proc, url))
 }
