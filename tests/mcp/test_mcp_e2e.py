@@ -113,7 +113,7 @@ def test_tools_resources_prompts_over_http(daemon):
             tools = await c.list_tools()
             names = {t.name for t in tools.tools}
             assert names == {"sessions_find", "session_read", "session_tag", "session_start", "task_create",
-                             "task_list", "task_claim", "task_update", "signals_pending", "signal_send"}, names
+                             "task_list", "task_claim", "task_update", "signals_pending", "signal_send", "agent_run"}, names
             assert len(names) <= 12
             assert all("PAST" in t.description for t in tools.tools if t.name.startswith("sessions_find") or t.name == "session_read")
 

@@ -6,7 +6,6 @@
 //! 200 agents hold and waits for every bell (fan-out).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;

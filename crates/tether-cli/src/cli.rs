@@ -69,6 +69,112 @@ pub enum Command {
     /// List signals with their obligations and wake telemetry, or read the ones sent to you.
     #[command(subcommand)]
     Signals(SignalsCmd),
+    /// Run the Cursor CLI agent on a prompt or a task (the daemon runs it; without one, it runs
+    /// here until it ends).
+    Run(RunArgs),
+    /// Agent runs: list, show, follow the log, cancel, follow up.
+    #[command(subcommand)]
+    Runs(RunsCmd),
+    /// The Cursor API key that runs of the Cursor CLI use (kept in the OS keyring).
+    #[command(subcommand)]
+    CursorKey(CursorKeyCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What the agent should do (may be left out with --task: the task is the prompt).
+    pub prompt: Option<String>,
+    /// The project folder to work in (default: the task's project, else the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// A Cursor model id (see `agent models`).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// plan or ask instead of the agent (no writes).
+    #[arg(long, value_parser = ["agent", "plan", "ask"])]
+    pub mode: Option<String>,
+    /// A role whose rule guides the agent (planner, backend, frontend, reviewer, or your own in
+    /// the data dir's roles/).
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// A task to work on, e.g. T-3: the run claims it and moves it to in_review on success.
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// On success, move the task to done instead of in_review.
+    #[arg(long, requires = "task")]
+    pub complete: bool,
+    /// Wall-clock limit, e.g. 90s, 10m, 1h [default: the settings', 10m].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Allow a Cursor permission token (repeatable), e.g. 'Write(**)', 'Shell(cargo)'. Writes and
+    /// commands run only when allowed.
+    #[arg(long = "allow", value_name = "TOKEN")]
+    pub allow: Vec<String>,
+    /// Deny a permission token (repeatable), e.g. 'Shell(rm)'.
+    #[arg(long = "deny", value_name = "TOKEN")]
+    pub deny: Vec<String>,
+    /// Stay and print the run's events as they come, until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCmd {
+    /// Runs, newest first.
+    List {
+        /// Only these statuses (repeatable): queued, running, succeeded, failed, timed_out, cancelled, lost.
+        #[arg(short, long = "status", value_name = "STATUS")]
+        statuses: Vec<String>,
+        /// Only runs of this task.
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        limit: usize,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// One run: its status, result, error and chat.
+    Show {
+        id: String,
+        /// Include every event.
+        #[arg(long)]
+        events: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// The run's events, readable (with --follow, until it ends).
+    Logs {
+        id: String,
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Stop a run (SIGTERM to its process group, then SIGKILL after a grace period).
+    Cancel {
+        id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Continue a run's Cursor chat with a new prompt, as a new run.
+    Followup {
+        id: String,
+        prompt: String,
+        #[arg(long)]
+        follow: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CursorKeyCmd {
+    /// Store a Cursor API key (read from stdin, or asked for), for runs of the Cursor CLI.
+    Set,
+    /// Forget the stored key.
+    Clear,
+    /// Say whether a key is set and where it comes from (never the key itself).
+    Status,
 }
 
 #[derive(Debug, Subcommand)]

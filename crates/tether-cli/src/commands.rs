@@ -45,17 +45,26 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Doctor(o) => {
-            let d = open()?.doctor()?;
+            let t = open()?;
+            let d = t.doctor()?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let cli = rt.block_on(tether_runs::probe(&t));
             if o.json {
-                output::json(&d)
+                let mut v = serde_json::to_value(&d)?;
+                v["cursor_cli"] = serde_json::to_value(&cli)?;
+                output::json(&v)
             } else {
                 output::doctor(&d);
+                output::cursor_cli(&cli);
                 Ok(())
             }
         }
         Command::Sessions(cmd) => sessions(&open()?, cmd),
         Command::Open { print } => open_gui(&paths, print),
         Command::Task(a) => crate::tasks::run(&open()?, a),
+        Command::Run(a) => crate::runs::run(open()?, a),
+        Command::Runs(cmd) => crate::runs::runs(open()?, cmd),
+        Command::CursorKey(cmd) => crate::runs::cursor_key(&paths, cmd),
         Command::Signal(cmd) => crate::signals::signal(&open()?, cmd),
         Command::Signals(cmd) => crate::signals::signals(&open()?, cmd),
         Command::Agents(AgentsCmd::List(o)) => {
@@ -344,7 +353,7 @@ fn open_gui(paths: &Paths, print: bool) -> anyhow::Result<()> {
 }
 
 /// Resolves on SIGINT or SIGTERM. Handlers are installed when this is called, not when polled.
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

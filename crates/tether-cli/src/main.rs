@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod hook;
 mod output;
+mod runs;
 mod signals;
 mod tasks;
 

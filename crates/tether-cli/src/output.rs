@@ -471,3 +471,188 @@ pub fn import_report(r: &tether_core::board::task_io::ImportReport) {
         }
     }
 }
+
+pub fn runs(list: &[tether_core::board::runs::Run]) {
+    if list.is_empty() {
+        println!("No runs yet. Start one: tether run \"…\" --workspace DIR");
+        return;
+    }
+    println!(
+        "{}",
+        dim(&format!(
+            "{:<6}  {:<10}  {:<6}  {:<16}  {:<5}  {:<24}  PROMPT",
+            "ID", "STATUS", "MODE", "STARTED", "TASK", "WORKSPACE"
+        ))
+    );
+    for r in list {
+        println!(
+            "{:<6}  {:<10}  {:<6}  {:<16}  {:<5}  {:<24}  {}",
+            r.id,
+            r.status.as_str(),
+            r.mode.as_str(),
+            local_time(r.started_at.as_deref().or(Some(&r.created_at))),
+            r.task.as_deref().unwrap_or("—"),
+            cut(&home_short(r.workspace.as_deref().unwrap_or("")), 24),
+            cut(r.prompt.lines().next().unwrap_or(""), 50)
+        );
+    }
+}
+
+pub fn run_summary(r: &tether_core::board::runs::Run) {
+    let took = r.duration_ms.map(|ms| format!(" in {:.1} s", ms as f64 / 1000.0)).unwrap_or_default();
+    let tokens = r
+        .usage
+        .as_ref()
+        .map(|u| {
+            format!(
+                ", {} in / {} out tokens",
+                u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+                u.output_tokens
+            )
+        })
+        .unwrap_or_default();
+    println!("{} {}{took}{tokens}", bold(&r.id), r.status);
+    if let Some(e) = &r.error {
+        println!("  error: {e}");
+    }
+    if let Some(w) = &r.warning {
+        println!("  note: {w}");
+    }
+    if let Some(c) = &r.chat_id {
+        println!("  Cursor chat {c} (tether sessions show {c}; follow up: tether runs followup {} \"…\")", r.id);
+    }
+}
+
+pub fn run_detail(d: &tether_core::board::runs::RunDetail) {
+    let r = &d.run;
+    run_summary(r);
+    println!(
+        "{}",
+        dim(&format!(
+            "  {} · mode {} · model {} · role {} · timeout {} s · by {} · created {}",
+            r.workspace.as_deref().map(home_short).unwrap_or_default(),
+            r.mode.as_str(),
+            r.model.as_deref().unwrap_or("default"),
+            r.role.as_deref().unwrap_or("—"),
+            r.timeout_secs,
+            r.requested_by,
+            local_time(Some(&r.created_at))
+        ))
+    );
+    if let Some(t) = &r.task {
+        println!("  task {t}{}", if r.complete_task { " (done on success)" } else { "" });
+    }
+    if !r.permissions.is_empty() {
+        println!("  allow {:?} · deny {:?}", r.permissions.allow, r.permissions.deny);
+    }
+    if let Some(p) = &r.parent {
+        println!("  follows up {p}");
+    }
+    if !d.children.is_empty() {
+        println!("  follow-ups: {}", d.children.join(", "));
+    }
+    println!("\n{}", bold("Prompt"));
+    for l in r.prompt.lines() {
+        println!("  {l}");
+    }
+    if let Some(res) = &r.result {
+        println!("\n{}", bold("Result"));
+        for l in res.lines() {
+            println!("  {l}");
+        }
+    }
+    if !d.events.is_empty() {
+        println!("\n{}", bold("Events"));
+        let mut p = EventPrinter::default();
+        for e in &d.events {
+            p.print(e);
+        }
+        p.finish();
+    }
+}
+
+/// Renders run events as a readable log: assistant text as it comes, tool calls on one line
+/// each, thinking folded.
+#[derive(Default)]
+pub struct EventPrinter {
+    /// Inside assistant text (no newline printed yet).
+    mid_text: bool,
+    thinking: bool,
+}
+
+impl EventPrinter {
+    pub fn print(&mut self, e: &tether_core::board::runs::StoredEvent) {
+        use tether_core::board::stream_json::RunEvent as E;
+        let line = |p: &mut Self, s: String| {
+            if p.mid_text {
+                println!();
+                p.mid_text = false;
+            }
+            println!("{s}");
+        };
+        match &e.event {
+            E::Assistant { text, partial } => {
+                self.thinking = false;
+                if *partial {
+                    print!("{text}");
+                    self.mid_text = true;
+                } else {
+                    line(self, text.clone());
+                }
+            }
+            E::Thinking { .. } if self.thinking => {}
+            E::Thinking { .. } => {
+                self.thinking = true;
+                line(self, dim("(thinking…)"));
+            }
+            E::Init { session_id, model, .. } => line(
+                self,
+                dim(&format!("▸ Cursor chat {session_id} · {}", model.as_deref().unwrap_or("default model"))),
+            ),
+            E::User { text } => line(self, format!("{} {}", bold("you:"), cut(text.trim(), 200))),
+            E::ToolCall { tool, phase, path, command, outcome, .. } => {
+                self.thinking = false;
+                let what = command.clone().or_else(|| path.clone()).unwrap_or_default();
+                match phase.as_str() {
+                    "started" => line(self, dim(&format!("  ⚙ {tool} {}", cut(&what, 100)))),
+                    _ => {
+                        let o = outcome.as_deref().unwrap_or("done");
+                        let mark = if o == "success" { "✓" } else { "✗" };
+                        line(self, dim(&format!("  {mark} {tool} {} ({o})", cut(&what, 80))));
+                    }
+                }
+            }
+            E::Result { is_error, duration_ms, .. } => {
+                let took = duration_ms.map(|ms| format!(" in {:.1} s", ms as f64 / 1000.0)).unwrap_or_default();
+                line(
+                    self,
+                    bold(&format!("— {}{took}", if *is_error { "the agent reported an error" } else { "result" })),
+                );
+            }
+            E::Notice { text } => line(self, dim(&format!("  ({text})"))),
+            E::Stderr { text } => line(self, dim(&format!("  stderr: {}", cut(text, 300)))),
+            E::Raw { text, .. } => line(self, dim(&format!("  ? {}", cut(text, 200)))),
+            E::Status { status, message } => {
+                let m = message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+                line(self, dim(&format!("[{status}{m}]")));
+            }
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if self.mid_text {
+            println!();
+            self.mid_text = false;
+        }
+    }
+}
+
+pub fn cursor_cli(c: &tether_runs::CliInfo) {
+    match (&c.path, &c.version) {
+        (Some(p), Some(v)) => println!("Cursor CLI (for runs): {} {v} (from {})", p.display(), c.from.unwrap_or("?")),
+        (Some(p), None) => {
+            println!("Cursor CLI (for runs): {} — {}", p.display(), c.hint.as_deref().unwrap_or("not answering"))
+        }
+        _ => println!("Cursor CLI (for runs): not found — {}", c.hint.as_deref().unwrap_or("")),
+    }
+}

@@ -92,6 +92,14 @@ pub enum Error {
         if known.is_empty() { String::new() } else { format!(" (live agents: {})", known.join(", ")) }
     )]
     UnknownRecipient { to: String, known: Vec<String> },
+    #[error("no run {0:?} (run ids look like R-3; see `tether runs list`)")]
+    RunNotFound(String),
+    #[error("{id} already ended ({status})")]
+    RunEnded { id: String, status: &'static str },
+    #[error("{0}")]
+    AgentMissing(String),
+    #[error("{} is outside the folders runs may use ({}); add it with `tether settings` (runs.roots) or pick a project Tether has seen", path.display(), roots.join(", "))]
+    OutsideRoots { path: PathBuf, roots: Vec<String> },
 }
 
 impl Error {
@@ -101,7 +109,11 @@ impl Error {
             | Error::TaskNotFound(_)
             | Error::AgentNotFound(_)
             | Error::SignalNotFound(_)
-            | Error::UnknownRecipient { .. } => ErrorCode::NotFound,
+            | Error::UnknownRecipient { .. }
+            | Error::RunNotFound(_)
+            | Error::AgentMissing(_) => ErrorCode::NotFound,
+            Error::RunEnded { .. } => ErrorCode::Conflict,
+            Error::OutsideRoots { .. } => ErrorCode::Forbidden,
             Error::AgentNameTaken(_) => ErrorCode::Conflict,
             Error::TaskHeld { .. } => ErrorCode::TaskHeld,
             Error::IllegalTransition { .. } => ErrorCode::IllegalTransition,

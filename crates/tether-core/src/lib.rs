@@ -18,6 +18,7 @@ pub mod settings;
 pub mod store;
 pub mod token;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use board::Board;
@@ -130,6 +131,95 @@ impl Tether {
             }
         }
         Ok(all)
+    }
+
+    /// Folders runs may work in: the saved roots, and the projects Cursor's history knows that
+    /// exist on this machine; canonical, without duplicates.
+    pub fn run_roots(&self) -> Result<Vec<PathBuf>> {
+        let saved = self.settings()?.runs.roots;
+        let seen = self.projects()?.into_iter().map(|p| PathBuf::from(p.path));
+        let mut out: Vec<PathBuf> = Vec::new();
+        for p in saved.into_iter().chain(seen) {
+            if let Ok(c) = p.canonicalize()
+                && c.is_dir()
+                && c.parent().is_some()
+                && !out.contains(&c)
+            {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks a run (prompt or task, a workspace inside the allowed roots — canonical, so a
+    /// symlink cannot lead out —, a known role) and queues it.
+    pub fn queue_run(&self, requested_by: &str, new: &board::runs::NewRun) -> Result<board::runs::Run> {
+        use board::runs;
+        runs::check(new)?;
+        let settings = self.settings()?;
+        let task = new.task.as_deref().map(|t| self.board().task(t)).transpose()?;
+        let task_text = task.as_ref().map(|t| runs::task_prompt(&self.store, &t.task.id)).transpose()?;
+        let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
+            (Some(p), Some(t)) => format!(
+                "{t}
+{p}
+"
+            ),
+            (Some(p), None) => p.to_owned(),
+            (None, Some(t)) => t,
+            (None, None) => unreachable!("checked: a prompt or a task"),
+        };
+        let ws = new
+            .workspace
+            .clone()
+            .filter(|w| !w.trim().is_empty())
+            .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
+            .ok_or_else(|| Error::invalid("workspace", "say which project folder the agent works in"))?;
+        let workspace = self.allowed_workspace(Path::new(&ws))?;
+        if let Some(r) = &new.role {
+            board::roles::rule(&self.paths.roles_dir(), r)?;
+        }
+        let valid = runs::ValidRun {
+            prompt,
+            task: task.map(|t| board::tasks::parse_id(&t.task.id)).transpose()?,
+            workspace: workspace.to_string_lossy().into_owned(),
+            model: new.model.clone(),
+            mode: new.mode.unwrap_or_default(),
+            role: new.role.clone(),
+            timeout_ms: new.timeout_secs.map_or(i64::from(settings.runs.timeout_minutes) * 60_000, |s| s as i64 * 1000),
+            permissions: new.permissions.clone(),
+            complete: new.complete,
+            parent: None,
+            resume_chat: None,
+        };
+        runs::create(&self.store, requested_by, &valid)
+    }
+
+    /// A follow-up run continuing `id`'s Cursor chat with a new prompt.
+    pub fn followup_run(&self, requested_by: &str, id: &str, prompt: &str) -> Result<board::runs::Run> {
+        let valid = board::runs::followup_of(&self.store, id, prompt)?;
+        self.allowed_workspace(Path::new(&valid.workspace))?;
+        board::runs::create(&self.store, requested_by, &valid)
+    }
+
+    fn allowed_workspace(&self, ws: &Path) -> Result<PathBuf> {
+        let canon = ws.canonicalize().map_err(|e| {
+            Error::invalid("workspace", format!("{}: {e} (give an existing project folder)", ws.display()))
+        })?;
+        if !canon.is_dir() {
+            return Err(Error::invalid("workspace", format!("{} is not a folder", canon.display())));
+        }
+        let roots = self.run_roots()?;
+        if roots.iter().any(|r| canon.starts_with(r)) {
+            Ok(canon)
+        } else {
+            Err(Error::OutsideRoots { path: canon, roots: roots.iter().map(|r| r.display().to_string()).collect() })
+        }
+    }
+
+    /// The roles a run can take (seeded on first use).
+    pub fn roles(&self) -> Result<Vec<board::roles::Role>> {
+        board::roles::list(&self.paths.roles_dir())
     }
 
     /// The saved settings (`settings.json`), or the defaults.

@@ -56,6 +56,11 @@ impl Paths {
         self.data_dir.join("scratch")
     }
 
+    /// Role rules for runs (`<role>.mdc`), seeded with Tether's own.
+    pub fn roles_dir(&self) -> PathBuf {
+        self.data_dir.join("roles")
+    }
+
     pub fn ensure(&self) -> Result<()> {
         std::fs::create_dir_all(&self.data_dir)
             .map_err(|e| Error::io(format!("creating {}", self.data_dir.display()), e))
@@ -214,6 +219,44 @@ pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(P
 /// the temp dir.
 pub fn downloads_dir() -> PathBuf {
     dirs::download_dir().or_else(dirs::home_dir).unwrap_or_else(std::env::temp_dir)
+}
+
+/// The Cursor CLI agent to run: the saved path, else `TETHER_CURSOR_AGENT`, else `cursor-agent`
+/// then `agent` on `PATH`; with what chose it. `None` when none of them is an executable file.
+pub fn cursor_agent(saved: Option<&Path>) -> Option<(PathBuf, &'static str)> {
+    if let Some(p) = saved {
+        return p.is_file().then(|| (p.to_owned(), "settings"));
+    }
+    if let Some(p) = std::env::var_os("TETHER_CURSOR_AGENT").filter(|v| !v.is_empty()).map(PathBuf::from) {
+        return p.is_file().then_some((p, "TETHER_CURSOR_AGENT"));
+    }
+    let path = std::env::var_os("PATH")?;
+    ["cursor-agent", "agent"].into_iter().find_map(|name| {
+        std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p)).map(|p| (p, "PATH"))
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+/// The variables a Cursor CLI run inherits from Tether's environment, and nothing else (no
+/// token of ours, no secrets the daemon happens to hold): PATH, HOME, USER, LANG, LC_*, TERM and
+/// TMPDIR.
+pub fn run_environment() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| {
+            matches!(k.as_str(), "PATH" | "HOME" | "USER" | "LANG" | "TERM" | "TMPDIR") || k.starts_with("LC_")
+        })
+        .collect()
 }
 
 /// Where the built GUI (`ui/dist`) is: `TETHER_UI_DIR`, else next to the executable

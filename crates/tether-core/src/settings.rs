@@ -29,6 +29,56 @@ pub struct Settings {
     pub launch_at_login: bool,
     /// Minutes a signal's obligation may stay open, per signal type, before it needs attention.
     pub signal_sla_minutes: BTreeMap<String, u32>,
+    /// How Tether runs the Cursor CLI.
+    pub runs: RunSettings,
+}
+
+/// Runs of the Cursor CLI agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct RunSettings {
+    /// The Cursor CLI binary, instead of `TETHER_CURSOR_AGENT` or `cursor-agent` / `agent` on PATH.
+    pub cursor_agent: Option<PathBuf>,
+    /// Folders runs may work in, besides the projects Tether has seen in Cursor's history.
+    pub roots: Vec<PathBuf>,
+    /// Runs at once in one workspace.
+    pub max_per_workspace: u32,
+    /// Runs at once in all.
+    pub max_total: u32,
+    /// A run's wall-clock limit unless it asks for another.
+    pub timeout_minutes: u32,
+    /// How long the CLI may linger after its result before Tether ends it.
+    pub result_grace_secs: u32,
+    /// How long a stopped run has between SIGTERM and SIGKILL.
+    pub kill_grace_secs: u32,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        Self {
+            cursor_agent: None,
+            roots: Vec::new(),
+            max_per_workspace: 1,
+            max_total: 3,
+            timeout_minutes: 10,
+            result_grace_secs: 20,
+            kill_grace_secs: 5,
+        }
+    }
+}
+
+/// A change to the run settings; each field as in [`SettingsPatch`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSettingsPatch {
+    #[serde(default, deserialize_with = "double_option")]
+    pub cursor_agent: Option<Option<PathBuf>>,
+    pub roots: Option<Vec<PathBuf>>,
+    pub max_per_workspace: Option<u32>,
+    pub max_total: Option<u32>,
+    pub timeout_minutes: Option<u32>,
+    pub result_grace_secs: Option<u32>,
+    pub kill_grace_secs: Option<u32>,
 }
 
 impl Default for Settings {
@@ -40,6 +90,7 @@ impl Default for Settings {
             notifications: true,
             launch_at_login: false,
             signal_sla_minutes: default_slas(),
+            runs: RunSettings::default(),
         }
     }
 }
@@ -65,6 +116,7 @@ pub struct SettingsPatch {
     pub launch_at_login: Option<bool>,
     /// Per signal type; merged into the saved ones.
     pub signal_sla_minutes: Option<BTreeMap<String, u32>>,
+    pub runs: Option<RunSettingsPatch>,
 }
 
 /// Distinguishes a missing field (`None`) from an explicit `null` (`Some(None)`).
@@ -115,6 +167,20 @@ impl Settings {
         if let Some(v) = &patch.signal_sla_minutes {
             s.signal_sla_minutes.extend(v.iter().map(|(k, m)| (k.trim().to_owned(), *m)));
         }
+        if let Some(r) = &patch.runs {
+            let runs = &mut s.runs;
+            if let Some(v) = &r.cursor_agent {
+                runs.cursor_agent = v.clone().filter(|p| !p.as_os_str().is_empty());
+            }
+            if let Some(v) = &r.roots {
+                runs.roots = v.clone();
+            }
+            runs.max_per_workspace = r.max_per_workspace.unwrap_or(runs.max_per_workspace);
+            runs.max_total = r.max_total.unwrap_or(runs.max_total);
+            runs.timeout_minutes = r.timeout_minutes.unwrap_or(runs.timeout_minutes);
+            runs.result_grace_secs = r.result_grace_secs.unwrap_or(runs.result_grace_secs);
+            runs.kill_grace_secs = r.kill_grace_secs.unwrap_or(runs.kill_grace_secs);
+        }
         s.validate()?;
         s.save(paths)?;
         Ok(s)
@@ -124,6 +190,29 @@ impl Settings {
         for (what, dir) in [("Cursor User folder", &self.cursor_user_dir), ("Cursor home", &self.cursor_home)] {
             if let Some(d) = dir {
                 check_dir(what, d)?;
+            }
+        }
+        let r = &self.runs;
+        for root in &r.roots {
+            check_dir("run root", root)?;
+        }
+        if let Some(a) = &r.cursor_agent
+            && !a.is_file()
+        {
+            return Err(Error::invalid("Cursor CLI", format!("{} is not a file", a.display())));
+        }
+        for (what, v, range) in [
+            ("runs per workspace", r.max_per_workspace, 1..=16),
+            ("runs at once", r.max_total, 1..=64),
+            ("run time limit (minutes)", r.timeout_minutes, 1..=1440),
+            ("grace after the result (seconds)", r.result_grace_secs, 0..=600),
+            ("grace before SIGKILL (seconds)", r.kill_grace_secs, 0..=120),
+        ] {
+            if !range.contains(&v) {
+                return Err(Error::invalid(
+                    "run setting",
+                    format!("{what}: {v} is out of range ({} to {})", range.start(), range.end()),
+                ));
             }
         }
         for (kind, minutes) in &self.signal_sla_minutes {

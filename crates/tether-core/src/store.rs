@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0005_tasks.sql"),
     include_str!("store/migrations/0006_fts_terms.sql"),
     include_str!("store/migrations/0007_signals.sql"),
+    include_str!("store/migrations/0008_runs.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

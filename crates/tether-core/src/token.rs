@@ -1,4 +1,5 @@
-//! Secrets: the MCP bearer token (OS keyring by default) and the low-privilege hook token.
+//! Secrets: the MCP bearer token (OS keyring by default), the low-privilege hook token, and the
+//! person's Cursor API key (kept the same way as the MCP token).
 //!
 //! The MCP token lives in the OS keyring under an entry named after the data dir, so test and
 //! production instances never share one. Where no keyring exists (headless Linux) we fail closed
@@ -121,6 +122,73 @@ pub fn forget_keyring(paths: &Paths) -> Result<()> {
     match entry(paths)?.delete_credential() {
         Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
         Err(e) => Err(keyring_error(paths, &e)),
+    }
+}
+
+/// Where a Cursor API key came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeySource {
+    /// `CURSOR_API_KEY` in Tether's environment (wins).
+    Env,
+    /// Stored by `tether cursor-key set` (or `tether cloud login`) where the MCP token is kept.
+    Stored,
+}
+
+fn cursor_key_entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("cursor-api-key:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+/// The Cursor API key for runs of the Cursor CLI and Cursor's cloud API, if there is one.
+/// Never logged or printed.
+pub fn cursor_key(paths: &Paths) -> Result<Option<(String, KeySource)>> {
+    if let Some(k) = std::env::var("CURSOR_API_KEY").ok().filter(|k| !k.trim().is_empty()) {
+        return Ok(Some((k.trim().to_owned(), KeySource::Env)));
+    }
+    let stored = match backend(paths) {
+        Backend::Keyring => match cursor_key_entry(paths)?.get_password() {
+            Ok(k) => Some(k),
+            Err(keyring::Error::NoEntry) => None,
+            Err(e) => return Err(keyring_error(paths, &e)),
+        },
+        _ => match std::fs::read_to_string(paths.data_dir.join("cursor-api-key")) {
+            Ok(k) => Some(k),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io("reading the Cursor API key file", e)),
+        },
+    };
+    Ok(stored.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()).map(|k| (k, KeySource::Stored)))
+}
+
+/// Keeps a Cursor API key where the MCP token is kept (the OS keyring, or the 0600 file store).
+pub fn set_cursor_key(paths: &Paths, key: &str) -> Result<()> {
+    let key = key.trim();
+    if key.is_empty() || key.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid(
+            "Cursor API key",
+            "it is empty or has spaces; paste the key from Cursor's dashboard",
+        ));
+    }
+    paths.ensure()?;
+    match backend(paths) {
+        Backend::Keyring => cursor_key_entry(paths)?.set_password(key).map_err(|e| keyring_error(paths, &e)),
+        _ => write_private(&paths.data_dir.join("cursor-api-key"), key),
+    }
+}
+
+/// Forgets the stored Cursor API key (the environment's, if any, still applies).
+pub fn forget_cursor_key(paths: &Paths) -> Result<()> {
+    match backend(paths) {
+        Backend::Keyring => match cursor_key_entry(paths)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(keyring_error(paths, &e)),
+        },
+        _ => match std::fs::remove_file(paths.data_dir.join("cursor-api-key")) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io("removing the Cursor API key file", e)),
+        },
     }
 }
 

@@ -1,6 +1,6 @@
 //! The daemon as a value: what `tether serve` and the desktop app both run. It holds the data
 //! dir's lock, serves HTTP (MCP + GUI API) on loopback, runs the initial index and then the
-//! watcher, and stops each of them on request. The server and the indexing can be stopped and
+//! watcher, runs queued agent runs, and stops each of them on request. The server and the indexing can be stopped and
 //! started on their own (the tray menu does); dropping the `Host` stops everything.
 //!
 //! Needs a tokio runtime (it spawns onto the current one); no CLI or tauri types here.
@@ -75,6 +75,8 @@ pub struct Host {
     initial: Mutex<Option<JoinHandle<()>>>,
     /// Set while paused, so an initial pass that ends meanwhile does not start watching.
     paused: Arc<std::sync::atomic::AtomicBool>,
+    /// Agent runs, and the task forwarding their updates.
+    runner: Mutex<Option<(tether_runs::RunnerHandle, JoinHandle<()>)>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -124,7 +126,9 @@ impl Host {
             watcher: Arc::default(),
             initial: Mutex::default(),
             paused: Arc::default(),
+            runner: Mutex::default(),
         });
+        *h.runner.lock().unwrap_or_else(|p| p.into_inner()) = Some(h.app.start_runner());
         h.serve_on(listener);
         h.start_indexing(progress);
         Ok(h)
@@ -235,6 +239,11 @@ impl Host {
     /// An initial index still running is left to the process's exit: its writes are transactions.
     pub async fn shutdown(&self) -> Result<(), ServeError> {
         let served = self.stop_server().await;
+        let runner = self.runner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((r, forward)) = runner {
+            r.stop().await;
+            forward.abort();
+        }
         if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
             w.stop();
         }

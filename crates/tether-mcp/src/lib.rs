@@ -22,7 +22,7 @@ use tether_core::board::live::{ChatActivity, HookEvent};
 
 pub use doorbell::INBOX_URI;
 pub use http::{DEFAULT_PORT, ServeError, bind_loopback, serve_http};
-pub use tools::{SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
+pub use tools::{RUN_URI_PREFIX, SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
 
 /// State shared by every MCP session of one daemon.
 pub struct App {
@@ -49,6 +49,11 @@ pub struct App {
     /// HTTP sessions: last request and open GET streams.
     pub(crate) streams: streams::Streams,
     pub(crate) doorbell: doorbell::Doorbell,
+    /// The runner of agent runs in this process, set by the host.
+    runner: std::sync::OnceLock<Arc<tether_runs::Runner>>,
+    /// When each run's resource was last announced to subscribers (events are many; updates
+    /// are sent at most every half second per run).
+    run_notified: Mutex<HashMap<String, Instant>>,
 }
 
 /// The HTTP routes' state.
@@ -91,7 +96,56 @@ impl App {
             listening: std::sync::OnceLock::new(),
             streams: streams::Streams::default(),
             doorbell: doorbell::Doorbell::default(),
+            runner: std::sync::OnceLock::new(),
+            run_notified: Mutex::default(),
         })
+    }
+
+    /// Starts this process's runner of agent runs and forwards what it does to the GUI's stream
+    /// and MCP subscribers. The returned handles stop them.
+    pub fn start_runner(self: &Arc<Self>) -> (tether_runs::RunnerHandle, tokio::task::JoinHandle<()>) {
+        let handle = tether_runs::Runner::start(Arc::clone(&self.tether));
+        let _ = self.runner.set(Arc::clone(handle.runner()));
+        let mut rx = handle.runner().subscribe();
+        let app = Arc::clone(self);
+        let forward = tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(u) => app.run_updated(&u),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        (handle, forward)
+    }
+
+    pub fn runner(&self) -> Option<&Arc<tether_runs::Runner>> {
+        self.runner.get()
+    }
+
+    fn run_updated(&self, u: &tether_runs::RunUpdate) {
+        use tether_runs::RunUpdate;
+        let (run, now) = match u {
+            RunUpdate::Status { run, status } => {
+                self.emit("runs", serde_json::json!({"run": run, "status": status}));
+                // An ended run may have moved its task or sent signals.
+                self.signals_sent();
+                (run, true)
+            }
+            RunUpdate::Events { run, .. } => (run, false),
+        };
+        let due = {
+            let mut m = self.run_notified.lock().unwrap_or_else(|p| p.into_inner());
+            let due = now || m.get(run).is_none_or(|at| at.elapsed() >= Duration::from_millis(500));
+            if due {
+                m.insert(run.clone(), Instant::now());
+            }
+            due
+        };
+        if due {
+            self.resources_changed(HashSet::from([format!("{RUN_URI_PREFIX}{run}")]));
+        }
     }
 
     pub fn set_indexing(&self, on: bool) {
@@ -417,7 +471,7 @@ pub(crate) async fn watch_board(app: Arc<App>) {
         async move {
             tokio::task::spawn_blocking(move || {
                 let b = t.board();
-                Ok::<_, tether_core::Error>((b.revision()?, b.signals_revision()?))
+                Ok::<_, tether_core::Error>((b.revision()?, b.signals_revision()?, b.runs_revision()?))
             })
             .await
             .ok()?
@@ -455,6 +509,13 @@ pub(crate) async fn watch_board(app: Arc<App>) {
         if last.is_some_and(|l| l.1 != now.1) || last.is_none() {
             app.signals_sent();
         }
+        if last.is_some_and(|l| l.2 != now.2) || last.is_none() {
+            // Queued or cancelled by another process (the CLI): the runner takes it now.
+            if let Some(r) = app.runner() {
+                r.kick();
+            }
+            app.emit("runs", serde_json::json!({}));
+        }
         last = Some(now);
     }
 }
@@ -467,11 +528,14 @@ pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
     let tasks = tokio::spawn(watch_board(Arc::clone(&app)));
     let bell = tokio::spawn(doorbell::run(Arc::clone(&app)));
+    let (runner, forward) = app.start_runner();
     let svc =
         TetherMcp::new(app).serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
     let r = svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()));
     tasks.abort();
     bell.abort();
+    runner.stop().await;
+    forward.abort();
     r?;
     Ok(())
 }

@@ -22,6 +22,8 @@ use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, Show
 use crate::App;
 
 pub const SESSION_URI_PREFIX: &str = "tether://session/";
+/// One agent run: status and recent events; subscribers hear as it goes.
+pub const RUN_URI_PREFIX: &str = "tether://run/";
 /// The task board, as markdown; subscribers hear of every task change.
 pub const TASKS_URI: &str = "tether://tasks";
 
@@ -124,6 +126,18 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct PendingArgs {}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct RunArgs {
+    #[serde(flatten)]
+    pub run: tether_core::board::runs::NewRun,
+    /// `local` (default): the Cursor CLI on this machine.
+    #[serde(default, rename = "where")]
+    pub location: Option<String>,
+    /// Continue this run's Cursor chat instead (e.g. "R-3"), with `prompt` as the next message.
+    #[serde(default)]
+    pub followup_of: Option<String>,
+}
 
 /// One MCP session's handler; the factory makes one per client session, sharing `App`.
 #[derive(Clone)]
@@ -445,6 +459,30 @@ impl TetherMcp {
     }
 
     #[tool(
+        description = "Start the Cursor CLI agent on this machine for a prompt or a board task (it claims the task and moves it to in_review when it succeeds), in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
+    )]
+    async fn agent_run(
+        &self,
+        Parameters(a): Parameters<RunArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("agent_run", &ctx, &None);
+        let t = Arc::clone(&self.app.tether);
+        let who = c.actor.who.clone();
+        let r = blocking(move || {
+            let name = tether_core::board::tasks::actor_label(&t.store, &who)?;
+            start_run(&t, &name, a)
+        })
+        .await;
+        if r.is_ok()
+            && let Some(runner) = self.app.runner()
+        {
+            runner.kick();
+        }
+        self.answer(&c, r.and_then(|run| json_result(&run))).await
+    }
+
+    #[tool(
         description = "Send a signal to another agent (by name), to every live agent with a role, or to the user (`human`): a question, a review request, a status update or an acknowledgment. To answer a signal, give reply_to (then `to` may be left out); a reply closes the obligation of what it answers."
     )]
     async fn signal_send(
@@ -459,6 +497,23 @@ impl TetherMcp {
             self.app.signals_sent();
         }
         self.answer(&c, r.and_then(|s| json_result(&s))).await
+    }
+}
+
+/// The run started for a tool call: a follow-up of an earlier run, or a new one (local only).
+fn start_run(t: &tether_core::Tether, who: &str, a: RunArgs) -> tether_core::Result<tether_core::board::runs::Run> {
+    match a.location.as_deref().map(str::trim) {
+        None | Some("" | "local") => {}
+        Some(other) => {
+            return Err(tether_core::Error::Invalid {
+                what: "where",
+                reason: format!("{other:?}: runs go `local` (the Cursor CLI on this machine)"),
+            });
+        }
+    }
+    match a.followup_of.filter(|f| !f.trim().is_empty()) {
+        Some(parent) => t.followup_run(who, &parent, a.run.prompt.as_deref().unwrap_or("")),
+        None => t.queue_run(who, &a.run),
     }
 }
 
@@ -504,6 +559,45 @@ fn inbox_markdown(signals: &[tether_core::board::signals::Signal]) -> String {
     out
 }
 
+/// A run as the agent that started it reads it: status, result or error, the last events.
+fn run_markdown(d: &tether_core::board::runs::RunDetail) -> String {
+    use tether_core::board::stream_json::RunEvent as E;
+    let r = &d.run;
+    let mut out = format!("# {} — {}\n\n", r.id, r.status);
+    out.push_str(&format!("- workspace: {}\n", r.workspace.as_deref().unwrap_or("—")));
+    if let Some(c) = &r.chat_id {
+        out.push_str(&format!("- Cursor chat: {c}\n"));
+    }
+    if let Some(t) = &r.task {
+        out.push_str(&format!("- task: {t}\n"));
+    }
+    if let Some(e) = &r.error {
+        out.push_str(&format!("- error: {e}\n"));
+    }
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("- note: {w}\n"));
+    }
+    if let Some(res) = &r.result {
+        out.push_str(&format!("\n## Result\n\n{res}\n"));
+    }
+    out.push_str("\n## Last events\n\n");
+    for e in &d.events {
+        let line = match &e.event {
+            E::Assistant { text, .. } => format!("assistant: {}", text.trim()),
+            E::ToolCall { tool, phase, command, path, outcome, .. } => format!(
+                "tool {tool} {phase} {} {}",
+                command.as_deref().or(path.as_deref()).unwrap_or(""),
+                outcome.as_deref().unwrap_or("")
+            ),
+            E::Status { status, message } => format!("[{status}] {}", message.as_deref().unwrap_or("")),
+            E::Stderr { text } => format!("stderr: {text}"),
+            other => other.kind().to_owned(),
+        };
+        out.push_str(&format!("- {}\n", line.trim()));
+    }
+    out
+}
+
 fn prompts() -> Vec<Prompt> {
     vec![
         Prompt::new(
@@ -545,7 +639,8 @@ impl ServerHandler for TetherMcp {
              task_list / task_claim (never work on a task you have not claimed) / task_update \
              (comment, hand off, complete with a summary). Agents and the user talk through signals: \
              signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
-             signal_send asks or answers an agent, a role or the user (`human`).",
+             signal_send asks or answers an agent, a role or the user (`human`). agent_run starts the Cursor \
+             CLI agent on this machine for a prompt or a task.",
         )
     }
 
@@ -607,6 +702,11 @@ impl ServerHandler for TetherMcp {
             ResourceTemplate::new(format!("{SESSION_URI_PREFIX}{{id}}"), "Cursor chat")
                 .with_description("A past Cursor chat as markdown")
                 .with_mime_type("text/markdown"),
+            ResourceTemplate::new(format!("{RUN_URI_PREFIX}{{id}}"), "Agent run")
+                .with_description(
+                    "A run of the Cursor CLI (agent_run): status, result and recent events; subscribe to follow it",
+                )
+                .with_mime_type("text/markdown"),
         ]))
     }
 
@@ -618,6 +718,8 @@ impl ServerHandler for TetherMcp {
         let t = Arc::clone(&self.app.tether);
         let md = if r.uri == TASKS_URI {
             blocking(move || t.board().markdown()).await?
+        } else if let Some(id) = r.uri.strip_prefix(RUN_URI_PREFIX).map(str::to_owned) {
+            blocking(move || t.board().run(&id, Some(40))).await.map(|d| run_markdown(&d))?
         } else if r.uri == crate::INBOX_URI {
             let me = Recipient::Agent(self.app.actor("inbox", session_id_of(&ctx).as_deref()).who.id);
             blocking(move || t.board().pending_signals(&me)).await.map(|s| inbox_markdown(&s))?

@@ -91,6 +91,12 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/tasks/{id}", get(task_get).patch(task_update))
         .route("/tasks/{id}/claim", post(task_claim))
         .route("/agents", get(agents))
+        .route("/runs", get(run_list).post(run_start))
+        .route("/runs/options", get(run_options))
+        .route("/runs/{id}", get(run_get))
+        .route("/runs/{id}/events", get(run_events))
+        .route("/runs/{id}/cancel", post(run_cancel))
+        .route("/runs/{id}/followup", post(run_followup))
         .route("/signals", get(signal_list).post(signal_send))
         .route("/signals/drain", post(signal_drain))
         .route("/signals/{id}", get(signal_get))
@@ -651,7 +657,167 @@ async fn signal_drain(State(ctx): State<Ctx>) -> Response {
 
 async fn doctor(State(ctx): State<Ctx>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || t.doctor()).await
+    let cli = tether_runs::probe(&t).await;
+    run(move || {
+        let mut v = serde_json::to_value(t.doctor()?)?;
+        v["cursor_cli"] = json!(cli);
+        Ok(v)
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+struct RunListParams {
+    task: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn run_list(State(ctx): State<Ctx>, Query(p): Query<RunListParams>, uri: axum::http::Uri) -> Response {
+    let statuses: Result<Vec<tether_core::board::runs::RunStatus>, _> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("status="))
+        .flat_map(|v| v.split(','))
+        .filter(|v| !v.is_empty())
+        .map(str::parse)
+        .collect();
+    let statuses = match statuses {
+        Ok(s) => s,
+        Err(e) => return core_error(&e),
+    };
+    let t = Arc::clone(&ctx.app.tether);
+    let f = tether_core::board::runs::RunFilter { statuses, task: p.task, chat: None, limit: p.limit.unwrap_or(200) };
+    run(move || Ok(json!({"runs": t.board().runs(&f)?}))).await
+}
+
+/// The person starts a run from the GUI.
+async fn run_start(State(ctx): State<Ctx>, Json(new): Json<tether_core::board::runs::NewRun>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let r = app.tether.queue_run(&ui_actor().who.id.replacen("cli:", "", 1), &new)?;
+        if let Some(runner) = app.runner() {
+            runner.kick();
+        }
+        app.emit("runs", json!({"run": r.id, "status": r.status}));
+        Ok(r)
+    })
+    .await
+}
+
+/// What the run form offers: roles, the folders runs may use, the Cursor CLI found, defaults.
+async fn run_options(State(ctx): State<Ctx>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    let cli = tether_runs::probe(&t).await;
+    run(move || {
+        let settings = t.settings()?;
+        Ok(json!({"roles": t.roles()?, "roots": t.run_roots()?, "cursor_cli": cli, "defaults": settings.runs}))
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+struct RunGetParams {
+    tail: Option<usize>,
+}
+
+async fn run_get(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p): Query<RunGetParams>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    run(move || t.board().run(&id, p.tail)).await
+}
+
+async fn run_cancel(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    match app.runner() {
+        Some(r) => match r.cancel(&id).await {
+            Ok(run) => Json(run).into_response(),
+            Err(e) => core_error(&e),
+        },
+        None => run(move || app.tether.board().cancel_run(&id)).await,
+    }
+}
+
+#[derive(Deserialize)]
+struct FollowupBody {
+    prompt: String,
+}
+
+async fn run_followup(State(ctx): State<Ctx>, Path(id): Path<String>, Json(b): Json<FollowupBody>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let r = app.tether.followup_run(&ui_actor().who.id.replacen("cli:", "", 1), &id, &b.prompt)?;
+        if let Some(runner) = app.runner() {
+            runner.kick();
+        }
+        Ok(r)
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+struct RunEventsParams {
+    /// Replay events after this one (0: from the start).
+    after: Option<i64>,
+}
+
+/// A run's events as Server-Sent Events (`event` per stored event, `status` when it changes):
+/// what is stored after `after` first, then live until the run ends.
+async fn run_events(
+    State(ctx): State<Ctx>,
+    Path(id): Path<String>,
+    Query(p): Query<RunEventsParams>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
+    let t = Arc::clone(&ctx.app.tether);
+    // Subscribe before reading the backlog, so nothing falls between the two.
+    let live = ctx.app.runner().map(|r| r.subscribe());
+    let key = id.clone();
+    let (backlog, detail) = match tokio::task::spawn_blocking(move || {
+        let b = t.board();
+        Ok::<_, tether_core::Error>((b.run_events_after(&key, p.after.unwrap_or(0), 100_000)?, b.run(&key, Some(0))?))
+    })
+    .await
+    {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return Err(core_error(&e)),
+        Err(e) => return Err(error(StatusCode::INTERNAL_SERVER_ERROR, None, &e.to_string())),
+    };
+    let run_id = detail.run.id.clone();
+    let last = backlog.last().map_or(p.after.unwrap_or(0), |e| e.seq);
+    let ended = detail.run.status.is_terminal();
+    let first: Vec<Result<Event, Infallible>> = backlog
+        .into_iter()
+        .filter_map(|e| Event::default().event("event").id(e.seq.to_string()).json_data(&e).ok())
+        .chain(Event::default().event("status").json_data(json!({"run": run_id, "status": detail.run.status})).ok())
+        .map(Ok)
+        .collect();
+    let rest = futures_util::stream::unfold((live, ended, last), move |(rx, done, mut last)| {
+        let run_id = run_id.clone();
+        async move {
+            let mut rx = rx.filter(|_| !done)?;
+            loop {
+                match rx.recv().await {
+                    Ok(tether_runs::RunUpdate::Events { run, events }) if run == run_id => {
+                        let fresh: Vec<_> = events.into_iter().filter(|e| e.seq > last).collect();
+                        let Some(end) = fresh.last().map(|e| e.seq) else { continue };
+                        last = end;
+                        let batch: Vec<String> = fresh.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
+                        let ev =
+                            Event::default().event("events").id(end.to_string()).data(format!("[{}]", batch.join(",")));
+                        return Some((Ok(ev), (Some(rx), false, last)));
+                    }
+                    Ok(tether_runs::RunUpdate::Status { run, status }) if run == run_id => {
+                        let ev =
+                            Event::default().event("status").json_data(json!({"run": run, "status": status})).ok()?;
+                        return Some((Ok(ev), (Some(rx), status.is_terminal(), last)));
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        }
+    });
+    Ok(Sse::new(futures_util::StreamExt::chain(futures_util::stream::iter(first), rest))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
 async fn reindex(State(ctx): State<Ctx>) -> Response {

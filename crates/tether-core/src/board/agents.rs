@@ -21,6 +21,8 @@ pub enum AgentKind {
     Cursor,
     Mcp,
     Cli,
+    /// A run of the Cursor CLI that Tether started (`run R-3`).
+    Run,
 }
 
 impl AgentKind {
@@ -29,6 +31,7 @@ impl AgentKind {
             AgentKind::Cursor => "cursor",
             AgentKind::Mcp => "mcp",
             AgentKind::Cli => "cli",
+            AgentKind::Run => "run",
         }
     }
 }
@@ -138,6 +141,7 @@ pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String>
         None => {
             let name = match who.kind {
                 AgentKind::Cli => who.id.trim_start_matches("cli:").to_owned(),
+                AgentKind::Run => who.id.replacen("run:", "run ", 1),
                 _ => generate_name(txn)?,
             };
             let name = unique_name(txn, &name)?;
@@ -201,6 +205,7 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             let kind = match kind.as_str() {
                 "cursor" => AgentKind::Cursor,
                 "mcp" => AgentKind::Mcp,
+                "run" => AgentKind::Run,
                 _ => AgentKind::Cli,
             };
             let surface = match kind {

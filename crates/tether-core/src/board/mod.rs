@@ -7,7 +7,10 @@
 
 pub mod agents;
 pub mod live;
+pub mod roles;
+pub mod runs;
 pub mod signals;
+pub mod stream_json;
 pub mod task_io;
 pub mod tasks;
 
@@ -116,6 +119,29 @@ impl<'a> Board<'a> {
     /// Bumped by every signal write, in any process.
     pub fn signals_revision(&self) -> Result<i64> {
         signals::revision(self.store)
+    }
+
+    pub fn runs(&self, f: &runs::RunFilter) -> Result<Vec<runs::Run>> {
+        runs::list(self.store, f)
+    }
+
+    /// A run with its last `tail` events (all when `None`).
+    pub fn run(&self, id: &str, tail: Option<usize>) -> Result<runs::RunDetail> {
+        runs::get(self.store, id, tail)
+    }
+
+    pub fn run_events_after(&self, id: &str, seq: i64, limit: usize) -> Result<Vec<runs::StoredEvent>> {
+        runs::events_after(self.store, id, seq, limit)
+    }
+
+    /// Asks a run to stop (a queued one is cancelled at once).
+    pub fn cancel_run(&self, id: &str) -> Result<runs::Run> {
+        runs::request_cancel(self.store, id)
+    }
+
+    /// Bumped by every run write, in any process.
+    pub fn runs_revision(&self) -> Result<i64> {
+        runs::revision(self.store)
     }
 
     pub fn export_tasks(&self, format: task_io::ExportFormat) -> Result<String> {

@@ -277,6 +277,11 @@ pub(crate) fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, de
     Ok(())
 }
 
+/// The name an actor goes by on the board (registering it on first sight).
+pub fn actor_label(store: &Store, who: &Identity) -> Result<String> {
+    store.durable(|txn| actor_name(txn, who).map(|(_, name)| name))
+}
+
 pub(crate) fn actor_name(txn: &Transaction<'_>, who: &Identity) -> Result<(String, String)> {
     let id = agents::ensure_in(txn, who)?;
     let name: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;

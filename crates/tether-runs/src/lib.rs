@@ -1,0 +1,600 @@
+//! Runs the Cursor CLI agent headless for Tether: takes queued runs (any process may queue one)
+//! within the concurrency limits, places the run's permissions and role rule in its workspace,
+//! starts `agent -p --output-format stream-json …` in its own process group with only an
+//! allowlisted environment, turns every output line into a typed event (stored, then broadcast
+//! live), and ends the run on its result, its exit, its time limit or a cancellation — always
+//! putting the workspace's files back and moving a bound task.
+//!
+//! The data model and every decision that must hold across processes live in tether-core
+//! (`board::runs`); this crate owns processes and timers. It must not depend on axum, rmcp,
+//! clap or tauri.
+
+mod files;
+pub mod process;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tether_core::Tether;
+use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus, StoredEvent};
+use tether_core::board::stream_json::{self, RunEvent, StreamParser};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::{Notify, broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How a stopped run is told apart from one that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    TimedOut,
+    /// Tether itself is shutting down.
+    Shutdown,
+}
+
+/// What the runner tells live subscribers (the GUI's stream, MCP resource subscribers).
+#[derive(Debug, Clone)]
+pub enum RunUpdate {
+    /// Events stored for a run, in order.
+    Events { run: String, events: Vec<StoredEvent> },
+    /// A run's status changed (queued, running, ended).
+    Status { run: String, status: RunStatus },
+}
+
+/// The Cursor CLI this machine would run, and whether it answers.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CliInfo {
+    pub found: bool,
+    pub path: Option<PathBuf>,
+    /// `settings`, `TETHER_CURSOR_AGENT` or `PATH`.
+    pub from: Option<&'static str>,
+    pub version: Option<String>,
+    /// What to do when it is missing or broken.
+    pub hint: Option<String>,
+}
+
+pub const INSTALL_HINT: &str = "install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), or point Tether at \
+     it: settings runs.cursor_agent, or TETHER_CURSOR_AGENT";
+
+/// Finds the Cursor CLI and asks its version (5 s at most).
+pub async fn probe(t: &Tether) -> CliInfo {
+    let saved = t.settings().ok().and_then(|s| s.runs.cursor_agent);
+    let Some((path, from)) = tether_core::paths::cursor_agent(saved.as_deref()) else {
+        return CliInfo { found: false, path: None, from: None, version: None, hint: Some(INSTALL_HINT.into()) };
+    };
+    let out = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::process::Command::new(&path)
+            .arg("--version")
+            .env_clear()
+            .envs(tether_core::paths::run_environment())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await;
+    let (version, hint) = match out {
+        Ok(Ok(o)) if o.status.success() => (Some(String::from_utf8_lossy(&o.stdout).trim().to_owned()), None),
+        Ok(Ok(o)) => (
+            None,
+            Some(format!("`{} --version` failed: {}", path.display(), String::from_utf8_lossy(&o.stderr).trim())),
+        ),
+        Ok(Err(e)) => (None, Some(format!("cannot run {}: {e}", path.display()))),
+        Err(_) => (None, Some(format!("`{} --version` did not answer within 5 s", path.display()))),
+    };
+    CliInfo { found: true, path: Some(path), from: Some(from), version, hint }
+}
+
+/// Runs queued runs until stopped. One per process that runs agents (the daemon, or `tether run`
+/// in the foreground when no daemon is running).
+pub struct Runner {
+    tether: Arc<Tether>,
+    pid: u32,
+    kick: Notify,
+    live: Mutex<HashMap<i64, CancellationToken>>,
+    updates: broadcast::Sender<RunUpdate>,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner").field("pid", &self.pid).finish_non_exhaustive()
+    }
+}
+
+/// Owns the runner's scheduling task; `stop` ends it and the runs it holds.
+pub struct RunnerHandle {
+    runner: Arc<Runner>,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunnerHandle {
+    pub fn runner(&self) -> &Arc<Runner> {
+        &self.runner
+    }
+
+    /// Stops taking runs and ends the ones going (as `lost`: Tether stopped), putting their
+    /// files back. Returns once they are all finished.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for RunnerHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl Runner {
+    /// Recovers what a previous process left (runs it was running become `lost`, their agents
+    /// are stopped, their files put back), then starts taking queued runs. Call inside a Tokio
+    /// runtime.
+    pub fn start(tether: Arc<Tether>) -> RunnerHandle {
+        let runner = Arc::new(Runner {
+            tether,
+            pid: std::process::id(),
+            kick: Notify::new(),
+            live: Mutex::default(),
+            updates: broadcast::channel(4096).0,
+        });
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(Arc::clone(&runner).schedule(stop.clone()));
+        RunnerHandle { runner, stop, task: Some(task) }
+    }
+
+    /// Something may have been queued or cancelled (by this or another process).
+    pub fn kick(&self) {
+        self.kick.notify_one();
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<RunUpdate> {
+        self.updates.subscribe()
+    }
+
+    /// Cancels a run: a queued one at once, a running one of ours now (others' within a second).
+    pub async fn cancel(&self, id: &str) -> tether_core::Result<Run> {
+        let t = Arc::clone(&self.tether);
+        let key = id.to_owned();
+        let run = blocking(move || t.board().cancel_run(&key)).await?;
+        if let Some(tok) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get(&run.num()) {
+            tok.cancel();
+        }
+        if run.status == RunStatus::Cancelled {
+            self.publish_status(&run.id, run.status);
+        }
+        self.kick();
+        Ok(run)
+    }
+
+    /// How many runs this runner has going now.
+    pub fn running(&self) -> usize {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    fn publish_status(&self, run: &str, status: RunStatus) {
+        let _ = self.updates.send(RunUpdate::Status { run: run.to_owned(), status });
+    }
+
+    async fn schedule(self: Arc<Self>, stop: CancellationToken) {
+        let t = Arc::clone(&self.tether);
+        if let Err(e) = blocking(move || recover(&t)).await {
+            tracing::warn!(error = %e, "recovering runs left by an earlier start");
+        }
+        let mut going: Vec<JoinHandle<()>> = Vec::new();
+        loop {
+            going.retain(|h| !h.is_finished());
+            loop {
+                let t = Arc::clone(&self.tether);
+                let pid = self.pid;
+                let claimed = blocking(move || {
+                    let r = t.settings().unwrap_or_default().runs;
+                    let limits = Limits { total: r.max_total as usize, per_workspace: r.max_per_workspace as usize };
+                    runs::claim_next(&t.store, pid, limits)
+                })
+                .await;
+                match claimed {
+                    Ok(Some(run)) if run.status == RunStatus::Running => {
+                        let tok = stop.child_token();
+                        self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(run.num(), tok.clone());
+                        self.publish_status(&run.id, run.status);
+                        going.push(tokio::spawn(Arc::clone(&self).execute(run, tok)));
+                    }
+                    Ok(Some(run)) => self.publish_status(&run.id, run.status),
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "taking the next queued run");
+                        break;
+                    }
+                }
+            }
+            let t = Arc::clone(&self.tether);
+            let pid = self.pid;
+            if let Ok(asked) = blocking(move || runs::cancel_requested(&t.store, pid)).await {
+                let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+                for num in asked {
+                    if let Some(tok) = live.get(&num) {
+                        tok.cancel();
+                    }
+                }
+            }
+            tokio::select! {
+                _ = self.kick.notified() => {}
+                // Runs queued or cancelled by another process are seen within a second.
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = stop.cancelled() => break,
+            }
+        }
+        for h in going {
+            let _ = h.await;
+        }
+    }
+
+    async fn execute(self: Arc<Self>, run: Run, tok: CancellationToken) {
+        let num = run.num();
+        let outcome = match self.drive(&run, &tok).await {
+            Ok(o) => o,
+            Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
+        };
+        let t = Arc::clone(&self.tether);
+        let ended = blocking(move || {
+            files::restore_run(&t, num);
+            runs::finish(&t.store, num, &outcome)
+        })
+        .await;
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+        match ended {
+            Ok(r) => {
+                let tail = self.tether.board().run_events_after(&r.id, 0, usize::MAX).ok();
+                if let Some(last) = tail.and_then(|e| e.into_iter().last()) {
+                    let _ = self.updates.send(RunUpdate::Events { run: r.id.clone(), events: vec![last] });
+                }
+                self.publish_status(&r.id, r.status);
+            }
+            Err(e) => tracing::warn!(run = num, error = %e, "recording the end of a run"),
+        }
+        self.kick();
+    }
+
+    /// Places the files, runs the agent and watches it to its end.
+    async fn drive(&self, run: &Run, tok: &CancellationToken) -> tether_core::Result<Outcome> {
+        let t = Arc::clone(&self.tether);
+        let settings = t.settings()?.runs;
+        let Some((bin, _)) = tether_core::paths::cursor_agent(settings.cursor_agent.as_deref()) else {
+            return Ok(failed(format!("the Cursor CLI was not found: {INSTALL_HINT}")));
+        };
+        let workspace = PathBuf::from(run.workspace.clone().unwrap_or_default());
+        {
+            let (t, r) = (Arc::clone(&t), run.clone());
+            blocking(move || files::place(&t, &r)).await?;
+        }
+        let mut args: Vec<String> =
+            ["-p", "--output-format", "stream-json", "--trust", "--workspace"].map(str::to_owned).into();
+        args.push(workspace.to_string_lossy().into_owned());
+        if let Some(m) = &run.model {
+            args.extend(["--model".into(), m.clone()]);
+        }
+        if run.mode != runs::RunMode::Agent {
+            args.extend(["--mode".into(), run.mode.as_str().into()]);
+        }
+        let resume = run.resume_chat.clone();
+        if let Some(c) = &resume {
+            args.extend(["--resume".into(), c.clone()]);
+        }
+        if run.mode == runs::RunMode::Agent && run.permissions.allows_writes() {
+            args.push("--force".into());
+        }
+        let mut env = tether_core::paths::run_environment();
+        if let Ok(Some((key, _))) = tether_core::token::cursor_key(&t.paths) {
+            env.push(("CURSOR_API_KEY".into(), key));
+        }
+        let mut child = match process::spawn(&bin, &args, &env, &workspace) {
+            Ok(c) => c,
+            Err(e) => return Ok(failed(format!("could not start {}: {e}", bin.display()))),
+        };
+        if let Some(pid) = child.id() {
+            let (t, num) = (Arc::clone(&t), run.num());
+            let started = process::start_time(pid);
+            blocking(move || runs::set_child(&t.store, num, pid, started)).await?;
+        }
+        if let Some(mut stdin) = child.stdin.take() {
+            let prompt = run.prompt.clone().into_bytes();
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&prompt).await;
+                let _ = stdin.shutdown().await;
+            });
+        }
+        let (tx, mut rx) = mpsc::channel::<RunEvent>(4096);
+        let stderr_tail = Arc::new(Mutex::new(Vec::<String>::new()));
+        let out_reader = child.stdout.take().map(|out| {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut r = BufReader::new(out);
+                let mut parser = StreamParser::new(false);
+                let mut buf = Vec::new();
+                while let Ok(Some(())) = process::next_line(&mut r, &mut buf).await {
+                    if let Some(ev) = parser.parse(&buf)
+                        && tx.send(ev).await.is_err()
+                    {
+                        break;
+                    }
+                }
+            })
+        });
+        let err_reader = child.stderr.take().map(|err| {
+            let (tx, tail) = (tx.clone(), Arc::clone(&stderr_tail));
+            tokio::spawn(async move {
+                let mut r = BufReader::new(err);
+                let mut buf = Vec::new();
+                while let Ok(Some(())) = process::next_line(&mut r, &mut buf).await {
+                    let text = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    {
+                        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                        if t.len() >= 40 {
+                            t.remove(0);
+                        }
+                        t.push(text.clone());
+                    }
+                    if tx.send(RunEvent::Stderr { text }).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        drop(tx);
+
+        let kill_grace = Duration::from_secs(u64::from(settings.kill_grace_secs));
+        let result_grace = Duration::from_secs(u64::from(settings.result_grace_secs));
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(run.timeout_secs.max(1) as u64 * 1000);
+        let mut watch = Watch::default();
+        let mut lingered = false;
+        let mut stopped: Option<Stop> = None;
+        let mut exit: Option<std::process::ExitStatus> = None;
+        let mut events_open = true;
+        loop {
+            let grace_end = watch.result_at.map(|at| at + result_grace);
+            tokio::select! {
+                ev = rx.recv(), if events_open => match ev {
+                    Some(first) => self.take_events(run, first, &mut rx, &mut watch, resume.as_deref()).await?,
+                    None => events_open = false,
+                },
+                st = child.wait(), if exit.is_none() => {
+                    exit = st.ok();
+                    break;
+                }
+                _ = tokio::time::sleep_until(deadline), if stopped.is_none() => {
+                    stopped = Some(Stop::TimedOut);
+                    break;
+                }
+                _ = tok.cancelled(), if stopped.is_none() => {
+                    // Our own cancel, or Tether shutting down (the parent token).
+                    let asked = {
+                        let t = Arc::clone(&t);
+                        let id = run.id.clone();
+                        blocking(move || runs::get_run(&t.store, &id)).await.map(|r| r.cancel_requested).unwrap_or(false)
+                    };
+                    stopped = Some(if asked { Stop::Cancelled } else { Stop::Shutdown });
+                    break;
+                }
+                _ = sleep_until_opt(grace_end), if grace_end.is_some() => {
+                    lingered = true;
+                    break;
+                }
+            }
+        }
+        if exit.is_none() {
+            process::stop_group(&mut child, kill_grace).await;
+            exit = child.try_wait().ok().flatten();
+        } else if let Some(pid) = child.id() {
+            // The CLI is gone; anything it started in its group goes with it.
+            process::signal_group(pid, process::Sig::Kill);
+        }
+        // What is still in the pipes belongs to the run's log.
+        for r in [out_reader, err_reader].into_iter().flatten() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
+        }
+        while let Ok(first) = rx.try_recv() {
+            self.take_events(run, first, &mut rx, &mut watch, resume.as_deref()).await?;
+        }
+        let stderr = stderr_tail.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
+        Ok(outcome(OutcomeInput {
+            stopped,
+            exit,
+            lingered,
+            result_grace,
+            watch: &watch,
+            stderr: &stderr,
+            timeout_secs: run.timeout_secs,
+            resume: resume.as_deref(),
+        }))
+    }
+
+    /// Stores `first` and whatever else is waiting (one transaction), then tells subscribers.
+    async fn take_events(
+        &self,
+        run: &Run,
+        first: RunEvent,
+        rx: &mut mpsc::Receiver<RunEvent>,
+        watch: &mut Watch,
+        resume: Option<&str>,
+    ) -> tether_core::Result<()> {
+        let mut batch = vec![first];
+        while batch.len() < 512 {
+            match rx.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        let mut chat_seen = false;
+        for e in &batch {
+            match e {
+                RunEvent::Init { session_id, .. } => {
+                    chat_seen = watch.chat.is_none();
+                    watch.chat = Some(session_id.clone());
+                    if let Some(asked) = resume
+                        && asked != session_id
+                    {
+                        watch.fresh_chat = true;
+                    }
+                }
+                RunEvent::Result { is_error, text, .. } => {
+                    watch.result_at = Some(tokio::time::Instant::now());
+                    watch.result = Some((*is_error, text.clone()));
+                }
+                _ => {}
+            }
+        }
+        let t = Arc::clone(&self.tether);
+        let num = run.num();
+        let with_task = run.task.is_some() && chat_seen;
+        let stored = blocking(move || {
+            let stored = runs::append_events(&t.store, num, &batch)?;
+            if with_task {
+                runs::note_chat_on_task(&t.store, num)?;
+            }
+            Ok(stored)
+        })
+        .await?;
+        let _ = self.updates.send(RunUpdate::Events { run: run.id.clone(), events: stored });
+        Ok(())
+    }
+}
+
+/// What the stream said so far.
+#[derive(Debug, Default)]
+struct Watch {
+    chat: Option<String>,
+    /// A `--resume` that the CLI answered with another chat.
+    fresh_chat: bool,
+    result: Option<(bool, String)>,
+    result_at: Option<tokio::time::Instant>,
+}
+
+struct OutcomeInput<'a> {
+    stopped: Option<Stop>,
+    exit: Option<std::process::ExitStatus>,
+    lingered: bool,
+    result_grace: Duration,
+    watch: &'a Watch,
+    stderr: &'a str,
+    timeout_secs: i64,
+    resume: Option<&'a str>,
+}
+
+/// How the run ended, in words a person acts on.
+fn outcome(i: OutcomeInput<'_>) -> Outcome {
+    let exit_code = i.exit.and_then(|e| e.code()).map(i64::from);
+    let mut warning = None;
+    if i.watch.fresh_chat {
+        warning = Some(format!(
+            "asked to continue chat {}, but the Cursor CLI started a fresh chat {} (the earlier conversation is not in it)",
+            i.resume.unwrap_or("?"),
+            i.watch.chat.as_deref().unwrap_or("?")
+        ));
+    }
+    match i.stopped {
+        Some(Stop::Cancelled) => {
+            return Outcome { status: RunStatus::Cancelled, exit_code, error: Some("cancelled".into()), warning };
+        }
+        Some(Stop::TimedOut) => {
+            let m = i.timeout_secs / 60;
+            let limit = if m >= 1 { format!("{m} min") } else { format!("{} s", i.timeout_secs) };
+            return Outcome {
+                status: RunStatus::TimedOut,
+                exit_code,
+                error: Some(format!("ran past its time limit of {limit}; stopped")),
+                warning,
+            };
+        }
+        Some(Stop::Shutdown) => {
+            return Outcome {
+                status: RunStatus::Lost,
+                exit_code,
+                error: Some("Tether stopped while the run was going (its agent was stopped too)".into()),
+                warning,
+            };
+        }
+        None => {}
+    }
+    if i.lingered && warning.is_none() {
+        warning = Some(format!(
+            "the Cursor CLI did not exit {} s after its result; Tether ended it",
+            i.result_grace.as_secs()
+        ));
+    }
+    match &i.watch.result {
+        Some((false, _)) => Outcome { status: RunStatus::Succeeded, exit_code, error: None, warning },
+        Some((true, text)) => {
+            let why =
+                if text.trim().is_empty() { "the agent reported an error".to_owned() } else { text.trim().to_owned() };
+            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning }
+        }
+        None => {
+            let first = i.stderr.lines().map(str::trim).find(|l| !l.is_empty());
+            let unknown_chat = i.resume.is_some() && stream_json::is_unknown_chat_error(i.stderr);
+            let why = if unknown_chat {
+                format!(
+                    "the Cursor CLI cannot continue chat {} ({})",
+                    i.resume.unwrap_or("?"),
+                    first.unwrap_or("unknown chat")
+                )
+            } else {
+                match (stream_json::explain_failure(i.stderr), first, exit_code) {
+                    (Some(plain), Some(line), _) => format!("{plain} ({line})"),
+                    (Some(plain), None, _) => plain.to_owned(),
+                    (None, Some(line), _) => line.to_owned(),
+                    (None, None, Some(0)) => "the Cursor CLI exited without a result".to_owned(),
+                    (None, None, Some(c)) => format!("the Cursor CLI exited with code {c} and said nothing"),
+                    (None, None, None) => "the Cursor CLI was killed by a signal".to_owned(),
+                }
+            };
+            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning }
+        }
+    }
+}
+
+fn failed(msg: String) -> Outcome {
+    Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Makes runs left `running` by a process that is gone `lost`, stops their agents if they still
+/// run (the same process, not one that reused its pid), and puts their files back.
+fn recover(t: &Tether) -> tether_core::Result<()> {
+    let me = std::process::id();
+    let orphans = runs::mark_lost(&t.store, |pid| pid == me || process::is_tether(pid))?;
+    for o in orphans {
+        if let Some(pid) = o.child_pid
+            && process::same_process(pid, o.child_started)
+        {
+            tracing::info!(run = o.num, pid, "stopping the agent a stopped Tether left running");
+            process::signal_group(pid, process::Sig::Term);
+            std::thread::sleep(Duration::from_millis(500));
+            process::signal_group(pid, process::Sig::Kill);
+        }
+    }
+    files::restore_orphans(t);
+    Ok(())
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> tether_core::Result<T> + Send + 'static,
+) -> tether_core::Result<T> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(tether_core::Error::Io { context: "a runner task".into(), source: std::io::Error::other(e) })
+    })
+}
