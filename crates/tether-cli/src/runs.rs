@@ -64,7 +64,7 @@ fn start_or_follow(t: Tether, r: Run, follow: bool, json: bool) -> anyhow::Resul
     let t = Arc::new(t);
     let id = r.id.clone();
     let end = rt.block_on(async {
-        let runner = (!daemon).then(|| tether_runs::Runner::start(Arc::clone(&t)));
+        let runner = (!daemon).then(|| tether_runs::Runner::start_for(Arc::clone(&t), &r));
         let interrupted = crate::commands::shutdown_signal()?;
         let follow = follow_events(&t, &id, !json);
         tokio::pin!(interrupted);

@@ -92,6 +92,8 @@ pub async fn probe(t: &Tether) -> CliInfo {
 pub struct Runner {
     tether: Arc<Tether>,
     pid: u32,
+    /// Set for a foreground runner: the one run it is there for.
+    only: Option<i64>,
     kick: Notify,
     live: Mutex<HashMap<i64, CancellationToken>>,
     updates: broadcast::Sender<RunUpdate>,
@@ -136,9 +138,20 @@ impl Runner {
     /// are stopped, their files put back), then starts taking queued runs. Call inside a Tokio
     /// runtime.
     pub fn start(tether: Arc<Tether>) -> RunnerHandle {
+        Self::start_with(tether, None)
+    }
+
+    /// A runner for one run only (`tether run` when no daemon is running): other processes'
+    /// queued runs wait for their own runner.
+    pub fn start_for(tether: Arc<Tether>, run: &Run) -> RunnerHandle {
+        Self::start_with(tether, Some(run.num()))
+    }
+
+    fn start_with(tether: Arc<Tether>, only: Option<i64>) -> RunnerHandle {
         let runner = Arc::new(Runner {
             tether,
             pid: std::process::id(),
+            only,
             kick: Notify::new(),
             live: Mutex::default(),
             updates: broadcast::channel(4096).0,
@@ -191,10 +204,11 @@ impl Runner {
             going.retain(|h| !h.is_finished());
             loop {
                 let t = Arc::clone(&self.tether);
-                let pid = self.pid;
+                let (pid, only) = (self.pid, self.only);
                 let claimed = blocking(move || {
                     let r = t.settings().unwrap_or_default().runs;
-                    let limits = Limits { total: r.max_total as usize, per_workspace: r.max_per_workspace as usize };
+                    let limits =
+                        Limits { total: r.max_total as usize, per_workspace: r.max_per_workspace as usize, only };
                     runs::claim_next(&t.store, pid, limits)
                 })
                 .await;

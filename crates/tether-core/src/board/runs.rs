@@ -452,11 +452,13 @@ pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
     get_run(store, num)
 }
 
-/// Limits on how many runs go at once.
+/// Limits on how many runs go at once, and which runs a runner takes.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub total: usize,
     pub per_workspace: usize,
+    /// A foreground runner (`tether run` without a daemon) takes only its own run.
+    pub only: Option<i64>,
 }
 
 /// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
@@ -472,10 +474,10 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
         let next: Option<(i64, Option<String>)> = txn
             .query_row(
                 "SELECT q.num, q.workspace FROM runs q
-                 WHERE q.status = 'queued'
+                 WHERE q.status = 'queued' AND (?2 IS NULL OR q.num = ?2)
                    AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.workspace IS q.workspace) < ?1
                  ORDER BY q.num LIMIT 1",
-                [limits.per_workspace as i64],
+                params![limits.per_workspace as i64, limits.only],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
@@ -976,7 +978,7 @@ mod tests {
         for (p, ws) in [("a", "/w1"), ("b", "/w1"), ("c", "/w2"), ("d", "/w3")] {
             create(&s, "me", &valid(p, ws)).unwrap();
         }
-        let limits = Limits { total: 2, per_workspace: 1 };
+        let limits = Limits { total: 2, per_workspace: 1, only: None };
         let first = claim_next(&s, 1, limits).unwrap().unwrap();
         let second = claim_next(&s, 1, limits).unwrap().unwrap();
         assert_eq!((first.prompt.as_str(), second.prompt.as_str()), ("a", "c"), "b waits for /w1");
@@ -990,7 +992,7 @@ mod tests {
     fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
         let s = Store::open_in_memory().unwrap();
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 7, Limits { total: 3, per_workspace: 1 }).unwrap();
+        claim_next(&s, 7, Limits { total: 3, per_workspace: 1, only: None }).unwrap();
         let ev = append_events(
             &s,
             r.num(),
@@ -1023,7 +1025,7 @@ mod tests {
     fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
         let s = Store::open_in_memory().unwrap();
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 4242, Limits { total: 3, per_workspace: 1 }).unwrap();
+        claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, only: None }).unwrap();
         set_child(&s, r.num(), 999, Some(12)).unwrap();
         let f = PlacedFile {
             run: r.num(),

@@ -9,6 +9,8 @@ use serde_json::{Map, Value, json};
 
 /// Tool argument and result strings longer than this are cut (a file's whole text, a build log).
 pub const MAX_FIELD_CHARS: usize = 4000;
+/// A result's text (every assistant message of the turn) is kept up to this many characters.
+pub const MAX_RESULT_CHARS: usize = 256 * 1024;
 
 /// Token counts from the `result` line (`usage`, camelCase or snake_case).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,7 +172,7 @@ impl StreamParser {
                 let n = |k: &str| v.get(k).and_then(Value::as_i64);
                 RunEvent::Result {
                     is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(subtype != "success"),
-                    text: s("result").unwrap_or("").to_owned(),
+                    text: cut_at(s("result").unwrap_or(""), MAX_RESULT_CHARS),
                     duration_ms: n("duration_ms"),
                     duration_api_ms: n("duration_api_ms"),
                     usage: v.get("usage").and_then(usage),
@@ -253,7 +255,11 @@ fn capped(v: Value) -> Value {
 }
 
 fn cut(s: &str) -> String {
-    match s.char_indices().nth(MAX_FIELD_CHARS) {
+    cut_at(s, MAX_FIELD_CHARS)
+}
+
+fn cut_at(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}… [{} more bytes]", &s[..i], s.len() - i),
         None => s.to_owned(),
     }

@@ -1,0 +1,370 @@
+//! `tether run` / `tether runs …` end to end against the test kit's fake Cursor CLI
+//! (`tether-fake-agent`, steered by `[fake:…]` directives in the prompt): what the agent gets
+//! (flags, an allowlisted environment, the run's permissions and role rule), how each way of
+//! ending is reported, that the person's `.cursor/cli.json` is back byte for byte after success,
+//! failure, cancel, and a kill -9 of the runner followed by a restart, that workspaces outside
+//! the roots are refused, that runs queue past the limits, and how a run moves its task.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const USER_CLI_JSON: &[u8] =
+    b"{\n  \"version\": 1,\n  \"permissions\": { \"allow\": [\"Read(**)\"], \"deny\": [\"Shell(rm)\"] }\n}\n";
+
+fn fake_agent() -> PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("tether-fake-agent");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = Command::new(cargo)
+            .args(["build", "-p", "tether-testkit", "--bin", "tether-fake-agent"])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok && bin.exists(), "building the fake Cursor CLI");
+    }
+    bin
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    ws: PathBuf,
+}
+
+impl Env {
+    /// A data dir, a home, and a workspace (an allowed root) holding the person's own cli.json.
+    fn new(settings: Value) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".cursor")).unwrap();
+        std::fs::write(ws.join(".cursor/cli.json"), USER_CLI_JSON).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let mut runs = json!({"roots": [ws], "result_grace_secs": 1, "kill_grace_secs": 1});
+        if let (Some(r), Some(extra)) = (runs.as_object_mut(), settings.as_object()) {
+            r.extend(extra.clone());
+        }
+        std::fs::write(data.join("settings.json"), json!({"runs": runs}).to_string()).unwrap();
+        Self { dir, ws }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
+        let d = self.dir.path();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("TETHER_HOME", d.join("data"))
+            .env("TETHER_CURSOR_DIR", d.join("no-cursor"))
+            .env("TETHER_CURSOR_HOME", self.home().join(".cursor"))
+            .env("TETHER_CURSOR_AGENT", fake_agent())
+            .env("TETHER_TOKEN", "runs-test-token")
+            .env("TETHER_USER", "pat")
+            .env("NO_COLOR", "1");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(&[args, &["--json"]].concat());
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+
+    /// `tether run PROMPT --workspace WS ARGS… --json` in the foreground: the ended run.
+    fn run_here(&self, prompt: &str, extra: &[&str]) -> Value {
+        let ws = self.ws.to_string_lossy().into_owned();
+        self.json(&[&["run", prompt, "--workspace", &ws], extra].concat())
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    }
+
+    fn user_file_intact(&self) {
+        assert_eq!(std::fs::read(self.ws.join(".cursor/cli.json")).unwrap(), USER_CLI_JSON, "the person's cli.json");
+        assert!(!self.ws.join(".cursor/rules").exists(), "the role rule (and its folder) are gone");
+    }
+
+    /// The fake's record of one run: argv, env, the cli.json and rules it saw.
+    fn dump(&self, chat: &str) -> Value {
+        let dir = self.home().join(".fake-agent/runs");
+        let mut mine: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(chat))
+            .map(|e| e.path())
+            .collect();
+        mine.sort();
+        let newest = mine.last().unwrap_or_else(|| panic!("no dump for {chat}"));
+        serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap()
+    }
+
+    fn wait_for(&self, what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            if f() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    /// The run's status, or "" while it does not exist yet.
+    fn status(&self, id: &str) -> String {
+        let out = self.run(&["runs", "show", id, "--json"]);
+        serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|v| v["status"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
+#[test]
+fn the_agent_gets_its_flags_files_and_only_allowed_environment() {
+    let e = Env::new(json!({}));
+    let out = e
+        .cmd()
+        .env("CURSOR_API_KEY", "key-for-the-agent")
+        .env("SOME_SECRET", "must-not-leak")
+        .args(["run", "Fix the parser", "--workspace", &e.ws.to_string_lossy(), "--json"])
+        .args(["--allow", "Write(**)", "--allow", "Shell(cargo)", "--deny", "Shell(curl)", "--role", "backend"])
+        .args(["--model", "gpt-5.3-codex"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "succeeded");
+    let chat = r["chat_id"].as_str().unwrap();
+    let d = e.dump(chat);
+    let argv: Vec<&str> = d["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    for flag in ["-p", "--trust", "--force", "--workspace", "--model", "gpt-5.3-codex"] {
+        assert!(argv.contains(&flag), "{flag} in {argv:?}");
+    }
+    assert!(argv.windows(2).any(|w| w == ["--output-format", "stream-json"]));
+    assert!(!argv.contains(&"--continue") && !argv.iter().any(|a| a.contains("Fix the parser")), "prompt on stdin");
+    assert_eq!(d["prompt"], "Fix the parser");
+    let env: Vec<&String> = d["env"].as_object().unwrap().keys().collect();
+    for k in &env {
+        assert!(
+            ["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "CURSOR_API_KEY"].contains(&k.as_str())
+                || k.starts_with("LC_"),
+            "{k} leaked into the agent's environment"
+        );
+    }
+    assert_eq!(d["env"]["CURSOR_API_KEY"], "key-for-the-agent");
+    let placed: Value = serde_json::from_str(d["cli_json"].as_str().unwrap()).unwrap();
+    assert_eq!(placed["permissions"]["allow"], json!(["Write(**)", "Shell(cargo)"]));
+    assert_eq!(placed["permissions"]["deny"], json!(["Shell(rm)", "Shell(curl)"]), "the person's deny list stays");
+    assert!(d["rules"]["tether-role-backend.mdc"].as_str().unwrap().contains("backend engineer"));
+    e.user_file_intact();
+
+    // Read-only runs get no --force, and plan mode says so.
+    let r = e.run_here("Plan it", &["--mode", "plan"]);
+    let d = e.dump(r["chat_id"].as_str().unwrap());
+    let argv: Vec<&str> = d["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert!(!argv.contains(&"--force") && argv.windows(2).any(|w| w == ["--mode", "plan"]), "{argv:?}");
+    assert!(d["cli_json"].as_str().unwrap().contains("Read(**)"), "no permissions given: the person's file as it is");
+
+    // The run's events are there, typed, and the chat is indexed as a CLI chat.
+    let shown = e.json(&["runs", "show", r["id"].as_str().unwrap(), "--events"]);
+    let kinds: Vec<&str> = shown["events"].as_array().unwrap().iter().map(|v| v["kind"].as_str().unwrap()).collect();
+    for k in ["status", "init", "user", "thinking", "assistant", "tool_call", "result"] {
+        assert!(kinds.contains(&k), "{k} in {kinds:?}");
+    }
+    assert!(e.run(&["index"]).status.success());
+    let chats = e.json(&["sessions", "list"]);
+    assert!(chats.as_array().unwrap().iter().any(|c| c["id"] == r["chat_id"] && c["source"] == "cli"), "{chats}");
+}
+
+#[test]
+fn every_way_of_ending_gets_a_clear_status_and_the_files_come_back() {
+    let e = Env::new(json!({}));
+    let allow = ["--allow", "Write(**)", "--role", "reviewer"];
+    let cases: &[(&str, &[&str], &str, &str)] = &[
+        ("[fake:fail-result]", &[], "failed", "error"),
+        ("[fake:fail=limit]", &[], "failed", "usage limit"),
+        ("[fake:fail=force]", &[], "failed", "disabled --force"),
+        ("[fake:fail=generic]", &[], "failed", "Error"),
+        ("[fake:hang]", &["--timeout", "2s"], "timed_out", "time limit of 2 s"),
+        ("[fake:hang][fake:ignore-sigterm]", &["--timeout", "2s"], "timed_out", "time limit"),
+        ("[fake:hang-after-result]", &[], "succeeded", ""),
+        ("[fake:garbage]", &[], "succeeded", ""),
+        ("[fake:big=10]", &[], "succeeded", ""),
+        ("[fake:slow-start=1500]", &[], "succeeded", ""),
+    ];
+    for (prompt, extra, status, says) in cases {
+        let t0 = Instant::now();
+        let r = e.run_here(prompt, &[&allow[..], extra].concat());
+        assert_eq!(r["status"], *status, "{prompt}: {r}");
+        let text = format!("{} {}", r["error"], r["warning"]);
+        assert!(text.contains(says), "{prompt}: {text}");
+        e.user_file_intact();
+        assert!(t0.elapsed() < Duration::from_secs(20), "{prompt} took {:?}", t0.elapsed());
+        if prompt.contains("hang-after-result") {
+            assert!(r["warning"].as_str().unwrap().contains("did not exit"), "{r}");
+        }
+    }
+    assert_eq!(processes_in(&e.ws), 0, "an agent outlived its run");
+    let garbage = e.json(&["runs", "show", "R-8", "--events"]);
+    let raw = garbage["events"].as_array().unwrap().iter().filter(|v| v["kind"] == "raw").count();
+    assert!(raw >= 3, "banner, non-UTF-8 and cut-off lines are kept as raw events");
+}
+
+#[test]
+fn cancel_and_a_killed_runner_leave_the_workspace_as_it_was() {
+    let e = Env::new(json!({}));
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut child = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--role", "planner"]);
+    e.wait_for("the run to start", 15, || e.status("R-1") == "running" && e.ws.join(".cursor/rules").exists());
+    let out = e.run(&["runs", "cancel", "R-1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    e.wait_for("the cancel", 10, || e.status("R-1") == "cancelled");
+    assert!(!child.wait().unwrap().success(), "the foreground run reports the cancel");
+    e.user_file_intact();
+
+    // The runner is killed outright: its agent lives on in its own process group, and the files
+    // stay placed — until the next runner starts, stops that agent and puts them back.
+    let mut child = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--role", "planner"]);
+    e.wait_for("the second run to start", 15, || e.status("R-2") == "running");
+    let agent_pid = e.json(&["runs", "show", "R-2"]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(std::fs::read(e.ws.join(".cursor/cli.json")).unwrap(), USER_CLI_JSON, "still the run's");
+    let chat = agent_pid["chat_id"].as_str().unwrap().to_owned();
+    let r = e.run_here("after the crash", &[]);
+    assert_eq!(r["status"], "succeeded");
+    assert_eq!(e.status("R-2"), "lost");
+    assert!(e.json(&["runs", "show", "R-2"])["error"].as_str().unwrap().contains("Tether stopped"));
+    e.user_file_intact();
+    e.wait_for("the orphaned agent to go", 5, || processes_in(&e.ws) == 0);
+    let _ = chat;
+}
+
+#[test]
+fn workspaces_outside_the_roots_are_refused_before_anything_starts() {
+    let e = Env::new(json!({}));
+    let outside = e.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let escape = e.ws.join("escape");
+    std::os::unix::fs::symlink(&outside, &escape).unwrap();
+    for (dir, code) in [
+        (outside.to_string_lossy().into_owned(), "forbidden"),
+        (escape.to_string_lossy().into_owned(), "forbidden"),
+        (e.ws.join("missing").to_string_lossy().into_owned(), "invalid_input"),
+    ] {
+        let out = e.run(&["run", "hi", "--workspace", &dir]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.starts_with(&format!("error[{code}]")), "{dir}: {err}");
+    }
+    let out = e.run(&["run", "hi", "--workspace", &e.ws.to_string_lossy(), "--allow", "Everything"]);
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[invalid_input]"));
+    assert_eq!(e.json(&["runs", "list"]), json!([]), "nothing was queued");
+}
+
+/// A daemon takes queued runs in order within the limits; a run bound to a task claims it and
+/// moves it on its outcome; a follow-up continues the chat.
+#[test]
+fn the_daemon_queues_runs_past_the_limits_and_moves_tasks() {
+    let e = Env::new(json!({"max_total": 2, "max_per_workspace": 1}));
+    let other = e.dir.path().join("ws2");
+    std::fs::create_dir_all(&other).unwrap();
+    let other = other.canonicalize().unwrap();
+    let data = e.dir.path().join("data/settings.json");
+    let mut s: Value = serde_json::from_slice(&std::fs::read(&data).unwrap()).unwrap();
+    s["runs"]["roots"] = json!([e.ws, other]);
+    std::fs::write(&data, s.to_string()).unwrap();
+    let mut daemon = e.spawn(&["serve", "--port", "0"]);
+    e.wait_for("the daemon", 30, || e.dir.path().join("data/daemon.json").exists());
+
+    let ws = e.ws.to_string_lossy().into_owned();
+    let ws2 = other.to_string_lossy().into_owned();
+    for (p, w) in [("[fake:sleep=300] one", &ws), ("[fake:sleep=300] two", &ws), ("[fake:sleep=300] three", &ws2)] {
+        let r = e.json(&["run", p, "--workspace", w]);
+        assert_eq!(r["status"], "queued", "{r}");
+    }
+    let mut max_running_ws1 = 0;
+    e.wait_for("every run to end", 60, || {
+        let list = e.json(&["runs", "list"]);
+        let runs = list.as_array().unwrap();
+        let in_ws1 = runs.iter().filter(|r| r["status"] == "running" && r["workspace"] == json!(ws)).count();
+        max_running_ws1 = max_running_ws1.max(in_ws1);
+        runs.iter().all(|r| r["status"] == "succeeded")
+    });
+    assert!(max_running_ws1 <= 1, "one run at a time in a workspace");
+    let ended: Vec<String> =
+        ["R-1", "R-2"].iter().map(|id| e.json(&["runs", "show", id])["started_at"].to_string()).collect();
+    assert!(ended[0] < ended[1], "in order");
+
+    // A task-bound run claims its task, notes its chat, and sends it to review with its result.
+    let t = e.json(&["task", "add", "Fix the date parser", "--project", &ws]);
+    let r = e.json(&["run", "--task", t["id"].as_str().unwrap(), "--follow"]);
+    assert_eq!(r["status"], "succeeded", "{r}");
+    let task = e.json(&["task", "show", t["id"].as_str().unwrap()]);
+    assert_eq!(task["status"], "in_review");
+    assert!(task["summary"].as_str().unwrap().contains("Fixed"), "{task}");
+    let history = task["history"].as_array().unwrap();
+    assert!(
+        history.iter().any(|h| h["kind"] == "claimed" && h["actor"] == format!("run {}", r["id"].as_str().unwrap()))
+    );
+    assert!(
+        task["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["detail"]["text"].as_str().unwrap_or("").contains("Cursor chat"))
+    );
+    // A failing one gives it back with the error as a handoff note.
+    let t2 = e.json(&["task", "add", "Break things", "--project", &ws]);
+    let r2 = e.json(&["run", "[fake:fail=limit]", "--task", t2["id"].as_str().unwrap(), "--follow"]);
+    assert_eq!(r2["status"], "failed");
+    let task2 = e.json(&["task", "show", t2["id"].as_str().unwrap()]);
+    assert_eq!(task2["status"], "todo");
+    assert!(
+        task2["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["kind"] == "handoff" && n["detail"]["text"].as_str().unwrap().contains("usage limit"))
+    );
+
+    // A follow-up continues the same chat; an unknown chat is said plainly.
+    let f = e.json(&["runs", "followup", r["id"].as_str().unwrap(), "now the docs", "--follow"]);
+    assert_eq!((f["status"].as_str(), f["chat_id"].as_str()), (Some("succeeded"), r["chat_id"].as_str()));
+    let d = e.dump(f["chat_id"].as_str().unwrap());
+    assert!(d.to_string().contains("--resume"));
+    std::fs::remove_dir_all(e.home().join(".fake-agent/chats").join(r["chat_id"].as_str().unwrap())).unwrap();
+    let g = e.json(&["runs", "followup", f["id"].as_str().unwrap(), "and the tests", "--follow"]);
+    assert!(g["warning"].as_str().unwrap().contains("started a fresh chat"), "{g}");
+
+    nix_term(&mut daemon);
+    e.user_file_intact();
+}
+
+fn nix_term(child: &mut Child) {
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+}
+
+/// Processes whose working directory is `ws` (the agents of this test's runs; other tests run
+/// theirs elsewhere).
+fn processes_in(ws: &Path) -> usize {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+                .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == ws))
+                .count()
+        })
+        .unwrap_or(0)
+}
