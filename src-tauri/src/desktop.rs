@@ -1,5 +1,5 @@
 //! What the desktop adds to the daemon: it applies the person's desktop settings (launch at
-//! login, notifications for new "needs attention" items), decides where links from the page go,
+//! login, notifications for new "needs attention" items and for runs that end), decides where links from the page go,
 //! and saves exports. The settings live in the data dir (`tether_core::settings`) and may be
 //! changed by any GUI, ours or a browser's, so they are re-read on every tray tick.
 //!
@@ -13,6 +13,7 @@ use tauri::{AppHandle, Url, Webview};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tauri_plugin_shell::ShellExt;
+use tether_core::board::runs::RunStatus;
 use tether_core::settings::Settings;
 
 /// Passed by the login entry, so a start at login stays in the tray.
@@ -24,12 +25,20 @@ pub struct Desktop {
     autostart_applied: Option<bool>,
     seen: HashSet<String>,
     started: bool,
+    /// Runs that were queued or running on the last tick: when one ends, the person hears of it.
+    going: HashSet<String>,
 }
 
 impl Desktop {
     /// `alerts` are the daemon's attention items now; the ones not seen on the last tick are
     /// notified (not those already there when the app started: the tray lists them).
-    pub fn tick(&mut self, app: &AppHandle, settings: &Settings, alerts: &[String]) {
+    pub fn tick(
+        &mut self,
+        app: &AppHandle,
+        settings: &Settings,
+        alerts: &[String],
+        runs: &[(String, RunStatus, String)],
+    ) {
         if self.autostart_applied != Some(settings.launch_at_login) {
             match apply_autostart(app, settings.launch_at_login) {
                 Ok(()) => self.autostart_applied = Some(settings.launch_at_login),
@@ -48,6 +57,15 @@ impl Desktop {
                 }
             }
         }
+        if self.started && settings.notifications {
+            for (id, status, prompt) in runs.iter().filter(|r| r.1.is_terminal() && self.going.contains(&r.0)) {
+                let title = format!("Run {id} {}", status.as_str().replace('_', " "));
+                if let Err(e) = app.notification().builder().title(title).body(prompt).show() {
+                    tracing::warn!(error = %e, "cannot show a notification");
+                }
+            }
+        }
+        self.going = runs.iter().filter(|r| !r.1.is_terminal()).map(|r| r.0.clone()).collect();
         self.seen = alerts.iter().cloned().collect();
         self.started = true;
     }

@@ -11,6 +11,7 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_shell::ShellExt;
+use tether_core::board::runs::{RunFilter, RunStatus};
 use tether_core::settings::Settings;
 
 use crate::{Daemon, Shell};
@@ -40,6 +41,8 @@ struct Snapshot {
     restart_pending: bool,
     /// The saved settings, read once per tick for this and for `desktop`.
     settings: Settings,
+    /// The latest runs (id, status, prompt's first line): the count going, and ends to notify.
+    runs: Vec<(String, RunStatus, String)>,
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
@@ -59,6 +62,16 @@ fn snapshot(shell: &Shell) -> Snapshot {
             (true, up, false, attention)
         }
     };
+    let tether = match &shell.daemon {
+        Daemon::Hosted(h) => Some(&h.tether),
+        Daemon::Attached { tether, .. } => tether.as_ref(),
+    };
+    let runs = tether
+        .and_then(|t| t.board().runs(&RunFilter { limit: 20, ..Default::default() }).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| (r.id, r.status, r.prompt.lines().next().unwrap_or("").chars().take(80).collect()))
+        .collect();
     let alerts: Vec<String> = attention.drain(..).map(|a| a.message).collect();
     let mut lines = alerts.clone();
     if !serving {
@@ -77,7 +90,7 @@ fn snapshot(shell: &Shell) -> Snapshot {
         Daemon::Hosted(h) => !h.app.settings_view(settings.clone()).restart_needed.is_empty(),
         Daemon::Attached { .. } => false,
     };
-    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings }
+    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings, runs }
 }
 
 fn port_of(url: &str) -> Option<u16> {
@@ -100,6 +113,9 @@ fn menu(app: &AppHandle, s: &Snapshot) -> tauri::Result<Menu<Wry>> {
         (State::Degraded, _) => format!("Running, indexing paused — {}", s.url),
         _ => format!("Running — {}", s.url),
     };
+    let going = s.runs.iter().filter(|r| r.1 == RunStatus::Running).count();
+    let status =
+        if going > 0 { format!("{status} · {going} run{} going", if going == 1 { "" } else { "s" }) } else { status };
     let owned = !s.attached;
     let item = |id: &str, text: &str, enabled: bool| MenuItem::with_id(app, id, text, enabled, None::<&str>);
     let mut attention = SubmenuBuilder::new(app, format!("Needs attention ({})", s.attention.len()));
@@ -143,12 +159,12 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
     let handle = app.clone();
     std::thread::Builder::new().name("tray-status".into()).spawn(move || {
         let mut desktop = crate::desktop::Desktop::default();
-        desktop.tick(&handle, &first.settings, &first.alerts);
+        desktop.tick(&handle, &first.settings, &first.alerts, &first.runs);
         let mut last = first;
         loop {
             std::thread::sleep(Duration::from_secs(3));
             let now = snapshot(&shell);
-            desktop.tick(&handle, &now.settings, &now.alerts);
+            desktop.tick(&handle, &now.settings, &now.alerts, &now.runs);
             if now != last {
                 refresh(&handle, &now);
                 last = now;
@@ -163,7 +179,10 @@ fn refresh(app: &AppHandle, s: &Snapshot) {
     let r = (|| -> tauri::Result<()> {
         tray.set_icon(Some(icon(s.state)?))?;
         tray.set_menu(Some(menu(app, s)?))?;
-        tray.set_tooltip(Some(format!("Tether — {:?}", s.state)))
+        let going = s.runs.iter().filter(|r| r.1 == RunStatus::Running).count();
+        let runs =
+            if going > 0 { format!(", {going} run{} going", if going == 1 { "" } else { "s" }) } else { String::new() };
+        tray.set_tooltip(Some(format!("Tether — {:?}{runs}", s.state)))
     })();
     if let Err(e) = r {
         tracing::warn!(error = %e, "cannot update the tray");

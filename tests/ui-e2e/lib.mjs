@@ -4,7 +4,7 @@
 // `tether open --print`. Only loopback addresses are used.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -25,10 +25,31 @@ export function chromiumPath() {
   return found;
 }
 
-/** Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). */
+/**
+ * Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). Agent runs
+ * use the test kit's fake Cursor CLI, with a temp HOME (where it keeps its chats) and a temp
+ * workspace as the only allowed root (`daemon.workspace`).
+ */
 export async function startDaemon() {
   if (!existsSync(path.join(UI_DIST, 'index.html'))) throw new Error('ui/dist is not built: run `cd ui && npm run build`');
-  return Daemon.start({ TETHER_UI_DIR: UI_DIST });
+  const d = new Daemon();
+  const home = path.join(d.tmp, 'user-home');
+  d.workspace = path.join(d.tmp, 'workspace');
+  mkdirSync(path.join(d.workspace, '.cursor'), { recursive: true });
+  mkdirSync(d.env.TETHER_HOME, { recursive: true });
+  writeFileSync(
+    path.join(d.env.TETHER_HOME, 'settings.json'),
+    JSON.stringify({ runs: { roots: [d.workspace], result_grace_secs: 1, kill_grace_secs: 1 } }),
+  );
+  Object.assign(d.env, { TETHER_UI_DIR: UI_DIST, HOME: home, TETHER_CURSOR_AGENT: path.join(BIN, 'tether-fake-agent') });
+  try {
+    await d.start();
+  } catch (e) {
+    await d.stop().catch(() => {});
+    d.cleanup();
+    throw e;
+  }
+  return d;
 }
 
 /**

@@ -221,6 +221,52 @@ describe('GUI in a real browser', () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
   });
 
+  test('runs: start one from the form, watch it live, follow up, cancel another, run a task from its card', async () => {
+    await page.getByTestId('nav-runs').click();
+    await page.getByTestId('runs-empty').waitFor();
+    await page.getByTestId('run-new').click();
+    await page.getByTestId('run-form').waitFor();
+    await waitUntil(async () => (await page.getByTestId('run-workspace').inputValue()) !== '', 'the allowed roots');
+    await page.getByTestId('run-prompt').fill('[fake:sleep=150] Fix the date parser and run the tests');
+    await page.getByTestId('run-perm-write').check();
+    await page.getByTestId('run-perm-shell').check();
+    await page.getByTestId('run-role').selectOption('backend');
+    await page.getByTestId('run-start').click();
+    const detail = page.locator('[data-testid=run-detail][data-id="R-1"]');
+    await detail.waitFor();
+    // Events arrive while it runs: the prompt, then tool calls, then the answer.
+    await page.locator('[data-testid=run-tool][data-tool=shell]').waitFor();
+    await page.locator('[data-testid=run-detail][data-status=succeeded]').waitFor({ timeout: 20_000 });
+    assert.match(await page.getByTestId('run-assistant').last().innerText(), /cargo test/);
+    await page.locator('[data-testid=run-tool][data-tool=shell] summary').click();
+    assert.match(await page.locator('[data-testid=run-tool][data-tool=shell] pre').innerText(), /\$ cargo test/);
+    await page.getByTestId('run-chat').waitFor();
+    await screenshot(page, 'runs');
+
+    await page.getByTestId('run-followup').fill('Now update the CHANGELOG');
+    await page.getByTestId('run-followup-send').click();
+    await page.locator('[data-testid=run-detail][data-id="R-2"][data-status=succeeded]').waitFor({ timeout: 20_000 });
+    assert.match(await page.getByTestId('run-detail').innerText(), /follows up R-1/);
+
+    const hang = await apiCall(daemon, 'POST', '/api/runs', { prompt: '[fake:hang] wait forever', workspace: daemon.workspace });
+    await page.locator(`[data-testid=run-row][data-id="${hang.id}"]`).click();
+    await page.locator(`[data-testid=run-detail][data-id="${hang.id}"][data-status=running]`).waitFor({ timeout: 15_000 });
+    await page.getByTestId('run-cancel').click();
+    await page.locator(`[data-testid=run-detail][data-id="${hang.id}"][data-status=cancelled]`).waitFor({ timeout: 15_000 });
+
+    // From the board: a task's card starts the form with the task chosen.
+    const t = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Document the runner', project: daemon.workspace });
+    await page.getByTestId('nav-tasks').click();
+    await page.locator(`[data-testid=task-card][data-id="${t.id}"] [data-testid=card-run]`).click();
+    await page.getByTestId('run-form').waitFor();
+    assert.equal(await page.getByTestId('run-task-select').inputValue(), t.id);
+    await page.getByTestId('run-start').click();
+    await page.locator('[data-testid=run-detail][data-status=succeeded]').waitFor({ timeout: 20_000 });
+    await waitUntil(async () => (await apiCall(daemon, 'GET', `/api/tasks/${t.id}`)).status === 'in_review', 'the task in review');
+    await page.getByTestId('nav-tasks').click();
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+  });
+
   test('task detail: comment, handoff note and history', async () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"] .card-open`).click();
     const detail = page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`);

@@ -10,6 +10,7 @@ import type { View } from './router';
 import { AgentsView } from './views/agents';
 import { HealthView } from './views/health';
 import { InboxView, useUnread } from './views/inbox';
+import { RunsView } from './views/runs';
 import { searchInputId, SessionsView } from './views/sessions';
 import { SettingsView } from './views/settings';
 import { TagsView } from './views/tags';
@@ -18,6 +19,7 @@ import { TasksView } from './views/tasks';
 const NAV: { view: View; label: string }[] = [
   { view: 'sessions', label: 'Sessions' },
   { view: 'tasks', label: 'Tasks' },
+  { view: 'runs', label: 'Runs' },
   { view: 'inbox', label: 'Inbox' },
   { view: 'tags', label: 'Tags' },
   { view: 'agents', label: 'Agents' },
@@ -150,6 +152,7 @@ export function App() {
       <main class="main" data-testid={`view-${route.view}`}>
         {route.view === 'sessions' && <SessionsView route={route} />}
         {route.view === 'tasks' && <TasksView route={route} />}
+        {route.view === 'runs' && <RunsView route={route} />}
         {route.view === 'inbox' && <InboxView route={route} />}
         {route.view === 'tags' && <TagsView />}
         {route.view === 'agents' && <AgentsView />}

@@ -1,13 +1,13 @@
 // Live updates from `GET /api/events` (Server-Sent Events: hello, sessions, tasks, agents, signals,
-// index, settings).
+// runs, index, settings), and one run's event stream (`followRun`).
 // With the cookie (browser) this is a plain EventSource; when a bearer token is configured (the
 // desktop shell) the stream is read with fetch, since EventSource cannot send headers. Either
 // way it reconnects with a growing delay (1 s … 15 s) after an error.
 
 import { apiConfig, apiUrl, authHeaders } from './api';
 
-export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'signals' | 'index' | 'settings';
-export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'signals', 'index', 'settings'];
+export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'signals' | 'runs' | 'index' | 'settings';
+export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'signals', 'runs', 'index', 'settings'];
 
 export type ConnState = 'connecting' | 'open' | 'error';
 type Listener = (data: unknown) => void;
@@ -182,3 +182,51 @@ export class LiveEvents {
 }
 
 export const live = new LiveEvents();
+
+/**
+ * Follows one run's events (`GET /api/runs/{id}/events`): stored ones after `after`, then live,
+ * until the run ends or `stop()` is called. Read with fetch so the desktop shell's bearer token
+ * works too; reconnects from the last event seen if the stream breaks while the run goes on.
+ */
+export function followRun(
+  id: string,
+  after: number,
+  on: { events: (evs: unknown[]) => void; status: (status: string) => void },
+): () => void {
+  const ctrl = new AbortController();
+  let last = after;
+  let ended = false;
+  const go = async (attempt: number) => {
+    try {
+      const res = await apiConfig().fetch(apiUrl(`/api/runs/${encodeURIComponent(id)}/events`, { after: last }), {
+        headers: { Accept: 'text/event-stream', ...authHeaders() },
+        credentials: 'same-origin',
+        signal: ctrl.signal,
+      });
+      if (!res.ok || !res.body) throw new Error(`run events: HTTP ${res.status}`);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      const parser = new SseParser();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        for (const m of parser.feed(value)) {
+          const data = JSON.parse(m.data) as unknown;
+          if (m.event === 'event' || m.event === 'events') {
+            const evs = (Array.isArray(data) ? data : [data]) as { seq: number }[];
+            if (evs.length) last = Math.max(last, evs[evs.length - 1].seq);
+            on.events(evs);
+          } else if (m.event === 'status') {
+            const st = (data as { status: string }).status;
+            on.status(st);
+            if (['succeeded', 'failed', 'timed_out', 'cancelled', 'lost'].includes(st)) ended = true;
+          }
+        }
+      }
+    } catch {
+      if (ctrl.signal.aborted) return;
+    }
+    if (!ended && !ctrl.signal.aborted) setTimeout(() => go(attempt + 1), Math.min(5000, 500 * 2 ** attempt));
+  };
+  go(0);
+  return () => ctrl.abort();
+}

@@ -11,6 +11,12 @@ const PATHS: Record<string, JSX.Element> = {
     </>
   ),
   tags: <path d="M9 4 7 20M17 4l-2 16M4 9h16M3 15h16" />,
+  runs: (
+    <>
+      <circle cx="12" cy="12" r="8.5" />
+      <path d="M10 8.5v7l5.5-3.5z" />
+    </>
+  ),
   inbox: (
     <>
       <path d="M3 13h5l1.5 3h5L16 13h5" />

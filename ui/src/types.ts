@@ -245,6 +245,8 @@ export interface DoctorReport {
   messages: number;
   sources: SourceStatus[];
   daemon: { pid: number; version: string; started_at: string; url?: string; port?: number } | null;
+  /** Added by the daemon's API: the Cursor CLI that runs would use. */
+  cursor_cli?: CliInfo;
 }
 
 export interface Settings {
@@ -279,4 +281,106 @@ export interface IndexEvent {
   total?: number;
   sessions?: number;
   messages?: number;
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled' | 'lost';
+export type RunMode = 'agent' | 'plan' | 'ask';
+
+export interface Permissions {
+  allow: string[];
+  deny: string[];
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+export interface Run {
+  id: string;
+  kind: string;
+  prompt: string;
+  workspace: string | null;
+  model: string | null;
+  mode: RunMode;
+  role: string | null;
+  task: string | null;
+  complete_task: boolean;
+  permissions: Permissions;
+  timeout_secs: number;
+  parent: string | null;
+  resume_chat: string | null;
+  status: RunStatus;
+  chat_id: string | null;
+  exit_code: number | null;
+  result: string | null;
+  error: string | null;
+  warning: string | null;
+  duration_ms: number | null;
+  duration_api_ms: number | null;
+  usage: Usage | null;
+  requested_by: string;
+  cancel_requested: boolean;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+/** One event of a run, as stored: `kind` says which fields it has. */
+export type RunEvent =
+  | { kind: 'init'; session_id: string; model: string | null; cwd: string | null }
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; text: string; partial: boolean }
+  | { kind: 'thinking'; text: string | null; done: boolean }
+  | {
+      kind: 'tool_call';
+      call_id: string;
+      tool: string;
+      phase: string;
+      path: string | null;
+      command: string | null;
+      outcome: string | null;
+      args: unknown;
+      result: unknown;
+    }
+  | { kind: 'result'; is_error: boolean; text: string; duration_ms: number | null; duration_api_ms: number | null; usage: Usage | null }
+  | { kind: 'notice'; text: string }
+  | { kind: 'stderr'; text: string }
+  | { kind: 'raw'; text: string; reason: string }
+  | { kind: 'status'; status: string; message: string | null };
+
+export type StoredEvent = RunEvent & { seq: number; at: string };
+
+export interface RunDetail extends Run {
+  events: StoredEvent[];
+  children: string[];
+}
+
+export interface NewRun {
+  prompt?: string;
+  task?: string;
+  workspace?: string;
+  model?: string;
+  mode?: RunMode;
+  role?: string;
+  timeout_secs?: number;
+  permissions?: Permissions;
+  complete?: boolean;
+}
+
+export interface CliInfo {
+  found: boolean;
+  path: string | null;
+  from: string | null;
+  version: string | null;
+  hint: string | null;
+}
+
+export interface RunOptions {
+  roles: { name: string; description: string }[];
+  roots: string[];
+  cursor_cli: CliInfo;
+  defaults: { timeout_minutes: number; max_total: number; max_per_workspace: number };
 }

@@ -23,6 +23,7 @@ use tether_core::paths::{CursorLocations, Paths};
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
 mod mcp;
+mod runs;
 mod signals;
 
 #[derive(Parser)]
@@ -49,8 +50,13 @@ struct Args {
     seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
     /// signals doorbell (`signals`, needs no generated data), or all of them.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs"])]
     suite: String,
+    /// Events the fake Cursor CLI writes in the runs benchmark, and at what rate (per second).
+    #[arg(long, default_value_t = 6000)]
+    run_events: usize,
+    #[arg(long, default_value_t = 2000)]
+    run_rate: usize,
     /// MCP sessions holding GET streams in the signals benchmark.
     #[arg(long, default_value_t = 200)]
     signal_sessions: usize,
@@ -164,7 +170,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let stamp = dir.join("generated.json");
     let want = json!({"target_bytes": spec.target_bytes, "seed": spec.seed, "generator": 2});
     let have: Option<Value> = std::fs::read_to_string(&stamp).ok().and_then(|s| serde_json::from_str(&s).ok());
-    let gen_stats = if args.suite == "signals" {
+    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs") {
         Value::Null
     } else if have.as_ref().map(|h| &h["spec"]) == Some(&want) && db.exists() {
         eprintln!("reusing {}", db.display());
@@ -188,7 +194,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     }
     if matches!(args.suite.as_str(), "all" | "signals") {
         let f = signals::run(&dir, args.signal_sessions, args.signal_sends)?;
-        sections.push(("signals", render_signals(&f)));
+        sections.push(("signals", render_section("Signals: the doorbell", &f.setup, &f.rows)));
+    }
+    if matches!(args.suite.as_str(), "all" | "runs") {
+        let f = runs::run(&dir, args.run_events, args.run_rate)?;
+        sections.push(("runs", render_section("Agent runs: events to the GUI", &f.setup, &f.rows)));
     }
     for (_, text) in &sections {
         println!("{text}");
@@ -252,19 +262,18 @@ fn render_mcp(f: &mcp::McpFigures) -> String {
     s
 }
 
-fn render_signals(f: &signals::SignalFigures) -> String {
+fn render_section(title: &str, setup: &str, rows: &[Row]) -> String {
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "## Signals: the doorbell\n");
+    let _ = writeln!(w, "## {title}\n");
     let _ = writeln!(
         w,
-        "Commit `{}`, {}. Machine: {}. {}\n",
+        "Commit `{}`, {}. Machine: {}. {setup}\n",
         git_rev(),
         chrono::Utc::now().format("%Y-%m-%d"),
-        machine(),
-        f.setup
+        machine()
     );
-    rows_table(w, &f.rows);
+    rows_table(w, rows);
     s
 }
 

@@ -37,6 +37,12 @@ pub struct McpFigures {
 /// Kills the child when dropped, so a failed run leaves no server behind.
 pub(crate) struct Proc(Child);
 
+impl Proc {
+    pub(crate) fn new(c: Child) -> Self {
+        Self(c)
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -184,11 +190,11 @@ async fn push(url: &str, session: &str, n: usize) -> anyhow::Result<Vec<f64>> {
     Ok(sorted(lat))
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn wait_http(url: &str, what: &str, child: &mut Child) -> anyhow::Result<()> {
+pub(crate) fn wait_http(url: &str, what: &str, child: &mut Child) -> anyhow::Result<()> {
     let addr = url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_owned();
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {

@@ -669,6 +669,7 @@ async fn doctor(State(ctx): State<Ctx>) -> Response {
 #[derive(Deserialize, Default)]
 struct RunListParams {
     task: Option<String>,
+    chat: Option<String>,
     limit: Option<usize>,
 }
 
@@ -687,7 +688,7 @@ async fn run_list(State(ctx): State<Ctx>, Query(p): Query<RunListParams>, uri: a
         Err(e) => return core_error(&e),
     };
     let t = Arc::clone(&ctx.app.tether);
-    let f = tether_core::board::runs::RunFilter { statuses, task: p.task, chat: None, limit: p.limit.unwrap_or(200) };
+    let f = tether_core::board::runs::RunFilter { statuses, task: p.task, chat: p.chat, limit: p.limit.unwrap_or(200) };
     run(move || Ok(json!({"runs": t.board().runs(&f)?}))).await
 }
 

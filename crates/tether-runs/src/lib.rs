@@ -264,7 +264,7 @@ impl Runner {
         self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
         match ended {
             Ok(r) => {
-                let tail = self.tether.board().run_events_after(&r.id, 0, usize::MAX).ok();
+                let tail = self.tether.board().run(&r.id, Some(1)).ok().map(|d| d.events);
                 if let Some(last) = tail.and_then(|e| e.into_iter().last()) {
                     let _ = self.updates.send(RunUpdate::Events { run: r.id.clone(), events: vec![last] });
                 }
@@ -368,7 +368,12 @@ impl Runner {
         let kill_grace = Duration::from_secs(u64::from(settings.kill_grace_secs));
         let result_grace = Duration::from_secs(u64::from(settings.result_grace_secs));
         let deadline = tokio::time::Instant::now() + Duration::from_millis(run.timeout_secs.max(1) as u64 * 1000);
-        let mut watch = Watch::default();
+        let seq = {
+            let (t, num) = (Arc::clone(&t), run.num());
+            blocking(move || runs::last_seq(&t.store, num)).await?
+        };
+        let mut watch = Watch { seq, ..Watch::default() };
+        let log = Log::start(Arc::clone(&t), run.num());
         let mut lingered = false;
         let mut stopped: Option<Stop> = None;
         let mut exit: Option<std::process::ExitStatus> = None;
@@ -377,7 +382,7 @@ impl Runner {
             let grace_end = watch.result_at.map(|at| at + result_grace);
             tokio::select! {
                 ev = rx.recv(), if events_open => match ev {
-                    Some(first) => self.take_events(run, first, &mut rx, &mut watch, resume.as_deref()).await?,
+                    Some(first) => self.take_events(run, first, &mut rx, &mut watch, &log, resume.as_deref()),
                     None => events_open = false,
                 },
                 st = child.wait(), if exit.is_none() => {
@@ -416,8 +421,9 @@ impl Runner {
             let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
         }
         while let Ok(first) = rx.try_recv() {
-            self.take_events(run, first, &mut rx, &mut watch, resume.as_deref()).await?;
+            self.take_events(run, first, &mut rx, &mut watch, &log, resume.as_deref());
         }
+        log.flush().await;
         let stderr = stderr_tail.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
         Ok(outcome(OutcomeInput {
             stopped,
@@ -431,15 +437,17 @@ impl Runner {
         }))
     }
 
-    /// Stores `first` and whatever else is waiting (one transaction), then tells subscribers.
-    async fn take_events(
+    /// Numbers `first` and whatever else is waiting, shows them to subscribers at once, and hands
+    /// them to the log's writer: a slow commit (a WAL checkpoint) never holds up the live view.
+    fn take_events(
         &self,
         run: &Run,
         first: RunEvent,
         rx: &mut mpsc::Receiver<RunEvent>,
         watch: &mut Watch,
+        log: &Log,
         resume: Option<&str>,
-    ) -> tether_core::Result<()> {
+    ) {
         let mut batch = vec![first];
         while batch.len() < 512 {
             match rx.try_recv() {
@@ -466,25 +474,67 @@ impl Runner {
                 _ => {}
             }
         }
-        let t = Arc::clone(&self.tether);
-        let num = run.num();
-        let with_task = run.task.is_some() && chat_seen;
-        let stored = blocking(move || {
-            let stored = runs::append_events(&t.store, num, &batch)?;
-            if with_task {
-                runs::note_chat_on_task(&t.store, num)?;
+        let now = tether_core::clock::now_ms();
+        let stored: Vec<StoredEvent> = batch
+            .into_iter()
+            .map(|event| {
+                watch.seq += 1;
+                StoredEvent { seq: watch.seq, at: tether_core::clock::iso(now), at_ms: now, event }
+            })
+            .collect();
+        let _ = self.updates.send(RunUpdate::Events { run: run.id.clone(), events: stored.clone() });
+        log.send(stored, run.task.is_some() && chat_seen);
+    }
+}
+
+/// Writes a run's events to its log in the background, in order, batching what piles up.
+struct Log {
+    tx: mpsc::UnboundedSender<(Vec<StoredEvent>, bool)>,
+    task: JoinHandle<()>,
+}
+
+impl Log {
+    fn start(t: Arc<Tether>, num: i64) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<(Vec<StoredEvent>, bool)>();
+        let task = tokio::spawn(async move {
+            while let Some((mut events, mut note_chat)) = rx.recv().await {
+                while let Ok((more, note)) = rx.try_recv() {
+                    events.extend(more);
+                    note_chat |= note;
+                }
+                let t = Arc::clone(&t);
+                let r = blocking(move || {
+                    runs::store_events(&t.store, num, &events)?;
+                    if note_chat {
+                        runs::note_chat_on_task(&t.store, num)?;
+                    }
+                    Ok(())
+                })
+                .await;
+                if let Err(e) = r {
+                    tracing::warn!(run = num, error = %e, "storing run events");
+                }
             }
-            Ok(stored)
-        })
-        .await?;
-        let _ = self.updates.send(RunUpdate::Events { run: run.id.clone(), events: stored });
-        Ok(())
+        });
+        Self { tx, task }
+    }
+
+    fn send(&self, events: Vec<StoredEvent>, note_chat: bool) {
+        let _ = self.tx.send((events, note_chat));
+    }
+
+    /// Waits until everything sent is stored.
+    async fn flush(self) {
+        drop(self.tx);
+        let _ = self.task.await;
     }
 }
 
 /// What the stream said so far.
 #[derive(Debug, Default)]
 struct Watch {
+    /// The last event number given out.
+    seq: i64,
     chat: Option<String>,
     /// A `--resume` that the CLI answered with another chat.
     fresh_chat: bool,

@@ -101,6 +101,14 @@ export function HealthView() {
                 <>
                   <dt>Size</dt>
                   <dd>{bytes(doctor.data.index_bytes)}</dd>
+                  <dt>Cursor CLI</dt>
+                  <dd data-testid="cursor-cli" title={doctor.data.cursor_cli?.path ?? ''}>
+                    {doctor.data.cursor_cli?.found ? (
+                      `${doctor.data.cursor_cli.version ?? 'found'} (${doctor.data.cursor_cli.from})`
+                    ) : (
+                      <span class="danger-text">not found — {doctor.data.cursor_cli?.hint}</span>
+                    )}
+                  </dd>
                 </>
               )}
             </dl>

@@ -319,6 +319,7 @@ function NotIndexed({ summary, onChanged }: { summary: SessionSummary; onChanged
 
 function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; summary?: SessionSummary; onChanged: () => void }) {
   const detail = useAsync(() => api.session(id, true), [id]);
+  const startedBy = useAsync(() => api.runs({ chat: id, limit: 1 }).catch(() => []), [id]);
   const [s, setS] = useState<SessionDetail | undefined>(undefined);
   const [nick, setNick] = useState('');
   const [newTag, setNewTag] = useState('');
@@ -405,6 +406,15 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
         <div class="meta-line muted small">
           <span class={`badge src-${s.source}`}>{s.source}</span> <span title={s.project ?? ''}>{s.project || 'no project'}</span> · {s.messages.length} parts ·
           updated {dateTime(s.updated_at)} · <code>{s.id}</code>
+          {startedBy.data?.[0] && (
+            <>
+              {' '}
+              · started by{' '}
+              <button type="button" class="link small" onClick={() => navigate('runs', startedBy.data![0].id)} data-testid="reader-run">
+                run {startedBy.data[0].id}
+              </button>
+            </>
+          )}
         </div>
         <div class="edit-row">
           <label class="inline">

@@ -183,6 +183,18 @@ function TaskCard({ t, open, active }: { t: Task; open: (id: string) => void; ac
         <span class="card-id">{t.id}</span>
         <span class="card-title">{t.title}</span>
       </button>
+      {(t.status === 'todo' || t.status === 'blocked') && (
+        <button
+          type="button"
+          class="icon card-run"
+          title="Run with Cursor agent"
+          aria-label={`Run ${t.id} with Cursor agent`}
+          onClick={() => navigate('runs', undefined, { new: '1', task: t.id })}
+          data-testid="card-run"
+        >
+          ▶
+        </button>
+      )}
       <div class="card-meta">
         <span class={`prio prio-${t.priority}`}>{t.priority}</span>
         {t.status === 'cancelled' && <span class="badge">cancelled</span>}
@@ -311,6 +323,9 @@ function TaskDetailPane(props: {
         <h2>
           <span class="card-id">{id}</span> {t?.title}
         </h2>
+        <button type="button" class="link small" onClick={() => navigate('runs', undefined, { new: '1', task: id })} data-testid="task-run">
+          Run with Cursor agent
+        </button>
         <button type="button" class="icon" aria-label="Close task" onClick={props.onClose} data-testid="task-detail-close">
           ×
         </button>

@@ -249,6 +249,8 @@ impl Run {
 pub struct StoredEvent {
     pub seq: i64,
     pub at: String,
+    #[serde(skip)]
+    pub at_ms: i64,
     #[serde(flatten)]
     pub event: RunEvent,
 }
@@ -513,17 +515,41 @@ pub fn set_child(store: &Store, num: i64, pid: u32, started: Option<i64>) -> Res
     Ok(())
 }
 
-/// Appends events to a run's log (numbered in order), taking what they say about the run: the
-/// chat id from `init`, the result, durations and tokens from `result`. Returns the stored
-/// events. A task-bound run's events renew its lease.
+/// The number of a run's last event: a runner numbers what it adds after it.
+pub fn last_seq(store: &Store, num: i64) -> Result<i64> {
+    store.read(|c| Ok(c.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?))
+}
+
+/// Numbers events after the run's last one (for callers that do not number their own).
 pub fn append_events(store: &Store, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
-    if events.is_empty() {
-        return Ok(Vec::new());
+    let from = last_seq(store, num)?;
+    let now = now_ms();
+    let stored: Vec<StoredEvent> = events
+        .iter()
+        .zip(from + 1..)
+        .map(|(e, seq)| StoredEvent { seq, at: iso(now), at_ms: now, event: e.clone() })
+        .collect();
+    store_events(store, num, &stored)?;
+    Ok(stored)
+}
+
+/// Stores events a runner numbered (and may already have shown live), taking what they say
+/// about the run: the chat id from `init`, the result, durations and tokens from `result`. A
+/// task-bound run's events renew its lease.
+pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<()> {
+    if stored.is_empty() {
+        return Ok(());
     }
     let mut conn = store.writer();
     let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let stored = append_in(&txn, num, events)?;
-    for e in events {
+    {
+        let mut stmt = txn
+            .prepare_cached("INSERT OR IGNORE INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for e in stored {
+            stmt.execute(params![num, e.seq, e.at_ms, e.event.kind(), serde_json::to_string(&e.event)?])?;
+        }
+    }
+    for e in stored.iter().map(|s| &s.event) {
         match e {
             RunEvent::Init { session_id, .. } => {
                 txn.execute("UPDATE runs SET chat_id = ?2 WHERE num = ?1", params![num, session_id])?;
@@ -562,7 +588,7 @@ pub fn append_events(store: &Store, num: i64, events: &[RunEvent]) -> Result<Vec
         ],
     )?;
     txn.commit()?;
-    Ok(stored)
+    Ok(())
 }
 
 fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
@@ -575,7 +601,7 @@ fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) -> Result<Vec
     for e in events {
         seq += 1;
         stmt.execute(params![num, seq, now, e.kind(), serde_json::to_string(e)?])?;
-        out.push(StoredEvent { seq, at: iso(now), event: e.clone() });
+        out.push(StoredEvent { seq, at: iso(now), at_ms: now, event: e.clone() });
     }
     Ok(out)
 }
@@ -857,7 +883,8 @@ fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
     let data: String = r.get(2)?;
     let event = serde_json::from_str(&data)
         .unwrap_or_else(|e| RunEvent::Raw { text: data.clone(), reason: format!("unreadable stored event: {e}") });
-    Ok(StoredEvent { seq: r.get(0)?, at: iso(r.get(1)?), event })
+    let at_ms: i64 = r.get(1)?;
+    Ok(StoredEvent { seq: r.get(0)?, at: iso(at_ms), at_ms, event })
 }
 
 /// Runs, newest first.
