@@ -226,7 +226,20 @@ fn cancel_and_a_killed_runner_leave_the_workspace_as_it_was() {
     let e = Env::new(json!({}));
     let ws = e.ws.to_string_lossy().into_owned();
     let mut child = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--role", "planner"]);
-    e.wait_for("the run to start", 15, || e.status("R-1") == "running" && e.ws.join(".cursor/rules").exists());
+    let started = Instant::now();
+    while !(e.status("R-1") == "running" && e.ws.join(".cursor/rules").exists()) {
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the first run did not start: {}\nstderr: {}\nruns: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                String::from_utf8_lossy(&e.run(&["runs", "list", "--json"]).stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = e.run(&["runs", "cancel", "R-1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     e.wait_for("the cancel", 10, || e.status("R-1") == "cancelled");
@@ -236,7 +249,20 @@ fn cancel_and_a_killed_runner_leave_the_workspace_as_it_was() {
     // The runner is killed outright: its agent lives on in its own process group, and the files
     // stay placed — until the next runner starts, stops that agent and puts them back.
     let mut child = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--role", "planner"]);
-    e.wait_for("the second run to start", 15, || e.status("R-2") == "running");
+    let started = Instant::now();
+    while e.status("R-2") != "running" {
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the second run did not start: {}\nstderr: {}\nruns: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                e.json(&["runs", "list"])
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let agent_pid = e.json(&["runs", "show", "R-2"]);
     child.kill().unwrap();
     child.wait().unwrap();

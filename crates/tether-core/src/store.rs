@@ -66,8 +66,16 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Open (creating if needed) and migrate to the latest schema.
+    /// Open (creating if needed, private to this user) and migrate to the latest schema.
+    ///
+    /// Processes opening one data dir at once (the daemon starting at login while a CLI command
+    /// runs) take turns: an OS file lock is held from reading the schema version to the last
+    /// migration, so the schema is applied once and the others find it current. Without it, two
+    /// first opens both see version 0 and one fails ("table already exists") or gets
+    /// SQLITE_BUSY, which no busy timeout waits out.
     pub fn open(path: &Path) -> Result<Self> {
+        let _turn = migration_lock(path)?;
+        create_private(path)?;
         let mut conn = Connection::open(path)?;
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
@@ -138,6 +146,43 @@ impl Store {
     }
 }
 
+/// Held while a process opens and migrates the database (released when dropped or on exit).
+fn migration_lock(db: &Path) -> Result<std::fs::File> {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-migrate.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&name)
+        .map_err(|e| crate::error::Error::io(format!("opening {}", Path::new(&name).display()), e))?;
+    f.lock().map_err(|e| crate::error::Error::io("waiting for another process to prepare the index", e))?;
+    Ok(f)
+}
+
+/// The index holds the person's chats: only they may read it. SQLite gives its `-wal` and
+/// `-shm` the database file's mode, so creating (or tightening) the file is enough.
+fn create_private(db: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let io = |e| crate::error::Error::io(format!("creating {}", db.display()), e);
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(db).map_err(io)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = db.as_os_str().to_owned();
+            p.push(suffix);
+            if let Ok(meta) = std::fs::metadata(&p)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = db;
+    Ok(())
+}
+
 fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -185,6 +230,26 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let schema = dump_schema(&store.writer()).unwrap();
         insta::assert_snapshot!(schema);
+    }
+
+    #[test]
+    fn many_threads_opening_a_new_store_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.db");
+        let all: Vec<_> = (0..8)
+            .map(|_| {
+                let p = p.clone();
+                std::thread::spawn(move || Store::open(&p).map(|_| ()))
+            })
+            .collect();
+        for h in all {
+            h.join().unwrap().expect("every opener succeeds");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        }
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! What a shared machine and an unlucky second do to Tether: many processes opening one new data
+//! dir at once (the daemon at login and a CLI command in the same second), and files other local
+//! users must not be able to read.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn tether(dir: &std::path::Path) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.join("home"))
+        .env("TETHER_HOME", dir.join("data"))
+        .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
+        .env("TETHER_CURSOR_HOME", dir.join("no-cli"))
+        .env("TETHER_TOKEN", "hardening-token")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// The daemon and eight CLI commands start on a fresh data dir at the same moment, five times
+/// over: every one of them succeeds and the schema is applied once.
+#[test]
+fn many_processes_opening_a_new_data_dir_at_once_all_succeed() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut daemon = tether(dir.path())
+            .args(["serve", "--port", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let clis: Vec<_> = (0..8)
+            .map(|i| {
+                let args: &[&str] = match i % 4 {
+                    0 => &["sessions", "list", "--json"],
+                    1 => &["task", "list", "--json"],
+                    2 => &["signals", "list", "--json"],
+                    _ => &["runs", "list", "--json"],
+                };
+                tether(dir.path()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+            })
+            .collect();
+        for c in clis {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(daemon.try_wait().unwrap().is_none(), "round {round}: the daemon died");
+        let _ = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status();
+        let out = daemon.wait_with_output().unwrap();
+        assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+        let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+        let version: i64 = db.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert!(version >= 8, "migrated to the latest schema once");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_data_dir_and_the_index_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = tether(dir.path()).args(["task", "add", "private thoughts"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data dir is tightened");
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let p = data.join(f);
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{f}");
+        }
+    }
+}
