@@ -259,7 +259,7 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('nav-tasks').click();
     await page.locator(`[data-testid=task-card][data-id="${t.id}"] [data-testid=card-run]`).click();
     await page.getByTestId('run-form').waitFor();
-    assert.equal(await page.getByTestId('run-task-select').inputValue(), t.id);
+    await waitUntil(async () => (await page.getByTestId('run-task-select').inputValue()) === t.id, 'the task chosen in the form');
     await page.getByTestId('run-start').click();
     await page.locator('[data-testid=run-detail][data-status=succeeded]').waitFor({ timeout: 20_000 });
     await waitUntil(async () => (await apiCall(daemon, 'GET', `/api/tasks/${t.id}`)).status === 'in_review', 'the task in review');
