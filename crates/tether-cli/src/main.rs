@@ -1,5 +1,16 @@
 //! The `tether` binary: parses arguments and calls tether-core. No business logic here.
 
+// `println!` and `print!` for this crate: a closed stdout (`tether … | head -c 1`) ends the
+// process quietly instead of panicking, as std's do. Defined before the modules so it shadows
+// std's in all of them.
+macro_rules! println {
+    () => { $crate::write_stdout(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*))) };
+}
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::write_stdout(format_args!($($arg)*)) };
+}
+
 mod cli;
 mod commands;
 mod hook;
@@ -28,6 +39,18 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
     }
 }
 

@@ -75,3 +75,66 @@ fn the_data_dir_and_the_index_are_private() {
         }
     }
 }
+
+/// Eight people (or scripts) tag chats at the same moment, five rounds: none fails with
+/// "database is locked".
+#[test]
+fn concurrent_tag_writes_all_succeed() {
+    let fx = tether_testkit::CursorFixture::new();
+    tether_testkit::eras::build_all(&fx);
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = || {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
+        c.env_clear()
+            .env("HOME", &fx.home)
+            .env("TETHER_HOME", dir.path().join("data"))
+            .env("TETHER_CURSOR_DIR", &fx.user_dir)
+            .env("TETHER_CURSOR_HOME", &fx.cursor_home)
+            .env("NO_COLOR", "1");
+        c
+    };
+    assert!(cmd().arg("index").output().unwrap().status.success());
+    let id = tether_testkit::eras::ids::B_SPLIT;
+    for round in 0..5 {
+        let all: Vec<_> = (0..8)
+            .map(|i| {
+                cmd()
+                    .args(["sessions", "tag", id, "--add", &format!("r{round}-w{i}")])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in all {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    let out = cmd().args(["sessions", "show", id, "--json", "--limit", "1"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tags"].as_array().unwrap().len(), 40, "every tag written");
+}
+
+/// `tether … | head -c 1`: the pipe closes early; the CLI stops quietly, without a panic.
+#[test]
+fn a_closed_output_pipe_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..30 {
+        let out = tether(dir.path()).args(["task", "add", &format!("task number {i}")]).output().unwrap();
+        assert!(out.status.success());
+    }
+    let mut child = tether(dir.path())
+        .args(["task", "list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Read;
+    let mut one = [0u8; 1];
+    child.stdout.as_mut().unwrap().read_exact(&mut one).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+}

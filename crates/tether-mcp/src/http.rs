@@ -9,11 +9,10 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{SessionManager, SessionState, SessionStore, SessionStoreError};
@@ -96,26 +95,41 @@ impl SessionStore for SqliteSessions {
     }
 }
 
+/// Connections served at once; more are closed at once (each costs a descriptor, and anyone on
+/// the machine can open them without a token). The descriptor limit is raised well above this
+/// at start, so the database, the watcher and the agents' pipes always have room.
+const MAX_CONNECTIONS: usize = 2048;
+/// A client must send a request's headers within this long (also the idle limit between
+/// requests on a kept-alive connection). Open streams are not affected: they are responses.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves until `shutdown` resolves. Every session and stream ends with it.
 pub async fn serve_http(
     listener: std::net::TcpListener,
     app: Arc<App>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    raise_descriptor_limit();
+    // Any loopback address may be bound (`--host 127.0.0.2`); requests naming it are ours.
+    let bound = listener.local_addr().map(|a| a.ip()).ok().filter(|ip| ip.is_loopback());
     let listener = tokio::net::TcpListener::from_std(listener)
-        .map_err(|e| ServeError::Io { context: "adopting the listener".into(), source: e })?
-        // rmcp writes each SSE event separately; without NODELAY, Nagle + delayed ACK add ~40 ms.
-        .tap_io(|s| {
-            let _ = s.set_nodelay(true);
-        });
+        .map_err(|e| ServeError::Io { context: "adopting the listener".into(), source: e })?;
     let ct = CancellationToken::new();
     let mut sm = LocalSessionManager::default();
     // rmcp's idle timer ignores an open GET stream; Cursor then gets 404 and marks us failed.
     // We reap abandoned sessions ourselves (see `reap`).
     sm.session_config.keep_alive = None;
     let sm = Arc::new(sm);
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    let mut origins =
+        vec!["http://localhost:*".to_owned(), "http://127.0.0.1:*".to_owned(), "http://[::1]:*".to_owned()];
+    if let Some(ip) = bound.filter(|ip| !hosts.contains(&ip.to_string())) {
+        hosts.push(ip.to_string());
+        origins.push(format!("http://{ip}:*"));
+    }
     let mut cfg = StreamableHttpServerConfig::default()
-        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
         .with_cancellation_token(ct.child_token())
         .with_max_request_body_bytes(1 << 20);
     cfg.session_store = Some(Arc::new(SqliteSessions(Arc::clone(&app))));
@@ -132,18 +146,87 @@ pub async fn serve_http(
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
     let tasks = tokio::spawn(crate::watch_board(Arc::clone(&app)));
     let bell = tokio::spawn(crate::doorbell::run(Arc::clone(&app)));
-    let stop = ct.clone();
-    let r = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await;
+    let r = accept_loop(listener, router, ct.clone(), shutdown).await;
     ct.cancel();
     reaper.abort();
     tasks.abort();
     bell.abort();
-    r.map_err(|e| ServeError::Io { context: "serving HTTP".into(), source: e })
+    r
+}
+
+/// Lifts the soft limit on open files toward the hard one (Linux defaults the soft one to 1,024,
+/// which idle connections alone would use up).
+fn raise_descriptor_limit() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{Resource, getrlimit, setrlimit};
+        if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+            let want = hard.min(65_536);
+            if soft < want && setrlimit(Resource::RLIMIT_NOFILE, want, hard).is_err() {
+                tracing::debug!(soft, hard, "cannot raise the open-file limit");
+            }
+        }
+    }
+}
+
+/// Accepts connections (at most [`MAX_CONNECTIONS`] at once) and serves each with HTTP/1 and a
+/// header timeout, until `shutdown`; then asks open connections to finish and gives them a
+/// moment before closing them (event streams never finish on their own).
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    stop: CancellationToken,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut conns = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(error = %e, "accepting a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            tracing::debug!("too many connections; closing a new one");
+            continue;
+        };
+        // rmcp writes each SSE event separately; without NODELAY, Nagle + delayed ACK add ~40 ms.
+        let _ = stream.set_nodelay(true);
+        let svc = TowerToHyperService::new(router.clone());
+        let stop = stop.clone();
+        conns.spawn(async move {
+            let _slot = slot;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), svc);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+                }
+            }
+        });
+        while conns.try_join_next().is_some() {}
+    }
+    stop.cancel();
+    if tokio::time::timeout(Duration::from_secs(3), async { while conns.join_next().await.is_some() {} }).await.is_err()
+    {
+        conns.abort_all();
+    }
+    Ok(())
 }
 
 /// Bearer check (constant time; a plain 401 without `WWW-Authenticate` so Cursor does not start
@@ -160,12 +243,26 @@ async fn mcp_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
     }
     let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let method = req.method().clone();
+    if method == Method::DELETE
+        && let Some(id) = &session
+        && !ctx.app.knows_session(id).await
+    {
+        return (StatusCode::NOT_FOUND, "no such MCP session\n").into_response();
+    }
     let res = next.run(req).await;
     let session =
         session.or_else(|| res.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned));
     let Some(session) = session else { return res };
     if method == Method::DELETE && res.status().is_success() {
         ctx.app.forget_session(&session);
+        // The session is gone: nothing was accepted for later, so 204 rather than rmcp's 202
+        // (the Python SDK reports 202 as "Session termination failed").
+        let (mut parts, body) = res.into_parts();
+        parts.status = StatusCode::NO_CONTENT;
+        return Response::from_parts(parts, body);
+    }
+    if !res.status().is_success() {
+        // A request for an unknown session (404) does not make it one.
         return res;
     }
     let is_stream = method == Method::GET && res.status().is_success();
@@ -204,9 +301,14 @@ async fn health(State(ctx): State<Ctx>) -> Response {
     axum::Json(crate::web::health_json(&ctx).await).into_response()
 }
 
-/// Hook reports from `tether hook`: the hook token only opens this door.
-async fn hook(State(ctx): State<Ctx>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    let given = headers
+/// A hook payload is a small JSON object; `tether hook` itself reads at most 1 MiB of stdin.
+const MAX_HOOK_BODY: usize = 1 << 20;
+
+/// Hook reports from `tether hook`: the hook token only opens this door. The token is checked
+/// before a byte of the body is read, so a caller without it costs nothing.
+async fn hook(State(ctx): State<Ctx>, req: Request) -> Response {
+    let given = req
+        .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
@@ -214,6 +316,10 @@ async fn hook(State(ctx): State<Ctx>, headers: HeaderMap, body: axum::body::Byte
     if !tether_core::token::matches(&ctx.app.hook_token, given) {
         return (StatusCode::UNAUTHORIZED, "missing or wrong hook token\n").into_response();
     }
+    let body = match axum::body::to_bytes(req.into_body(), MAX_HOOK_BODY).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "hook payload over 1 MiB\n").into_response(),
+    };
     let ev: tether_core::board::live::HookEvent = match serde_json::from_slice(&body) {
         Ok(ev) => ev,
         Err(e) => {

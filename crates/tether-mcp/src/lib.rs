@@ -227,6 +227,21 @@ impl App {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// Whether `session` is an MCP session of ours: live in this process or persisted from an
+    /// earlier one (a client may come back after a restart).
+    pub(crate) async fn knows_session(&self, session: &str) -> bool {
+        if self.streams.has_session(session) {
+            return true;
+        }
+        let (t, id) = (Arc::clone(&self.tether), session.to_owned());
+        tokio::task::spawn_blocking(move || tether_core::board::live::load_mcp_session(&t.store, &id))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+            .is_some()
+    }
+
     pub(crate) fn peer(&self, session: &str) -> Option<Peer<RoleServer>> {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned()
     }
@@ -526,16 +541,14 @@ const BOARD_FALLBACK_POLL: Duration = Duration::from_secs(5);
 /// Serves MCP over stdin/stdout until the client closes it. Logs must go to stderr.
 pub async fn serve_stdio(app: Arc<App>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
+    // No doorbell and no runner here: stdio cannot push (Cursor ignores it there), and runs must
+    // not die with a chat's stdio process. The daemon rings and runs; this process still
+    // answers with the piggyback notice.
     let tasks = tokio::spawn(watch_board(Arc::clone(&app)));
-    let bell = tokio::spawn(doorbell::run(Arc::clone(&app)));
-    let (runner, forward) = app.start_runner();
     let svc =
         TetherMcp::new(app).serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
     let r = svc.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()));
     tasks.abort();
-    bell.abort();
-    runner.stop().await;
-    forward.abort();
     r?;
     Ok(())
 }

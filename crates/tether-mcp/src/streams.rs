@@ -56,6 +56,10 @@ impl Streams {
         self.map().remove(session);
     }
 
+    pub(crate) fn has_session(&self, session: &str) -> bool {
+        self.map().contains_key(session)
+    }
+
     pub(crate) fn has_stream(&self, session: &str) -> bool {
         self.map().get(session).is_some_and(|e| e.1 > 0)
     }

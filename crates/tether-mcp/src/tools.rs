@@ -474,12 +474,19 @@ impl TetherMcp {
             start_run(&t, &name, a)
         })
         .await;
-        if r.is_ok()
-            && let Some(runner) = self.app.runner()
-        {
-            runner.kick();
-        }
-        self.answer(&c, r.and_then(|run| json_result(&run))).await
+        let r = r.and_then(|run| {
+            let mut v = serde_json::to_value(&run).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            match self.app.runner() {
+                Some(runner) => runner.kick(),
+                None if tether_core::daemon::running(&self.app.tether.paths).is_none() => {
+                    v["note"] =
+                        json!("queued; no Tether daemon is running to start it: start the app or `tether serve`");
+                }
+                None => {}
+            }
+            json_result(&v)
+        });
+        self.answer(&c, r).await
     }
 
     #[tool(

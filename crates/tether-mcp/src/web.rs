@@ -114,7 +114,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         Some(dir) => r.fallback_service(tower_http::services::ServeDir::new(dir)),
         None => r.route("/", get(no_ui)),
     };
-    r.layer(middleware::from_fn(same_site_only))
+    r.layer(middleware::from_fn(no_overlong_paths)).layer(middleware::from_fn(same_site_only))
 }
 
 /// A browser page may only reach us from our own origin (or the desktop app's webview), and
@@ -123,7 +123,9 @@ async fn same_site_only(req: Request, next: Next) -> Response {
     let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     let name =
         host.rsplit_once(':').map_or(host, |(h, p)| if p.chars().all(|c| c.is_ascii_digit()) { h } else { host });
-    if !matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
+    let loopback_ip =
+        name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if !(name == "localhost" || loopback_ip) {
         return error(StatusCode::FORBIDDEN, None, "this server only answers on a loopback address");
     }
     if let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
@@ -132,6 +134,15 @@ async fn same_site_only(req: Request, next: Next) -> Response {
         if !ours {
             return error(StatusCode::FORBIDDEN, None, "cross-origin requests are refused");
         }
+    }
+    next.run(req).await
+}
+
+/// A path segment longer than any file name can be is not a file of ours: a clear 404, instead of
+/// the static file service's 500 (`File name too long`).
+async fn no_overlong_paths(req: Request, next: Next) -> Response {
+    if req.uri().path().split('/').any(|seg| seg.len() > 255) {
+        return error(StatusCode::NOT_FOUND, Some(json!("not_found")), "no such page");
     }
     next.run(req).await
 }
@@ -154,9 +165,18 @@ async fn api_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
     next.run(req).await
 }
 
-/// axum answers a malformed query or body in plain text; the API always speaks `{code, message}`.
+/// axum answers a malformed query or body in plain text, and a wrong method with an empty body;
+/// the API always speaks `{code, message}`.
 async fn json_rejections(res: Response) -> Response {
     let plain = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    if res.status() == StatusCode::METHOD_NOT_ALLOWED && !plain {
+        let allow = res.headers().get(header::ALLOW).cloned();
+        let mut r = error(StatusCode::METHOD_NOT_ALLOWED, None, "this route does not take that method");
+        if let Some(a) = allow {
+            r.headers_mut().insert(header::ALLOW, a);
+        }
+        return r;
+    }
     if !(res.status().is_client_error() && plain) {
         return res;
     }

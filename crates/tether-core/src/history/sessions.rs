@@ -616,12 +616,10 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
         Some(Some(n)) => Some(Some(normalise_nickname(n)?)),
         other => other.clone(),
     };
-    let mut conn = store.writer();
-    // User metadata cannot be rebuilt from Cursor: make its commits durable immediately.
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    let result = (|| {
-        let txn = conn.transaction()?;
-        let id = resolve(&txn, key)?;
+    // User metadata cannot be rebuilt from Cursor: a durable commit, with the write lock taken
+    // up front so concurrent writers wait their turn instead of failing with "database is locked".
+    store.durable(|txn| {
+        let id = resolve(txn, key)?;
         txn.execute(
             "INSERT INTO session_meta(session_id, updated_at) VALUES (?1, ?2) ON CONFLICT(session_id) DO NOTHING",
             params![id, crate::clock::now_ms()],
@@ -659,7 +657,7 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
                     .collect::<rusqlite::Result<_>>()?;
                 txn.execute("DELETE FROM messages WHERE session_id = ?1", [&id])?;
                 txn.execute("UPDATE sessions SET message_count = 0 WHERE id = ?1", [&id])?;
-                crate::history::terms::forget(&txn, texts.iter().map(String::as_str))?;
+                crate::history::terms::forget(txn, texts.iter().map(String::as_str))?;
             }
             // Forget fingerprints so the next pass reads the session (and its file) again.
             txn.execute("UPDATE sessions SET fingerprint = NULL WHERE id = ?1", [&id])?;
@@ -672,12 +670,8 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
             "UPDATE session_meta SET updated_at = ?2 WHERE session_id = ?1",
             params![id, crate::clock::now_ms()],
         )?;
-        let s = summary(&txn, &id)?;
-        txn.commit()?;
-        Ok(s)
-    })();
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    result
+        summary(txn, &id)
+    })
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
