@@ -138,3 +138,35 @@ fn a_closed_output_pipe_is_not_a_crash() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
 }
+
+/// `tether open` sends the token only to a daemon of ours: a `daemon.json` owned by another
+/// user (someone who took the port after a crash) is not believed. Needs root to hand the file
+/// to another user; skipped otherwise.
+#[cfg(unix)]
+#[test]
+fn the_token_goes_only_to_our_own_daemon() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut daemon =
+        tether(dir.path()).args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let info = dir.path().join("data/daemon.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !info.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ok = tether(dir.path()).args(["open", "--print"]).output().unwrap();
+    assert!(ok.status.success() && String::from_utf8_lossy(&ok.stdout).contains("/login?code="));
+    if std::fs::metadata(&info).unwrap().uid() == 0 {
+        let chown = Command::new("chown").args(["65534", info.to_str().unwrap()]).status().unwrap();
+        assert!(chown.success());
+        let out = tether(dir.path()).args(["open", "--print"]).output().unwrap();
+        assert!(!out.status.success(), "a daemon.json of another user is not trusted");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("not running"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status();
+    let _ = daemon.wait();
+}

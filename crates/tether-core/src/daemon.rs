@@ -33,13 +33,14 @@ pub struct DaemonLock {
 impl DaemonLock {
     pub fn acquire(paths: &Paths) -> Result<Self> {
         paths.ensure()?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .read(true)
-            .open(paths.lock_file())
-            .map_err(|e| Error::io("opening the daemon lock file", e))?;
+        let mut o = std::fs::OpenOptions::new();
+        o.create(true).truncate(false).write(true).read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let file = o.open(paths.lock_file()).map_err(|e| Error::io("opening the daemon lock file", e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -53,7 +54,14 @@ impl DaemonLock {
 
     pub fn write_info(&self, info: &DaemonInfo) -> Result<()> {
         let tmp = self.paths.daemon_json().with_extension("json.tmp");
-        let mut f = File::create(&tmp).map_err(|e| Error::io("writing daemon.json", e))?;
+        let mut o = std::fs::OpenOptions::new();
+        o.create(true).truncate(true).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let mut f = o.open(&tmp).map_err(|e| Error::io("writing daemon.json", e))?;
         f.write_all(serde_json::to_string_pretty(info)?.as_bytes()).map_err(|e| Error::io("writing daemon.json", e))?;
         f.sync_all().map_err(|e| Error::io("writing daemon.json", e))?;
         std::fs::rename(&tmp, self.paths.daemon_json()).map_err(|e| Error::io("writing daemon.json", e))?;
@@ -68,13 +76,40 @@ impl Drop for DaemonLock {
     }
 }
 
-/// The running daemon's info, if one holds the lock right now.
+/// The running daemon's info, if one holds the lock right now — and only if it is ours: the lock
+/// and `daemon.json` belong to this user and the process named there is alive, so a client
+/// never sends its token to a server someone else started on the recorded port.
 pub fn running(paths: &Paths) -> Option<DaemonInfo> {
     let file = File::open(paths.lock_file()).ok()?;
-    match file.try_lock_shared() {
-        Ok(()) => None,
-        Err(_) => read_info(paths),
+    if file.try_lock_shared().is_ok() {
+        return None;
     }
+    let info = read_info(paths)?;
+    (owned_by_us(&paths.lock_file()) && owned_by_us(&paths.daemon_json()) && pid_alive(info.pid)).then_some(info)
+}
+
+fn owned_by_us(p: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Our uid is whoever owns the files we create; compare with a file this process owns.
+        let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+        match (std::fs::metadata(p).map(|m| m.uid()).ok(), me) {
+            (Some(owner), Some(me)) => owner == me,
+            // No /proc (macOS): the data dir is 0700, so only we could have written here.
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        p.exists()
+    }
+}
+
+fn pid_alive(pid: u32) -> bool {
+    let proc_dir = std::path::Path::new("/proc");
+    if proc_dir.exists() { proc_dir.join(pid.to_string()).exists() } else { pid != 0 }
 }
 
 fn read_info(paths: &Paths) -> Option<DaemonInfo> {
@@ -90,13 +125,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths::at(dir.path());
         let a = DaemonLock::acquire(&paths).unwrap();
-        a.write_info(&DaemonInfo { pid: 42, version: "t".into(), started_at: "now".into(), url: None, port: None })
+        let me = std::process::id();
+        a.write_info(&DaemonInfo { pid: me, version: "t".into(), started_at: "now".into(), url: None, port: None })
             .unwrap();
         match DaemonLock::acquire(&paths) {
-            Err(Error::AlreadyRunning { pid, .. }) => assert_eq!(pid, 42),
+            Err(Error::AlreadyRunning { pid, .. }) => assert_eq!(pid, me),
             other => panic!("expected AlreadyRunning, got {other:?}"),
         }
-        assert_eq!(running(&paths).map(|i| i.pid), Some(42));
+        assert_eq!(running(&paths).map(|i| i.pid), Some(me));
         drop(a);
         assert!(running(&paths).is_none());
         DaemonLock::acquire(&paths).expect("lock is free after the holder drops it");

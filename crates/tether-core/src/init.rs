@@ -169,6 +169,10 @@ impl Plan {
                 }
             }
         }
+        // A file holding the token is owner-only, also when this run found it already right.
+        for c in self.changes.iter().filter(|c| c.private && c.after.is_some()) {
+            make_private(&c.path)?;
+        }
         Ok(())
     }
 }
@@ -443,6 +447,24 @@ fn write_atomic(path: &Path, text: &str, private: bool) -> Result<()> {
     Ok(())
 }
 
+/// Takes group and other access away from a file (other users could read a token in it).
+fn make_private(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let mode = meta.permissions().mode() & 0o700;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(format!("making {} private", path.display()), e))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 #[cfg(unix)]
 fn set_default_perms(f: &std::fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -651,6 +673,25 @@ mod tests {
         plan_uninit(&s.target).unwrap().apply().unwrap();
         let left: Vec<_> = std::fs::read_dir(home.join(".cursor")).map(|d| d.count()).into_iter().collect();
         assert!(left.is_empty() || left == [0], "left behind: {left:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_world_readable_mcp_json_is_made_private_when_it_gets_the_token() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        let mcp = home.join(".cursor/mcp.json");
+        std::fs::write(&mcp, r#"{"mcpServers":{"other":{"command":"x"}}}"#).unwrap();
+        std::fs::set_permissions(&mcp, std::fs::Permissions::from_mode(0o644)).unwrap();
+        plan_init(&spec(&home, None)).unwrap().apply().unwrap();
+        assert_eq!(std::fs::metadata(&mcp).unwrap().permissions().mode() & 0o777, 0o600);
+        // Already right but opened up again: a second init (nothing to change) tightens it too.
+        std::fs::set_permissions(&mcp, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let again = plan_init(&spec(&home, None)).unwrap();
+        again.apply().unwrap();
+        assert_eq!(std::fs::metadata(&mcp).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     #[test]
