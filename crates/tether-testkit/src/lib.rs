@@ -138,8 +138,8 @@ impl CursorFixture {
         path
     }
 
-    /// Every file under the fake home with its bytes, to prove nothing was modified. `-shm`
-    /// files are SQLite's shared-memory index (readers record read marks there by design).
+    /// Every file under the fake home with its bytes (`-wal` and `-shm` included), to prove
+    /// nothing was modified.
     pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
         let mut stack = vec![self.home.clone()];
@@ -148,7 +148,7 @@ impl CursorFixture {
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
-                } else if !p.to_string_lossy().ends_with("-shm") {
+                } else {
                     out.insert(p.clone(), std::fs::read(&p).unwrap());
                 }
             }

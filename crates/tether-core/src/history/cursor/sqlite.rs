@@ -1,10 +1,11 @@
 //! Opening Cursor's SQLite files without ever writing to them.
 //!
 //! SQLite itself would create `-wal`/`-shm` next to a WAL-mode file opened read-only when they
-//! are missing, so we look first: rollback-journal files and live WAL files (both sidecars
-//! present, Cursor running) are opened `SQLITE_OPEN_READ_ONLY` + `query_only`; a WAL-mode file
-//! without its `-wal` has nothing uncheckpointed and is opened `immutable=1`; a `-wal` without
-//! its `-shm` (Cursor crashed) is read from a private snapshot copy. No transaction is held
+//! are missing, so we look first: rollback-journal files are opened `SQLITE_OPEN_READ_ONLY` +
+//! `query_only`; live WAL files (both sidecars present) also with `readonly_shm=1`, so not even
+//! the shared-memory index is written (SQLite then keeps a private wal-index in memory when it
+//! must); a WAL-mode file without its `-wal` has nothing uncheckpointed and is opened
+//! `immutable=1`; a `-wal` without its `-shm` (Cursor crashed) is read from a private snapshot copy. No transaction is held
 //! longer than one statement batch, so Cursor's writers never wait on us for long.
 
 use std::path::{Path, PathBuf};
@@ -57,6 +58,11 @@ impl CursorDb {
         } else if is_wal && !shm.exists() {
             let (dir, copy) = snapshot(path, scratch)?;
             (open_plain(&copy)?, OpenMode::Snapshot, Some(dir))
+        } else if is_wal {
+            // A plain read-only reader still writes the -shm (it rebuilds a stale wal-index header
+            // and moves read marks). With `readonly_shm` it maps the -shm read-only and, when that
+            // is not enough, builds a private wal-index in its own memory from the -wal.
+            (open_uri(path, "readonly_shm=1")?, OpenMode::ReadOnly, None)
         } else {
             (open_plain(path)?, OpenMode::ReadOnly, None)
         };
