@@ -30,6 +30,14 @@ pub mod ids {
 
     pub const SECRET_TOKEN: &str = "SECRET-TOKEN-DO-NOT-LEAK-1f3e";
     pub const SECRET_KEY: &str = "SECRET-KEY-DO-NOT-LEAK-9a7c";
+    pub const RW_META: &str = "r0000001-0000-4000-8000-000000000001";
+    pub const RW_HINT: &str = "r0000001-0000-4000-8000-000000000002";
+    pub const RW_NOTHING: &str = "r0000001-0000-4000-8000-000000000003";
+    pub const RW_ERROR_ONLY: &str = "r0000001-0000-4000-8000-000000000004";
+    pub const RW_ERROR_INSIDE: &str = "r0000001-0000-4000-8000-000000000005";
+    pub const RW_BARE: &str = "r0000001-0000-4000-8000-000000000006";
+    pub const RW_FRONT: &str = "r0000001-0000-4000-8000-000000000007";
+    pub const RW_BACK: &str = "r0000001-0000-4000-8000-000000000008";
 }
 
 use ids::*;
@@ -384,4 +392,79 @@ pub fn wal_uncheckpointed(fx: &CursorFixture) -> KvDb {
 
 fn read_kv(g: &KvDb, key: &str) -> String {
     g.conn.query_row("SELECT value FROM cursorDiskKV WHERE key = ?1", [key], |r| r.get(0)).unwrap()
+}
+
+/// Shapes taken from real installs that earlier versions got wrong: CLI project folders whose
+/// names have dashes (with a `meta.json` beside no `store.db`, with only a path inside the chat,
+/// with nothing), a workspace id whose folder lost its `state.vscdb`, two `.code-workspace` files
+/// in one folder, a transcript holding only an error line, and an error inside a real chat.
+pub fn real_world(fx: &CursorFixture) {
+    use md5::Digest;
+    let user = |t: &str| {
+        json!({"role": "user", "message": {"content": [{"type": "text", "text": format!("<user_query>\n{t}\n</user_query>")}]}}).to_string()
+    };
+    let assistant =
+        |t: &str| json!({"role": "assistant", "message": {"content": [{"type": "text", "text": t}]}}).to_string();
+    // A dashed folder; the chat's meta.json (no store.db beside it) says the real cwd.
+    fx.transcript("home-u-my-app", ids::RW_META, &[user("dash one"), assistant("dashmeta answered")]);
+    let hash: String = md5::Md5::digest(b"/home/u/my-app").iter().map(|b| format!("{b:02x}")).collect();
+    let meta_dir = fx.cursor_home.join("chats").join(hash).join(ids::RW_META);
+    std::fs::create_dir_all(&meta_dir).unwrap();
+    std::fs::write(meta_dir.join("meta.json"), json!({"cwd": "/home/u/my-app", "schemaVersion": 1}).to_string())
+        .unwrap();
+    // Only a path inside the chat says where it ran.
+    let tool = json!({"role": "assistant", "message": {"content": [
+        {"type": "text", "text": "dashpath reading"},
+        {"type": "tool_use", "name": "Read", "input": {"path": "/srv/data-pipe/src/main.py"}}]}})
+    .to_string();
+    fx.transcript("srv-data-pipe", ids::RW_HINT, &[user("dash two"), tool]);
+    // Nothing says: the folder name is all there is.
+    fx.transcript("opt-some-tool", ids::RW_NOTHING, &[user("dash three"), assistant("dashnone done")]);
+    // Only an error line: not a chat.
+    fx.transcript("home-u-errs", ids::RW_ERROR_ONLY, &[json!({"type": "error", "error": "rate limited"}).to_string()]);
+    // An error inside a real chat stays an error.
+    fx.transcript(
+        "home-u-errs",
+        ids::RW_ERROR_INSIDE,
+        &[
+            user("errinside question"),
+            json!({"type": "error", "error": {"message": "connection reset"}}).to_string(),
+            assistant("errinside answer"),
+        ],
+    );
+    // A workspace folder with workspace.json but no state.vscdb; a global chat points at it.
+    let bare = fx.user_dir.join("workspaceStorage").join("eeee0000000000000000000000000005");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::write(bare.join("workspace.json"), json!({"folder": "file:///home/u/bare-ws"}).to_string()).unwrap();
+    let g = fx.global(Journal::Rollback);
+    g.item(
+        "composer.composerHeaders",
+        &json!({"allComposers": [
+        {"composerId": ids::RW_BARE, "name": "Bare workspace chat", "createdAt": T0, "lastUpdatedAt": T0 + 1000,
+         "workspaceIdentifier": {"id": "eeee0000000000000000000000000005"}}]}),
+    );
+    Composer {
+        id: ids::RW_BARE,
+        name: Some("Bare workspace chat"),
+        version: 10,
+        bubble_version: 3,
+        created_at: T0,
+        extra: json!({}),
+        bubbles: vec![(1, json!({"text": "bareword question"})), (2, json!({"text": "bareword answer"}))],
+    }
+    .write(&g);
+    g.close();
+    // Two multi-root workspaces in one folder.
+    for (ws, file, id, word) in [
+        ("ffff0000000000000000000000000006", "front", ids::RW_FRONT, "frontword"),
+        ("ffff0000000000000000000000000007", "back", ids::RW_BACK, "backword"),
+    ] {
+        let db = fx.workspace(ws, Some(&format!("file:///home/u/mono/{file}.code-workspace")), false);
+        db.item(
+            "composer.composerData",
+            &json!({"allComposers": [{"composerId": id, "name": word, "createdAt": T0, "lastUpdatedAt": T0 + 5,
+                "conversation": [{"type": 1, "text": word, "bubbleId": "b1"}, {"type": 2, "text": format!("{word} reply"), "bubbleId": "b2"}]}]}),
+        );
+        db.close();
+    }
 }

@@ -268,6 +268,13 @@ function MessageView({ m }: { m: MessageOut }) {
       </details>
     );
   }
+  if (m.kind === 'error') {
+    return (
+      <div class="msg msg-error" data-testid="msg-error" data-seq={m.seq}>
+        <span class="role">Error</span> <span>{m.text}</span>
+      </div>
+    );
+  }
   if (m.kind === 'tool') {
     return (
       <details class="msg tool" data-testid="msg-tool" data-seq={m.seq}>

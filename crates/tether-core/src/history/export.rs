@@ -75,6 +75,7 @@ fn markdown(d: &SessionDetail) -> String {
                 m.tool_status.as_deref().map(|s| format!(" ({s})")).unwrap_or_default(),
                 m.text.replace('`', "'")
             )),
+            "error" => out.push_str(&format!("> **Error:** {}\n\n", m.text)),
             "thinking" => {
                 out.push_str("<details><summary>Thinking</summary>\n\n");
                 out.push_str(&m.text);
@@ -128,6 +129,10 @@ fn html(d: &SessionDetail) -> String {
             )),
             "thinking" => body.push_str(&format!(
                 "<details class=\"thinking\"><summary>Thinking</summary><pre>{}</pre></details>\n",
+                escape_html(&m.text)
+            )),
+            "error" => body.push_str(&format!(
+                "<div class=\"msg error\"><div class=\"role\">error</div><pre>{}</pre></div>\n",
                 escape_html(&m.text)
             )),
             _ => body.push_str(&format!(

@@ -90,6 +90,7 @@ pub fn run(
     progress: ProgressFn<'_>,
 ) -> Result<IndexReport> {
     let sources = cursor::discover(loc);
+    register_bare_workspaces(store, loc)?;
     run_sources(store, &sources, scratch, depth, progress, true)
 }
 
@@ -221,17 +222,37 @@ fn index_source(
         SourceKind::CliStore => {
             let db = CursorDb::open(&src.path, scratch)?;
             let s = cli::read_store(&db, &src.path)?;
-            write_all(store, row.id, src.kind, s.into_iter().collect(), depth, &mut report)?;
+            let sessions: Vec<ParsedSession> = match s {
+                Some(s) if !s.is_conversation() => {
+                    src_problems.merge(&s.problems);
+                    src_problems.add("no_conversation");
+                    Vec::new()
+                }
+                other => other.into_iter().collect(),
+            };
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
         SourceKind::Transcript => {
             let bytes = std::fs::read(&src.path)
                 .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
             let text = String::from_utf8_lossy(&bytes);
             let id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let project = src.project_dir.as_deref().and_then(|n| cli::unsanitize_project(n, Path::new("/")));
-            let mut s = parse_transcript_session(&id, &text, project, &src.path);
+            let mut s = parse_transcript_session(&id, &text, None, &src.path);
+            if let Some(name) = src.project_dir.as_deref() {
+                let cursor_home = src.path.ancestors().find(|a| a.ends_with("projects")).and_then(Path::parent);
+                let known = known_projects(store)?;
+                let p = cli::transcript_project(name, &id, cursor_home, &s.path_hints, &known);
+                s.set_project(p, crate::history::model::ProjectVia::Cwd);
+            }
             s.fingerprint = fp.clone().unwrap_or_default();
-            let sessions = if s.messages.is_empty() { Vec::new() } else { vec![s] };
+            let sessions = if s.is_conversation() {
+                vec![s]
+            } else {
+                // Only an error line, or nothing readable: not a chat, and said so.
+                src_problems.merge(&s.problems);
+                src_problems.add("no_conversation");
+                Vec::new()
+            };
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
     }
@@ -250,6 +271,18 @@ fn index_source(
     }
     fill_counts(store, row.id, &mut report)?;
     Ok(report)
+}
+
+/// Project paths the IDE told us about (workspaces) and that chats already have, for naming the
+/// project of a CLI chat whose folder name is lossy.
+fn known_projects(store: &Store) -> Result<Vec<String>> {
+    store.read(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT project FROM workspaces WHERE project IS NOT NULL
+             UNION SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL AND project_via != 'cwd'",
+        )?;
+        Ok(stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+    })
 }
 
 fn parse_transcript_session(id: &str, text: &str, project: Option<String>, path: &Path) -> ParsedSession {
@@ -792,6 +825,26 @@ fn common_dir(paths: &[String]) -> Option<String> {
         n = (0..n).take_while(|i| s[*i] == first[*i]).count();
     }
     (n >= 3).then(|| first[..n].join("/"))
+}
+
+/// Workspace folders with a `workspace.json` but no `state.vscdb` (not written yet, or deleted):
+/// their id still names a project that global composers point to.
+fn register_bare_workspaces(store: &Store, loc: &CursorLocations) -> Result<()> {
+    let bare = cursor::bare_workspaces(loc);
+    if bare.is_empty() {
+        return Ok(());
+    }
+    let mut conn = store.writer();
+    let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (id, uri, project) in bare {
+        txn.execute(
+            "INSERT INTO workspaces(id, uri, project) VALUES (?1, ?2, ?3)
+             ON CONFLICT(id) DO UPDATE SET uri = excluded.uri, project = excluded.project",
+            params![id, uri, project],
+        )?;
+    }
+    txn.commit()?;
+    Ok(())
 }
 
 fn write_workspace_membership(store: &Store, w: &workspace::WorkspaceRead) -> Result<()> {

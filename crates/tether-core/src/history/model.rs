@@ -30,6 +30,8 @@ pub enum Kind {
     Text,
     Thinking,
     Tool,
+    /// An error the CLI recorded in the chat (not something anyone wrote).
+    Error,
 }
 
 impl Kind {
@@ -38,6 +40,7 @@ impl Kind {
             Kind::Text => "text",
             Kind::Thinking => "thinking",
             Kind::Tool => "tool",
+            Kind::Error => "error",
         }
     }
 }
@@ -72,6 +75,10 @@ impl ParsedMessage {
 
     pub fn thinking(text: impl Into<String>) -> Self {
         Self { kind: Kind::Thinking, ..Self::text(Role::Assistant, text) }
+    }
+
+    pub fn error(text: impl Into<String>) -> Self {
+        Self { kind: Kind::Error, ..Self::text(Role::System, text) }
     }
 
     pub fn tool(name: impl Into<String>, status: Option<String>, params: impl Into<String>) -> Self {
@@ -126,6 +133,9 @@ pub struct ParsedSession {
     pub fingerprint: String,
     pub messages: Vec<ParsedMessage>,
     pub problems: Tally,
+    /// Absolute paths the chat itself mentions (tool-call paths, working directories): where
+    /// its project really is when nothing records it.
+    pub path_hints: Vec<String>,
 }
 
 impl ParsedSession {
@@ -146,6 +156,7 @@ impl ParsedSession {
             fingerprint: String::new(),
             messages: Vec::new(),
             problems: Tally::default(),
+            path_hints: Vec::new(),
         }
     }
 
@@ -159,6 +170,12 @@ impl ParsedSession {
             .iter()
             .find(|m| m.role == Role::User && m.kind == Kind::Text && !m.text.trim().is_empty())
             .map(|m| short_title(&m.text));
+    }
+
+    /// Whether anyone talked: a user or assistant message with text. A file of errors or tool
+    /// noise alone is not a chat.
+    pub fn is_conversation(&self) -> bool {
+        self.messages.iter().any(|m| m.kind == Kind::Text && matches!(m.role, Role::User | Role::Assistant))
     }
 
     pub fn set_project(&mut self, project: Option<String>, via: ProjectVia) {

@@ -54,8 +54,12 @@ fn projects_are_attributed_by_the_strongest_evidence() {
     let project = |id: &str| e.all().into_iter().find(|s| s.id == id).and_then(|s| s.project);
     assert_eq!(project(A_INLINE).as_deref(), Some("/home/u/alpha"), "workspace-inline");
     assert_eq!(project(B_SPLIT).as_deref(), Some("c:/Users/x/bproj"), "membership, Windows URI decoded");
-    assert_eq!(project(C_V10).as_deref(), Some("/home/u/work"), ".code-workspace → its folder");
-    assert_eq!(project(C_PANE).as_deref(), Some("/home/u/work"), "pane pointer membership");
+    assert_eq!(
+        project(C_V10).as_deref(),
+        Some("/home/u/work/gamma.code-workspace"),
+        "a .code-workspace is its own project"
+    );
+    assert_eq!(project(C_PANE).as_deref(), Some("/home/u/work/gamma.code-workspace"), "pane pointer membership");
     assert_eq!(project(C_HEURISTIC).as_deref(), Some("/home/u/alpha"), "file paths under a known project");
     assert_eq!(
         project(D_TABLE).as_deref(),
@@ -64,7 +68,7 @@ fn projects_are_attributed_by_the_strongest_evidence() {
     );
     assert_eq!(project(D_ITEM).as_deref(), Some("/home/u/epsilon"), "workspaceIdentifier");
     assert_eq!(project(CLI_HEX).as_deref(), Some("/home/u/zeta"), "CLI cwd");
-    assert_eq!(project(TRANSCRIPT).as_deref(), Some("/home/u/eta"), "transcript folder name");
+    assert_eq!(project(TRANSCRIPT).as_deref(), Some("home-u-eta"), "nothing says where: the folder name as it is");
     let alpha =
         e.t.list(&tether_core::history::sessions::ListQuery {
             project: ProjectFilter::Path("/home/u/alpha/src".into()),
@@ -182,4 +186,30 @@ fn a_huge_bubble_is_indexed_without_trouble() {
     assert_eq!(e.search_ids("hippogriff").len(), 1);
     let d = e.t.show("big00000", &ShowOptions { include_tools: true, ..Default::default() }).unwrap();
     assert_eq!(d.messages[1].text, "make hippogriff", "tool output is not copied into the index");
+}
+
+#[test]
+fn real_world_shapes_get_their_real_project_and_only_chats_are_listed() {
+    let fx = CursorFixture::new();
+    tether_testkit::eras::real_world(&fx);
+    let e = Env::new(fx);
+    let r = e.index();
+    let project = |id: &str| e.all().into_iter().find(|s| s.id == id).and_then(|s| s.project);
+    assert_eq!(project(RW_META).as_deref(), Some("/home/u/my-app"), "meta.json cwd, dashes kept");
+    assert_eq!(project(RW_HINT).as_deref(), Some("/srv/data-pipe"), "a path inside the chat");
+    assert_eq!(project(RW_NOTHING).as_deref(), Some("opt-some-tool"), "the folder name as it is, not /opt/some/tool");
+    assert_eq!(project(RW_BARE).as_deref(), Some("/home/u/bare-ws"), "workspace.json without state.vscdb");
+    let (front, back) = (project(RW_FRONT), project(RW_BACK));
+    assert_eq!(front.as_deref(), Some("/home/u/mono/front.code-workspace"));
+    assert_eq!(back.as_deref(), Some("/home/u/mono/back.code-workspace"), "two workspaces in one folder stay apart");
+
+    let ids: Vec<String> = e.all().into_iter().map(|s| s.id).collect();
+    assert!(!ids.contains(&RW_ERROR_ONLY.to_string()), "an error-only transcript is not a chat");
+    let src = r.sources.iter().find(|s| s.path.contains(RW_ERROR_ONLY)).expect("its source is reported");
+    assert_eq!(src.status, "partial");
+    assert_eq!(src.reasons.0.get("no_conversation"), Some(&1));
+    let d = e.t.show(RW_ERROR_INSIDE, &ShowOptions { offset: 0, limit: 0, include_tools: true }).unwrap();
+    let kinds: Vec<(&str, &str)> = d.messages.iter().map(|m| (m.role.as_str(), m.kind.as_str())).collect();
+    assert_eq!(kinds, [("user", "text"), ("system", "error"), ("assistant", "text")]);
+    assert_eq!(d.messages[1].text, "connection reset");
 }

@@ -240,7 +240,11 @@ fn push_block(s: &mut ParsedSession, role: Role, b: &Value) {
         }
         Some("tool-call" | "tool_use" | "tool_call") => {
             let name = str_field(b, "toolName").or_else(|| str_field(b, "name")).unwrap_or("tool");
-            let args = b.get("args").or_else(|| b.get("input")).map(tool_summary).unwrap_or_default();
+            let input = b.get("args").or_else(|| b.get("input"));
+            if let Some(i) = input {
+                collect_paths(i, &mut s.path_hints);
+            }
+            let args = input.map(tool_summary).unwrap_or_default();
             s.messages.push(ParsedMessage::tool(name, None, args));
         }
         Some("tool-result" | "tool_result") => s.problems.add("note:tool_result"),
@@ -292,7 +296,8 @@ pub fn parse_transcript(id: &str, text: &str, project: Option<String>) -> Parsed
                     Value::String(s) => s.clone(),
                     other => str_field(other, "message").map(str::to_owned).unwrap_or_else(|| other.to_string()),
                 });
-                s.messages.push(ParsedMessage::text(Role::System, format!("Error: {}", msg.unwrap_or_default())));
+                s.messages.push(ParsedMessage::error(msg.unwrap_or_default()));
+                s.problems.add("note:error_event");
                 continue;
             }
             _ => {}
@@ -308,6 +313,86 @@ pub fn parse_transcript(id: &str, text: &str, project: Option<String>) -> Parsed
     }
     finish(&mut s);
     s
+}
+
+/// Absolute paths under the keys tools use for them (at most a few dozen per chat).
+fn collect_paths(v: &Value, out: &mut Vec<String>) {
+    const KEYS: &[&str] =
+        &["path", "file_path", "filePath", "target_file", "targetDirectory", "cwd", "workingDirectory"];
+    let Some(o) = v.as_object() else { return };
+    for k in KEYS {
+        if let Some(p) = o.get(*k).and_then(Value::as_str)
+            && out.len() < 64
+            && (p.starts_with('/') || p.as_bytes().get(1) == Some(&b':'))
+        {
+            out.push(super::uri::normalise_path(p));
+        }
+    }
+}
+
+/// How the CLI turns a path into a `~/.cursor/projects/<name>` folder name, compared loosely:
+/// every run of characters that are not letters or digits is one `-`, case aside.
+pub fn project_slug(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+/// The project of a CLI chat filed under `~/.cursor/projects/<name>`. The folder name is lossy
+/// (`/home/u/my-app` and `/home/u/my/app` both become `home-u-my-app`), so the real path comes
+/// first from what records it: the chat's `meta.json` cwd (also without a `store.db` beside it),
+/// then a path the chat itself mentions that encodes to `name`, then a project Tether knows
+/// (from the IDE's workspaces) that does, then the one decoding that exists on this disk. When
+/// nothing says, the folder name is shown as it is — never a made-up path.
+pub fn transcript_project(
+    name: &str,
+    id: &str,
+    cursor_home: Option<&Path>,
+    hints: &[String],
+    known: &[String],
+) -> Option<String> {
+    if name == "empty-window" || (name.len() == 13 && name.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    if let Some(cwd) = cursor_home.and_then(|h| meta_cwd(h, id)) {
+        return Some(cwd);
+    }
+    let want = project_slug(name);
+    for h in hints {
+        let mut p = Path::new(h);
+        loop {
+            if project_slug(&p.to_string_lossy()) == want {
+                return Some(super::uri::normalise_path(&p.to_string_lossy()));
+            }
+            match p.parent() {
+                Some(parent) if parent != p => p = parent,
+                _ => break,
+            }
+        }
+    }
+    if let Some(k) = known.iter().find(|k| project_slug(k) == want) {
+        return Some(k.clone());
+    }
+    match unsanitize_project(name, Path::new("/")) {
+        Some(p) if Path::new(&p).is_dir() => Some(p),
+        _ => Some(name.to_owned()),
+    }
+}
+
+/// `cwd` from `~/.cursor/chats/<md5>/<id>/meta.json`, wherever the chat's folder is.
+fn meta_cwd(cursor_home: &Path, id: &str) -> Option<String> {
+    let chats = std::fs::read_dir(cursor_home.join("chats")).ok()?;
+    chats.flatten().find_map(|d| {
+        let raw = std::fs::read(d.path().join(id).join("meta.json")).ok()?;
+        let meta = parse_meta(&raw)?;
+        non_empty(str_field(&meta, "cwd")).map(|c| super::uri::normalise_path(&c))
+    })
 }
 
 /// Reverse the lossy `~/.cursor/projects/<name>` encoding (`/` and `:` became `-`) by walking
@@ -455,6 +540,31 @@ mod tests {
         assert_eq!(got, [(Role::User, "fix it"), (Role::Assistant, "done"), (Role::Assistant, "ls")]);
         assert_eq!(s.problems.0.get("bad_json"), Some(&1));
         assert_eq!(s.problems.0.get("note:partial_last_line"), Some(&1));
+    }
+
+    #[test]
+    fn a_dashed_project_folder_gets_its_real_path_or_its_name_never_an_invented_one() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join(".cursor");
+        // meta.json beside no store.db.
+        std::fs::create_dir_all(home.join("chats/abc/chat-1")).unwrap();
+        std::fs::write(home.join("chats/abc/chat-1/meta.json"), r#"{"cwd":"/srv/my-app"}"#).unwrap();
+        assert_eq!(transcript_project("srv-my-app", "chat-1", Some(&home), &[], &[]).as_deref(), Some("/srv/my-app"));
+        // A path the chat mentions.
+        let hints = vec!["/home/u/my-app/src/main.rs".to_owned()];
+        assert_eq!(
+            transcript_project("home-u-my-app", "x", Some(&home), &hints, &[]).as_deref(),
+            Some("/home/u/my-app")
+        );
+        // A project Tether knows from the IDE (dots and dashes are both lossy).
+        let known = vec!["/work/site.v2".to_owned()];
+        assert_eq!(transcript_project("work-site-v2", "x", None, &[], &known).as_deref(), Some("/work/site.v2"));
+        // Nothing says: the folder name as it is.
+        assert_eq!(
+            transcript_project("nowhere-at-all-here", "x", None, &[], &[]).as_deref(),
+            Some("nowhere-at-all-here")
+        );
+        assert_eq!(transcript_project("empty-window", "x", None, &[], &[]), None);
     }
 
     #[test]

@@ -110,6 +110,25 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
     out
 }
 
+/// `(id, uri, project)` of every workspace folder with a `workspace.json` but no `state.vscdb`.
+pub fn bare_workspaces(loc: &CursorLocations) -> Vec<(String, Option<String>, Option<String>)> {
+    let mut out = Vec::new();
+    for user in &loc.user_dirs {
+        let Ok(entries) = std::fs::read_dir(user.join("workspaceStorage")) else { continue };
+        for e in entries.flatten() {
+            let dir = e.path();
+            if dir.join("state.vscdb").is_file() || !dir.join("workspace.json").is_file() {
+                continue;
+            }
+            let (uri, project) = workspace::read_workspace_json(&dir);
+            if uri.is_some() {
+                out.push((e.file_name().to_string_lossy().into_owned(), uri, project));
+            }
+        }
+    }
+    out
+}
+
 fn acp_stores(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut v: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("store.db")).filter(|p| p.is_file()).collect();

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// - `file:///home/u/proj` → `/home/u/proj`
 /// - `file:///c%3A/Users/x/proj` → `c:/Users/x/proj` (drive letter lowercased, as Cursor does)
 /// - `vscode-remote://ssh-remote%2Bhost/home/u/p` → `vscode-remote://ssh-remote+host/home/u/p`
-/// - `…/name.code-workspace` → the folder holding it
+/// - `…/name.code-workspace` → itself (a multi-root workspace is its own project)
 pub fn project_from_uri(uri: &str) -> Option<String> {
     let uri = uri.trim();
     if uri.is_empty() {
@@ -77,12 +77,9 @@ pub fn normalise_path(p: &str) -> String {
     s
 }
 
+/// A multi-root workspace is its own project, named by its `.code-workspace` file: two of them
+/// in one folder are two projects, not the folder's.
 fn strip_code_workspace(p: &str) -> String {
-    if p.ends_with(".code-workspace")
-        && let Some(i) = p.rfind('/')
-    {
-        return p[..i.max(1)].to_owned();
-    }
     p.to_owned()
 }
 
@@ -123,7 +120,15 @@ mod tests {
             project_from_uri("vscode-remote://ssh-remote%2Bbox/home/u/p").unwrap(),
             "vscode-remote://ssh-remote+box/home/u/p"
         );
-        assert_eq!(project_from_uri("file:///home/u/work/all.code-workspace").unwrap(), "/home/u/work");
+        // Two multi-root workspaces in one folder stay two projects.
+        assert_eq!(
+            project_from_uri("file:///home/u/work/all.code-workspace").unwrap(),
+            "/home/u/work/all.code-workspace"
+        );
+        assert_ne!(
+            project_from_uri("file:///home/u/work/b.code-workspace"),
+            project_from_uri("file:///home/u/work/all.code-workspace")
+        );
     }
 
     #[test]
