@@ -1,6 +1,7 @@
 //! What the desktop adds to the daemon: it applies the person's desktop settings (launch at
-//! login, notifications for new "needs attention" items and for runs that end), decides where links from the page go,
-//! and saves exports. The settings live in the data dir (`tether_core::settings`) and may be
+//! login, notifications for new "needs attention" items and for runs that end, which open the
+//! window on what they are about when clicked), decides where links from the page go, and saves
+//! exports. The settings live in the data dir (`tether_core::settings`) and may be
 //! changed by any GUI, ours or a browser's, so they are re-read on every tray tick.
 //!
 //! No daemon logic here; nothing in the page can reach these functions (it has no IPC).
@@ -9,7 +10,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use tauri::webview::DownloadEvent;
-use tauri::{AppHandle, Url, Webview};
+use tauri::{AppHandle, Manager, Url, Webview};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tauri_plugin_shell::ShellExt;
@@ -29,6 +30,57 @@ pub struct Desktop {
     going: HashSet<String>,
 }
 
+/// Something that needs the person, and the GUI route that shows it (e.g. `inbox/S-4`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub message: String,
+    pub route: String,
+}
+
+impl Alert {
+    pub fn of(a: &tether_core::attention::Attention) -> Self {
+        let route = match a.kind {
+            "question_for_human" | "obligation_overdue" => format!("inbox/{}", a.subject),
+            "idle_with_task" => "agents".to_owned(),
+            _ => "health".to_owned(),
+        };
+        Self { message: a.message.clone(), route }
+    }
+}
+
+/// The route a notification carries, so a click on it can open the window there.
+const ROUTE: &str = "route";
+
+/// A click on one of our notifications opens the window on what it is about.
+pub fn follow_notification_clicks(app: &AppHandle) {
+    let handle = app.clone();
+    let r = app.notification().on_action(move |done| {
+        if done.action_id() != "tap" {
+            return;
+        }
+        let route = done.notification().and_then(|n| n.extra().get(ROUTE)).and_then(|v| v.as_str()).map(str::to_owned);
+        let app = handle.clone();
+        let shown = handle.run_on_main_thread(move || {
+            if let Err(e) = crate::open_window_at(&app, route.as_deref()) {
+                tracing::warn!(error = %e, "cannot open the window a notification is about");
+            }
+        });
+        if let Err(e) = shown {
+            tracing::warn!(error = %e, "cannot open the window a notification is about");
+        }
+    });
+    if let Err(e) = r {
+        tracing::warn!(error = %e, "notification clicks will not open the window");
+    }
+}
+
+fn notify(app: &AppHandle, title: &str, body: &str, route: &str) {
+    let r = app.notification().builder().title(title).body(body).extra(ROUTE, route).show();
+    if let Err(e) = r {
+        tracing::warn!(error = %e, "cannot show a notification");
+    }
+}
+
 impl Desktop {
     /// `alerts` are the daemon's attention items now; the ones not seen on the last tick are
     /// notified (not those already there when the app started: the tray lists them).
@@ -36,7 +88,7 @@ impl Desktop {
         &mut self,
         app: &AppHandle,
         settings: &Settings,
-        alerts: &[String],
+        alerts: &[Alert],
         runs: &[(String, RunStatus, String)],
     ) {
         if self.autostart_applied != Some(settings.launch_at_login) {
@@ -50,23 +102,16 @@ impl Desktop {
             }
         }
         if self.started && settings.notifications {
-            for a in alerts.iter().filter(|a| !self.seen.contains(*a)) {
-                let r = app.notification().builder().title("Tether needs attention").body(a).show();
-                if let Err(e) = r {
-                    tracing::warn!(error = %e, "cannot show a notification");
-                }
+            for a in alerts.iter().filter(|a| !self.seen.contains(&a.message)) {
+                notify(app, "Tether needs attention", &a.message, &a.route);
             }
-        }
-        if self.started && settings.notifications {
             for (id, status, prompt) in runs.iter().filter(|r| r.1.is_terminal() && self.going.contains(&r.0)) {
                 let title = format!("Run {id} {}", status.as_str().replace('_', " "));
-                if let Err(e) = app.notification().builder().title(title).body(prompt).show() {
-                    tracing::warn!(error = %e, "cannot show a notification");
-                }
+                notify(app, &title, prompt, &format!("runs/{id}"));
             }
         }
         self.going = runs.iter().filter(|r| !r.1.is_terminal()).map(|r| r.0.clone()).collect();
-        self.seen = alerts.iter().cloned().collect();
+        self.seen = alerts.iter().map(|a| a.message.clone()).collect();
         self.started = true;
     }
 }
@@ -85,7 +130,10 @@ fn apply_autostart(app: &AppHandle, on: bool) -> Result<(), tauri_plugin_autosta
 /// Where a link from the page goes: the daemon's own pages stay in the window; Cursor links and
 /// web links go to the system (Cursor, the browser); anything else is refused. Returns whether
 /// the window may navigate.
-pub fn route_link(app: &AppHandle, daemon: Option<&Url>, url: &Url) -> bool {
+pub fn route_link(app: &AppHandle, url: &Url) -> bool {
+    // Asked each time: the daemon moves when its saved port changes, and the page follows it.
+    let shell = app.state::<std::sync::Arc<crate::Shell>>();
+    let daemon: Option<Url> = shell.daemon.mcp_url(&shell.paths).parse().ok();
     let same_origin = daemon.is_some_and(|d| d.origin() == url.origin());
     match url.scheme() {
         _ if same_origin => true,

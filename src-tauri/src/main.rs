@@ -29,10 +29,13 @@ pub enum Daemon {
 }
 
 impl Daemon {
-    pub fn mcp_url(&self) -> String {
+    /// The URL now: a daemon moves when its saved port changes.
+    pub fn mcp_url(&self, paths: &Paths) -> String {
         match self {
-            Daemon::Hosted(h) => h.url.clone(),
-            Daemon::Attached { url, .. } => url.clone(),
+            Daemon::Hosted(h) => h.url(),
+            Daemon::Attached { url, .. } => {
+                tether_core::daemon::running(paths).and_then(|d| d.url).unwrap_or_else(|| url.clone())
+            }
         }
     }
 }
@@ -71,6 +74,7 @@ fn run(started: Instant) -> anyhow::Result<()> {
         .setup(move |app| {
             let daemon = tauri::async_runtime::block_on(async { start_or_attach(&paths, cursor, port) })?;
             app.manage(Arc::new(Shell { paths, daemon }));
+            desktop::follow_notification_clicks(app.handle());
             tray::build(app.handle())?;
             if !minimized {
                 open_window(app.handle())?;
@@ -126,26 +130,36 @@ fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: (u16, &'static 
 
 /// The main window, logged in to the daemon's GUI.
 pub fn open_window(app: &tauri::AppHandle) -> anyhow::Result<()> {
+    open_window_at(app, None)
+}
+
+/// The main window showing `route` (the GUI's hash route, e.g. `inbox/S-4`), if one is given.
+pub fn open_window_at(app: &tauri::AppHandle, route: Option<&str>) -> anyhow::Result<()> {
+    let hash = route.map(|r| format!("#/{}", r.trim_start_matches(['#', '/'])));
     if let Some(w) = app.get_webview_window("main") {
         w.show()?;
         w.set_focus()?;
+        if let Some(h) = &hash {
+            // The page routes on its hash; setting it shows the view without a reload.
+            w.eval(format!("location.hash = {}", serde_json::to_string(h)?))?;
+        }
         return Ok(());
     }
     let shell = app.state::<Arc<Shell>>();
+    // The login redirect keeps the fragment, so the page opens on the route.
     let url = match tether_mcp::login_link(&shell.paths) {
-        Ok(link) => WebviewUrl::External(link.parse()?),
+        Ok(link) => WebviewUrl::External(format!("{link}{}", hash.as_deref().unwrap_or("")).parse()?),
         Err(e) => {
             tracing::warn!(error = %e, "no login link; showing the start page");
             WebviewUrl::App("index.html".into())
         }
     };
-    let daemon_url: Option<tauri::Url> = shell.daemon.mcp_url().parse().ok();
-    let (nav_app, new_app, new_url) = (app.clone(), app.clone(), daemon_url.clone());
+    let (nav_app, new_app) = (app.clone(), app.clone());
     WebviewWindowBuilder::new(app, "main", url)
-        .on_navigation(move |u| desktop::route_link(&nav_app, daemon_url.as_ref(), u))
+        .on_navigation(move |u| desktop::route_link(&nav_app, u))
         .on_new_window(move |u, _| {
             // Links that ask for a new window (those in chats do) open outside, never in a second webview.
-            desktop::route_link(&new_app, new_url.as_ref(), &u);
+            desktop::route_link(&new_app, &u);
             tauri::webview::NewWindowResponse::Deny
         })
         .on_download(|webview, event| desktop::on_download(&webview, event))

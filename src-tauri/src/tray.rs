@@ -14,9 +14,12 @@ use tauri_plugin_shell::ShellExt;
 use tether_core::board::runs::{RunFilter, RunStatus};
 use tether_core::settings::Settings;
 
+use crate::desktop::Alert;
 use crate::{Daemon, Shell};
 
 const TRAY_ID: &str = "tether";
+/// Menu items with this id prefix open the window on the route that follows it.
+const OPEN_PREFIX: &str = "open:";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -34,9 +37,9 @@ struct Snapshot {
     serving: bool,
     paused: bool,
     url: String,
-    attention: Vec<String>,
+    attention: Vec<Alert>,
     /// The daemon's own attention items (without "server down", which the person may have chosen).
-    alerts: Vec<String>,
+    alerts: Vec<Alert>,
     /// Saved settings (Cursor folders, port) wait for a restart of the hosted daemon.
     restart_pending: bool,
     /// The saved settings, read once per tick for this and for `desktop`.
@@ -50,14 +53,14 @@ fn snapshot(shell: &Shell) -> Snapshot {
         tracing::warn!(error = %e, "cannot read the settings; using the defaults");
         Settings::default()
     });
-    let url = shell.daemon.mcp_url();
+    let url = shell.daemon.mcp_url(&shell.paths);
     let (attached, serving, paused, mut attention) = match &shell.daemon {
         Daemon::Hosted(h) => {
             let attention = tether_core::attention::list(&h.tether).unwrap_or_default();
             (false, h.serving(), h.indexing_paused(), attention)
         }
-        Daemon::Attached { url, tether } => {
-            let up = port_of(url).is_some_and(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok());
+        Daemon::Attached { tether, .. } => {
+            let up = port_of(&url).is_some_and(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok());
             let attention = tether.as_ref().and_then(|t| tether_core::attention::list(t).ok()).unwrap_or_default();
             (true, up, false, attention)
         }
@@ -72,10 +75,11 @@ fn snapshot(shell: &Shell) -> Snapshot {
         .into_iter()
         .map(|r| (r.id, r.status, r.prompt.lines().next().unwrap_or("").chars().take(80).collect()))
         .collect();
-    let alerts: Vec<String> = attention.drain(..).map(|a| a.message).collect();
+    let alerts: Vec<Alert> = attention.drain(..).map(|a| Alert::of(&a)).collect();
     let mut lines = alerts.clone();
     if !serving {
-        lines.insert(0, "the MCP server is down: Cursor cannot reach Tether".into());
+        let message = "the MCP server is down: Cursor cannot reach Tether".into();
+        lines.insert(0, Alert { message, route: "health".into() });
     }
     let state = if !serving {
         State::Stopped
@@ -122,8 +126,8 @@ fn menu(app: &AppHandle, s: &Snapshot) -> tauri::Result<Menu<Wry>> {
     if s.attention.is_empty() {
         attention = attention.item(&item("attention-none", "Nothing needs attention", false)?);
     }
-    for (i, line) in s.attention.iter().take(8).enumerate() {
-        attention = attention.item(&item(&format!("attention-{i}"), line, false)?);
+    for a in s.attention.iter().take(8) {
+        attention = attention.item(&item(&format!("{OPEN_PREFIX}{}", a.route), &a.message, true)?);
     }
     MenuBuilder::new(app)
         .item(&item("open", "Open Tether", true)?)
@@ -198,7 +202,8 @@ fn on_menu(app: &AppHandle, id: &str) {
     let result: anyhow::Result<()> =
         match (id, hosted) {
             ("open", _) => crate::open_window(app),
-            ("copy-url", _) => app.clipboard().write_text(shell.daemon.mcp_url()).map_err(Into::into),
+            (id, _) if id.starts_with(OPEN_PREFIX) => crate::open_window_at(app, Some(&id[OPEN_PREFIX.len()..])),
+            ("copy-url", _) => app.clipboard().write_text(shell.daemon.mcp_url(&shell.paths)).map_err(Into::into),
             ("server-toggle", Some(h)) => tauri::async_runtime::block_on(async move {
                 if h.serving() { h.stop_server().await } else { h.start_server() }
             })

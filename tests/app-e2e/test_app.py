@@ -273,15 +273,26 @@ def test_desktop_notifications_login_entry_links_exports_and_single_instance():
             wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="view-sessions"]')))
             view = api(info, "GET", "/api/settings")
             assert view["overridden"] == {} and view["restart_needed"] == [], view
-            other = free_port()
-            assert api(info, "PATCH", "/api/settings", {"port": other})["restart_needed"] == ["port"]
-            api(info, "PATCH", "/api/settings", {"port": port})
+            # A saved port applies at once: the daemon moves, and the window's page follows it.
+            for to in (free_port(), port):
+                api(daemon_info(env), "PATCH", "/api/settings", {"port": to})
+                wait_for(f"the daemon on port {to}", lambda: (daemon_info(env) or {}).get("port") == to, timeout=15)
+                wait_for(f"the window on port {to}", lambda: f"127.0.0.1:{to}/" in app.d.current_url, timeout=15)
+                wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="view-sessions"]')))
 
-            # A Cursor source that breaks after start: the tray's attention list, and a notification.
+            # A Cursor source that breaks after start: the tray's attention list, and a notification;
+            # clicking it opens the window on the view it is about.
             bad = Path(cursor_dir) / "workspaceStorage" / "broken0000" / "state.vscdb"
             bad.parent.mkdir(parents=True, exist_ok=True)
             bad.write_bytes(b"this is not a SQLite database" * 100)
-            wait_for("a notification", lambda: any("broken0000" in b for b in notified_bodies()), timeout=40)
+            wait_for("a notification on screen", lambda: dunstctl("count", "displayed").strip() not in ("", "0"),
+                     timeout=40)
+            assert app.d.current_url.endswith("#/sessions") or "#/" not in app.d.current_url, app.d.current_url
+            dunstctl("action", "0")
+            wait_for("the window on Health", lambda: app.d.current_url.endswith("#/health"), timeout=15)
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="health-sources"]')))
+            assert any("broken0000" in b for b in notified_bodies())
+            app.d.execute_script("location.hash = '#/sessions'")
 
             # With notifications off, the next problem stays quiet.
             api(info, "PATCH", "/api/settings", {"notifications": False})

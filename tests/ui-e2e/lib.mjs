@@ -5,6 +5,7 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -52,16 +53,33 @@ export async function startDaemon() {
   return d;
 }
 
+/** A loopback port nothing listens on (for a moment). */
+export async function freePort() {
+  const srv = net.createServer();
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address();
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
 /**
  * A daemon on an empty machine: Cursor's folders do not exist. Waits until /health answers with
- * an idle index (there is nothing to index).
+ * an idle index (there is nothing to index). With `savedPort`, the port comes from settings.json
+ * (as on a person's machine) rather than a flag, so saving another one moves the daemon.
  */
-export async function startEmptyDaemon() {
+export async function startEmptyDaemon({ savedPort } = {}) {
   const d = new Daemon();
   d.env.TETHER_UI_DIR = UI_DIST;
   d.env.TETHER_CURSOR_DIR = path.join(d.tmp, 'nowhere', 'Cursor', 'User');
   d.env.TETHER_CURSOR_HOME = path.join(d.tmp, 'nowhere', '.cursor');
-  d.proc = spawn(path.join(BIN, 'tether'), ['serve', '--port', '0'], { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['serve', '--port', '0'];
+  if (savedPort) {
+    delete d.env.TETHER_PORT;
+    args.splice(1);
+    mkdirSync(d.env.TETHER_HOME, { recursive: true });
+    writeFileSync(path.join(d.env.TETHER_HOME, 'settings.json'), JSON.stringify({ port: savedPort }));
+  }
+  d.proc = spawn(path.join(BIN, 'tether'), args, { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
   d.proc.stderr.setEncoding('utf8').on('data', (x) => (d.stderr += x));
   d.exited = new Promise((resolve) => d.proc.once('exit', (code, sig) => resolve({ code, sig })));
   try {

@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { apiCall, B_SPLIT, C_V10, launchBrowser, loginUrl, newPage, screenshot, startDaemon, startEmptyDaemon, TOKEN, waitUntil } from './lib.mjs';
+import { apiCall, B_SPLIT, C_V10, freePort, launchBrowser, loginUrl, newPage, screenshot, startDaemon, startEmptyDaemon, TOKEN, waitUntil } from './lib.mjs';
 
 const XSS_WORD = 'quokkaxss';
 const XSS = `${XSS_WORD} <img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3) <svg onload="window.__xss=4"></svg>
@@ -431,7 +431,7 @@ describe('GUI on an empty machine (no Cursor data)', () => {
   let page;
 
   before(async () => {
-    daemon = await startEmptyDaemon();
+    daemon = await startEmptyDaemon({ savedPort: await freePort() });
     browser = await launchBrowser();
     page = await newPage(browser);
     await page.goto(loginUrl(daemon));
@@ -460,5 +460,25 @@ describe('GUI on an empty machine (no Cursor data)', () => {
     await page.getByTestId('cursor-user-dirs').locator('li').first().waitFor();
     assert.match(await page.getByTestId('cursor-user-dirs').innerText(), /missing/);
     assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+
+  test('saving another port moves the daemon, and the page follows it there', async () => {
+    const next = await freePort();
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('setting-port').waitFor();
+    assert.equal(await page.getByTestId('settings-port').innerText(), String(daemon.port));
+    await page.getByTestId('setting-port').fill(String(next));
+    await page.getByTestId('settings-save').click();
+    await page.waitForURL((u) => u.port === String(next), { timeout: 15_000 });
+    await waitUntil(async () => (await page.getByTestId('settings-port').innerText()) === String(next), 'the new port shown');
+    assert.equal(await page.getByTestId('restart-needed').count(), 0);
+    const info = JSON.parse(await readFile(`${daemon.env.TETHER_HOME}/daemon.json`, 'utf8'));
+    assert.equal(info.url, `http://127.0.0.1:${next}/mcp`);
+    const was = daemon.port;
+    daemon.port = next;
+    // Health tells the person that Cursor, set up with the old URL, must be told the new one.
+    await page.getByTestId('nav-health').click();
+    assert.match(await page.getByTestId('moved-port').innerText(), new RegExp(`moved from port ${was}.*tether init`, 's'));
+    assert.equal(await page.getByTestId('mcp-url').innerText(), info.url);
   });
 });

@@ -230,6 +230,8 @@ export interface Status_ {
   index: { state: 'idle' | 'indexing'; sessions: number; messages: number };
   mcp_sessions: { id: string; last_activity: string; streams: number }[];
   paused: boolean;
+  /** The port this daemon moved away from (a saved setting changed), and when. */
+  moved_from?: { port: number; at: string } | null;
 }
 
 export const api = {

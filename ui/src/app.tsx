@@ -7,6 +7,7 @@ import { authLost, navigate, useRoute, useSignal } from './hooks';
 import { Icon } from './icons';
 import { Palette } from './palette';
 import type { View } from './router';
+import { followPort } from './util';
 import { AgentsView } from './views/agents';
 import { HealthView } from './views/health';
 import { InboxView, useUnread } from './views/inbox';
@@ -54,6 +55,11 @@ export function App() {
         setBoot({ error });
       },
     );
+    // A saved port moved the daemon: every open page follows it.
+    const offMove = live.on('settings', (d) => {
+      const to = (d as { moving_to?: number } | null)?.moving_to;
+      if (to) void followPort(to);
+    });
     const off = live.onState((s) => {
       setConn(s);
       // The stream failed: if the daemon restarted, the login cookie is gone; say so.
@@ -61,6 +67,7 @@ export function App() {
     });
     return () => {
       off();
+      offMove();
       live.stop();
     };
   }, []);

@@ -84,3 +84,21 @@ export function cursorContinueLink(id: string, title: string): string {
   const url = `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text)}`;
   return url.length <= DEEPLINK_MAX ? url : `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text.slice(0, 2000))}`;
 }
+
+/** Waits (up to 10 s) for the daemon to answer on `port`, then loads this page from there. */
+export async function followPort(port: number): Promise<boolean> {
+  const target = new URL(location.href);
+  if (target.port === String(port)) return true;
+  target.port = String(port);
+  for (let i = 0; i < 50; i++) {
+    try {
+      // Another origin: an opaque answer says it listens. Cookies ignore the port: the login carries over.
+      await fetch(new URL('/api/status', target), { mode: 'no-cors', cache: 'no-store' });
+      location.assign(target.href);
+      return true;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return false;
+}

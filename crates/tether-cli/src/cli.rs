@@ -78,6 +78,26 @@ pub enum Command {
     /// The Cursor API key that runs of the Cursor CLI use (kept in the OS keyring).
     #[command(subcommand)]
     CursorKey(CursorKeyCmd),
+    /// Show or change the settings (`settings.json` in the data dir); a running daemon applies a
+    /// change at once.
+    #[command(subcommand)]
+    Settings(SettingsCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SettingsCmd {
+    /// Print every setting.
+    Show(JsonFlag),
+    /// Print one setting, e.g. `runs.max_total`.
+    Get { key: String },
+    /// Change one setting: `port 48000`, `runs.max_total 4`, `signal_sla_minutes.question 15`,
+    /// `cursor_home ~/elsewhere/.cursor`, `runs.roots '["/src/a","/src/b"]'`. An empty value
+    /// ("") puts a folder, the port or the Cursor CLI back to the default.
+    Set {
+        key: String,
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -304,6 +324,7 @@ pub enum TaskCmd {
         /// Only tasks that can be claimed now.
         #[arg(long)]
         ready: bool,
+        /// List at most N (up to 500; `tether task export` writes them all).
         #[arg(long, default_value_t = 200, value_name = "N")]
         limit: usize,
         #[command(flatten)]

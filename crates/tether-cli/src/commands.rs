@@ -65,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => crate::runs::run(open()?, a),
         Command::Runs(cmd) => crate::runs::runs(open()?, cmd),
         Command::CursorKey(cmd) => crate::runs::cursor_key(&paths, cmd),
+        Command::Settings(cmd) => crate::settings::run(&paths, cmd),
         Command::Signal(cmd) => crate::signals::signal(&open()?, cmd),
         Command::Signals(cmd) => crate::signals::signals(&open()?, cmd),
         Command::Agents(AgentsCmd::List(o)) => {
@@ -240,7 +241,7 @@ fn serve(
     let host = tether_mcp::host::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(
         "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
-        host.url,
+        host.url(),
         host.token_backend.as_str()
     );
     eprintln!("tether: indexing, then watching for changes (Ctrl-C to stop)");

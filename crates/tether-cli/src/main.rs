@@ -16,6 +16,7 @@ mod commands;
 mod hook;
 mod output;
 mod runs;
+mod settings;
 mod signals;
 mod tasks;
 

@@ -137,6 +137,14 @@ fn a_closed_output_pipe_is_not_a_crash() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+
+    // A limit above what one list holds is refused, not silently cut.
+    let out = tether(dir.path()).args(["task", "list", "--json", "--limit", "1000"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("more than 500"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tether(dir.path()).args(["task", "list", "--json", "--limit", "500"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["tasks"].as_array().map(Vec::len), Some(30));
 }
 
 /// `tether open` sends the token only to a daemon of ours: a `daemon.json` owned by another

@@ -12,6 +12,8 @@ pub struct Attention {
     /// `idle_with_task`, `question_for_human`, `obligation_overdue` or `source_failed`.
     pub kind: &'static str,
     pub message: String,
+    /// What it is about, for a link to it: the signal's id, the agent's name, the source's path.
+    pub subject: String,
 }
 
 pub fn list(t: &Tether) -> Result<Vec<Attention>> {
@@ -21,6 +23,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             out.push(Attention {
                 kind: "idle_with_task",
                 message: format!("{} is idle holding {}", a.name, a.tasks.join(", ")),
+                subject: a.name.clone(),
             });
         }
     }
@@ -36,6 +39,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             out.push(Attention {
                 kind: "question_for_human",
                 message: format!("unanswered {what} from {} ({}): {}", s.from, s.id, first_line(&s.body)),
+                subject: s.id.clone(),
             });
         }
     }
@@ -46,6 +50,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             out.push(Attention {
                 kind: "obligation_overdue",
                 message: format!("{} {} to {who} unanswered for {} min", s.kind, s.id, age / 60_000),
+                subject: s.id.clone(),
             });
         }
     }
@@ -58,7 +63,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     })?;
     for (path, error) in failed {
         let why = error.unwrap_or_else(|| "unreadable".into());
-        out.push(Attention { kind: "source_failed", message: format!("cannot read {path}: {why}") });
+        out.push(Attention { kind: "source_failed", message: format!("cannot read {path}: {why}"), subject: path });
     }
     Ok(out)
 }

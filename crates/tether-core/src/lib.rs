@@ -36,7 +36,8 @@ use store::Store;
 #[derive(Debug)]
 pub struct Tether {
     pub paths: Paths,
-    pub cursor: CursorLocations,
+    /// Where Cursor's data is; a running daemon re-points it when the settings change.
+    cursor: std::sync::RwLock<CursorLocations>,
     pub store: Store,
 }
 
@@ -44,7 +45,17 @@ impl Tether {
     pub fn open(paths: Paths, cursor: CursorLocations) -> Result<Self> {
         paths.ensure()?;
         let store = Store::open(&paths.db())?;
-        Ok(Self { paths, cursor, store })
+        Ok(Self { paths, cursor: std::sync::RwLock::new(cursor), store })
+    }
+
+    /// Where Cursor's data is now.
+    pub fn cursor(&self) -> CursorLocations {
+        self.cursor.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Reads Cursor's data from elsewhere from now on (the next index pass and watcher use it).
+    pub fn set_cursor(&self, loc: CursorLocations) {
+        *self.cursor.write().unwrap_or_else(|p| p.into_inner()) = loc;
     }
 
     /// Tasks, agents and signals.
@@ -53,7 +64,7 @@ impl Tether {
     }
 
     pub fn index(&self, depth: Depth, progress: ProgressFn<'_>) -> Result<IndexReport> {
-        history::index::run(&self.store, &self.cursor, &self.paths.scratch_dir(), depth, progress)
+        history::index::run(&self.store, &self.cursor(), &self.paths.scratch_dir(), depth, progress)
     }
 
     pub fn index_sources(&self, sources: &[cursor::Source], depth: Depth) -> Result<IndexReport> {

@@ -91,7 +91,7 @@ impl Paths {
 
 /// Cursor folders the person saved (in `settings.json`), which win over detection but not over
 /// flags and variables.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SavedCursorDirs {
     pub user_dir: Option<PathBuf>,
     pub home: Option<PathBuf>,

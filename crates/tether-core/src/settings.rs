@@ -119,6 +119,29 @@ pub struct SettingsPatch {
     pub runs: Option<RunSettingsPatch>,
 }
 
+impl SettingsPatch {
+    /// A patch setting one dotted key (`port`, `runs.max_total`, `signal_sla_minutes.question`)
+    /// from text as typed: JSON when it parses as the field wants (`4`, `true`, `["/a"]`), else
+    /// the text itself; an empty value clears the setting back to its default.
+    pub fn from_key(key: &str, value: &str) -> Result<Self> {
+        let parts: Vec<&str> = key.split('.').map(str::trim).collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(Error::invalid(
+                "setting",
+                format!("“{key}” is not a setting name (e.g. port, runs.max_total)"),
+            ));
+        }
+        let nest = |leaf: serde_json::Value| parts.iter().rev().fold(leaf, |inner, k| serde_json::json!({ *k: inner }));
+        let value = value.trim();
+        let text = if value.is_empty() { serde_json::Value::Null } else { serde_json::Value::String(value.to_owned()) };
+        let typed = serde_json::from_str::<serde_json::Value>(value).ok();
+        if let Some(patch) = typed.and_then(|v| serde_json::from_value(nest(v)).ok()) {
+            return Ok(patch);
+        }
+        serde_json::from_value(nest(text)).map_err(|e| Error::invalid("setting", format!("{key}: {e}")))
+    }
+}
+
 /// Distinguishes a missing field (`None`) from an explicit `null` (`Some(None)`).
 fn double_option<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
     d: D,
@@ -390,6 +413,31 @@ mod tests {
             47821,
         );
         assert_eq!(v.overridden.get("cursor_user_dir"), Some(&"TETHER_CURSOR_DIR"));
+    }
+
+    #[test]
+    fn one_key_from_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        let set = |k: &str, v: &str| Settings::update(&paths, &SettingsPatch::from_key(k, v).unwrap()).unwrap();
+        assert_eq!(set("port", "48000").port, Some(48000));
+        assert_eq!(set("runs.max_total", "4").runs.max_total, 4);
+        assert_eq!(set("signal_sla_minutes.question", "15").signal_sla_minutes["question"], 15);
+        assert!(!set("notifications", "false").notifications);
+        let root = dir.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        // A path is text, not JSON; a list may be JSON.
+        let r = root.display().to_string();
+        assert_eq!(set("cursor_home", &r).cursor_home.as_deref(), Some(root.as_path()));
+        assert_eq!(set("runs.roots", &serde_json::json!([r]).to_string()).runs.roots, std::slice::from_ref(&root));
+        assert_eq!(set("port", "").port, None, "empty is back to the default");
+        assert_eq!(set("cursor_home", "").cursor_home, None);
+        for (k, v) in [("prot", "1"), ("port", "many"), ("runs.max_total", "x"), ("runs..x", "1"), ("", "1")] {
+            let e = SettingsPatch::from_key(k, v).unwrap_err();
+            assert_eq!(e.code(), crate::ErrorCode::InvalidInput, "{k}={v}: {e}");
+        }
+        let e = SettingsPatch::from_key("prot", "1").unwrap_err().to_string();
+        assert!(e.contains("prot") && e.contains("port"), "names the typo and the choices: {e}");
     }
 
     #[test]

@@ -63,9 +63,8 @@ pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 pub struct Host {
     pub app: Arc<App>,
     pub tether: Arc<Tether>,
-    /// `http://127.0.0.1:PORT/mcp`.
-    pub url: String,
-    pub port: u16,
+    /// What `daemon.json` says (the URL and port move with the settings).
+    info: Mutex<DaemonInfo>,
     pub token_backend: tether_core::token::Backend,
     host: String,
     /// Held until `shutdown`, so a process that restarts itself hands the data dir over.
@@ -77,11 +76,34 @@ pub struct Host {
     paused: Arc<std::sync::atomic::AtomicBool>,
     /// Agent runs, and the task forwarding their updates.
     runner: Mutex<Option<(tether_runs::RunnerHandle, JoinHandle<()>)>>,
+    /// Follows `settings.json`, so saved changes apply without a restart.
+    settings_watch: Mutex<Option<SettingsWatch>>,
+}
+
+/// Watches the data dir for `settings.json` being written; stops when dropped.
+struct SettingsWatch {
+    _watcher: notify::RecommendedWatcher,
+    task: JoinHandle<()>,
+}
+
+impl Drop for SettingsWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What applying the saved settings changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// The new port, when the listener moved.
+    pub port: Option<u16>,
+    /// Cursor's folders were re-pointed (and are being re-read).
+    pub cursor: bool,
 }
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Host").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("Host").field("url", &self.url()).finish_non_exhaustive()
     }
 }
 
@@ -100,25 +122,23 @@ impl Host {
         let listener = bind_loopback(&opts.host, opts.port)?;
         let port =
             listener.local_addr().map_err(|e| ServeError::Io { context: "reading the port".into(), source: e })?.port();
-        let host = if opts.host.contains(':') { format!("[{}]", opts.host) } else { opts.host.clone() };
-        let url = format!("http://{host}:{port}/mcp");
-        lock.write_info(&DaemonInfo {
+        let info = DaemonInfo {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").into(),
             started_at: chrono_now(),
-            url: Some(url.clone()),
+            url: Some(mcp_url(&opts.host, port)),
             port: Some(port),
-        })?;
+        };
+        lock.write_info(&info)?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
         // No client holds a stream to a daemon that has just started, whatever a killed one left.
         tether_core::board::live::reset_streams(&tether.store)?;
         let app = App::new(Arc::clone(&tether), token, hook_token);
-        let _ = app.listening.set(tether_core::settings::RunningPort { port, from: opts.port_from });
+        app.set_listening(tether_core::settings::RunningPort { port, from: opts.port_from });
         let h = Arc::new(Self {
             app,
             tether,
-            url,
-            port,
+            info: Mutex::new(info),
             token_backend,
             host: opts.host.clone(),
             lock: Mutex::new(Some(lock)),
@@ -127,11 +147,120 @@ impl Host {
             initial: Mutex::default(),
             paused: Arc::default(),
             runner: Mutex::default(),
+            settings_watch: Mutex::default(),
         });
         *h.runner.lock().unwrap_or_else(|p| p.into_inner()) = Some(h.app.start_runner());
         h.serve_on(listener);
         h.start_indexing(progress);
+        match h.watch_settings() {
+            Ok(w) => *h.settings_watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(w),
+            Err(e) => tracing::warn!(error = %e, "cannot follow settings.json; saved changes apply at the next start"),
+        }
         Ok(h)
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> String {
+        self.info.lock().unwrap_or_else(|p| p.into_inner()).url.clone().unwrap_or_default()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.info.lock().unwrap_or_else(|p| p.into_inner()).port.unwrap_or_default()
+    }
+
+    /// Applies saved settings to the running daemon: Cursor's folders (unless a flag or variable
+    /// chose them) are re-pointed and re-read, and the port (unless one was given) moves — the
+    /// new listener is bound before the old one closes, and `daemon.json` names the new URL.
+    pub async fn apply_settings(self: &Arc<Self>) -> Result<Applied, HostError> {
+        let settings = self.tether.settings()?;
+        let mut applied = Applied::default();
+        let current = self.tether.cursor();
+        let ours = |from: &str| matches!(from, "detected" | "settings");
+        if ours(current.user_dir_from) && ours(current.home_from) {
+            let wanted = CursorLocations::discover(None, &settings.cursor_dirs());
+            if wanted.user_dirs != current.user_dirs || wanted.cursor_homes != current.cursor_homes {
+                tracing::info!(user_dirs = ?wanted.user_dirs, homes = ?wanted.cursor_homes, "Cursor's folders changed; re-reading");
+                self.tether.set_cursor(wanted);
+                // A pass already under way read the old folders: let it finish, then start over.
+                let initial = self.initial.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(t) = initial {
+                    let _ = t.await;
+                }
+                if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    w.stop();
+                }
+                if !self.indexing_paused() {
+                    self.start_indexing(None);
+                }
+                applied.cursor = true;
+            }
+        }
+        let running = self.app.listening();
+        if let Some(run) = running.filter(|r| matches!(r.from, "settings" | "default")) {
+            let wanted = settings.port.unwrap_or(crate::DEFAULT_PORT);
+            if wanted != run.port {
+                let listener = bind_loopback(&self.host, wanted)?;
+                let port = listener
+                    .local_addr()
+                    .map_err(|e| ServeError::Io { context: "reading the port".into(), source: e })?
+                    .port();
+                let was_serving = self.serving();
+                // Open pages follow the daemon to its new port (their streams end with the old one).
+                self.app.emit("settings", serde_json::json!({"moving_to": port}));
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                self.stop_server().await?;
+                let info = {
+                    let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+                    info.url = Some(mcp_url(&self.host, port));
+                    info.port = Some(port);
+                    info.clone()
+                };
+                if let Some(lock) = self.lock.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                    lock.write_info(&info)?;
+                }
+                self.app.set_listening(tether_core::settings::RunningPort {
+                    port,
+                    from: if settings.port.is_some() { "settings" } else { "default" },
+                });
+                if was_serving {
+                    self.serve_on(listener);
+                }
+                tracing::info!(port, "moved to the saved port");
+                applied.port = Some(port);
+            }
+        }
+        if applied != Applied::default() {
+            self.app.emit("settings", serde_json::json!({"applied": {"port": applied.port, "cursor": applied.cursor}}));
+        }
+        Ok(applied)
+    }
+
+    fn watch_settings(self: &Arc<Self>) -> Result<SettingsWatch, notify::Error> {
+        use notify::Watcher;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let name = self.tether.paths.settings_json().file_name().map(|n| n.to_owned());
+        let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(ev) = res else { return };
+            let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
+            if writes && ev.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+                let _ = tx.send(());
+            }
+        })?;
+        w.watch(&self.tether.paths.data_dir, notify::RecursiveMode::NonRecursive)?;
+        let host = Arc::downgrade(self);
+        let task = tokio::spawn(async move {
+            while rx.recv().await.is_some() {
+                // A save is a write and a rename: take the burst as one change.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                while rx.try_recv().is_ok() {}
+                let Some(h) = host.upgrade() else { break };
+                if let Err(e) = h.apply_settings().await {
+                    tracing::warn!(error = %e, "applying the saved settings");
+                    h.app.emit("settings", serde_json::json!({"error": e.to_string()}));
+                }
+            }
+        });
+        Ok(SettingsWatch { _watcher: w, task })
     }
 
     fn serve_on(&self, listener: TcpListener) {
@@ -161,7 +290,7 @@ impl Host {
         if self.serving() {
             return Ok(());
         }
-        self.serve_on(bind_loopback(&self.host, self.port)?);
+        self.serve_on(bind_loopback(&self.host, self.port())?);
         Ok(())
     }
 
@@ -238,6 +367,7 @@ impl Host {
     /// Stops serving and watching, then removes `daemon.json` and releases the data dir.
     /// An initial index still running is left to the process's exit: its writes are transactions.
     pub async fn shutdown(&self) -> Result<(), ServeError> {
+        drop(self.settings_watch.lock().unwrap_or_else(|p| p.into_inner()).take());
         let served = self.stop_server().await;
         let runner = self.runner.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some((r, forward)) = runner {
@@ -250,6 +380,11 @@ impl Host {
         drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()).take());
         served
     }
+}
+
+/// The MCP endpoint's URL on `host` (an IPv6 address in brackets).
+fn mcp_url(host: &str, port: u16) -> String {
+    if host.contains(':') { format!("http://[{host}]:{port}/mcp") } else { format!("http://{host}:{port}/mcp") }
 }
 
 fn chrono_now() -> String {

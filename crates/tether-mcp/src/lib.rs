@@ -45,7 +45,9 @@ pub struct App {
     pub(crate) ui_auth: web::UiAuth,
     /// The port served on and what chose it (`--port/TETHER_PORT`, `settings`, `default`), set by
     /// the host; the settings page says whether a saved port waits for a restart or is overridden.
-    pub listening: std::sync::OnceLock<tether_core::settings::RunningPort>,
+    listening: Mutex<Option<tether_core::settings::RunningPort>>,
+    /// The port this daemon last moved away from, and when (ms): clients set up with it are lost.
+    moved_from: Mutex<Option<(u16, i64)>>,
     /// HTTP sessions: last request and open GET streams.
     pub(crate) streams: streams::Streams,
     pub(crate) doorbell: doorbell::Doorbell,
@@ -93,7 +95,8 @@ impl App {
             paused: std::sync::atomic::AtomicBool::new(false),
             events: tokio::sync::broadcast::channel(256).0,
             ui_auth: web::UiAuth::default(),
-            listening: std::sync::OnceLock::new(),
+            listening: Mutex::new(None),
+            moved_from: Mutex::new(None),
             streams: streams::Streams::default(),
             doorbell: doorbell::Doorbell::default(),
             runner: std::sync::OnceLock::new(),
@@ -194,13 +197,32 @@ impl App {
         r
     }
 
+    /// The port served on and what chose it (`--port/TETHER_PORT`, `settings`, `default`): the
+    /// settings page says whether a saved port is overridden, and the host moves the listener
+    /// when a saved one changes.
+    pub fn listening(&self) -> Option<tether_core::settings::RunningPort> {
+        *self.listening.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_listening(&self, port: tether_core::settings::RunningPort) {
+        let old = self.listening.lock().unwrap_or_else(|p| p.into_inner()).replace(port);
+        if let Some(old) = old.filter(|o| o.port != port.port) {
+            *self.moved_from.lock().unwrap_or_else(|p| p.into_inner()) = Some((old.port, tether_core::clock::now_ms()));
+        }
+    }
+
+    /// The port this daemon moved away from, and when (ms since the epoch).
+    pub fn moved_from(&self) -> Option<(u16, i64)> {
+        *self.moved_from.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// `settings` next to what this daemon uses (the settings page, the tray's restart item).
     pub fn settings_view(&self, settings: tether_core::settings::Settings) -> tether_core::settings::SettingsView {
-        let port = self.listening.get().copied().unwrap_or_else(|| {
+        let port = self.listening().unwrap_or_else(|| {
             let port = tether_core::daemon::running(&self.tether.paths).and_then(|d| d.port).unwrap_or(DEFAULT_PORT);
             tether_core::settings::RunningPort { port, from: "default" }
         });
-        settings.compare(&self.tether.cursor, port, DEFAULT_PORT)
+        settings.compare(&self.tether.cursor(), port, DEFAULT_PORT)
     }
 
     /// Sends an event to every open GUI stream (none open: dropped).

@@ -244,6 +244,8 @@ async fn status(State(ctx): State<Ctx>) -> Response {
     v["url"] = json!(tether_core::daemon::running(&ctx.app.tether.paths).and_then(|d| d.url));
     v["mcp_sessions"] = json!(ctx.app.streams.report());
     v["paused"] = json!(ctx.app.indexing_paused());
+    v["moved_from"] =
+        json!(ctx.app.moved_from().map(|(port, at)| json!({"port": port, "at": tether_core::clock::iso(at)})));
     let t = Arc::clone(&ctx.app.tether);
     let attention = tokio::task::spawn_blocking(move || tether_core::attention::list(&t)).await;
     v["attention"] = json!(attention.ok().and_then(Result::ok).unwrap_or_default());
@@ -871,6 +873,17 @@ async fn settings(State(ctx): State<Ctx>) -> Response {
 async fn settings_update(State(ctx): State<Ctx>, Json(p): Json<tether_core::settings::SettingsPatch>) -> Response {
     let app = Arc::clone(&ctx.app);
     run(move || {
+        // This daemon moves to a newly saved port at once: refuse one it could not listen on.
+        let moving = app.listening().filter(|r| matches!(r.from, "settings" | "default"));
+        if let (Some(Some(port)), Some(now)) = (p.port, moving)
+            && port != now.port
+            && std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+        {
+            return Err(tether_core::Error::Invalid {
+                what: "port",
+                reason: format!("{port} is in use by another program"),
+            });
+        }
         let v = app.settings_view(app.tether.update_settings(&p)?);
         app.emit("settings", json!({}));
         Ok(v)
@@ -890,7 +903,7 @@ async fn init(State(ctx): State<Ctx>, Json(b): Json<InitBody>) -> Response {
     run(move || {
         let req =
             tether_core::init::Request { project: Some(b.project), port: crate::DEFAULT_PORT, ..Default::default() };
-        let plan = tether_core::init::plan_request(&t.paths, &t.cursor, &req)?;
+        let plan = tether_core::init::plan_request(&t.paths, &t.cursor(), &req)?;
         if !b.dry_run {
             plan.apply()?;
         }

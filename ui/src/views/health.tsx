@@ -121,6 +121,13 @@ export function HealthView() {
           </section>
           <section class="panel" data-testid="health-mcp">
             <h2>MCP sessions</h2>
+            {s.moved_from && (
+              <p class="notice" data-testid="moved-port">
+                Tether moved from port {s.moved_from.port} {ago(s.moved_from.at)}. Cursor windows set up with the old URL lost
+                their connection: run <code>tether init</code> again (Set up a project…) and turn the tether server off and on in
+                Cursor’s MCP settings.
+              </p>
+            )}
             {s.mcp_sessions.length === 0 ? (
               <p class="muted small">No MCP client connected. Run <code>tether init</code> and enable the tether server in Cursor.</p>
             ) : (

@@ -4,7 +4,7 @@ import { api } from '../api';
 import { ErrorNote } from '../components';
 import { toast, useAsync, useLive } from '../hooks';
 import type { Location, Settings, SettingsPatch, SettingsView as View } from '../types';
-import { isTauri } from '../util';
+import { followPort, isTauri } from '../util';
 
 function Locations({ title, list, testid }: { title: string; list: Location[]; testid: string }) {
   return (
@@ -70,10 +70,16 @@ function Overridden({ view, field }: { view: View; field: keyof Settings }) {
   );
 }
 
+const DEFAULT_PORT = 47821;
+
 export function SettingsView() {
   const doctor = useAsync(() => api.doctor(), []);
   const view = useAsync(() => api.settings(), []);
-  useLive(['settings'], () => view.reload());
+  useLive(['settings'], (data) => {
+    const failed = (data as { error?: string } | null)?.error;
+    if (failed) setErr(new Error(`The saved settings could not be applied: ${failed}`));
+    view.reload();
+  });
   const desktop = isTauri();
   const d = doctor.data;
   const v = view.data;
@@ -93,8 +99,16 @@ export function SettingsView() {
     setErr(null);
     try {
       const next = await api.patchSettings(patch);
+      if (patch.port !== undefined && next.restart_needed.includes('port')) {
+        // The daemon moves to the new port at once; this page follows it there.
+        const port = next.settings.port ?? DEFAULT_PORT;
+        toast(`Saved. Moving to port ${port}…`);
+        if (await followPort(port)) return;
+        setErr(new Error(`Tether did not move to port ${port}; see its log.`));
+      } else {
+        toast('Saved.');
+      }
       view.reload();
-      toast(next.restart_needed.length ? 'Saved. Restart Tether to use the new locations or port.' : 'Saved.');
     } catch (e) {
       setErr(e);
       setPending({});
@@ -137,7 +151,8 @@ export function SettingsView() {
       <ErrorNote error={doctor.error ?? view.error} />
       {v && v.restart_needed.length > 0 && (
         <p class="notice" data-testid="restart-needed">
-          Saved, not in use yet: {v.restart_needed.map((k) => LABELS[k] ?? k).join(', ')}. They apply when Tether next starts
+          Saved, not in use yet: {v.restart_needed.map((k) => LABELS[k] ?? k).join(', ')}. Tether applies saved settings at
+          once; if this stays, the log says why, and they apply when Tether next starts
           {desktop ? ' (tray menu → Restart Tether)' : ' (stop and run tether serve again)'}.
         </p>
       )}
@@ -181,7 +196,8 @@ export function SettingsView() {
           {field('port', 'Port', '47821 (leave empty for the default)', 'text')}
           {v && <Overridden view={v} field="port" />}
           <p class="muted small">
-            Loopback only. After changing the port, run <code>tether init</code> again so Cursor learns the new URL.
+            Loopback only. Tether moves at once and this page follows; run <code>tether init</code> again so Cursor
+            learns the new URL.
           </p>
         </section>
         <ErrorNote error={err} testid="settings-error" />

@@ -22,6 +22,8 @@ use crate::store::Store;
 
 /// How long an agent's claim holds without activity, unless the caller says otherwise.
 pub const DEFAULT_LEASE_MS: i64 = 30 * 60 * 1000;
+/// The most tasks one query lists; more is an error, never a silent cut.
+pub const MAX_LIST: usize = 500;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -985,7 +987,18 @@ pub fn query(store: &Store, actor: &Actor, q: &TaskQuery) -> Result<QueryResult>
         project: q.project.clone(),
         label: q.label.clone(),
         ready: q.ready,
-        limit: if q.limit == 0 { 50 } else { q.limit.min(500) },
+        limit: match q.limit {
+            0 => 50,
+            n if n > MAX_LIST => {
+                return Err(Error::invalid(
+                    "limit",
+                    format!(
+                        "{n} is more than {MAX_LIST}; narrow the filter, or export every task (`tether task export`)"
+                    ),
+                ));
+            }
+            n => n,
+        },
     };
     Ok(QueryResult::Many { tasks: list(store, &f)? })
 }

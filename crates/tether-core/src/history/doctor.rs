@@ -77,9 +77,9 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
             .map(|m| m.len())
             .sum(),
         index_db: db.display().to_string(),
-        cursor_user_dirs: t.cursor.user_dirs.iter().map(loc).collect(),
-        cursor_homes: t.cursor.cursor_homes.iter().map(loc).collect(),
-        discovery_notes: t.cursor.notes.clone(),
+        cursor_user_dirs: t.cursor().user_dirs.iter().map(loc).collect(),
+        cursor_homes: t.cursor().cursor_homes.iter().map(loc).collect(),
+        discovery_notes: t.cursor().notes.clone(),
         sessions,
         messages,
         sources,

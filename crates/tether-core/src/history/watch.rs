@@ -98,7 +98,7 @@ pub fn start(
             let _ = ev_tx.send(msg);
         })?;
     let mut watched = Vec::new();
-    for (dir, recursive) in cursor::watch_roots(&tether.cursor) {
+    for (dir, recursive) in cursor::watch_roots(&tether.cursor()) {
         if dir.is_dir() {
             let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
             match debouncer.watch(&dir, mode) {
@@ -176,7 +176,7 @@ fn carries_data(e: &notify::Event) -> bool {
 
 /// Map changed paths to the sources to re-index (a `-wal` change means its database).
 fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
-    let all = cursor::discover(&tether.cursor);
+    let all = cursor::discover(&tether.cursor());
     let mut out: Vec<Source> = Vec::new();
     for p in paths {
         let base = strip_sidecar(p);

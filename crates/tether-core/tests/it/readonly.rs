@@ -24,7 +24,7 @@ use crate::Env;
 fn read_every_way(e: &Env) {
     e.t.index(Depth::Force, &no_progress).unwrap();
     e.t.index(Depth::Quick, &no_progress).unwrap();
-    let t = std::sync::Arc::new(Tether::open(Paths::at(e.data.path().join("watch")), e.t.cursor.clone()).unwrap());
+    let t = std::sync::Arc::new(Tether::open(Paths::at(e.data.path().join("watch")), e.t.cursor()).unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     // A deep pass soon after start: the watcher's own reading of every source.
     let cfg = WatchConfig { deep_every: Duration::from_millis(100), ..WatchConfig::default() };
