@@ -302,6 +302,13 @@ describe('GUI in a real browser', () => {
     assert.match(await agent.innerText(), /working/);
     assert.match(await agent.innerText(), new RegExp(taskIds.agent));
     assert.equal(await agent.getByTestId('agent-surface').innerText(), 'full');
+    // A run is an agent too; one Tether ran can be woken by a follow-up run.
+    const runAgent = page.locator('[data-testid=agent-row][data-name="run R-1"]');
+    await runAgent.waitFor();
+    assert.match(await runAgent.innerText(), /idle/);
+    await runAgent.getByTestId('agent-wake').check();
+    await waitUntil(async () => (await runAgent.getByTestId('agent-surface').innerText()) === 'resume', 'wake by resume on');
+    assert.equal((await apiCall(daemon, 'GET', '/api/agents')).agents.find((a) => a.name === 'run R-1').wake_by_resume, true);
     await screenshot(page, 'agents');
 
     await page.getByTestId('nav-health').click();

@@ -254,6 +254,8 @@ export const api = {
   patchTask: (id: string, patch: TaskPatch) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, { body: patch }),
   claimTask: (id: string) => request<Task>('POST', `/api/tasks/${enc(id)}/claim`),
   agents: () => request<{ agents: Agent[] }>('GET', '/api/agents').then((r) => r.agents),
+  setWakeByResume: (id: string, on: boolean) =>
+    request<Agent>('PATCH', `/api/agents/${enc(id)}`, { body: { wake_by_resume: on } }),
   signals: (f: SignalListFilter = {}) =>
     request<{ signals: Signal[] }>('GET', '/api/signals', { query: { ...f } }).then((r) => r.signals),
   signal: (id: string) => request<SignalDetail>('GET', `/api/signals/${enc(id)}`),

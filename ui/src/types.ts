@@ -147,10 +147,12 @@ export interface Agent {
   status: 'working' | 'idle' | 'ended' | string;
   last_seen: string;
   tasks: string[];
-  /** How signals reach it: `full` (a GET stream or Cursor's hooks), `degraded` (only a notice on
-   * its next tool call); null for people. */
-  surface: 'full' | 'degraded' | null;
+  /** How signals reach it: `full` (a GET stream or Cursor's hooks), `resume` (a chat Tether ran,
+   * woken by a follow-up run), `degraded` (only a notice on its next tool call); null for people. */
+  surface: 'full' | 'resume' | 'degraded' | null;
   open_obligations: number;
+  /** A chain of runs that Tether wakes by a follow-up run when signals wait for it. */
+  wake_by_resume: boolean;
 }
 
 export type SignalType =

@@ -444,6 +444,16 @@ pub struct UpdateArgs {
 pub enum AgentsCmd {
     /// Every agent session, most recently active first, with live status and held tasks.
     List(JsonFlag),
+    /// Let the daemon wake an idle chat it ran (`run R-3`: a run and its follow-ups) by a
+    /// follow-up run when signals wait for it (at most `runs.resume_wakes_per_hour` an hour).
+    Wake {
+        /// The agent's name, e.g. "run R-3".
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -68,6 +68,21 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Settings(cmd) => crate::settings::run(&paths, cmd),
         Command::Signal(cmd) => crate::signals::signal(&open()?, cmd),
         Command::Signals(cmd) => crate::signals::signals(&open()?, cmd),
+        Command::Agents(AgentsCmd::Wake { name, state, out }) => {
+            let a = open()?.board().set_wake_by_resume(&name, state == "on")?;
+            if out.json {
+                return output::json(&a);
+            }
+            if a.wake_by_resume {
+                println!(
+                    "{} is woken by a follow-up run when signals wait for it (while `tether serve` runs).",
+                    a.name
+                );
+            } else {
+                println!("{} is no longer woken by a follow-up run.", a.name);
+            }
+            Ok(())
+        }
         Command::Agents(AgentsCmd::List(o)) => {
             let list = open()?.agents()?;
             if o.json {

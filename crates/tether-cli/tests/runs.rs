@@ -3,7 +3,8 @@
 //! (flags, an allowlisted environment, the run's permissions and role rule), how each way of
 //! ending is reported, that the person's `.cursor/cli.json` is back byte for byte after success,
 //! failure, cancel, and a kill -9 of the runner followed by a restart, that workspaces outside
-//! the roots are refused, that runs queue past the limits, and how a run moves its task.
+//! the roots are refused, that runs queue past the limits, how a run moves its task, and how an
+//! idle chat Tether ran is woken by a follow-up run for its signals.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -373,6 +374,54 @@ fn the_daemon_queues_runs_past_the_limits_and_moves_tasks() {
     let g = e.json(&["runs", "followup", f["id"].as_str().unwrap(), "and the tests", "--follow"]);
     assert!(g["warning"].as_str().unwrap().contains("started a fresh chat"), "{g}");
 
+    nix_term(&mut daemon);
+    e.user_file_intact();
+}
+
+/// A chat Tether ran, idle, with a question waiting: opted in, the daemon resumes it with the
+/// question in the prompt (wake path `resume`), and its answer goes back as the reply.
+#[test]
+fn an_idle_chat_tether_ran_is_woken_by_a_follow_up_run_for_its_signals() {
+    let e = Env::new(json!({}));
+    let mut daemon = e.spawn(&["serve", "--port", "0"]);
+    e.wait_for("the daemon", 30, || e.dir.path().join("data/daemon.json").exists());
+    let ws = e.ws.to_string_lossy().into_owned();
+    let first = e.json(&["run", "Set up the API", "--workspace", &ws, "--follow"]);
+    assert_eq!(first["status"], "succeeded", "{first}");
+    let chat = first["chat_id"].as_str().unwrap().to_owned();
+
+    let agent = |name: &str| {
+        e.json(&["agents", "list"]).as_array().unwrap().iter().find(|a| a["name"] == name).cloned().unwrap_or_default()
+    };
+    assert_eq!((agent("run R-1")["kind"].as_str(), agent("run R-1")["status"].as_str()), (Some("run"), Some("idle")));
+    let out = e.run(&["agents", "wake", "pat", "on"]);
+    assert!(!out.status.success(), "a person cannot be resumed");
+    let on = e.json(&["agents", "wake", "run R-1", "on"]);
+    assert_eq!((on["wake_by_resume"].as_bool(), on["surface"].as_str()), (Some(true), Some("resume")));
+
+    let q = e.json(&["signal", "send", "--to", "run R-1", "Which port does the API listen on?"]);
+    let q_id = q["id"].as_str().unwrap().to_owned();
+    e.wait_for("the waking run to end", 30, || e.status("R-2") == "succeeded");
+    let woke = e.json(&["runs", "show", "R-2"]);
+    assert_eq!((woke["parent"].as_str(), woke["chat_id"].as_str()), (Some("R-1"), Some(chat.as_str())), "{woke}");
+    assert_eq!(woke["signals"], json!([q_id]));
+    assert!(woke["requested_by"].as_str().unwrap().contains("wake"), "{woke}");
+    let argv = e.dump(&chat).to_string();
+    assert!(argv.contains("--resume") && argv.contains("Which port does the API listen on?"), "{argv}");
+
+    e.wait_for("the reply", 10, || e.json(&["signal", "show", &q_id])["answered_at"].is_string());
+    let shown = e.json(&["signal", "show", &q_id]);
+    assert!(shown["wakes"].as_array().unwrap().iter().any(|w| w["path"] == "resume"), "{shown}");
+    assert_eq!(shown["deliveries"][0]["obligation"], "closed", "{shown}");
+    let reply = shown["thread"].as_array().unwrap().iter().find(|s| s["reply_to"] == json!(q_id)).cloned().unwrap();
+    assert_eq!((reply["from"].as_str(), reply["to"].as_str()), (Some("run R-1"), Some("human")));
+    assert_eq!(reply["body"], woke["result"]);
+
+    // Turned off, a new question just waits.
+    e.json(&["agents", "wake", "run R-1", "off"]);
+    e.json(&["signal", "send", "--to", "run R-1", "And the database?"]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(e.status("R-3"), "", "no run started");
     nix_term(&mut daemon);
     e.user_file_intact();
 }

@@ -118,7 +118,7 @@ fn kill_9_during_a_burst_of_task_writes_loses_no_acknowledged_write() {
         }
     }
     assert!(killed > 0 && acked.len() >= 40, "killed {killed}, acked {}", acked.len());
-    let all = h.json("pm", &["list", "--limit", "1000"]);
+    let all = h.json("pm", &["list", "--limit", "500"]);
     let ids: Vec<&str> = all["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     for a in &acked {
         assert!(ids.contains(&a.as_str()), "acknowledged {a} is gone");

@@ -51,6 +51,9 @@ pub struct RunSettings {
     pub result_grace_secs: u32,
     /// How long a stopped run has between SIGTERM and SIGKILL.
     pub kill_grace_secs: u32,
+    /// How often an hour at most one agent (an idle chat Tether ran) is woken by a follow-up run
+    /// for the signals waiting for it, when its person turned that on.
+    pub resume_wakes_per_hour: u32,
 }
 
 impl Default for RunSettings {
@@ -63,6 +66,7 @@ impl Default for RunSettings {
             timeout_minutes: 10,
             result_grace_secs: 20,
             kill_grace_secs: 5,
+            resume_wakes_per_hour: crate::board::wake::DEFAULT_PER_HOUR,
         }
     }
 }
@@ -79,6 +83,7 @@ pub struct RunSettingsPatch {
     pub timeout_minutes: Option<u32>,
     pub result_grace_secs: Option<u32>,
     pub kill_grace_secs: Option<u32>,
+    pub resume_wakes_per_hour: Option<u32>,
 }
 
 impl Default for Settings {
@@ -203,6 +208,7 @@ impl Settings {
             runs.timeout_minutes = r.timeout_minutes.unwrap_or(runs.timeout_minutes);
             runs.result_grace_secs = r.result_grace_secs.unwrap_or(runs.result_grace_secs);
             runs.kill_grace_secs = r.kill_grace_secs.unwrap_or(runs.kill_grace_secs);
+            runs.resume_wakes_per_hour = r.resume_wakes_per_hour.unwrap_or(runs.resume_wakes_per_hour);
         }
         s.validate()?;
         s.save(paths)?;
@@ -230,6 +236,7 @@ impl Settings {
             ("run time limit (minutes)", r.timeout_minutes, 1..=1440),
             ("grace after the result (seconds)", r.result_grace_secs, 0..=600),
             ("grace before SIGKILL (seconds)", r.kill_grace_secs, 0..=120),
+            ("wakes by resume per hour", r.resume_wakes_per_hour, 1..=60),
         ] {
             if !range.contains(&v) {
                 return Err(Error::invalid(

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0006_fts_terms.sql"),
     include_str!("store/migrations/0007_signals.sql"),
     include_str!("store/migrations/0008_runs.sql"),
+    include_str!("store/migrations/0009_wake_by_resume.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

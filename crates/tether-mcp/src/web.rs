@@ -91,6 +91,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/tasks/{id}", get(task_get).patch(task_update))
         .route("/tasks/{id}/claim", post(task_claim))
         .route("/agents", get(agents))
+        .route("/agents/{id}", axum::routing::patch(agent_update))
         .route("/runs", get(run_list).post(run_start))
         .route("/runs/options", get(run_options))
         .route("/runs/{id}", get(run_get))
@@ -605,6 +606,22 @@ async fn task_claim(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response 
 async fn agents(State(ctx): State<Ctx>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
     run(move || Ok(json!({"agents": t.agents()?}))).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentPatch {
+    wake_by_resume: bool,
+}
+
+async fn agent_update(State(ctx): State<Ctx>, Path(id): Path<String>, Json(p): Json<AgentPatch>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    run(move || {
+        let a = app.tether.board().set_wake_by_resume(&id, p.wake_by_resume)?;
+        app.emit("agents", json!({}));
+        Ok(a)
+    })
+    .await
 }
 
 #[derive(Deserialize, Default)]

@@ -202,6 +202,9 @@ impl Runner {
         let mut going: Vec<JoinHandle<()>> = Vec::new();
         loop {
             going.retain(|h| !h.is_finished());
+            if self.only.is_none() {
+                self.wake_idle_chats().await;
+            }
             loop {
                 let t = Arc::clone(&self.tether);
                 let (pid, only) = (self.pid, self.only);
@@ -246,6 +249,26 @@ impl Runner {
         }
         for h in going {
             let _ = h.await;
+        }
+    }
+
+    /// Queues a follow-up run for each opted-in idle chat that signals wait for (the daemon's
+    /// runner only; a foreground `tether run` runs just its own).
+    async fn wake_idle_chats(&self) {
+        let t = Arc::clone(&self.tether);
+        let woken = blocking(move || {
+            let per_hour = t.settings().unwrap_or_default().runs.resume_wakes_per_hour;
+            t.board().wake_idle_chats(per_hour)
+        })
+        .await;
+        match woken {
+            Ok(runs) => {
+                for r in runs {
+                    tracing::info!(run = %r.id, chat = ?r.resume_chat, "waking an idle chat for its signals");
+                    self.publish_status(&r.id, r.status);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "waking idle chats"),
         }
     }
 

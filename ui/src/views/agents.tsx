@@ -1,12 +1,25 @@
+import { useState } from 'preact/hooks';
+
 import { api } from '../api';
 import { Empty, ErrorNote } from '../components';
-import { navigate, useAsync, useLive, useTicker } from '../hooks';
+import { navigate, toast, useAsync, useLive, useTicker } from '../hooks';
 import { ago, shortPath } from '../util';
 
 export function AgentsView() {
   const agents = useAsync(() => api.agents(), []);
   useLive(['agents', 'tasks', 'signals'], () => agents.reload());
   useTicker(15_000);
+  const [err, setErr] = useState<unknown>(null);
+  const toggleWake = async (id: string, on: boolean) => {
+    setErr(null);
+    try {
+      await api.setWakeByResume(id, on);
+      toast(on ? 'Woken by a follow-up run when signals wait.' : 'No longer woken by a follow-up run.');
+    } catch (e) {
+      setErr(e);
+    }
+    agents.reload();
+  };
   const list = [...(agents.data ?? [])].sort(
     (a, b) => rank(a.status) - rank(b.status) || b.last_seen.localeCompare(a.last_seen),
   );
@@ -14,9 +27,9 @@ export function AgentsView() {
     <div class="page">
       <div class="toolbar">
         <h1>Agents</h1>
-        <span class="muted small">Cursor chats and other clients that joined the board (session_start), and people at the CLI.</span>
+        <span class="muted small">Cursor chats and other clients that joined the board (session_start), Tether's runs, and people at the CLI.</span>
       </div>
-      <ErrorNote error={agents.error} />
+      <ErrorNote error={agents.error ?? err} />
       {agents.data && list.length === 0 ? (
         <Empty title="No agents yet" testid="agents-empty">
           <p>
@@ -34,7 +47,8 @@ export function AgentsView() {
               <th>Role</th>
               <th>Project</th>
               <th>Last seen</th>
-              <th title="How signals reach it: full = a live stream or Cursor's hooks; degraded = only a notice on its next tool call">Surface</th>
+              <th title="How signals reach it: full = a live stream or Cursor's hooks; resume = a chat Tether ran, woken by a follow-up run; degraded = only a notice on its next tool call">Surface</th>
+              <th title="For chats Tether ran: start a follow-up run when signals wait for it (runs.resume_wakes_per_hour at most)">Wake by resume</th>
               <th title="Signals to it still waiting for a reply or a read">Unanswered</th>
               <th>Holds</th>
             </tr>
@@ -53,6 +67,19 @@ export function AgentsView() {
                 <td title={a.project ?? ''}>{shortPath(a.project) || <span class="muted">—</span>}</td>
                 <td class="muted">{ago(a.last_seen)}</td>
                 <td data-testid="agent-surface">{a.surface ? <span class={`surface-${a.surface}`}>{a.surface}</span> : <span class="muted">—</span>}</td>
+                <td>
+                  {a.kind === 'run' ? (
+                    <input
+                      type="checkbox"
+                      checked={a.wake_by_resume}
+                      aria-label={`Wake ${a.name} by a follow-up run`}
+                      data-testid="agent-wake"
+                      onChange={(e) => toggleWake(a.id, (e.target as HTMLInputElement).checked)}
+                    />
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
                 <td data-testid="agent-obligations">
                   {a.open_obligations > 0 ? (
                     <button type="button" class="link" onClick={() => navigate('inbox', undefined, { agent: a.name })}>

@@ -70,6 +70,8 @@ pub struct Agent {
     pub surface: Option<&'static str>,
     /// Signals to it whose obligation is still open.
     pub open_obligations: i64,
+    /// A chain of runs that Tether wakes by a follow-up run when signals wait for it (opt-in).
+    pub wake_by_resume: bool,
 }
 
 /// Registers the agent (or updates its role/name), returning it. A requested name that another
@@ -180,7 +182,10 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
                         WHERE t.assignee_agent = a.id AND t.status = 'in_progress' ORDER BY num)),
                     EXISTS (SELECT 1 FROM mcp_sessions m WHERE m.id = a.mcp_session AND m.streams > 0)
                         OR (a.kind = 'cursor' AND ca.conversation_id IS NOT NULL),
-                    (SELECT count(*) FROM signal_deliveries d WHERE d.recipient = a.id AND d.obligation = 'open')
+                    (SELECT count(*) FROM signal_deliveries d WHERE d.recipient = a.id AND d.obligation = 'open'),
+                    a.wake_by_resume,
+                    a.kind = 'run' AND EXISTS (SELECT 1 FROM runs r WHERE r.root = CAST(substr(a.id, 7) AS INTEGER)
+                        AND r.status IN ('queued', 'running'))
              FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
              ORDER BY max(a.last_seen, coalesce(ca.last_at, 0)) DESC, a.name",
         )?;
@@ -193,8 +198,13 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             let tasks: Option<String> = r.get(9)?;
             let reachable: bool = r.get(10)?;
             let last = last_seen.max(chat_at.unwrap_or(0));
+            let wake_by_resume: bool = r.get(12)?;
+            let run_going: bool = r.get(13)?;
             let status = if ended.is_some() {
                 "ended".to_owned()
+            } else if kind == "run" {
+                // A chain of runs works exactly while one of its runs is queued or running.
+                if run_going { "working" } else { "idle" }.to_owned()
             } else if let Some(s) = chat_status {
                 s
             } else if now - last < IDLE_AFTER_MS {
@@ -211,6 +221,8 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             let surface = match kind {
                 AgentKind::Cli => None,
                 _ if reachable && ended.is_none() => Some("full"),
+                // Not reachable while idle, but a follow-up run reads its signals to it.
+                AgentKind::Run if wake_by_resume && ended.is_none() => Some("resume"),
                 _ => Some("degraded"),
             };
             Ok(Agent {
@@ -224,6 +236,7 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
                 tasks: tasks.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default(),
                 surface,
                 open_obligations: r.get(11)?,
+                wake_by_resume,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -1,6 +1,6 @@
 //! The board people and agents share: tasks (claimed atomically on a lease), agent sessions,
-//! signals between them (with obligations and wake telemetry), what Cursor's hooks say about each
-//! chat, and task import/export. [`Board`] is the one door
+//! signals between them (with obligations and wake telemetry), agent runs (and waking an idle
+//! chat by one), what Cursor's hooks say about each chat, and task import/export. [`Board`] is the one door
 //! hosts use, as [`crate::Tether`] is for the chat history.
 //!
 //! Depends on the store, the clock and errors; never on the history (Cursor readers, index).
@@ -13,6 +13,7 @@ pub mod signals;
 pub mod stream_json;
 pub mod task_io;
 pub mod tasks;
+pub mod wake;
 
 use std::path::Path;
 
@@ -119,6 +120,20 @@ impl<'a> Board<'a> {
     /// Bumped by every signal write, in any process.
     pub fn signals_revision(&self) -> Result<i64> {
         signals::revision(self.store)
+    }
+
+    /// Turns waking an idle chat by a follow-up run on or off for an agent (a chain of runs).
+    pub fn set_wake_by_resume(&self, agent: &str, on: bool) -> Result<Agent> {
+        wake::set(self.store, agent, on)
+    }
+
+    /// Queues a follow-up run for every opted-in idle chat with signals waiting; the runs queued.
+    pub fn wake_idle_chats(&self, per_hour: u32) -> Result<Vec<runs::Run>> {
+        let mut queued = Vec::new();
+        for agent in wake::due(self.store, per_hour)? {
+            queued.extend(wake::wake(self.store, &agent, per_hour)?);
+        }
+        Ok(queued)
     }
 
     pub fn runs(&self, f: &runs::RunFilter) -> Result<Vec<runs::Run>> {

@@ -14,7 +14,7 @@ use std::str::FromStr;
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 
-use super::agents::{AgentKind, Identity};
+use super::agents::{self, AgentKind, Identity};
 use super::stream_json::{RunEvent, Usage};
 use super::tasks::{self, Actor, Status, TaskChange};
 use crate::clock::{iso, now_ms};
@@ -236,6 +236,9 @@ pub struct Run {
     pub created_at: String,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
+    /// The first run of its chain: the chain acts as one agent (`run R-<root>`).
+    #[serde(skip)]
+    pub root: i64,
 }
 
 impl Run {
@@ -262,6 +265,8 @@ pub struct RunDetail {
     pub events: Vec<StoredEvent>,
     /// Follow-ups of this run.
     pub children: Vec<String>,
+    /// The signals it carried, when Tether started it to wake an idle chat.
+    pub signals: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -282,10 +287,11 @@ pub fn format_id(num: i64) -> String {
     format!("R-{num}")
 }
 
-/// The agent a task-bound run acts as on the board.
-pub fn run_identity(num: i64, workspace: Option<&str>) -> Identity {
+/// The agent a run acts as on the board: one per chain (a run and its follow-ups), named after
+/// the chain's first run, `root`.
+pub fn run_identity(root: i64, workspace: Option<&str>) -> Identity {
     Identity {
-        id: format!("run:{}", format_id(num)),
+        id: format!("run:{}", format_id(root)),
         kind: AgentKind::Run,
         mcp_session: None,
         project: workspace.map(str::to_owned),
@@ -364,14 +370,26 @@ pub fn create(store: &Store, requested_by: &str, r: &ValidRun) -> Result<Run> {
                 return Err(Error::TaskNotFound(tasks::format_id(t)));
             }
         }
+        insert_in(txn, requested_by, r)
+    })?;
+    get_run(store, num)
+}
+
+/// Queues a run inside a caller's transaction; its number.
+pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun) -> Result<i64> {
+    {
         let num: i64 =
             txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'run_num' RETURNING value", [], |row| {
                 row.get(0)
             })?;
+        let root: i64 = match r.parent {
+            Some(p) => txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [p], |row| row.get(0))?,
+            None => num,
+        };
         txn.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
-                              timeout_ms, parent, resume_chat, requested_by, created_at)
-             VALUES (?1, 'local', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                              timeout_ms, parent, resume_chat, requested_by, created_at, root)
+             VALUES (?1, 'local', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 num,
                 r.prompt,
@@ -386,14 +404,14 @@ pub fn create(store: &Store, requested_by: &str, r: &ValidRun) -> Result<Run> {
                 r.parent,
                 r.resume_chat,
                 requested_by,
-                now_ms()
+                now_ms(),
+                root
             ],
         )?;
         append_in(txn, num, &[RunEvent::status("queued", None)])?;
         bump_rev(txn)?;
         Ok(num)
-    })?;
-    get_run(store, num)
+    }
 }
 
 /// A follow-up: the parent's chat continued (`--resume`) with a new prompt, as a child run with
@@ -483,12 +501,15 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        let Some((num, _)) = next else { return Ok(None) };
+        let Some((num, workspace)) = next else { return Ok(None) };
         let now = now_ms();
         txn.execute(
             "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3 WHERE num = ?1 AND status = 'queued'",
             params![num, now, runner_pid],
         )?;
+        // Every run is an agent (its chain's), so it can be signalled and shows on the Agents view.
+        let root: i64 = txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [num], |r| r.get(0))?;
+        agents::ensure_in(txn, &run_identity(root, workspace.as_deref()))?;
         append_in(txn, num, &[RunEvent::status("running", None)])?;
         bump_rev(txn)?;
         Ok(Some(num))
@@ -496,7 +517,8 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
     let Some(num) = claimed else { return Ok(None) };
     let run = get_run(store, num)?;
     if let Some(task) = &run.task {
-        let actor = Actor { who: run_identity(num, run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
+        let actor =
+            Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
         if let Err(e) = tasks::claim(store, &actor, &tasks::ClaimTarget::Id(task.clone())) {
             let msg = format!("could not claim {task}: {e}");
             finish(store, num, &Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() })?;
@@ -580,12 +602,9 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
     let now = now_ms();
     txn.execute(
         "UPDATE tasks SET lease_until = ?2
-         WHERE assignee_agent = ?1 AND status = 'in_progress' AND lease_until IS NOT NULL AND lease_until < ?3",
-        params![
-            format!("run:{}", format_id(num)),
-            now + tasks::DEFAULT_LEASE_MS,
-            now + tasks::DEFAULT_LEASE_MS - LEASE_RENEW_EVERY_MS
-        ],
+         WHERE assignee_agent = (SELECT 'run:R-' || coalesce(root, num) FROM runs WHERE num = ?1)
+           AND status = 'in_progress' AND lease_until IS NOT NULL AND lease_until < ?3",
+        params![num, now + tasks::DEFAULT_LEASE_MS, now + tasks::DEFAULT_LEASE_MS - LEASE_RENEW_EVERY_MS],
     )?;
     txn.commit()?;
     Ok(())
@@ -636,13 +655,18 @@ pub fn finish(store: &Store, num: i64, o: &Outcome) -> Result<Run> {
     if ended && let Some(task) = &run.task {
         move_task(store, &run, task)?;
     }
+    if ended {
+        super::wake::answer_carried(store, &run)?;
+    }
     Ok(run)
 }
 
 fn move_task(store: &Store, run: &Run, task: &str) -> Result<()> {
-    let actor =
-        Actor { who: run_identity(run.num(), run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
-    let holds = tasks::get(store, task)?.task.assignee.as_deref() == Some(&format!("run {}", run.id));
+    let who = run_identity(run.root, run.workspace.as_deref());
+    let holder = store
+        .read(|c| Ok(c.query_row("SELECT name FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?))?;
+    let holds = holder.is_some() && tasks::get(store, task)?.task.assignee == holder;
+    let actor = Actor { who, lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
     if !holds {
         return Ok(());
     }
@@ -670,7 +694,8 @@ fn move_task(store: &Store, run: &Run, task: &str) -> Result<()> {
 pub fn note_chat_on_task(store: &Store, num: i64) -> Result<()> {
     let run = get_run(store, num)?;
     if let (Some(task), Some(chat)) = (&run.task, &run.chat_id) {
-        let actor = Actor { who: run_identity(num, run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
+        let actor =
+            Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
         let ch = TaskChange { comment: Some(format!("{} works in Cursor chat {chat}", run.id)), ..Default::default() };
         tasks::update(store, &actor, task, &ch)?;
     }
@@ -861,7 +886,11 @@ pub fn get(store: &Store, id: &str, tail: Option<usize>) -> Result<RunDetail> {
             .prepare_cached("SELECT num FROM runs WHERE parent = ?1 ORDER BY num")?
             .query_map([num], |r| r.get::<_, i64>(0).map(format_id))?
             .collect::<rusqlite::Result<_>>()?;
-        Ok(RunDetail { run, events, children })
+        let signals = c
+            .prepare_cached("SELECT signal FROM run_signals WHERE run = ?1 ORDER BY signal")?
+            .query_map([num], |r| r.get::<_, i64>(0).map(super::signals::format_id))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(RunDetail { run, events, children, signals })
     })
 }
 
@@ -930,9 +959,9 @@ pub fn for_chat(store: &Store, chat: &str) -> Result<Option<String>> {
 const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions, timeout_ms,
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
-    ended_at, resume_chat";
+    ended_at, resume_chat, coalesce(root, num)";
 
-fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
+pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
     c.prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
         .query_row([num], |r| {
             let perms: String = r.get(9)?;
@@ -973,6 +1002,7 @@ fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
                 started_at: r.get::<_, Option<i64>>(27)?.map(iso),
                 ended_at: r.get::<_, Option<i64>>(28)?.map(iso),
                 resume_chat: r.get(29)?,
+                root: r.get(30)?,
             })
         })
         .optional()?

@@ -627,26 +627,33 @@ pub fn drain(store: &Store, who: &Recipient) -> Result<Vec<Signal>> {
         if nums.is_empty() {
             return Ok(nums);
         }
-        txn.execute(
-            "UPDATE signal_deliveries SET drained_at = ?2 WHERE recipient = ?1 AND drained_at IS NULL",
-            params![key, now],
-        )?;
-        txn.execute(
-            "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2
-             WHERE recipient = ?1 AND drained_at = ?2 AND obligation = 'open'
-               AND signal IN (SELECT num FROM signals WHERE NOT reply_required)",
-            params![key, now],
-        )?;
-        txn.execute(
-            "INSERT INTO signal_inboxes(recipient, drained_at) VALUES (?1, ?2)
-             ON CONFLICT(recipient) DO UPDATE SET drained_at = excluded.drained_at",
-            params![key, now],
-        )?;
+        drain_in(txn, &key, &nums, now)?;
         txn.execute("UPDATE agents SET last_seen = ?2 WHERE id = ?1", params![key, now])?;
-        bump_rev(txn)?;
         Ok(nums)
     })?;
     store.read(|c| nums.iter().map(|n| load(c, *n)).collect())
+}
+
+/// Marks these deliveries to `key` drained at `now`, closing the obligations a drain closes.
+pub(crate) fn drain_in(txn: &Transaction<'_>, key: &str, nums: &[i64], now: i64) -> Result<()> {
+    let mut drained = txn.prepare_cached(
+        "UPDATE signal_deliveries SET drained_at = ?3 WHERE recipient = ?1 AND signal = ?2 AND drained_at IS NULL",
+    )?;
+    for n in nums {
+        drained.execute(params![key, n, now])?;
+    }
+    txn.execute(
+        "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2
+         WHERE recipient = ?1 AND drained_at = ?2 AND obligation = 'open'
+           AND signal IN (SELECT num FROM signals WHERE NOT reply_required)",
+        params![key, now],
+    )?;
+    txn.execute(
+        "INSERT INTO signal_inboxes(recipient, drained_at) VALUES (?1, ?2)
+         ON CONFLICT(recipient) DO UPDATE SET drained_at = excluded.drained_at",
+        params![key, now],
+    )?;
+    bump_rev(txn)
 }
 
 /// Undrained signals to the caller, oldest first, without draining them.
@@ -721,7 +728,7 @@ pub fn record_wakes(store: &Store, wakes: &[Wake]) -> Result<()> {
     })
 }
 
-fn record_in(txn: &Transaction<'_>, w: &Wake, now: i64) -> Result<()> {
+pub(crate) fn record_in(txn: &Transaction<'_>, w: &Wake, now: i64) -> Result<()> {
     txn.execute(
         "INSERT INTO signal_wakes(signal, recipient, at, path, result, mcp_session) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![w.signal, w.recipient, now, w.path.as_str(), w.result.as_str(), w.mcp_session],
@@ -932,7 +939,7 @@ pub fn overdue(store: &Store, kind: SignalType, min_age_ms: i64) -> Result<Vec<(
     })
 }
 
-fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
+pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
     let mut stmt = c.prepare_cached(
         "SELECT type, sender, address, body, reply_to, task, trace_id, action_required, reply_required,
                 created_at, answered_at, answered_by

@@ -1,0 +1,325 @@
+//! Waking an idle Cursor CLI chat by a follow-up run. No doorbell reaches a chat that is not
+//! running; a chat Tether ran can be continued (`--resume`). When an agent that is such a chain
+//! of runs has signals waiting, nothing of it is queued or running, and the person opted in for
+//! it, its signals are drained into the prompt of a follow-up run of its chat (wake path
+//! `resume`). When that run succeeds, its result answers each carried signal that wants a reply
+//! and is still unanswered (the agent may have replied itself through Tether's MCP tools).
+//! Bounded per agent and hour.
+//!
+//! Board only: tether-runs runs what this queues; no processes or hosts here.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::agents::{self, Agent, AgentKind};
+use super::runs::{self, Run, RunStatus, ValidRun};
+use super::signals::{self, NewSignal, Sender, Wake, WakePath, WakeResult};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// Wakes per agent and hour unless the settings say otherwise.
+pub const DEFAULT_PER_HOUR: u32 = 4;
+
+const HOUR_MS: i64 = 60 * 60 * 1000;
+
+/// Who sends a waking run's prompt and its queue entry.
+const REQUESTED_BY: &str = "tether (wake by resume)";
+
+/// Turns waking by resume on or off for an agent (by name or id). Only a chain of runs (a
+/// Cursor CLI chat Tether ran) can be resumed.
+pub fn set(store: &Store, agent: &str, on: bool) -> Result<Agent> {
+    let a = agents::get(store, agent)?;
+    if on && a.kind != AgentKind::Run {
+        return Err(Error::invalid(
+            "wake by resume",
+            format!("{} is not a Cursor CLI chat that Tether ran; only those can be resumed", a.name),
+        ));
+    }
+    store.durable(|txn| {
+        txn.execute("UPDATE agents SET wake_by_resume = ?2 WHERE id = ?1", params![a.id, on])?;
+        Ok(())
+    })?;
+    agents::get(store, &a.id)
+}
+
+/// An agent is due when it opted in, is not ended, has signals waiting (not system notices), no
+/// run of its chain is queued or running, its chain has a chat to resume, and it was woken fewer
+/// than `?2` times since `?1`. The agent id is `run:R-<root>`.
+const DUE: &str = "
+    SELECT a.id FROM agents a
+    WHERE a.wake_by_resume = 1 AND a.kind = 'run' AND a.ended_at IS NULL
+      AND EXISTS (SELECT 1 FROM signal_deliveries d JOIN signals s ON s.num = d.signal
+                  WHERE d.recipient = a.id AND d.drained_at IS NULL
+                    AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted'))
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.root = CAST(substr(a.id, 7) AS INTEGER)
+                        AND r.status IN ('queued', 'running'))
+      AND EXISTS (SELECT 1 FROM runs r WHERE r.root = CAST(substr(a.id, 7) AS INTEGER) AND r.chat_id IS NOT NULL)
+      AND (SELECT count(DISTINCT rs.run) FROM run_signals rs JOIN runs r ON r.num = rs.run
+           WHERE r.root = CAST(substr(a.id, 7) AS INTEGER) AND r.created_at > ?1) < ?2";
+
+/// The agents to wake now, each at most once.
+pub fn due(store: &Store, per_hour: u32) -> Result<Vec<String>> {
+    store.read(|c| {
+        Ok(c.prepare_cached(&format!("{DUE} ORDER BY a.id"))?
+            .query_map(params![now_ms() - HOUR_MS, per_hour], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// Queues the follow-up run that wakes `agent` with its waiting signals, draining them in the
+/// same transaction (so no other reader gets them too). `None`: it is not due (any more).
+pub fn wake(store: &Store, agent: &str, per_hour: u32) -> Result<Option<Run>> {
+    let num = store.durable(|txn| {
+        let now = now_ms();
+        let due = txn
+            .query_row(&format!("{DUE} AND a.id = ?3"), params![now - HOUR_MS, per_hour, agent], |_| Ok(()))
+            .optional()?
+            .is_some();
+        if !due {
+            return Ok(None);
+        }
+        let parent: i64 = txn.query_row(
+            "SELECT max(num) FROM runs WHERE root = CAST(substr(?1, 7) AS INTEGER) AND chat_id IS NOT NULL",
+            [agent],
+            |r| r.get(0),
+        )?;
+        let parent = runs::load(txn, parent)?;
+        let nums: Vec<i64> = txn
+            .prepare_cached(
+                "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
+                 WHERE d.recipient = ?1 AND d.drained_at IS NULL
+                   AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')
+                 ORDER BY d.signal",
+            )?
+            .query_map([agent], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let carried = nums.iter().map(|n| signals::load(txn, *n)).collect::<Result<Vec<_>>>()?;
+        signals::drain_in(txn, agent, &nums, now)?;
+        for n in &nums {
+            let w = Wake {
+                signal: *n,
+                recipient: agent.to_owned(),
+                path: WakePath::Resume,
+                result: WakeResult::Rang,
+                mcp_session: None,
+            };
+            signals::record_in(txn, &w, now)?;
+        }
+        let v = ValidRun {
+            prompt: prompt(&carried),
+            task: None,
+            workspace: parent.workspace.clone().unwrap_or_default(),
+            model: parent.model.clone(),
+            mode: parent.mode,
+            role: parent.role.clone(),
+            timeout_ms: parent.timeout_secs * 1000,
+            permissions: parent.permissions.clone(),
+            complete: false,
+            parent: Some(parent.num()),
+            resume_chat: parent.chat_id.clone(),
+        };
+        let num = runs::insert_in(txn, REQUESTED_BY, &v)?;
+        let mut carry = txn.prepare_cached("INSERT INTO run_signals(run, signal) VALUES (?1, ?2)")?;
+        for n in &nums {
+            carry.execute(params![num, n])?;
+        }
+        Ok(Some(num))
+    })?;
+    num.map(|n| runs::get_run(store, n)).transpose()
+}
+
+/// What a woken chat reads: each signal with who sent it and whether a reply is expected.
+fn prompt(carried: &[signals::Signal]) -> String {
+    let n = carried.len();
+    let mut p = format!(
+        "Tether resumed this chat because {n} signal{} arrived for you while it was idle. Act on {}.\n",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "it" } else { "them" }
+    );
+    for s in carried {
+        let ask = if s.reply_required { " (a reply is expected)" } else { "" };
+        p.push_str(&format!("\n## {} · {} from {}{ask}\n\n{}\n", s.id, s.kind, s.from, s.body.trim()));
+    }
+    if carried.iter().any(|s| s.reply_required) {
+        p.push_str(
+            "\nYour final answer is sent back as the reply to each signal that expects one, unless you \
+             reply yourself with Tether's `signal_send` tool (with `reply_to`).\n",
+        );
+    }
+    p
+}
+
+/// After a waking run ends: on success, its result answers each carried signal that expects a
+/// reply and has none yet, from the run's agent.
+pub(crate) fn answer_carried(store: &Store, run: &Run) -> Result<()> {
+    let body = run.result.as_deref().map(str::trim).unwrap_or("");
+    if run.status != RunStatus::Succeeded || body.is_empty() {
+        return Ok(());
+    }
+    let open: Vec<i64> = store.read(|c| {
+        Ok(c.prepare_cached(
+            "SELECT s.num FROM run_signals rs JOIN signals s ON s.num = rs.signal
+             WHERE rs.run = ?1 AND s.reply_required AND s.answered_at IS NULL ORDER BY s.num",
+        )?
+        .query_map([run.num()], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+    })?;
+    let body = clip(body, signals::MAX_BODY_BYTES - 64, &run.id);
+    let from = Sender::Agent(runs::run_identity(run.root, run.workspace.as_deref()));
+    for n in open {
+        let new = NewSignal {
+            reply_to: Some(signals::format_id(n)),
+            kind: Some("status_update".into()),
+            body: body.clone(),
+            ..Default::default()
+        };
+        signals::send(store, &from, &new)?;
+    }
+    Ok(())
+}
+
+/// `text` cut to `max` bytes (on a character boundary), saying where the rest is.
+fn clip(text: &str, max: usize, run: &str) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let note = format!("\n\n… (cut; the whole answer is in run {run})");
+    let mut end = max.saturating_sub(note.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::runs::{Limits, Outcome, Permissions, RunMode};
+    use crate::board::stream_json::RunEvent;
+
+    const LIMITS: Limits = Limits { total: 3, per_workspace: 1, only: None };
+
+    /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
+    fn finished_run(s: &Store, chat: &str) -> Run {
+        let v = ValidRun {
+            prompt: "build it".into(),
+            task: None,
+            workspace: "/w".into(),
+            model: Some("m-1".into()),
+            mode: RunMode::Agent,
+            role: Some("backend".into()),
+            timeout_ms: 90_000,
+            permissions: Permissions::default(),
+            complete: false,
+            parent: None,
+            resume_chat: None,
+        };
+        let r = runs::create(s, "me", &v).unwrap();
+        ran(s, &r, chat, "built");
+        runs::get_run(s, r.num()).unwrap()
+    }
+
+    fn ran(s: &Store, r: &Run, chat: &str, result: &str) -> Run {
+        let claimed = runs::claim_next(s, 1, LIMITS).unwrap().unwrap();
+        assert_eq!(claimed.id, r.id);
+        runs::append_events(
+            s,
+            r.num(),
+            &[
+                RunEvent::Init { session_id: chat.into(), model: None, cwd: None },
+                RunEvent::Result {
+                    is_error: false,
+                    text: result.into(),
+                    duration_ms: None,
+                    duration_api_ms: None,
+                    usage: None,
+                },
+            ],
+        )
+        .unwrap();
+        runs::finish(s, r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
+            .unwrap()
+    }
+
+    fn ask(s: &Store, to: &str, body: &str) -> signals::Signal {
+        let new = NewSignal { to: Some(to.into()), body: body.into(), ..Default::default() };
+        signals::send(s, &Sender::Human, &new).unwrap()
+    }
+
+    #[test]
+    fn an_opted_in_idle_chat_is_resumed_with_its_signals_and_its_answer_goes_back() {
+        let s = Store::open_in_memory().unwrap();
+        let first = finished_run(&s, "chat-9");
+        let agent = agents::get(&s, "run R-1").unwrap();
+        assert_eq!((agent.kind, agent.status.as_str(), agent.wake_by_resume), (AgentKind::Run, "idle", false));
+        let q = ask(&s, "run R-1", "Which port does the API use?");
+        assert!(due(&s, 4).unwrap().is_empty(), "not opted in");
+
+        let agent = set(&s, "run R-1", true).unwrap();
+        assert_eq!((agent.wake_by_resume, agent.surface), (true, Some("resume")));
+        assert_eq!(due(&s, 4).unwrap(), std::slice::from_ref(&agent.id));
+        let woke = wake(&s, &agent.id, 4).unwrap().expect("queued");
+        assert_eq!(woke.parent.as_deref(), Some(first.id.as_str()));
+        assert_eq!(woke.resume_chat.as_deref(), Some("chat-9"), "continues the chat");
+        assert_eq!((woke.workspace.as_deref(), woke.model.as_deref()), (Some("/w"), Some("m-1")));
+        assert!(woke.prompt.contains("Which port does the API use?") && woke.prompt.contains(&q.id), "{}", woke.prompt);
+        assert_eq!(runs::get(&s, &woke.id, None).unwrap().signals, std::slice::from_ref(&q.id));
+        let d = &signals::get(&s, &q.id).unwrap();
+        assert!(d.signal.deliveries[0].drained_at.is_some(), "drained into the prompt");
+        assert_eq!(d.wakes.last().map(|w| w.path.as_str()), Some("resume"));
+        assert!(wake(&s, &agent.id, 4).unwrap().is_none(), "nothing waits any more");
+        assert!(signals::pending(&s, &signals::Recipient::Agent(agent.id.clone())).unwrap().is_empty());
+
+        // While the woken run goes, the chain is working; a new signal waits for it to end.
+        ask(&s, "run R-1", "And the database?");
+        assert!(due(&s, 4).unwrap().is_empty(), "its run is queued");
+        let ended = ran(&s, &woke, "chat-9", "Port 8080.");
+        assert_eq!(ended.status, RunStatus::Succeeded);
+        let q = signals::get(&s, &q.id).unwrap().signal;
+        assert!(q.answered_by.is_some(), "the result answered the question");
+        let reply =
+            signals::list(&s, &signals::SignalFilter { to: Some("human".into()), limit: 10, ..Default::default() })
+                .unwrap();
+        assert_eq!((reply[0].from.as_str(), reply[0].body.as_str()), ("run R-1", "Port 8080."));
+        assert_eq!(agents::get(&s, "run R-1").unwrap().status, "idle", "one agent for the whole chain");
+
+        // The second question wakes it again; then the hourly bound holds.
+        assert_eq!(due(&s, 2).unwrap(), std::slice::from_ref(&agent.id));
+        let again = wake(&s, &agent.id, 2).unwrap().unwrap();
+        ran(&s, &again, "chat-9", "Postgres.");
+        ask(&s, "run R-1", "One more?");
+        assert!(due(&s, 2).unwrap().is_empty(), "two wakes this hour");
+        assert_eq!(due(&s, 3).unwrap().len(), 1);
+
+        // Turned off: not woken.
+        set(&s, "run R-1", false).unwrap();
+        assert!(due(&s, 3).unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_chains_of_runs_with_a_chat_are_woken_and_a_failed_wake_leaves_the_question_open() {
+        let s = Store::open_in_memory().unwrap();
+        let who = agents::Identity::cli("pat");
+        agents::start(&s, &who, None, None).unwrap();
+        let e = set(&s, "pat", true).unwrap_err();
+        assert_eq!(e.code(), crate::ErrorCode::InvalidInput, "{e}");
+
+        finished_run(&s, "chat-1");
+        set(&s, "run R-1", true).unwrap();
+        let q = ask(&s, "run R-1", "Status?");
+        let woke = wake(&s, "run:R-1", 4).unwrap().unwrap();
+        runs::claim_next(&s, 1, LIMITS).unwrap();
+        runs::finish(
+            &s,
+            woke.num(),
+            &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
+        )
+        .unwrap();
+        let q = signals::get(&s, &q.id).unwrap().signal;
+        assert!(q.answered_at.is_none(), "nobody answered");
+        assert_eq!(q.deliveries[0].obligation, "open", "still owed: it shows as overdue in time");
+        // A long answer is cut to what a signal holds.
+        let long = clip(&"é".repeat(20_000), signals::MAX_BODY_BYTES - 64, "R-9");
+        assert!(long.len() <= signals::MAX_BODY_BYTES && long.ends_with("run R-9)"));
+    }
+}
