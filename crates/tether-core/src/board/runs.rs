@@ -417,7 +417,11 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
 /// A follow-up: the parent's chat continued (`--resume`) with a new prompt, as a child run with
 /// the parent's workspace, model, mode, role and permissions.
 pub fn followup_of(store: &Store, parent: &str, prompt: &str) -> Result<ValidRun> {
-    let p = get_run(store, parse_id(parent)?)?;
+    followup_from(&get_run(store, parse_id(parent)?)?, prompt)
+}
+
+/// A follow-up of `p` (see [`followup_of`]).
+pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
     let chat = p.chat_id.clone().ok_or_else(|| {
         Error::invalid("follow-up", format!("{} has no Cursor chat to continue (it never started)", p.id))
     })?;

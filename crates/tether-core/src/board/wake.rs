@@ -11,7 +11,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::agents::{self, Agent, AgentKind};
-use super::runs::{self, Run, RunStatus, ValidRun};
+use super::runs::{self, Run, RunStatus};
 use super::signals::{self, NewSignal, Sender, Wake, WakePath, WakeResult};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
@@ -105,19 +105,7 @@ pub fn wake(store: &Store, agent: &str, per_hour: u32) -> Result<Option<Run>> {
             };
             signals::record_in(txn, &w, now)?;
         }
-        let v = ValidRun {
-            prompt: prompt(&carried),
-            task: None,
-            workspace: parent.workspace.clone().unwrap_or_default(),
-            model: parent.model.clone(),
-            mode: parent.mode,
-            role: parent.role.clone(),
-            timeout_ms: parent.timeout_secs * 1000,
-            permissions: parent.permissions.clone(),
-            complete: false,
-            parent: Some(parent.num()),
-            resume_chat: parent.chat_id.clone(),
-        };
+        let v = runs::followup_from(&parent, &prompt(&carried))?;
         let num = runs::insert_in(txn, REQUESTED_BY, &v)?;
         let mut carry = txn.prepare_cached("INSERT INTO run_signals(run, signal) VALUES (?1, ?2)")?;
         for n in &nums {
@@ -194,7 +182,7 @@ fn clip(text: &str, max: usize, run: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::runs::{Limits, Outcome, Permissions, RunMode};
+    use crate::board::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
     use crate::board::stream_json::RunEvent;
 
     const LIMITS: Limits = Limits { total: 3, per_workspace: 1, only: None };
