@@ -4,13 +4,15 @@ checking its token before reading anything, idle and slow connections closed, an
 not starving /health.
 """
 
+import asyncio
+import logging
 import resource
 import socket
 import time
 
 import httpx
 
-from test_mcp_e2e import ACCEPT, TOKEN
+from test_mcp_e2e import ACCEPT, TOKEN, client
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
@@ -43,6 +45,18 @@ def test_session_end_unknown_sessions_and_routes(daemon):
     assert r.status_code == 405 and r.json()["message"], r.text
     r = httpx.get(f"{base}/{'x' * 300}")
     assert r.status_code == 404 and r.json()["code"] == "not_found"
+
+
+def test_the_python_sdk_ends_its_session_quietly(daemon, caplog):
+    """The official client ends its session with DELETE on exit; it warns unless that succeeds."""
+    async def go():
+        http, c = client(daemon.url)
+        async with http, c:
+            await c.list_tools()
+
+    with caplog.at_level(logging.WARNING, logger="mcp"):
+        asyncio.run(go())
+    assert not [r.getMessage() for r in caplog.records if "termination" in r.getMessage()], caplog.text
 
 
 def test_the_hook_door_reads_nothing_without_its_token(daemon):
