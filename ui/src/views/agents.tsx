@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api';
 import { Empty, ErrorNote } from '../components';
@@ -10,13 +10,25 @@ export function AgentsView() {
   useLive(['agents', 'tasks', 'signals'], () => agents.reload());
   useTicker(15_000);
   const [err, setErr] = useState<unknown>(null);
+  // The box shows the user's choice at once; a list reload in flight must not flip it back.
+  const [wanted, setWanted] = useState<Record<string, boolean>>({});
+  useEffect(() => {
+    setWanted((w) => {
+      const left = Object.fromEntries(
+        Object.entries(w).filter(([id, on]) => agents.data?.find((a) => a.id === id)?.wake_by_resume !== on),
+      );
+      return Object.keys(left).length === Object.keys(w).length ? w : left;
+    });
+  }, [agents.data]);
   const toggleWake = async (id: string, on: boolean) => {
     setErr(null);
+    setWanted((w) => ({ ...w, [id]: on }));
     try {
       await api.setWakeByResume(id, on);
       toast(on ? 'Woken by a follow-up run when signals wait.' : 'No longer woken by a follow-up run.');
     } catch (e) {
       setErr(e);
+      setWanted(({ [id]: _, ...rest }) => rest);
     }
     agents.reload();
   };
@@ -71,7 +83,7 @@ export function AgentsView() {
                   {a.kind === 'run' ? (
                     <input
                       type="checkbox"
-                      checked={a.wake_by_resume}
+                      checked={wanted[a.id] ?? a.wake_by_resume}
                       aria-label={`Wake ${a.name} by a follow-up run`}
                       data-testid="agent-wake"
                       onChange={(e) => toggleWake(a.id, (e.target as HTMLInputElement).checked)}
