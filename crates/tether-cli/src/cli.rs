@@ -78,6 +78,10 @@ pub enum Command {
     /// The Cursor API key that runs of the Cursor CLI use (kept in the OS keyring).
     #[command(subcommand)]
     CursorKey(CursorKeyCmd),
+    /// Cursor Cloud agents: launch one on a GitHub repository as a run, log in, check the setup.
+    /// Cloud runs are runs: `tether runs list/show/logs/cancel/followup` take them too.
+    #[command(subcommand)]
+    Cloud(CloudCmd),
     /// Show or change the settings (`settings.json` in the data dir); a running daemon applies a
     /// change at once.
     #[command(subcommand)]
@@ -185,6 +189,78 @@ pub enum RunsCmd {
         #[command(flatten)]
         out: JsonFlag,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CloudCmd {
+    /// Launch a Cursor Cloud agent on a repository (a run R-n; Ctrl-C with --follow stops
+    /// following, not the agent, when a daemon runs it).
+    Launch(CloudLaunchArgs),
+    /// Check a Cursor API key with Cursor and keep it in the OS keyring (runs of the Cursor CLI
+    /// use it too). Asks for it, or reads it from stdin with --key-stdin.
+    Login {
+        #[arg(long)]
+        key_stdin: bool,
+    },
+    /// Forget the stored key.
+    Logout,
+    /// Check the setup: API URL, key (valid?), repository, model, public URL; each failure says
+    /// what to do.
+    Doctor {
+        /// The repository to check (default: this folder's git origin).
+        #[arg(long, value_name = "URL")]
+        repo: Option<String>,
+        /// A model id to check.
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// Also ask Cursor whether the key reaches the repository (Cursor allows this once a minute).
+        #[arg(long)]
+        verify_repo: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CloudLaunchArgs {
+    /// What the agent should do (may be left out with --task: the task is the prompt).
+    pub prompt: Option<String>,
+    /// The GitHub repository, e.g. https://github.com/org/repo [default: this folder's origin].
+    #[arg(long, value_name = "URL")]
+    pub repo: Option<String>,
+    /// The branch, tag or commit to start from [default: the repository's default branch].
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+    /// Work on this existing branch and push to it (instead of a new cursor/… branch).
+    #[arg(long, value_name = "BRANCH", conflicts_with = "git_ref")]
+    pub branch: Option<String>,
+    /// Open a pull request when done.
+    #[arg(long)]
+    pub auto_pr: bool,
+    /// A Cursor model id [default: your Cursor default].
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// plan: the agent plans and changes nothing.
+    #[arg(long, value_parser = ["agent", "plan"])]
+    pub mode: Option<String>,
+    /// A role whose rule goes into the prompt.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// A task to work on, e.g. T-3: the run claims it and moves it to in_review on success.
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// On success, move the task to done instead of in_review.
+    #[arg(long, requires = "task")]
+    pub complete: bool,
+    /// Wall-clock limit, e.g. 30m, 2h [default: the settings', 60m]; at the limit Tether cancels
+    /// the agent's run at Cursor.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Stay and print the run's events as they come, until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 #[derive(Debug, Subcommand)]

@@ -65,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => crate::runs::run(open()?, a),
         Command::Runs(cmd) => crate::runs::runs(open()?, cmd),
         Command::CursorKey(cmd) => crate::runs::cursor_key(&paths, cmd),
+        Command::Cloud(cmd) => crate::runs::cloud(open()?, cmd),
         Command::Settings(cmd) => crate::settings::run(&paths, cmd),
         Command::Signal(cmd) => crate::signals::signal(&open()?, cmd),
         Command::Signals(cmd) => crate::signals::signals(&open()?, cmd),

@@ -492,9 +492,17 @@ pub fn runs(list: &[tether_core::board::runs::Run]) {
             r.mode.as_str(),
             local_time(r.started_at.as_deref().or(Some(&r.created_at))),
             r.task.as_deref().unwrap_or("—"),
-            cut(&home_short(r.workspace.as_deref().unwrap_or("")), 24),
+            cut(&run_place(r), 24),
             cut(r.prompt.lines().next().unwrap_or(""), 50)
         );
+    }
+}
+
+/// Where a run works: its folder, or a cloud run's repository.
+fn run_place(r: &tether_core::board::runs::Run) -> String {
+    match &r.cloud {
+        Some(c) => format!("☁ {}", tether_core::history::cloud::repo_project(&c.repo)),
+        None => home_short(r.workspace.as_deref().unwrap_or("")),
     }
 }
 
@@ -519,7 +527,16 @@ pub fn run_summary(r: &tether_core::board::runs::Run) {
         println!("  note: {w}");
     }
     if let Some(c) = &r.chat_id {
-        println!("  Cursor chat {c} (tether sessions show {c}; follow up: tether runs followup {} \"…\")", r.id);
+        let what = if r.is_cloud() { "Cursor Cloud agent" } else { "Cursor chat" };
+        println!("  {what} {c} (tether sessions show {c}; follow up: tether runs followup {} \"…\")", r.id);
+    }
+    if let Some(c) = &r.cloud {
+        if let Some(u) = &c.agent_url {
+            println!("  at Cursor: {u}");
+        }
+        if let Some(b) = &c.pushed_branch {
+            println!("  branch {b}{}", c.pr_url.as_deref().map(|p| format!(" · PR {p}")).unwrap_or_default());
+        }
     }
 }
 
@@ -530,7 +547,7 @@ pub fn run_detail(d: &tether_core::board::runs::RunDetail) {
         "{}",
         dim(&format!(
             "  {} · mode {} · model {} · role {} · timeout {} s · by {} · created {}",
-            r.workspace.as_deref().map(home_short).unwrap_or_default(),
+            run_place(r),
             r.mode.as_str(),
             r.model.as_deref().unwrap_or("default"),
             r.role.as_deref().unwrap_or("—"),
@@ -607,7 +624,12 @@ impl EventPrinter {
             }
             E::Init { session_id, model, .. } => line(
                 self,
-                dim(&format!("▸ Cursor chat {session_id} · {}", model.as_deref().unwrap_or("default model"))),
+                dim(&format!(
+                    "▸ {} {session_id} · {}",
+                    // Cursor's cloud agent ids are `bc-<uuid>`; the CLI's chats are bare uuids.
+                    if session_id.starts_with("bc-") { "Cursor Cloud agent" } else { "Cursor chat" },
+                    model.as_deref().unwrap_or("default model")
+                )),
             ),
             E::User { text } => line(self, format!("{} {}", bold("you:"), cut(text.trim(), 200))),
             E::ToolCall { tool, phase, path, command, outcome, .. } => {

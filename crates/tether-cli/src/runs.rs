@@ -10,7 +10,7 @@ use anyhow::Context;
 use tether_core::Tether;
 use tether_core::board::runs::{NewRun, Permissions, Run, RunFilter, RunStatus};
 
-use crate::cli::{CursorKeyCmd, RunArgs, RunsCmd};
+use crate::cli::{CloudCmd, CloudLaunchArgs, CursorKeyCmd, RunArgs, RunsCmd};
 use crate::output;
 
 fn requested_by() -> String {
@@ -35,6 +35,7 @@ pub fn run(t: Tether, a: RunArgs) -> anyhow::Result<()> {
         timeout_secs: a.timeout.as_deref().map(parse_duration).transpose()?,
         permissions: Permissions { allow: a.allow, deny: a.deny },
         complete: a.complete,
+        ..Default::default()
     };
     let r = t.queue_run(&requested_by(), &new)?;
     start_or_follow(t, r, a.follow, a.out.json)
@@ -182,20 +183,105 @@ pub fn runs(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
     }
 }
 
+/// A key typed at the prompt, or all of stdin when it is not a terminal.
+fn read_key() -> anyhow::Result<String> {
+    if std::io::stdin().is_terminal() {
+        eprint!("Cursor API key (from cursor.com/dashboard → Integrations): ");
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        Ok(line)
+    } else {
+        let mut all = String::new();
+        std::io::stdin().take(64 * 1024).read_to_string(&mut all)?;
+        Ok(all)
+    }
+}
+
+pub fn cloud(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
+    use tether_core::token;
+    match cmd {
+        CloudCmd::Launch(a) => launch(t, a),
+        CloudCmd::Login { key_stdin } => {
+            if key_stdin && std::io::stdin().is_terminal() {
+                anyhow::bail!("--key-stdin reads the key from a pipe: `printf %s \"$KEY\" | tether cloud login --key-stdin`");
+            }
+            let key = read_key()?.trim().to_owned();
+            anyhow::ensure!(!key.is_empty(), "no key given");
+            let settings = t.settings()?;
+            let base = tether_cloud::client::base_url(settings.cloud.api_url.as_deref())?;
+            let client = tether_cloud::Client::new(&base, key.clone())?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let me = rt.block_on(client.me()).context("checking the key with Cursor")?;
+            token::set_cursor_key(&t.paths, &key)?;
+            println!(
+                "Logged in{}: the key is kept in {} and used by cloud runs and runs of the Cursor CLI.",
+                me.user_email.map(|e| format!(" as {e}")).unwrap_or_default(),
+                match token::backend(&t.paths) {
+                    token::Backend::Keyring => "the OS keyring",
+                    _ => "the data dir's 0600 key file",
+                }
+            );
+            if std::env::var_os("CURSOR_API_KEY").is_some() {
+                eprintln!("Note: CURSOR_API_KEY is set in this environment and wins over the stored key.");
+            }
+            Ok(())
+        }
+        CloudCmd::Logout => {
+            token::forget_cursor_key(&t.paths)?;
+            println!("Logged out: the stored Cursor API key is forgotten.");
+            Ok(())
+        }
+        CloudCmd::Doctor { repo, model, verify_repo, out } => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let ask = tether_cloud::doctor::Ask { repo, model, verify_repo };
+            let checks = rt.block_on(tether_cloud::doctor::run(&t, &ask));
+            let failed = checks.iter().any(|c| c.status == "fail");
+            if out.json {
+                output::json(&checks)?;
+            } else {
+                for c in &checks {
+                    let mark = match c.status {
+                        "ok" => "ok  ",
+                        "warn" => "warn",
+                        _ => "FAIL",
+                    };
+                    println!("{mark} {:<11} {}", c.name, c.detail);
+                    if let Some(f) = &c.fix {
+                        println!("     {:<11} → {f}", "");
+                    }
+                }
+            }
+            if failed { std::process::exit(1) } else { Ok(()) }
+        }
+    }
+}
+
+fn launch(t: Tether, a: CloudLaunchArgs) -> anyhow::Result<()> {
+    let new = NewRun {
+        prompt: a.prompt,
+        task: a.task,
+        workspace: std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned()),
+        model: a.model,
+        mode: a.mode.as_deref().map(str::parse).transpose()?,
+        role: a.role,
+        timeout_secs: a.timeout.as_deref().map(parse_duration).transpose()?,
+        complete: a.complete,
+        place: Some(tether_core::board::runs::RunPlace::Cloud),
+        repo: a.repo,
+        git_ref: a.git_ref,
+        branch: a.branch,
+        auto_pr: a.auto_pr,
+        ..Default::default()
+    };
+    let r = t.queue_run(&requested_by(), &new)?;
+    start_or_follow(t, r, a.follow, a.out.json)
+}
+
 pub fn cursor_key(paths: &tether_core::Paths, cmd: CursorKeyCmd) -> anyhow::Result<()> {
     use tether_core::token;
     match cmd {
         CursorKeyCmd::Set => {
-            let key = if std::io::stdin().is_terminal() {
-                eprint!("Cursor API key (from cursor.com/dashboard → Integrations): ");
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line)?;
-                line
-            } else {
-                let mut all = String::new();
-                std::io::stdin().take(64 * 1024).read_to_string(&mut all)?;
-                all
-            };
+            let key = read_key()?;
             token::set_cursor_key(paths, &key)?;
             println!(
                 "Stored. Runs of the Cursor CLI get it as CURSOR_API_KEY (CURSOR_API_KEY in Tether's own environment wins)."

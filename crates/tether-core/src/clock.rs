@@ -13,3 +13,8 @@ pub fn iso(ms: i64) -> String {
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
         .unwrap_or_default()
 }
+
+/// RFC 3339 → epoch ms (the inverse of [`iso`]).
+pub fn parse_iso(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s.trim()).ok().map(|d| d.timestamp_millis())
+}

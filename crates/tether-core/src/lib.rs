@@ -42,9 +42,12 @@ pub struct Tether {
 }
 
 impl Tether {
-    pub fn open(paths: Paths, cursor: CursorLocations) -> Result<Self> {
+    pub fn open(paths: Paths, mut cursor: CursorLocations) -> Result<Self> {
         paths.ensure()?;
         let store = Store::open(&paths.db())?;
+        cursor.cloud_dir = Some(paths.cloud_dir());
+        // Made here so the daemon's watcher sees the first transcript a cloud run writes.
+        let _ = std::fs::create_dir(paths.cloud_dir());
         Ok(Self { paths, cursor: std::sync::RwLock::new(cursor), store })
     }
 
@@ -54,7 +57,8 @@ impl Tether {
     }
 
     /// Reads Cursor's data from elsewhere from now on (the next index pass and watcher use it).
-    pub fn set_cursor(&self, loc: CursorLocations) {
+    pub fn set_cursor(&self, mut loc: CursorLocations) {
+        loc.cloud_dir = Some(self.paths.cloud_dir());
         *self.cursor.write().unwrap_or_else(|p| p.into_inner()) = loc;
     }
 
@@ -167,19 +171,14 @@ impl Tether {
     pub fn queue_run(&self, requested_by: &str, new: &board::runs::NewRun) -> Result<board::runs::Run> {
         use board::runs;
         runs::check(new)?;
+        if new.place == Some(runs::RunPlace::Cloud) {
+            return self.queue_cloud_run(requested_by, new);
+        }
+        if new.repo.is_some() || new.git_ref.is_some() || new.branch.is_some() || new.auto_pr {
+            return Err(Error::invalid("run", "repo, ref, branch and auto_pr are for cloud runs (where: cloud)"));
+        }
         let settings = self.settings()?;
-        let task = new.task.as_deref().map(|t| self.board().task(t)).transpose()?;
-        let task_text = task.as_ref().map(|t| runs::task_prompt(&self.store, &t.task.id)).transpose()?;
-        let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
-            (Some(p), Some(t)) => format!(
-                "{t}
-{p}
-"
-            ),
-            (Some(p), None) => p.to_owned(),
-            (None, Some(t)) => t,
-            (None, None) => unreachable!("checked: a prompt or a task"),
-        };
+        let (task, prompt) = self.run_prompt(new)?;
         let ws = new
             .workspace
             .clone()
@@ -202,6 +201,89 @@ impl Tether {
             complete: new.complete,
             parent: None,
             resume_chat: None,
+            cloud: None,
+        };
+        runs::create(&self.store, requested_by, &valid)
+    }
+
+    /// The prompt of a run: the task's text (when bound to one) and the person's words.
+    fn run_prompt(&self, new: &board::runs::NewRun) -> Result<(Option<board::tasks::TaskDetail>, String)> {
+        let task = new.task.as_deref().map(|t| self.board().task(t)).transpose()?;
+        let task_text = task.as_ref().map(|t| board::runs::task_prompt(&self.store, &t.task.id)).transpose()?;
+        let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
+            (Some(p), Some(t)) => format!("{t}\n{p}\n"),
+            (Some(p), None) => p.to_owned(),
+            (None, Some(t)) => t,
+            (None, None) => return Err(Error::invalid("run", "give a prompt, a task, or both")),
+        };
+        Ok((task, prompt))
+    }
+
+    /// Queues a Cursor Cloud run: the repository given, else the `origin` of the workspace (or
+    /// the task's project); a task whose earlier cloud run worked on the same repository
+    /// continues that agent. A role's rule goes into the prompt (there is no workspace to put
+    /// it in); local permissions do not apply.
+    fn queue_cloud_run(&self, requested_by: &str, new: &board::runs::NewRun) -> Result<board::runs::Run> {
+        use board::{cloud, runs};
+        if !new.permissions.is_empty() {
+            return Err(Error::invalid(
+                "permissions",
+                "cloud agents run with Cursor's own sandbox; permissions are for local runs",
+            ));
+        }
+        if new.mode == Some(runs::RunMode::Ask) {
+            return Err(Error::invalid("run mode", "cloud agents take agent or plan"));
+        }
+        if new.git_ref.is_some() && new.branch.is_some() {
+            return Err(Error::invalid(
+                "branch",
+                "give --ref (start from it, push a new branch) or --branch (work on it), not both",
+            ));
+        }
+        let settings = self.settings()?;
+        let (task, mut prompt) = self.run_prompt(new)?;
+        let repo = match new.repo.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+            Some(r) => cloud::normalize_repo(r)?,
+            None => {
+                let dir = new
+                    .workspace
+                    .clone()
+                    .filter(|w| !w.trim().is_empty())
+                    .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
+                    .ok_or_else(|| Error::invalid("repository", "say which GitHub repository the agent works on (repo)"))?;
+                cloud::git_origin(Path::new(&dir)).ok_or_else(|| {
+                    Error::invalid("repository", format!("{dir} has no git origin remote; say which repository (repo)"))
+                })?
+            }
+        };
+        if let Some(r) = &new.role {
+            let rule = board::roles::rule(&self.paths.roles_dir(), r)?;
+            prompt = format!("{}\n\n---\n\n{prompt}", rule.trim());
+        }
+        let task_num = task.as_ref().map(|t| board::tasks::parse_id(&t.task.id)).transpose()?;
+        let earlier = match task_num {
+            Some(n) => cloud::earlier_for_task(&self.store, n, &repo)?,
+            None => None,
+        };
+        let (spec, parent) = match &earlier {
+            Some(e) => (e.cloud.as_ref().map(cloud::CloudSpec::followup), Some(e.num())),
+            None => (Some(cloud::CloudSpec::new(repo, new.git_ref.clone(), new.branch.clone(), new.auto_pr)), None),
+        };
+        let valid = runs::ValidRun {
+            prompt,
+            task: task_num,
+            workspace: String::new(),
+            model: new.model.clone(),
+            mode: new.mode.unwrap_or_default(),
+            role: new.role.clone(),
+            timeout_ms: new
+                .timeout_secs
+                .map_or(i64::from(settings.cloud.timeout_minutes) * 60_000, |s| s as i64 * 1000),
+            permissions: runs::Permissions::default(),
+            complete: new.complete,
+            parent,
+            resume_chat: earlier.and_then(|e| e.chat_id),
+            cloud: spec,
         };
         runs::create(&self.store, requested_by, &valid)
     }
@@ -209,7 +291,9 @@ impl Tether {
     /// A follow-up run continuing `id`'s Cursor chat with a new prompt.
     pub fn followup_run(&self, requested_by: &str, id: &str, prompt: &str) -> Result<board::runs::Run> {
         let valid = board::runs::followup_of(&self.store, id, prompt)?;
-        self.allowed_workspace(Path::new(&valid.workspace))?;
+        if valid.cloud.is_none() {
+            self.allowed_workspace(Path::new(&valid.workspace))?;
+        }
         board::runs::create(&self.store, requested_by, &valid)
     }
 

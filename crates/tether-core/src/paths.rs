@@ -56,6 +56,12 @@ impl Paths {
         self.data_dir.join("scratch")
     }
 
+    /// Transcripts of the Cursor Cloud agents Tether ran (`<agent id>.jsonl`), indexed as chats
+    /// of source `cloud`: Cursor's API keeps no conversation, so this is the only copy.
+    pub fn cloud_dir(&self) -> PathBuf {
+        self.data_dir.join("cloud")
+    }
+
     /// Role rules for runs (`<role>.mdc`), seeded with Tether's own.
     pub fn roles_dir(&self) -> PathBuf {
         self.data_dir.join("roles")
@@ -111,6 +117,10 @@ pub struct CursorLocations {
     pub user_dir_from: &'static str,
     /// What chose the Cursor home: `TETHER_CURSOR_HOME`, `settings`, or `detected`.
     pub home_from: &'static str,
+    /// Our own transcripts of Cursor Cloud agents (set by `Tether::open`), indexed beside
+    /// Cursor's files.
+    #[serde(skip)]
+    pub cloud_dir: Option<PathBuf>,
 }
 
 impl CursorLocations {

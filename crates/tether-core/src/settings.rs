@@ -31,6 +31,75 @@ pub struct Settings {
     pub signal_sla_minutes: BTreeMap<String, u32>,
     /// How Tether runs the Cursor CLI.
     pub runs: RunSettings,
+    /// How Tether runs Cursor Cloud agents.
+    pub cloud: CloudSettings,
+}
+
+/// Runs of Cursor Cloud agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct CloudSettings {
+    /// Cursor's API, instead of https://api.cursor.com (`TETHER_CURSOR_API_URL` wins): https, or
+    /// http to this machine only.
+    pub api_url: Option<String>,
+    /// Cloud runs at once.
+    pub max_running: u32,
+    /// How often a cloud run's status is read when its stream is gone (seconds).
+    pub poll_secs: u32,
+    /// A cloud run's wall-clock limit unless it asks for another.
+    pub timeout_minutes: u32,
+    /// Where Cursor's servers reach this Tether (a tunnel of yours), for webhooks and agents
+    /// calling back; unset: stream and polling only.
+    pub public_url: Option<String>,
+}
+
+impl Default for CloudSettings {
+    fn default() -> Self {
+        Self { api_url: None, max_running: 5, poll_secs: 10, timeout_minutes: 60, public_url: None }
+    }
+}
+
+/// A change to the cloud settings; each field as in [`SettingsPatch`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloudSettingsPatch {
+    #[serde(default, deserialize_with = "double_option")]
+    pub api_url: Option<Option<String>>,
+    pub max_running: Option<u32>,
+    pub poll_secs: Option<u32>,
+    pub timeout_minutes: Option<u32>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub public_url: Option<Option<String>>,
+}
+
+/// Cursor's API unless told otherwise.
+pub const CURSOR_API_URL: &str = "https://api.cursor.com";
+
+/// Checks a base URL for Cursor's API or our public URL: `https:` anywhere, `http:` only to a
+/// loopback address (a local fake or proxy) — nothing that would send the API key in the clear
+/// or let a setting aim requests at the local network. Returns it without a trailing `/`.
+pub fn check_remote_url(what: &'static str, raw: &str) -> Result<String> {
+    let bad = |why: &str| Error::invalid(what, format!("{raw:?}: {why}"));
+    let u = url::Url::parse(raw.trim()).map_err(|e| bad(&e.to_string()))?;
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(bad("no user or password in the URL"));
+    }
+    if u.query().is_some() || u.fragment().is_some() {
+        return Err(bad("no query or fragment"));
+    }
+    let loopback = match u.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => return Err(bad("no host")),
+    };
+    match u.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        "http" => return Err(bad("http only to this machine (127.0.0.1, ::1, localhost); use https")),
+        s => return Err(bad(&format!("{s}: use https"))),
+    }
+    Ok(u.as_str().trim_end_matches('/').to_owned())
 }
 
 /// Runs of the Cursor CLI agent.
@@ -96,6 +165,7 @@ impl Default for Settings {
             launch_at_login: false,
             signal_sla_minutes: default_slas(),
             runs: RunSettings::default(),
+            cloud: CloudSettings::default(),
         }
     }
 }
@@ -122,6 +192,7 @@ pub struct SettingsPatch {
     /// Per signal type; merged into the saved ones.
     pub signal_sla_minutes: Option<BTreeMap<String, u32>>,
     pub runs: Option<RunSettingsPatch>,
+    pub cloud: Option<CloudSettingsPatch>,
 }
 
 impl SettingsPatch {
@@ -210,6 +281,18 @@ impl Settings {
             runs.kill_grace_secs = r.kill_grace_secs.unwrap_or(runs.kill_grace_secs);
             runs.resume_wakes_per_hour = r.resume_wakes_per_hour.unwrap_or(runs.resume_wakes_per_hour);
         }
+        if let Some(c) = &patch.cloud {
+            let cloud = &mut s.cloud;
+            if let Some(v) = &c.api_url {
+                cloud.api_url = v.clone().filter(|u| !u.trim().is_empty());
+            }
+            if let Some(v) = &c.public_url {
+                cloud.public_url = v.clone().filter(|u| !u.trim().is_empty());
+            }
+            cloud.max_running = c.max_running.unwrap_or(cloud.max_running);
+            cloud.poll_secs = c.poll_secs.unwrap_or(cloud.poll_secs);
+            cloud.timeout_minutes = c.timeout_minutes.unwrap_or(cloud.timeout_minutes);
+        }
         s.validate()?;
         s.save(paths)?;
         Ok(s)
@@ -237,6 +320,9 @@ impl Settings {
             ("grace after the result (seconds)", r.result_grace_secs, 0..=600),
             ("grace before SIGKILL (seconds)", r.kill_grace_secs, 0..=120),
             ("wakes by resume per hour", r.resume_wakes_per_hour, 1..=60),
+            ("cloud runs at once", self.cloud.max_running, 1..=64),
+            ("cloud poll interval (seconds)", self.cloud.poll_secs, 1..=3600),
+            ("cloud run time limit (minutes)", self.cloud.timeout_minutes, 1..=1440),
         ] {
             if !range.contains(&v) {
                 return Err(Error::invalid(
@@ -244,6 +330,12 @@ impl Settings {
                     format!("{what}: {v} is out of range ({} to {})", range.start(), range.end()),
                 ));
             }
+        }
+        if let Some(u) = &self.cloud.api_url {
+            check_remote_url("Cursor API URL", u)?;
+        }
+        if let Some(u) = &self.cloud.public_url {
+            check_remote_url("public URL", u)?;
         }
         for (kind, minutes) in &self.signal_sla_minutes {
             let t: crate::board::signals::SignalType = kind.parse()?;

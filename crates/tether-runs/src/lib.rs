@@ -203,6 +203,7 @@ impl Runner {
         loop {
             going.retain(|h| !h.is_finished());
             if self.only.is_none() {
+                self.adopt_cloud_runs(&stop, &mut going).await;
                 self.wake_idle_chats().await;
             }
             loop {
@@ -210,8 +211,12 @@ impl Runner {
                 let (pid, only) = (self.pid, self.only);
                 let claimed = blocking(move || {
                     let r = t.settings().unwrap_or_default().runs;
-                    let limits =
-                        Limits { total: r.max_total as usize, per_workspace: r.max_per_workspace as usize, only };
+                    let limits = Limits {
+                        total: r.max_total as usize,
+                        per_workspace: r.max_per_workspace as usize,
+                        cloud: t.settings().unwrap_or_default().cloud.max_running as usize,
+                        only,
+                    };
                     runs::claim_next(&t.store, pid, limits)
                 })
                 .await;
@@ -252,6 +257,27 @@ impl Runner {
         }
     }
 
+    /// Re-attaches to cloud runs a stopped runner left going (they run on at Cursor).
+    async fn adopt_cloud_runs(self: &Arc<Self>, stop: &CancellationToken, going: &mut Vec<JoinHandle<()>>) {
+        let t = Arc::clone(&self.tether);
+        let pid = self.pid;
+        let mine: Vec<i64> = self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
+        let adopted =
+            blocking(move || tether_core::board::cloud::adopt(&t.store, pid, &mine, process::is_tether)).await;
+        match adopted {
+            Ok(runs) => {
+                for run in runs {
+                    tracing::info!(run = %run.id, "re-attaching to a cloud run");
+                    let tok = stop.child_token();
+                    self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(run.num(), tok.clone());
+                    self.publish_status(&run.id, run.status);
+                    going.push(tokio::spawn(Arc::clone(self).execute(run, tok)));
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "adopting cloud runs"),
+        }
+    }
+
     /// Queues a follow-up run for each opted-in idle chat that signals wait for (the daemon's
     /// runner only; a foreground `tether run` runs just its own).
     async fn wake_idle_chats(&self) {
@@ -274,9 +300,20 @@ impl Runner {
 
     async fn execute(self: Arc<Self>, run: Run, tok: CancellationToken) {
         let num = run.num();
-        let outcome = match self.drive(&run, &tok).await {
-            Ok(o) => o,
-            Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
+        let outcome = if run.is_cloud() {
+            match self.drive_cloud(&run, &tok).await {
+                Some(o) => o,
+                None => {
+                    // Tether is stopping; the run goes on at Cursor until a runner re-attaches.
+                    self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+                    return;
+                }
+            }
+        } else {
+            match self.drive(&run, &tok).await {
+                Ok(o) => o,
+                Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
+            }
         };
         let t = Arc::clone(&self.tether);
         let ended = blocking(move || {
@@ -285,6 +322,14 @@ impl Runner {
         })
         .await;
         self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+        if let Ok(r) = &ended
+            && let Some(chat) = r.chat_id.clone().filter(|_| r.is_cloud())
+        {
+            let t = Arc::clone(&self.tether);
+            if let Err(e) = blocking(move || tether_cloud::transcript::write_and_index(&t, &chat)).await {
+                tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
+            }
+        }
         match ended {
             Ok(r) => {
                 let tail = self.tether.board().run(&r.id, Some(1)).ok().map(|d| d.events);
@@ -458,6 +503,44 @@ impl Runner {
             timeout_secs: run.timeout_secs,
             resume: resume.as_deref(),
         }))
+    }
+
+    /// Runs a cloud run through tether-cloud's driver, taking its events like a local run's;
+    /// `None` when Tether is stopping and the run was left going at Cursor.
+    async fn drive_cloud(&self, run: &Run, tok: &CancellationToken) -> Option<Outcome> {
+        let (tx, mut rx) = mpsc::channel::<RunEvent>(4096);
+        let ctx = tether_cloud::drive::Ctx { tether: Arc::clone(&self.tether), events: tx, pace: Default::default() };
+        let seq = {
+            let (t, num) = (Arc::clone(&self.tether), run.num());
+            blocking(move || runs::last_seq(&t.store, num)).await.unwrap_or(0)
+        };
+        let mut watch = Watch { seq, ..Watch::default() };
+        let log = Log::start(Arc::clone(&self.tether), run.num());
+        let driving = async move {
+            let end = tether_cloud::drive::drive(&ctx, run, tok).await;
+            drop(ctx);
+            end
+        };
+        let consuming = async {
+            let mut written = tokio::time::Instant::now();
+            while let Some(first) = rx.recv().await {
+                self.take_events(run, first, &mut rx, &mut watch, &log, None);
+                // The chat is searchable while the agent works, not only once it ended.
+                if written.elapsed() >= Duration::from_secs(2)
+                    && let Some(chat) = watch.chat.clone()
+                {
+                    written = tokio::time::Instant::now();
+                    let t = Arc::clone(&self.tether);
+                    let _ = blocking(move || tether_cloud::transcript::write_and_index(&t, &chat)).await;
+                }
+            }
+        };
+        let (end, ()) = tokio::join!(driving, consuming);
+        log.flush().await;
+        match end {
+            tether_cloud::drive::End::Done(o) => Some(o),
+            tether_cloud::drive::End::Detached => None,
+        }
     }
 
     /// Numbers `first` and whatever else is waiting, shows them to subscribers at once, and hands

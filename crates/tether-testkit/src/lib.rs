@@ -4,6 +4,7 @@
 //!
 //! Dev-dependency only. Never touches the real home: everything lives under a temp dir.
 
+pub mod cursor_api;
 pub mod eras;
 pub mod generate;
 

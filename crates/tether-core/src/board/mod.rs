@@ -6,6 +6,7 @@
 //! Depends on the store, the clock and errors; never on the history (Cursor readers, index).
 
 pub mod agents;
+pub mod cloud;
 pub mod live;
 pub mod roles;
 pub mod runs;

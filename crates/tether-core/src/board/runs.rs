@@ -15,6 +15,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 
 use super::agents::{self, AgentKind, Identity};
+pub use super::cloud::CloudSpec;
 use super::stream_json::{RunEvent, Usage};
 use super::tasks::{self, Actor, Status, TaskChange};
 use crate::clock::{iso, now_ms};
@@ -186,6 +187,43 @@ pub struct NewRun {
     /// On success the bound task goes to done instead of in_review.
     #[serde(default)]
     pub complete: bool,
+    /// `local` (default): the Cursor CLI on this machine, in `workspace`. `cloud`: a Cursor Cloud
+    /// agent working on a GitHub repository (`repo`), which needs a Cursor API key.
+    #[serde(default, rename = "where")]
+    pub place: Option<RunPlace>,
+    /// Cloud runs: the GitHub repository, e.g. https://github.com/org/repo (default: the
+    /// workspace's or the task's project's `origin` remote).
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Cloud runs: the branch, tag or commit to start from (default: the repository's default).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
+    /// Cloud runs: an existing branch to work on and push to (instead of a new `cursor/…` one).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Cloud runs: open a pull request when done.
+    #[serde(default)]
+    pub auto_pr: bool,
+}
+
+/// Where a run's agent works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunPlace {
+    #[default]
+    Local,
+    Cloud,
+}
+
+impl FromStr for RunPlace {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "local" | "" => Ok(RunPlace::Local),
+            "cloud" => Ok(RunPlace::Cloud),
+            other => Err(Error::invalid("where", format!("{other:?}: use local or cloud"))),
+        }
+    }
 }
 
 /// A run checked by the facade: the workspace canonical and inside the allowed roots, the prompt
@@ -203,6 +241,8 @@ pub struct ValidRun {
     pub complete: bool,
     pub parent: Option<i64>,
     pub resume_chat: Option<String>,
+    /// Set for a Cursor Cloud run (kind `cloud`); `workspace` is then empty.
+    pub cloud: Option<CloudSpec>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -239,6 +279,15 @@ pub struct Run {
     /// The first run of its chain: the chain acts as one agent (`run R-<root>`).
     #[serde(skip)]
     pub root: i64,
+    /// A Cursor Cloud run's repository, Cursor's ids, branch and PR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudSpec>,
+}
+
+impl Run {
+    pub fn is_cloud(&self) -> bool {
+        self.cloud.is_some()
+    }
 }
 
 impl Run {
@@ -388,12 +437,13 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
         };
         txn.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
-                              timeout_ms, parent, resume_chat, requested_by, created_at, root)
-             VALUES (?1, 'local', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud)
+             VALUES (?1, CASE WHEN ?16 IS NULL THEN 'local' ELSE 'cloud' END, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 num,
                 r.prompt,
-                r.workspace,
+                r.cloud.is_none().then_some(&r.workspace),
                 r.model,
                 r.mode.as_str(),
                 r.role,
@@ -405,7 +455,8 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 r.resume_chat,
                 requested_by,
                 now_ms(),
-                root
+                root,
+                r.cloud.as_ref().map(serde_json::to_string).transpose()?
             ],
         )?;
         append_in(txn, num, &[RunEvent::status("queued", None)])?;
@@ -429,6 +480,7 @@ pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
         return Err(Error::invalid("follow-up", "say what the agent should do next"));
     }
     Ok(ValidRun {
+        cloud: p.cloud.as_ref().map(CloudSpec::followup),
         prompt: prompt.to_owned(),
         task: None,
         workspace: p.workspace.clone().unwrap_or_default(),
@@ -479,8 +531,11 @@ pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
 /// Limits on how many runs go at once, and which runs a runner takes.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Local runs (the Cursor CLI on this machine) at once.
     pub total: usize,
     pub per_workspace: usize,
+    /// Cloud runs at once (they take no local resources; one at a time per cloud agent anyway).
+    pub cloud: usize,
     /// A foreground runner (`tether run` without a daemon) takes only its own run.
     pub only: Option<i64>,
 }
@@ -490,18 +545,32 @@ pub struct Limits {
 /// when it cannot (someone else holds it), the run fails at once with the reason.
 pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
     let claimed = store.durable(|txn| {
-        let running: usize =
-            txn.query_row("SELECT count(*) FROM runs WHERE status = 'running'", [], |r| r.get::<_, i64>(0))? as usize;
-        if running >= limits.total {
-            return Ok(None);
-        }
+        let (local, cloud): (i64, i64) = txn.query_row(
+            "SELECT coalesce(sum(kind = 'local'), 0), coalesce(sum(kind = 'cloud'), 0) FROM runs WHERE status = 'running'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
+        // waits in the queue until the run before it ended.
         let next: Option<(i64, Option<String>)> = txn
             .query_row(
                 "SELECT q.num, q.workspace FROM runs q
                  WHERE q.status = 'queued' AND (?2 IS NULL OR q.num = ?2)
-                   AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.workspace IS q.workspace) < ?1
+                   AND ((q.kind = 'local' AND ?3 < ?4
+                         AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
+                                AND r.workspace IS q.workspace) < ?1)
+                     OR (q.kind = 'cloud' AND ?5 < ?6
+                         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
+                                AND json_extract(r.cloud, '$.agent_id') = json_extract(q.cloud, '$.agent_id'))))
                  ORDER BY q.num LIMIT 1",
-                params![limits.per_workspace as i64, limits.only],
+                params![
+                    limits.per_workspace as i64,
+                    limits.only,
+                    local,
+                    limits.total as i64,
+                    cloud,
+                    limits.cloud as i64
+                ],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
@@ -818,7 +887,8 @@ pub struct Orphan {
 /// `lost` (with the reason), and their orphan processes are returned for the caller to stop.
 pub fn mark_lost(store: &Store, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
     let running: Vec<(Option<u32>, Orphan)> = store.read(|c| {
-        Ok(c.prepare("SELECT num, runner_pid, child_pid, child_started FROM runs WHERE status = 'running'")?
+        // Cloud runs outlive their runner (they run at Cursor): a new runner adopts them instead.
+        Ok(c.prepare("SELECT num, runner_pid, child_pid, child_started FROM runs WHERE status = 'running' AND kind = 'local'")?
             .query_map([], |r| {
                 Ok((r.get(1)?, Orphan { num: r.get(0)?, child_pid: r.get(2)?, child_started: r.get(3)? }))
             })?
@@ -963,7 +1033,7 @@ pub fn for_chat(store: &Store, chat: &str) -> Result<Option<String>> {
 const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions, timeout_ms,
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
-    ended_at, resume_chat, coalesce(root, num)";
+    ended_at, resume_chat, coalesce(root, num), cloud";
 
 pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
     c.prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
@@ -1007,6 +1077,7 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
                 ended_at: r.get::<_, Option<i64>>(28)?.map(iso),
                 resume_chat: r.get(29)?,
                 root: r.get(30)?,
+                cloud: r.get::<_, Option<String>>(31)?.and_then(|c| serde_json::from_str(&c).ok()),
             })
         })
         .optional()?
@@ -1030,6 +1101,7 @@ mod tests {
             complete: false,
             parent: None,
             resume_chat: None,
+            cloud: None,
         }
     }
 
@@ -1039,7 +1111,7 @@ mod tests {
         for (p, ws) in [("a", "/w1"), ("b", "/w1"), ("c", "/w2"), ("d", "/w3")] {
             create(&s, "me", &valid(p, ws)).unwrap();
         }
-        let limits = Limits { total: 2, per_workspace: 1, only: None };
+        let limits = Limits { total: 2, per_workspace: 1, cloud: 2, only: None };
         let first = claim_next(&s, 1, limits).unwrap().unwrap();
         let second = claim_next(&s, 1, limits).unwrap().unwrap();
         assert_eq!((first.prompt.as_str(), second.prompt.as_str()), ("a", "c"), "b waits for /w1");
@@ -1053,7 +1125,7 @@ mod tests {
     fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
         let s = Store::open_in_memory().unwrap();
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 7, Limits { total: 3, per_workspace: 1, only: None }).unwrap();
+        claim_next(&s, 7, Limits { total: 3, per_workspace: 1, cloud: 2, only: None }).unwrap();
         let ev = append_events(
             &s,
             r.num(),
@@ -1086,7 +1158,7 @@ mod tests {
     fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
         let s = Store::open_in_memory().unwrap();
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, only: None }).unwrap();
+        claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, cloud: 2, only: None }).unwrap();
         set_child(&s, r.num(), 999, Some(12)).unwrap();
         let f = PlacedFile {
             run: r.num(),

@@ -185,7 +185,7 @@ mod tests {
     use crate::board::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
     use crate::board::stream_json::RunEvent;
 
-    const LIMITS: Limits = Limits { total: 3, per_workspace: 1, only: None };
+    const LIMITS: Limits = Limits { total: 3, per_workspace: 1, cloud: 2, only: None };
 
     /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
     fn finished_run(s: &Store, chat: &str) -> Run {
@@ -201,6 +201,7 @@ mod tests {
             complete: false,
             parent: None,
             resume_chat: None,
+            cloud: None,
         };
         let r = runs::create(s, "me", &v).unwrap();
         ran(s, &r, chat, "built");

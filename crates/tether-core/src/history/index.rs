@@ -255,6 +255,16 @@ fn index_source(
             };
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
+        SourceKind::Cloud => {
+            let text = std::fs::read_to_string(&src.path)
+                .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
+            let id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let mut s = crate::history::cloud::parse(&id, &text);
+            s.fingerprint = fp.clone().unwrap_or_default();
+            src_problems.merge(&s.problems);
+            let sessions = if s.is_conversation() { vec![s] } else { Vec::new() };
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
     }
     let (reasons, notes) = aggregate_problems(store, row.id, &src_problems)?;
     let status = if reasons.is_empty() { "complete" } else { "partial" };

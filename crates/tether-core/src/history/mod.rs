@@ -3,6 +3,7 @@
 //!
 //! Depends on the store, paths and errors; never on the board (tasks, agents, signals).
 
+pub mod cloud;
 pub mod cursor;
 pub mod doctor;
 pub mod export;

@@ -28,6 +28,8 @@ pub enum SourceKind {
     Global,
     CliStore,
     Transcript,
+    /// Tether's own transcript of a Cursor Cloud agent it ran (`history::cloud`).
+    Cloud,
 }
 
 impl SourceKind {
@@ -37,6 +39,7 @@ impl SourceKind {
             SourceKind::Global => "global",
             SourceKind::CliStore => "cli_store",
             SourceKind::Transcript => "transcript",
+            SourceKind::Cloud => "cloud",
         }
     }
 
@@ -46,6 +49,7 @@ impl SourceKind {
             "global" => SourceKind::Global,
             "cli_store" => SourceKind::CliStore,
             "transcript" => SourceKind::Transcript,
+            "cloud" => SourceKind::Cloud,
             _ => return None,
         })
     }
@@ -58,6 +62,7 @@ impl SourceKind {
             SourceKind::Workspace => 1,
             SourceKind::CliStore => 2,
             SourceKind::Transcript => 3,
+            SourceKind::Cloud => 4,
         }
     }
 }
@@ -107,6 +112,17 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
         }
     }
+    if let Some(dir) = &loc.cloud_dir
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+            .collect();
+        files.sort();
+        out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Cloud, project_dir: None }));
+    }
     out
 }
 
@@ -147,6 +163,9 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
         out.push((home.join("chats"), true));
         out.push((home.join("acp-sessions"), true));
         out.push((home.join("projects"), true));
+    }
+    if let Some(dir) = &loc.cloud_dir {
+        out.push((dir.clone(), false));
     }
     out
 }

@@ -1,0 +1,140 @@
+//! The environment test for cloud runs (`tether cloud doctor`, the Health view): the API URL,
+//! the key (present, and valid: `me`), the repository's shape (and access, only when asked:
+//! Cursor allows that call once a minute), the model, and the public URL when one is set. Each
+//! check says what to do when it fails.
+
+use serde::Serialize;
+use tether_core::Tether;
+
+use crate::client::{self, Client};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Check {
+    pub name: &'static str,
+    /// `ok`, `warn` or `fail`.
+    pub status: &'static str,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn ok(name: &'static str, detail: impl Into<String>) -> Self {
+        Self { name, status: "ok", detail: detail.into(), fix: None }
+    }
+    fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, status: "warn", detail: detail.into(), fix: Some(fix.into()) }
+    }
+    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, status: "fail", detail: detail.into(), fix: Some(fix.into()) }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    pub repo: Option<String>,
+    pub model: Option<String>,
+    /// Ask Cursor whether the key reaches the repository (rate-limited by Cursor).
+    pub verify_repo: bool,
+}
+
+pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
+    let mut out = Vec::new();
+    let settings = t.settings().unwrap_or_default();
+    let base = match client::base_url(settings.cloud.api_url.as_deref()) {
+        Ok(b) => {
+            out.push(Check::ok("api_url", b.clone()));
+            Some(b)
+        }
+        Err(e) => {
+            out.push(Check::fail(
+                "api_url",
+                e.message,
+                "fix settings cloud.api_url or TETHER_CURSOR_API_URL (https, or http to 127.0.0.1)",
+            ));
+            None
+        }
+    };
+    let key = match tether_core::token::cursor_key(&t.paths) {
+        Ok(Some((k, src))) => {
+            let from = match src {
+                tether_core::token::KeySource::Env => "from CURSOR_API_KEY",
+                tether_core::token::KeySource::Stored => "stored by tether cloud login",
+            };
+            out.push(Check::ok("key", format!("set, {from}")));
+            Some(k)
+        }
+        Ok(None) => {
+            out.push(Check::fail("key", "no Cursor API key", "tether cloud login (a key from cursor.com/dashboard → Integrations)"));
+            None
+        }
+        Err(e) => {
+            out.push(Check::fail("key", e.to_string(), "tether token doctor"));
+            None
+        }
+    };
+    let client = match (base, key) {
+        (Some(b), Some(k)) => Client::new(&b, k).ok(),
+        _ => None,
+    };
+    if let Some(c) = &client {
+        match c.me().await {
+            Ok(me) => out.push(Check::ok(
+                "key_valid",
+                format!(
+                    "Cursor knows it: {}{}",
+                    me.api_key_name.unwrap_or_else(|| "a key".into()),
+                    me.user_email.map(|e| format!(" of {e}")).unwrap_or_default()
+                ),
+            )),
+            Err(e) => out.push(Check::fail("key_valid", e.to_string(), "tether cloud login with a current key")),
+        }
+    }
+    let repo = ask.repo.clone().or_else(|| {
+        std::env::current_dir().ok().and_then(|d| tether_core::board::cloud::git_origin(&d))
+    });
+    match repo.as_deref().map(tether_core::board::cloud::normalize_repo) {
+        None => out.push(Check::warn(
+            "repository",
+            "none given and this folder has no git origin",
+            "give --repo https://github.com/org/repo",
+        )),
+        Some(Err(e)) => out.push(Check::fail("repository", e.to_string(), "give https://github.com/org/repo")),
+        Some(Ok(r)) if ask.verify_repo => match &client {
+            Some(c) => match c.repositories().await {
+                Ok(list) if list.iter().any(|u| u.trim_end_matches(".git").eq_ignore_ascii_case(&r)) => {
+                    out.push(Check::ok("repository", format!("{r}: the key reaches it")))
+                }
+                Ok(_) => out.push(Check::fail(
+                    "repository",
+                    format!("{r}: not among the repositories the key reaches"),
+                    "connect GitHub for it in Cursor (cursor.com/dashboard → Integrations)",
+                )),
+                Err(e) => out.push(Check::warn("repository", e.to_string(), "try again in a minute")),
+            },
+            None => out.push(Check::warn("repository", format!("{r}: looks right; not verified without a key"), "tether cloud login")),
+        },
+        Some(Ok(r)) => out.push(Check::ok("repository", format!("{r} (access not checked: --verify-repo)"))),
+    }
+    if let (Some(m), Some(c)) = (&ask.model, &client) {
+        match c.models().await {
+            Ok(list) if list.iter().any(|x| &x.id == m || x.aliases.contains(m)) => {
+                out.push(Check::ok("model", format!("{m} is offered")))
+            }
+            Ok(list) => out.push(Check::fail(
+                "model",
+                format!("{m} is not offered"),
+                format!("one of: {}", list.iter().map(|x| x.id.as_str()).collect::<Vec<_>>().join(", ")),
+            )),
+            Err(e) => out.push(Check::warn("model", e.to_string(), "try again")),
+        }
+    }
+    match &settings.cloud.public_url {
+        None => out.push(Check::ok("public_url", "not set: Tether follows cloud runs by their stream and by polling")),
+        Some(u) => match tether_core::settings::check_remote_url("public URL", u) {
+            Ok(u) => out.push(Check::ok("public_url", u)),
+            Err(e) => out.push(Check::fail("public_url", e.to_string(), "tether settings set cloud.public_url https://…")),
+        },
+    }
+    out
+}

@@ -1,0 +1,464 @@
+//! Drives one cloud run from launch (or re-attachment) to its end: launches the agent (or the
+//! follow-up run), follows the run's stream — resuming with `Last-Event-ID` when it drops,
+//! polling the run when Cursor says the stream expired or it keeps failing —, turns every frame
+//! into the same typed run events local runs have, and on cancel or time limit cancels the run
+//! at Cursor before saying how it ended. Tether stopping leaves the run going at Cursor (the
+//! next start re-attaches).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tether_core::Tether;
+use tether_core::board::cloud::{self, CloudSpec};
+use tether_core::board::runs::{Outcome, Run, RunMode, RunStatus};
+use tether_core::board::stream_json::RunEvent;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Client, Frame, Git, Launch, Pace, RunInfo};
+use crate::error::{CloudError, Kind};
+
+/// How a drive ended.
+#[derive(Debug)]
+pub enum End {
+    Done(Outcome),
+    /// Tether is stopping: the run goes on at Cursor, and stays `running` here until a runner
+    /// re-attaches.
+    Detached,
+}
+
+/// What the runner lends the driver.
+pub struct Ctx {
+    pub tether: Arc<Tether>,
+    /// Events in order; the runner numbers, stores and broadcasts them.
+    pub events: mpsc::Sender<RunEvent>,
+    /// The retry pace for Cursor's API (tests record waits instead of sleeping).
+    pub pace: Pace,
+}
+
+/// Reconnects of a dropped stream before polling takes over (the SDK's policy).
+const STREAM_RECONNECTS: u32 = 6;
+
+pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
+    let mut d = match Driver::new(ctx, run) {
+        Ok(d) => d,
+        Err(e) => return End::Done(failed(e.to_string())),
+    };
+    let started = run.started_at.as_deref().and_then(tether_core::clock::parse_iso).unwrap_or_else(tether_core::clock::now_ms);
+    let left = (started + run.timeout_secs.max(1) * 1000 - tether_core::clock::now_ms()).max(0);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(left as u64);
+    let raced = {
+        let follow = async {
+            if d.spec.run_id.is_none() {
+                d.launch().await?;
+            }
+            d.follow().await
+        };
+        tokio::select! {
+            r = follow => Err(r),
+            _ = tokio::time::sleep_until(deadline) => Ok(Stop::TimedOut),
+            _ = tok.cancelled() => Ok(Stop::Shutdown),
+        }
+    };
+    let stop = match raced {
+        Err(r) => {
+            let end = match r {
+                Ok(info) => d.outcome(&info),
+                Err(e) => failed(e.to_string()),
+            };
+            d.save().await;
+            return End::Done(end);
+        }
+        Ok(Stop::Shutdown) => {
+            // Our own cancel, or Tether stopping (the parent token).
+            let t = Arc::clone(&ctx.tether);
+            let id = run.id.clone();
+            let asked =
+                tokio::task::spawn_blocking(move || t.board().run(&id, Some(0)).map(|d| d.run.cancel_requested))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or(false);
+            if asked { Stop::Cancelled } else { Stop::Shutdown }
+        }
+        Ok(s) => s,
+    };
+    d.save().await;
+    if stop == Stop::Shutdown {
+        return End::Detached;
+    }
+    End::Done(d.stop(stop, run.timeout_secs).await)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    TimedOut,
+    Shutdown,
+}
+
+struct Driver<'a> {
+    ctx: &'a Ctx,
+    client: Client,
+    run: &'a Run,
+    spec: CloudSpec,
+    /// Frames already taken, by (event, id): ids repeat across reconnects.
+    seen: HashSet<(String, String)>,
+    poll_every: Duration,
+    /// A terminal result already turned into an event.
+    result_sent: bool,
+    /// When the stream position was last saved (it is saved at most once a second while
+    /// frames flow, so a Tether killed outright resumes close to where it was).
+    saved_at: tokio::time::Instant,
+}
+
+impl<'a> Driver<'a> {
+    fn new(ctx: &'a Ctx, run: &'a Run) -> Result<Self, CloudError> {
+        let t = &ctx.tether;
+        let settings = t.settings().map_err(|e| CloudError::config(e.to_string()))?;
+        let key = tether_core::token::cursor_key(&t.paths)
+            .map_err(|e| CloudError::config(e.to_string()))?
+            .map(|(k, _)| k)
+            .ok_or_else(|| CloudError::config("no Cursor API key: run `tether cloud login`, or set CURSOR_API_KEY"))?;
+        let base = crate::client::base_url(settings.cloud.api_url.as_deref())?;
+        let client = Client::new(&base, key)?.with_pace(ctx.pace.clone());
+        let spec = run.cloud.clone().ok_or_else(|| CloudError::config(format!("{} is not a cloud run", run.id)))?;
+        Ok(Self {
+            ctx,
+            client,
+            run,
+            spec,
+            seen: HashSet::new(),
+            poll_every: Duration::from_secs(u64::from(settings.cloud.poll_secs.max(1))),
+            result_sent: false,
+            saved_at: tokio::time::Instant::now(),
+        })
+    }
+
+    async fn emit(&self, e: RunEvent) {
+        let _ = self.ctx.events.send(e).await;
+    }
+
+    async fn save(&mut self) {
+        self.saved_at = tokio::time::Instant::now();
+        let (t, num, spec) = (Arc::clone(&self.ctx.tether), self.run.num(), self.spec.clone());
+        let r = tokio::task::spawn_blocking(move || cloud::set(&t.store, num, &spec)).await;
+        if let Ok(Err(e)) = r {
+            tracing::warn!(run = num, error = %e, "saving a cloud run's state");
+        }
+    }
+
+    async fn launch(&mut self) -> Result<(), CloudError> {
+        self.emit(RunEvent::User { text: self.run.prompt.clone() }).await;
+        let mode = (self.run.mode == RunMode::Plan).then_some("plan");
+        let info = if self.spec.continues {
+            self.client
+                .followup(&self.spec.agent_id, &self.run.prompt, self.run.model.as_deref(), mode, &self.idempotency_key())
+                .await?
+        } else {
+            let (agent, run) = self
+                .client
+                .launch(&Launch {
+                    agent_id: self.spec.agent_id.clone(),
+                    prompt: self.run.prompt.clone(),
+                    repo: self.spec.repo.clone(),
+                    git_ref: self.spec.git_ref.clone(),
+                    branch: self.spec.branch.clone(),
+                    auto_pr: self.spec.auto_pr,
+                    model: self.run.model.clone(),
+                    mode: mode.map(str::to_owned),
+                    name: Some(format!("Tether {}", self.run.id)),
+                })
+                .await?;
+            self.spec.agent_url = agent.url.clone();
+            run
+        };
+        self.spec.run_id = Some(info.id.clone());
+        self.spec.raw_status = Some(info.status.clone());
+        self.save().await;
+        self.emit(RunEvent::Init {
+            session_id: self.spec.agent_id.clone(),
+            model: self.run.model.clone(),
+            cwd: Some(self.spec.repo.clone()),
+        })
+        .await;
+        Ok(())
+    }
+
+    /// The run's key for Cursor's Idempotency-Key: the same run asks the same thing.
+    fn idempotency_key(&self) -> String {
+        format!("tether-{}-{}", self.spec.agent_id, self.run.id)
+    }
+
+    /// Follows the run to a terminal state: the stream first, polling when it cannot be had.
+    async fn follow(&mut self) -> Result<RunInfo, CloudError> {
+        let run_id = self.spec.run_id.clone().unwrap_or_default();
+        let mut failures = 0u32;
+        loop {
+            if failures > STREAM_RECONNECTS {
+                return self.poll(&run_id).await;
+            }
+            let opened = self.client.stream(&self.spec.agent_id, &run_id, self.spec.last_event_id.as_deref()).await;
+            let mut frames = match opened {
+                Ok(f) => f,
+                Err(e) if e.kind == Kind::StreamGone => {
+                    self.emit(RunEvent::Notice { text: "Cursor's stream of this run expired; polling its status".into() })
+                        .await;
+                    return self.poll(&run_id).await;
+                }
+                Err(e) if e.kind == Kind::BadCursor => {
+                    self.spec.last_event_id = None;
+                    failures += 1;
+                    continue;
+                }
+                Err(e) if matches!(e.kind, Kind::Auth | Kind::Forbidden | Kind::NotFound | Kind::Config) => return Err(e),
+                Err(e) => {
+                    tracing::info!(run = %self.run.id, error = %e, "the cloud stream did not open");
+                    failures += 1;
+                    self.backoff(failures).await;
+                    continue;
+                }
+            };
+            let before = self.spec.last_event_id.clone();
+            while let Some(item) = frames.next().await {
+                match item {
+                    Ok(f) => {
+                        if let Some(end) = self.take(f).await? {
+                            return Ok(end);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::info!(run = %self.run.id, error = %e, "the cloud stream broke");
+                        break;
+                    }
+                }
+            }
+            self.save().await;
+            // The stream ended without a result: ask the run itself.
+            let info = self.client.run(&self.spec.agent_id, &run_id).await?;
+            self.note_status(&info.status).await;
+            if is_terminal(&info.status) {
+                return Ok(info);
+            }
+            // A stream that delivered new frames and dropped is resumed at once; one that keeps
+            // failing is retried after 1, 2, 4 … 30 s, then polled.
+            if self.spec.last_event_id != before {
+                failures = 0;
+            } else {
+                failures += 1;
+                self.backoff(failures).await;
+            }
+        }
+    }
+
+    async fn backoff(&self, n: u32) {
+        let d = Duration::from_secs(1u64 << n.saturating_sub(1).min(5)).min(Duration::from_secs(30));
+        (self.ctx.pace.sleep)(d).await;
+    }
+
+    async fn poll(&mut self, run_id: &str) -> Result<RunInfo, CloudError> {
+        loop {
+            let info = self.client.run(&self.spec.agent_id, run_id).await?;
+            self.note_status(&info.status).await;
+            if is_terminal(&info.status) {
+                return Ok(info);
+            }
+            (self.ctx.pace.sleep)(self.poll_every).await;
+        }
+    }
+
+    async fn note_status(&mut self, status: &str) {
+        if self.spec.raw_status.as_deref() != Some(status) {
+            self.spec.raw_status = Some(status.to_owned());
+            self.emit(RunEvent::Notice { text: format!("Cursor: {status}") }).await;
+            self.save().await;
+        }
+    }
+
+    /// Takes one frame; the run's end when it was the result.
+    async fn take(&mut self, f: Frame) -> Result<Option<RunInfo>, CloudError> {
+        if let Some(id) = &f.id {
+            if !self.seen.insert((f.event.clone(), id.clone())) {
+                return Ok(None);
+            }
+            self.spec.last_event_id = Some(id.clone());
+            if self.saved_at.elapsed() >= Duration::from_secs(1) {
+                self.save().await;
+            }
+        }
+        if matches!(f.event.as_str(), "heartbeat" | "interaction_update" | "done") {
+            return Ok(None);
+        }
+        let data: Value = match serde_json::from_str(&f.data) {
+            Ok(v) => v,
+            Err(e) => {
+                self.emit(RunEvent::Raw {
+                    text: f.data.chars().take(4000).collect(),
+                    reason: format!("a `{}` event from Cursor that is not JSON: {e}", f.event),
+                })
+                .await;
+                return Ok(None);
+            }
+        };
+        // The SDK also accepts a payload wrapped as {data: {…}}.
+        let d = match data.get("data") {
+            Some(inner @ Value::Object(_)) if f.event == "tool_call" => inner.clone(),
+            _ => data,
+        };
+        let s = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
+        match f.event.as_str() {
+            "status" => {
+                if let Some(st) = s("status") {
+                    self.note_status(&st).await;
+                }
+            }
+            "assistant" => self.emit(RunEvent::Assistant { text: s("text").unwrap_or_default(), partial: true }).await,
+            "thinking" => self.emit(RunEvent::Thinking { text: s("text"), done: false }).await,
+            "tool_call" => {
+                let args = d.get("args").cloned().unwrap_or(Value::Null);
+                let status = s("status").unwrap_or_default();
+                let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+                self.emit(RunEvent::ToolCall {
+                    call_id: s("callId").unwrap_or_default(),
+                    tool: s("name").unwrap_or_else(|| "tool".into()),
+                    phase: if status == "running" { "started".into() } else { "completed".into() },
+                    path: arg("path").or_else(|| arg("target_file")).or_else(|| arg("file")),
+                    command: arg("command"),
+                    outcome: match status.as_str() {
+                        "completed" => Some("success".into()),
+                        "running" => None,
+                        other => Some(other.to_owned()),
+                    },
+                    args,
+                    result: d.get("result").cloned().unwrap_or(Value::Null),
+                })
+                .await;
+            }
+            "error" => {
+                let code = s("code").unwrap_or_default();
+                let message = s("message").unwrap_or_default();
+                self.emit(RunEvent::Notice { text: format!("Cursor error {code}: {message}") }).await;
+                if matches!(code.as_str(), "unauthorized" | "forbidden" | "not_found") {
+                    return Err(CloudError { kind: Kind::Auth, code: Some(code), message, ..CloudError::config("") });
+                }
+            }
+            "result" => {
+                let info = RunInfo {
+                    id: s("runId").unwrap_or_default(),
+                    status: s("status").unwrap_or_else(|| "FINISHED".into()),
+                    result: s("text").or_else(|| s("result")),
+                    error: None,
+                    duration_ms: d.get("durationMs").and_then(Value::as_i64),
+                    git: d.get("git").and_then(|g| serde_json::from_value(g.clone()).ok()),
+                };
+                self.note_status(&info.status).await;
+                return Ok(Some(info));
+            }
+            other => {
+                self.emit(RunEvent::Raw { text: f.data.chars().take(4000).collect(), reason: format!("unknown Cursor event `{other}`") })
+                    .await;
+            }
+        }
+        Ok(None)
+    }
+
+    fn take_git(&mut self, git: Option<&Git>) {
+        let Some(b) = git.and_then(|g| g.branches.first()) else { return };
+        if b.branch.is_some() {
+            self.spec.pushed_branch.clone_from(&b.branch);
+        }
+        if b.pr_url.is_some() {
+            self.spec.pr_url.clone_from(&b.pr_url);
+        }
+    }
+
+    /// The run's outcome from its terminal state (the status mapping of the seed).
+    fn outcome(&mut self, info: &RunInfo) -> Outcome {
+        self.take_git(info.git.as_ref());
+        self.spec.raw_status = Some(info.status.clone());
+        let text = info
+            .result
+            .clone()
+            .or_else(|| info.error.as_ref().and_then(|e| e.message.clone()))
+            .unwrap_or_default();
+        let status = match info.status.as_str() {
+            "FINISHED" => RunStatus::Succeeded,
+            "CANCELLED" => RunStatus::Cancelled,
+            _ => RunStatus::Failed,
+        };
+        let error = match info.status.as_str() {
+            "FINISHED" => None,
+            "CANCELLED" => Some("cancelled at Cursor".to_owned()),
+            "ERROR" => Some(if text.trim().is_empty() { "the cloud agent failed (ERROR)".into() } else { text.clone() }),
+            "EXPIRED" => Some("the cloud agent expired at Cursor (EXPIRED)".into()),
+            other => Some(format!("Cursor ended the run with a status Tether does not know: {other}")),
+        };
+        if !self.result_sent {
+            self.result_sent = true;
+            let ev = RunEvent::Result {
+                is_error: status != RunStatus::Succeeded,
+                text: if text.is_empty() { error.clone().unwrap_or_default() } else { text },
+                duration_ms: info.duration_ms,
+                duration_api_ms: None,
+                usage: None,
+            };
+            let _ = self.ctx.events.try_send(ev);
+        }
+        let warning = (status == RunStatus::Succeeded && self.spec.auto_pr && self.spec.pr_url.is_none())
+            .then(|| "a pull request was asked for, but Cursor reported none".to_owned());
+        Outcome { status, exit_code: None, error, warning }
+    }
+
+    /// Cancels the run at Cursor (for a cancel or the time limit), waits a little for it to say
+    /// so, and says how the run ended.
+    async fn stop(&mut self, why: Stop, timeout_secs: i64) -> Outcome {
+        let Some(run_id) = self.spec.run_id.clone() else {
+            return Outcome {
+                status: if why == Stop::TimedOut { RunStatus::TimedOut } else { RunStatus::Cancelled },
+                error: Some("stopped before Cursor started it".into()),
+                ..Default::default()
+            };
+        };
+        let cancelled = self.client.cancel(&self.spec.agent_id, &run_id).await;
+        let mut note = match &cancelled {
+            Ok(true) => None,
+            Ok(false) => Some("it had already ended at Cursor".to_owned()),
+            Err(e) => Some(format!("cancelling it at Cursor failed: {e}")),
+        };
+        if let Ok(false) = cancelled
+            && let Ok(info) = self.client.run(&self.spec.agent_id, &run_id).await
+            && info.status == "FINISHED"
+        {
+            let mut o = self.outcome(&info);
+            o.warning = Some("finished before the cancel reached Cursor".into());
+            return o;
+        }
+        if let Ok(info) = self.client.run(&self.spec.agent_id, &run_id).await {
+            self.note_status(&info.status).await;
+            self.take_git(info.git.as_ref());
+        } else if note.is_none() {
+            note = Some("Cursor did not confirm the cancel".into());
+        }
+        self.save().await;
+        let (status, error) = match why {
+            Stop::TimedOut => {
+                let m = timeout_secs / 60;
+                let limit = if m >= 1 { format!("{m} min") } else { format!("{timeout_secs} s") };
+                (RunStatus::TimedOut, format!("ran past its time limit of {limit}; cancelled at Cursor"))
+            }
+            _ => (RunStatus::Cancelled, "cancelled (at Cursor too)".to_owned()),
+        };
+        Outcome { status, exit_code: None, error: Some(error), warning: note }
+    }
+}
+
+fn is_terminal(status: &str) -> bool {
+    !matches!(status, "CREATING" | "RUNNING")
+}
+
+fn failed(msg: String) -> Outcome {
+    Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() }
+}

@@ -1,0 +1,253 @@
+//! The Cursor Cloud side of the run model: what a run of kind `cloud` records besides what every
+//! run does (the repository, Cursor's agent and run ids, the raw status, the branch and PR it
+//! pushed, where its stream was), and the queries only cloud runs need (adopting the live ones a
+//! stopped runner left, the agent a task's earlier cloud run used).
+//!
+//! Talking to Cursor is not done here: the `tether-cloud` crate does that and reports back
+//! through these functions and the generic ones in `runs`. Knows nothing about HTTP.
+
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::runs::{self, Run};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloudSpec {
+    /// `https://github.com/org/repo`.
+    pub repo: String,
+    /// The ref the agent starts from.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// An existing branch the agent works on and pushes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub auto_pr: bool,
+    /// Cursor's agent id, minted by Tether before launching (`bc-<uuid>`): a launch retried
+    /// after a crash or a lost answer finds the agent instead of starting a second one.
+    pub agent_id: String,
+    /// This run continues an agent an earlier run launched (a follow-up), rather than launching.
+    #[serde(default)]
+    pub continues: bool,
+    /// Cursor's id of this run (`run-<uuid>`), once launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The agent's page at cursor.com.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_url: Option<String>,
+    /// The status as Cursor last said it (`CREATING`, `RUNNING`, `FINISHED`, `EXPIRED`, or
+    /// anything new), kept as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_status: Option<String>,
+    /// The branch the agent pushed (Cursor's per-agent git state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_url: Option<String>,
+    /// The last stream event id seen: a re-attached runner resumes the stream from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<String>,
+    /// Launched through v0 with a webhook to Tether's public URL.
+    #[serde(default)]
+    pub webhook: bool,
+}
+
+impl CloudSpec {
+    pub fn new(repo: String, git_ref: Option<String>, branch: Option<String>, auto_pr: bool) -> Self {
+        Self { repo, git_ref, branch, auto_pr, agent_id: mint_agent_id(), ..Self::default() }
+    }
+
+    /// The spec of a follow-up: the same agent (its repository and git state), a new run.
+    pub fn followup(&self) -> Self {
+        Self {
+            repo: self.repo.clone(),
+            git_ref: self.git_ref.clone(),
+            branch: self.branch.clone(),
+            auto_pr: self.auto_pr,
+            agent_id: self.agent_id.clone(),
+            continues: true,
+            agent_url: self.agent_url.clone(),
+            pushed_branch: self.pushed_branch.clone(),
+            pr_url: self.pr_url.clone(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A fresh `bc-<uuid v4>`.
+pub fn mint_agent_id() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("the OS random source");
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("bc-{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+}
+
+/// A repository as Cursor wants it: `https://host/owner/name`. Takes the shapes people paste
+/// (`github.com/o/r`, `git@github.com:o/r.git`, `ssh://git@github.com/o/r`, a trailing `/`).
+pub fn normalize_repo(input: &str) -> Result<String> {
+    let t = input.trim().trim_end_matches('/');
+    let bad = || {
+        Error::invalid(
+            "repository",
+            format!("{input:?} is not a repository URL (give e.g. https://github.com/your-org/your-repo)"),
+        )
+    };
+    let rest = if let Some(r) = t.strip_prefix("https://") {
+        r.to_owned()
+    } else if let Some(r) = t.strip_prefix("ssh://git@") {
+        r.to_owned()
+    } else if let Some(r) = t.strip_prefix("git@") {
+        r.replacen(':', "/", 1)
+    } else if t.starts_with("http://") || t.contains("://") {
+        return Err(bad());
+    } else {
+        t.to_owned()
+    };
+    let rest = rest.strip_suffix(".git").unwrap_or(&rest);
+    let parts: Vec<&str> = rest.split('/').collect();
+    let ok_part = |p: &str| {
+        !p.is_empty() && p != "." && p != ".." && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    let host_ok = parts.first().is_some_and(|h| h.contains('.') && !h.contains('@') && ok_part(h));
+    if parts.len() != 3 || !host_ok || !parts[1..].iter().all(|p| ok_part(p)) {
+        return Err(bad());
+    }
+    Ok(format!("https://{}/{}/{}", parts[0].to_ascii_lowercase(), parts[1], parts[2]))
+}
+
+/// The `origin` remote of the git checkout at `dir` (or above it), normalised, if it has one.
+pub fn git_origin(dir: &Path) -> Option<String> {
+    let root = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let git = root.join(".git");
+    // A worktree or submodule has a `.git` file pointing at the real folder.
+    let git = if git.is_file() {
+        let text = std::fs::read_to_string(&git).ok()?;
+        let target = text.trim().strip_prefix("gitdir:")?.trim().to_owned();
+        let p = root.join(target);
+        match std::fs::read_to_string(p.join("commondir")) {
+            Ok(common) => p.join(common.trim()),
+            Err(_) => p,
+        }
+    } else {
+        git
+    };
+    let config = std::fs::read_to_string(git.join("config")).ok()?;
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line.replace(' ', "") == "[remote\"origin\"]";
+        } else if in_origin && let Some((k, v)) = line.split_once('=') {
+            if k.trim() == "url" {
+                return normalize_repo(v.trim()).ok();
+            }
+        }
+    }
+    None
+}
+
+/// Saves what the cloud runner learnt about a run.
+pub fn set(store: &Store, num: i64, spec: &CloudSpec) -> Result<()> {
+    store.writer().execute(
+        "UPDATE runs SET cloud = ?2 WHERE num = ?1 AND kind = 'cloud'",
+        params![num, serde_json::to_string(spec)?],
+    )?;
+    Ok(())
+}
+
+/// Cloud runs still going whose runner is gone (or is this process, started again, and not
+/// driving them: not in `mine`): they run on at Cursor, so `me` takes them over (each exactly
+/// once, even with two runners starting) and re-attaches to their streams.
+pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
+    let live: Vec<(i64, Option<u32>)> = store.read(|c| {
+        Ok(c.prepare("SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?)
+    })?;
+    let mut out = Vec::new();
+    for (num, runner) in live {
+        if mine.contains(&num) || runner.is_some_and(|p| p != me && is_alive(p)) {
+            continue;
+        }
+        let taken = store.durable(|txn| {
+            Ok(txn.execute(
+                "UPDATE runs SET runner_pid = ?2 WHERE num = ?1 AND status = 'running' AND runner_pid IS ?3",
+                params![num, me, runner],
+            )? == 1)
+        })?;
+        if taken {
+            out.push(runs::get_run(store, num)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The latest cloud run bound to `task` on `repo` that launched an agent: a new cloud run for
+/// the task continues that agent (the seed's session rule: same repository, same agent).
+pub fn earlier_for_task(store: &Store, task: i64, repo: &str) -> Result<Option<Run>> {
+    let num: Option<i64> = store.read(|c| {
+        Ok(c.query_row(
+            "SELECT num FROM runs WHERE kind = 'cloud' AND task = ?1 AND chat_id IS NOT NULL
+               AND json_extract(cloud, '$.repo') = ?2
+             ORDER BY num DESC LIMIT 1",
+            params![task, repo],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })?;
+    num.map(|n| runs::get_run(store, n)).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repositories_are_normalised_and_nonsense_refused() {
+        for (given, want) in [
+            ("https://github.com/acme/shop", "https://github.com/acme/shop"),
+            ("https://GitHub.com/acme/shop.git/", "https://github.com/acme/shop"),
+            ("github.com/acme/shop", "https://github.com/acme/shop"),
+            ("git@github.com:acme/shop.git", "https://github.com/acme/shop"),
+            ("ssh://git@github.com/acme/shop", "https://github.com/acme/shop"),
+        ] {
+            assert_eq!(normalize_repo(given).unwrap(), want, "{given}");
+        }
+        for bad in ["", "shop", "http://github.com/a/b", "https://github.com/a", "https://github.com/a/b/c", "ftp://x.y/a/b"]
+        {
+            assert!(normalize_repo(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn agent_ids_have_cursors_shape() {
+        let id = mint_agent_id();
+        let re = |s: &str| {
+            s.len() == 39
+                && s.starts_with("bc-")
+                && s[3..].split('-').map(str::len).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+                && s[3..].chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+        };
+        assert!(re(&id), "{id}");
+        assert_ne!(id, mint_agent_id());
+    }
+
+    #[test]
+    fn the_origin_remote_of_a_checkout() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        std::fs::create_dir_all(d.path().join("src/deep")).unwrap();
+        std::fs::write(
+            d.path().join(".git/config"),
+            "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://github.com/other/x\n[remote \"origin\"]\n\turl = git@github.com:acme/shop.git\n",
+        )
+        .unwrap();
+        assert_eq!(git_origin(&d.path().join("src/deep")).as_deref(), Some("https://github.com/acme/shop"));
+        assert_eq!(git_origin(tempfile::tempdir().unwrap().path()), None);
+    }
+}
