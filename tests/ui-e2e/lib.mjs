@@ -26,9 +26,26 @@ export function chromiumPath() {
   return found;
 }
 
+/** The key the fake of Cursor's Cloud API takes (never a real one). */
+export const CLOUD_KEY = 'key_ui_e2e_cloud_0123456789abcdef';
+
+/** The test kit's fake of Cursor's Cloud Agents API, on a loopback port: `{ proc, url }`. */
+async function startFakeCursorApi() {
+  const proc = spawn(path.join(BIN, 'tether-fake-cursor-api'), ['--key', CLOUD_KEY], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout.setEncoding('utf8').on('data', (x) => {
+      buf += x;
+      if (buf.includes('\n')) resolve(buf.split('\n')[0].trim());
+    });
+    proc.once('exit', (code) => reject(new Error(`the fake Cursor API exited (${code})`)));
+  });
+  return { proc, url };
+}
+
 /**
- * Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). Agent runs
- * use the test kit's fake Cursor CLI, with a temp HOME (where it keeps its chats) and a temp
+ * Starts a daemon that serves ui/dist (which must be built: `cd ui && npm run build`). Cloud runs
+ * use the test kit's fake of Cursor's API; agent runs use the test kit's fake Cursor CLI, with a temp HOME (where it keeps its chats) and a temp
  * workspace as the only allowed root (`daemon.workspace`).
  */
 export async function startDaemon() {
@@ -43,6 +60,14 @@ export async function startDaemon() {
     JSON.stringify({ runs: { roots: [d.workspace], result_grace_secs: 1, kill_grace_secs: 1 } }),
   );
   Object.assign(d.env, { TETHER_UI_DIR: UI_DIST, HOME: home, TETHER_CURSOR_AGENT: path.join(BIN, 'tether-fake-agent') });
+  // Cloud runs go to the fake of Cursor's API, with a key from the environment (as a user may set it).
+  const fake = await startFakeCursorApi();
+  Object.assign(d.env, { TETHER_CURSOR_API_URL: fake.url, CURSOR_API_KEY: CLOUD_KEY });
+  const stop = d.stop.bind(d);
+  d.stop = async () => {
+    fake.proc.kill();
+    return stop();
+  };
   try {
     await d.start();
   } catch (e) {

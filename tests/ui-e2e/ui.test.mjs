@@ -267,6 +267,36 @@ describe('GUI in a real browser', () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
   });
 
+  test('cloud: launch a Cursor Cloud agent on a repository from the form; its chat is in the index', async () => {
+    await page.getByTestId('nav-runs').click();
+    await page.getByTestId('run-new').click();
+    await page.getByTestId('run-form').waitFor();
+    await page.getByTestId('run-where-cloud').check();
+    await page.getByTestId('run-repo').fill('github.com/acme/shop');
+    await page.getByTestId('run-auto-pr').check();
+    assert.equal(await page.getByTestId('run-no-key').count(), 0, 'the key comes from CURSOR_API_KEY');
+    await page.getByTestId('run-prompt').fill('[cloud:step=60] Add pricing for quetzals');
+    await screenshot(page, 'cloud-run-form');
+    await page.getByTestId('run-start').click();
+    let id;
+    await waitUntil(async () => {
+      id = (await apiCall(daemon, 'GET', '/api/runs')).runs.find((r) => r.kind === 'cloud')?.id;
+      return id;
+    }, 'the cloud run queued');
+    const detail = page.locator(`[data-testid=run-detail][data-id="${id}"]`);
+    await detail.waitFor();
+    await page.locator('[data-testid=run-tool][data-tool=read_file]').waitFor({ timeout: 20_000 });
+    await page.locator(`[data-testid=run-detail][data-id="${id}"][data-status=succeeded]`).waitFor({ timeout: 20_000 });
+    assert.match(await page.getByTestId('run-place').innerText(), /github\.com\/acme\/shop/);
+    assert.equal(await page.getByTestId('run-pr').getAttribute('href'), 'https://github.com/acme/shop/pull/7');
+    assert.match(await page.getByTestId('run-assistant').last().innerText(), /Worked on: Add pricing for quetzals/);
+    await screenshot(page, 'cloud-run');
+    await page.getByTestId('run-chat').click();
+    await page.locator('[data-testid=reader]', { hasText: 'Worked on: Add pricing for quetzals' }).waitFor({ timeout: 15_000 });
+    await page.getByTestId('nav-tasks').click();
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+  });
+
   test('task detail: comment, handoff note and history', async () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"] .card-open`).click();
     const detail = page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`);

@@ -300,9 +300,24 @@ export interface Usage {
   cache_write_tokens: number;
 }
 
+/** A Cursor Cloud run's repository, Cursor's ids and what it pushed. */
+export interface CloudSpec {
+  repo: string;
+  ref?: string;
+  branch?: string;
+  auto_pr: boolean;
+  agent_id: string;
+  run_id?: string;
+  agent_url?: string;
+  raw_status?: string;
+  pushed_branch?: string;
+  pr_url?: string;
+}
+
 export interface Run {
   id: string;
   kind: string;
+  cloud?: CloudSpec;
   prompt: string;
   workspace: string | null;
   model: string | null;
@@ -370,6 +385,11 @@ export interface NewRun {
   timeout_secs?: number;
   permissions?: Permissions;
   complete?: boolean;
+  where?: 'local' | 'cloud';
+  repo?: string;
+  ref?: string;
+  branch?: string;
+  auto_pr?: boolean;
 }
 
 export interface CliInfo {
@@ -385,4 +405,5 @@ export interface RunOptions {
   roots: string[];
   cursor_cli: CliInfo;
   defaults: { timeout_minutes: number; max_total: number; max_per_workspace: number };
+  cloud: { key: boolean; defaults: { timeout_minutes: number; max_running: number } };
 }

@@ -131,9 +131,6 @@ pub struct PendingArgs {}
 pub struct RunArgs {
     #[serde(flatten)]
     pub run: tether_core::board::runs::NewRun,
-    /// `local` (default): the Cursor CLI on this machine.
-    #[serde(default, rename = "where")]
-    pub location: Option<String>,
     /// Continue this run's Cursor chat instead (e.g. "R-3"), with `prompt` as the next message.
     #[serde(default)]
     pub followup_of: Option<String>,
@@ -459,7 +456,7 @@ impl TetherMcp {
     }
 
     #[tool(
-        description = "Start the Cursor CLI agent on this machine for a prompt or a board task (it claims the task and moves it to in_review when it succeeds), in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
+        description = "Start an agent for a prompt or a board task (it claims the task and moves it to in_review when it succeeds). where: local (default) runs the Cursor CLI on this machine in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read); where: cloud launches a Cursor Cloud agent on a GitHub repository (repo, ref or branch, auto_pr; needs the user's Cursor API key). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
     )]
     async fn agent_run(
         &self,
@@ -509,15 +506,6 @@ impl TetherMcp {
 
 /// The run started for a tool call: a follow-up of an earlier run, or a new one (local only).
 fn start_run(t: &tether_core::Tether, who: &str, a: RunArgs) -> tether_core::Result<tether_core::board::runs::Run> {
-    match a.location.as_deref().map(str::trim) {
-        None | Some("" | "local") => {}
-        Some(other) => {
-            return Err(tether_core::Error::Invalid {
-                what: "where",
-                reason: format!("{other:?}: runs go `local` (the Cursor CLI on this machine)"),
-            });
-        }
-    }
     match a.followup_of.filter(|f| !f.trim().is_empty()) {
         Some(parent) => t.followup_run(who, &parent, a.run.prompt.as_deref().unwrap_or("")),
         None => t.queue_run(who, &a.run),
@@ -647,7 +635,7 @@ impl ServerHandler for TetherMcp {
              (comment, hand off, complete with a summary). Agents and the user talk through signals: \
              signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
              signal_send asks or answers an agent, a role or the user (`human`). agent_run starts the Cursor \
-             CLI agent on this machine for a prompt or a task.",
+             CLI agent on this machine, or a Cursor Cloud agent on a GitHub repository, for a prompt or a task.",
         )
     }
 

@@ -94,6 +94,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/agents/{id}", axum::routing::patch(agent_update))
         .route("/runs", get(run_list).post(run_start))
         .route("/runs/options", get(run_options))
+        .route("/cloud/doctor", get(cloud_doctor))
         .route("/runs/{id}", get(run_get))
         .route("/runs/{id}/events", get(run_events))
         .route("/runs/{id}/cancel", post(run_cancel))
@@ -751,9 +752,17 @@ async fn run_options(State(ctx): State<Ctx>) -> Response {
     let cli = tether_runs::probe(&t).await;
     run(move || {
         let settings = t.settings()?;
-        Ok(json!({"roles": t.roles()?, "roots": t.run_roots()?, "cursor_cli": cli, "defaults": settings.runs}))
+        let key = tether_core::token::cursor_key(&t.paths).ok().flatten().is_some();
+        Ok(json!({"roles": t.roles()?, "roots": t.run_roots()?, "cursor_cli": cli, "defaults": settings.runs,
+                  "cloud": {"key": key, "defaults": settings.cloud}}))
     })
     .await
+}
+
+/// The cloud environment test (asks Cursor whether the key is valid).
+async fn cloud_doctor(State(ctx): State<Ctx>) -> Response {
+    let checks = tether_cloud::doctor::run(&ctx.app.tether, &Default::default()).await;
+    Json(json!({"checks": checks})).into_response()
 }
 
 #[derive(Deserialize, Default)]

@@ -15,6 +15,12 @@ import type { Route } from '../router';
 import type { NewRun, Run, RunMode, RunOptions, StoredEvent, Task } from '../types';
 import { ago, dateTime, shortPath } from '../util';
 
+/** Where a run works: its folder, or a cloud run's repository. */
+export function runPlace(r: Run): string {
+  if (r.cloud) return `☁ ${r.cloud.repo.replace(/^https:\/\//, '')}`;
+  return shortPath(r.workspace);
+}
+
 const TERMINAL = ['succeeded', 'failed', 'timed_out', 'cancelled', 'lost'];
 
 export function isTerminal(status: string): boolean {
@@ -88,7 +94,9 @@ export function foldEvents(events: StoredEvent[]): Item[] {
         out.push({ kind: 'line', tone: 'result', text: e.is_error ? 'The agent reported an error.' : `Done${e.duration_ms != null ? ` in ${(e.duration_ms / 1000).toFixed(1)} s` : ''}.` });
         break;
       case 'init':
-        out.push({ kind: 'line', tone: 'status', text: `Cursor chat ${e.session_id}${e.model ? ` · ${e.model}` : ''}` });
+        // Cursor's cloud agent ids are `bc-<uuid>`; the CLI's chats are bare uuids.
+        const what = e.session_id.startsWith('bc-') ? 'Cursor Cloud agent' : 'Cursor chat';
+        out.push({ kind: 'line', tone: 'status', text: `${what} ${e.session_id}${e.model ? ` · ${e.model}` : ''}` });
         break;
       case 'status':
         out.push({ kind: 'line', tone: 'status', text: `${e.status}${e.message ? `: ${e.message}` : ''}` });
@@ -153,7 +161,7 @@ export function RunsView({ route }: { route: Route }) {
                 <span class="row-time">{ago(r.started_at ?? r.created_at)}</span>
               </span>
               <span class="row-sub">
-                {r.id} · {shortPath(r.workspace)}
+                {r.id} · {runPlace(r)}
                 {r.task ? ` · ${r.task}` : ''}
                 {r.model ? ` · ${r.model}` : ''}
               </span>
@@ -233,7 +241,10 @@ function RunDetailPane({ id }: { id: string }) {
           )}
         </div>
         <div class="meta-line muted small">
-          <span title={run.workspace ?? ''}>{shortPath(run.workspace)}</span> · {run.mode}
+          <span title={run.cloud?.repo ?? run.workspace ?? ''} data-testid="run-place">
+            {runPlace(run)}
+          </span>{' '}
+          · {run.mode}
           {run.model ? ` · ${run.model}` : ''}
           {run.role ? ` · role ${run.role}` : ''} · started {dateTime(run.started_at ?? run.created_at)} by {run.requested_by}
           {run.usage ? ` · ${run.usage.input_tokens + run.usage.cache_read_tokens} in / ${run.usage.output_tokens} out tokens` : ''}
@@ -246,9 +257,21 @@ function RunDetailPane({ id }: { id: string }) {
           )}
           {run.chat_id && (
             <button type="button" class="link" onClick={() => navigate('sessions', run.chat_id!)} data-testid="run-chat">
-              Cursor chat {run.chat_id.slice(0, 8)}
+              {run.cloud ? 'Cloud agent chat' : 'Cursor chat'} {run.chat_id.slice(0, run.cloud ? 11 : 8)}
             </button>
           )}
+          {run.cloud?.agent_url && (
+            <a href={run.cloud.agent_url} target="_blank" rel="noreferrer" data-testid="run-agent-url">
+              at Cursor
+            </a>
+          )}
+          {run.cloud?.pushed_branch && <span class="muted" data-testid="run-branch">branch {run.cloud.pushed_branch}</span>}
+          {run.cloud?.pr_url && (
+            <a href={run.cloud.pr_url} target="_blank" rel="noreferrer" data-testid="run-pr">
+              pull request
+            </a>
+          )}
+          {run.cloud?.raw_status && <span class="muted">Cursor: {run.cloud.raw_status}</span>}
           {run.parent && (
             <button type="button" class="link" onClick={() => navigate('runs', run.parent!)}>
               follows up {run.parent}
@@ -351,6 +374,10 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
   const [allow, setAllow] = useState('');
   const [deny, setDeny] = useState('');
   const [complete, setComplete] = useState(false);
+  const [where, setWhere] = useState<'local' | 'cloud'>('local');
+  const [repo, setRepo] = useState('');
+  const [gitRef, setGitRef] = useState('');
+  const [autoPr, setAutoPr] = useState(false);
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<Error | null>(null);
   useEffect(() => setTask(props.taskId ?? ''), [props.taskId, props.open]);
@@ -361,19 +388,29 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [chosenTask?.id, opts.data]);
   const cli = opts.data?.cursor_cli;
+  const cloud = where === 'cloud';
   const submit = (e: Event) => {
     e.preventDefault();
-    const r: NewRun = {
+    const common: NewRun = {
       prompt: prompt.trim() || undefined,
       task: task || undefined,
-      workspace: workspace || undefined,
       model: model.trim() || undefined,
-      mode,
       role: role || undefined,
       timeout_secs: minutes ? Math.round(Number(minutes) * 60) : undefined,
-      permissions: permissionsFrom(ticked, allow, deny),
       complete: task ? complete : false,
     };
+    const r: NewRun = cloud
+      ? {
+          ...common,
+          where: 'cloud',
+          mode: mode === 'plan' ? 'plan' : 'agent',
+          repo: repo.trim() || undefined,
+          // Without a repository the daemon takes the workspace's git origin.
+          workspace: repo.trim() ? undefined : workspace || undefined,
+          ref: gitRef.trim() || undefined,
+          auto_pr: autoPr,
+        }
+      : { ...common, workspace: workspace || undefined, mode, permissions: permissionsFrom(ticked, allow, deny) };
     setBusy(true);
     setErr(null);
     api
@@ -389,9 +426,24 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
       .finally(() => setBusy(false));
   };
   return (
-    <Dialog open={props.open} title="New run of the Cursor agent" onClose={props.onClose} testid="run-form" wide>
+    <Dialog open={props.open} title="New agent run" onClose={props.onClose} testid="run-form" wide>
       <form class="form" onSubmit={submit}>
-        {cli && !cli.found && (
+        <div class="where" role="radiogroup" aria-label="Where the agent works">
+          <label class={!cloud ? 'on' : ''}>
+            <input type="radio" name="run-where" checked={!cloud} onChange={() => setWhere('local')} data-testid="run-where-local" />
+            This machine <span class="muted small">(Cursor CLI, in a folder)</span>
+          </label>
+          <label class={cloud ? 'on' : ''}>
+            <input type="radio" name="run-where" checked={cloud} onChange={() => setWhere('cloud')} data-testid="run-where-cloud" />
+            Cursor Cloud <span class="muted small">(on a GitHub repository)</span>
+          </label>
+        </div>
+        {cloud && opts.data && !opts.data.cloud.key && (
+          <div class="error-note" data-testid="run-no-key">
+            No Cursor API key: run <code>tether cloud login</code> (a key from cursor.com/dashboard → Integrations).
+          </div>
+        )}
+        {!cloud && cli && !cli.found && (
           <div class="error-note" data-testid="run-no-cli">
             The Cursor CLI was not found: {cli.hint}
           </div>
@@ -411,9 +463,27 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
           Prompt {task ? '(added to the task)' : ''}
           <textarea rows={4} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} data-testid="run-prompt" placeholder="What should the agent do?" />
         </label>
+        {cloud && (
+          <div class="form-row">
+            <label>
+              Repository
+              <input type="text" value={repo} placeholder="https://github.com/org/repo (default: the workspace's origin)" onInput={(e) => setRepo((e.target as HTMLInputElement).value)} data-testid="run-repo" />
+            </label>
+            <label>
+              Start from
+              <input type="text" value={gitRef} placeholder="default branch" onInput={(e) => setGitRef((e.target as HTMLInputElement).value)} data-testid="run-ref" />
+            </label>
+          </div>
+        )}
+        {cloud && (
+          <label class="check">
+            <input type="checkbox" checked={autoPr} onChange={(e) => setAutoPr((e.target as HTMLInputElement).checked)} data-testid="run-auto-pr" /> Open a pull request
+            when done
+          </label>
+        )}
         <div class="form-row">
-          <label>
-            Workspace
+          <label hidden={cloud && !!repo.trim()}>
+            {cloud ? 'Repository of folder' : 'Workspace'}
             <select value={workspace} onChange={(e) => setWorkspace((e.target as HTMLSelectElement).value)} data-testid="run-workspace">
               {(opts.data?.roots ?? []).map((r) => (
                 <option key={r} value={r}>
@@ -434,7 +504,7 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
             <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value as RunMode)} data-testid="run-mode">
               <option value="agent">agent</option>
               <option value="plan">plan (no changes)</option>
-              <option value="ask">ask (no changes)</option>
+              {!cloud && <option value="ask">ask (no changes)</option>}
             </select>
           </label>
           <label>
@@ -450,10 +520,10 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
           </label>
           <label>
             Time limit (minutes)
-            <input type="text" inputMode="numeric" value={minutes} placeholder={String(opts.data?.defaults.timeout_minutes ?? 10)} onInput={(e) => setMinutes((e.target as HTMLInputElement).value)} data-testid="run-timeout" />
+            <input type="text" inputMode="numeric" value={minutes} placeholder={String((cloud ? opts.data?.cloud.defaults.timeout_minutes : opts.data?.defaults.timeout_minutes) ?? 10)} onInput={(e) => setMinutes((e.target as HTMLInputElement).value)} data-testid="run-timeout" />
           </label>
         </div>
-        <fieldset class="perms">
+        <fieldset class="perms" hidden={cloud}>
           <legend>Permissions (without any, the agent can only read)</legend>
           {PRESETS.map((p) => (
             <label class="check" key={p.id}>
