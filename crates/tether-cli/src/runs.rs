@@ -266,7 +266,7 @@ fn launch(t: Tether, a: CloudLaunchArgs) -> anyhow::Result<()> {
         role: a.role,
         timeout_secs: a.timeout.as_deref().map(parse_duration).transpose()?,
         complete: a.complete,
-        place: Some(tether_core::board::runs::RunPlace::Cloud),
+        place: Some("cloud".into()),
         repo: a.repo,
         git_ref: a.git_ref,
         branch: a.branch,

@@ -171,7 +171,8 @@ impl Tether {
     pub fn queue_run(&self, requested_by: &str, new: &board::runs::NewRun) -> Result<board::runs::Run> {
         use board::runs;
         runs::check(new)?;
-        if new.place == Some(runs::RunPlace::Cloud) {
+        let place: runs::RunPlace = new.place.as_deref().unwrap_or_default().parse()?;
+        if place == runs::RunPlace::Cloud {
             return self.queue_cloud_run(requested_by, new);
         }
         if new.repo.is_some() || new.git_ref.is_some() || new.branch.is_some() || new.auto_pr {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_core::board::runs::{NewRun, Run, RunPlace, RunStatus};
+use tether_core::board::runs::{NewRun, Run, RunStatus};
 use tether_core::board::stream_json::RunEvent;
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{CloudSettingsPatch, Settings, SettingsPatch};
@@ -48,7 +48,7 @@ async fn env() -> Env {
 fn cloud(prompt: &str) -> NewRun {
     NewRun {
         prompt: Some(prompt.into()),
-        place: Some(RunPlace::Cloud),
+        place: Some("cloud".into()),
         repo: Some("https://github.com/acme/shop".into()),
         ..Default::default()
     }

@@ -190,7 +190,7 @@ pub struct NewRun {
     /// `local` (default): the Cursor CLI on this machine, in `workspace`. `cloud`: a Cursor Cloud
     /// agent working on a GitHub repository (`repo`), which needs a Cursor API key.
     #[serde(default, rename = "where")]
-    pub place: Option<RunPlace>,
+    pub place: Option<String>,
     /// Cloud runs: the GitHub repository, e.g. https://github.com/org/repo (default: the
     /// workspace's or the task's project's `origin` remote).
     #[serde(default)]
@@ -207,12 +207,20 @@ pub struct NewRun {
 }
 
 /// Where a run's agent works.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RunPlace {
     #[default]
     Local,
     Cloud,
+}
+
+impl RunPlace {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunPlace::Local => "local",
+            RunPlace::Cloud => "cloud",
+        }
+    }
 }
 
 impl FromStr for RunPlace {
