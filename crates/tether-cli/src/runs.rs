@@ -203,7 +203,9 @@ pub fn cloud(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
         CloudCmd::Launch(a) => launch(t, a),
         CloudCmd::Login { key_stdin } => {
             if key_stdin && std::io::stdin().is_terminal() {
-                anyhow::bail!("--key-stdin reads the key from a pipe: `printf %s \"$KEY\" | tether cloud login --key-stdin`");
+                anyhow::bail!(
+                    "--key-stdin reads the key from a pipe: `printf %s \"$KEY\" | tether cloud login --key-stdin`"
+                );
             }
             let key = read_key()?.trim().to_owned();
             anyhow::ensure!(!key.is_empty(), "no key given");

@@ -33,11 +33,8 @@ struct Fake {
 
 impl Fake {
     fn start() -> Self {
-        let mut child = Command::new(bin("tether-fake-cursor-api"))
-            .args(["--key", KEY])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            Command::new(bin("tether-fake-cursor-api")).args(["--key", KEY]).stdout(Stdio::piped()).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         Self { child, url: line.trim().to_owned() }
@@ -104,12 +101,24 @@ impl Env {
 
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "{args:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     fn login(&self, key: &str) -> Output {
-        let mut c = self.cmd().args(["cloud", "login", "--key-stdin"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut c = self
+            .cmd()
+            .args(["cloud", "login", "--key-stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         c.stdin.take().unwrap().write_all(key.as_bytes()).unwrap();
         let out = c.wait_with_output().unwrap();
         self.keep(&out);
@@ -133,18 +142,37 @@ fn login_doctor_launch_follow_up_and_find_the_agents_work() {
     assert!(good.status.success(), "{good:?}");
     assert!(String::from_utf8_lossy(&good.stdout).contains("Logged in as dev@example.com"));
     let checks: Value = serde_json::from_str(&e.ok(&[
-        "cloud", "doctor", "--repo", "github.com/acme/shop", "--model", "codex", "--verify-repo", "--json",
+        "cloud",
+        "doctor",
+        "--repo",
+        "github.com/acme/shop",
+        "--model",
+        "codex",
+        "--verify-repo",
+        "--json",
     ]))
     .unwrap();
-    let statuses: Vec<(&str, &str)> =
-        checks.as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap())).collect();
+    let statuses: Vec<(&str, &str)> = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
     assert_eq!(
         statuses,
-        [("api_url", "ok"), ("key", "ok"), ("key_valid", "ok"), ("repository", "ok"), ("model", "ok"), ("public_url", "ok")]
+        [
+            ("api_url", "ok"),
+            ("key", "ok"),
+            ("key_valid", "ok"),
+            ("repository", "ok"),
+            ("model", "ok"),
+            ("public_url", "ok")
+        ]
     );
 
     // No daemon: the launch runs here, printing its events, until the agent is done.
-    let out = e.ok(&["cloud", "launch", "--repo", "github.com/acme/shop", "--auto-pr", "Price the quokkas", "--follow"]);
+    let out =
+        e.ok(&["cloud", "launch", "--repo", "github.com/acme/shop", "--auto-pr", "Price the quokkas", "--follow"]);
     assert!(out.contains("Worked on: Price the quokkas"), "{out}");
     assert!(out.contains("R-1 succeeded") && out.contains("PR https://github.com/acme/shop/pull/7"), "{out}");
     let run: Value = serde_json::from_str(&e.ok(&["runs", "show", "R-1", "--json"])).unwrap();
@@ -189,7 +217,8 @@ fn login_doctor_launch_follow_up_and_find_the_agents_work() {
     e.keep(&out);
     let r: Value = serde_json::from_str(&e.ok(&["runs", "show", "R-3", "--json"])).unwrap();
     assert_eq!(r["status"], "cancelled", "{r:#}");
-    let cancels = e.fake.requests().into_iter().filter(|q| q["path"].as_str().is_some_and(|p| p.ends_with("/cancel"))).count();
+    let cancels =
+        e.fake.requests().into_iter().filter(|q| q["path"].as_str().is_some_and(|p| p.ends_with("/cancel"))).count();
     assert_eq!(cancels, 1, "the cancel reached Cursor");
     assert!(!e.seen.borrow().contains(KEY), "the key was printed");
 }

@@ -251,7 +251,8 @@ fn cancel_and_a_killed_runner_leave_the_workspace_as_it_was() {
     // stay placed — until the next runner starts, stops that agent and puts them back.
     let mut child = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--role", "planner"]);
     let started = Instant::now();
-    while e.status("R-2") != "running" {
+    // Running, and its agent has spoken (so it is there to be orphaned).
+    while e.status("R-2") != "running" || !e.json(&["runs", "show", "R-2"])["chat_id"].is_string() {
         if started.elapsed() > Duration::from_secs(15) {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
@@ -264,18 +265,15 @@ fn cancel_and_a_killed_runner_leave_the_workspace_as_it_was() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let agent_pid = e.json(&["runs", "show", "R-2"]);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_ne!(std::fs::read(e.ws.join(".cursor/cli.json")).unwrap(), USER_CLI_JSON, "still the run's");
-    let chat = agent_pid["chat_id"].as_str().unwrap().to_owned();
     let r = e.run_here("after the crash", &[]);
     assert_eq!(r["status"], "succeeded");
     assert_eq!(e.status("R-2"), "lost");
     assert!(e.json(&["runs", "show", "R-2"])["error"].as_str().unwrap().contains("Tether stopped"));
     e.user_file_intact();
     e.wait_for("the orphaned agent to go", 5, || processes_in(&e.ws) == 0);
-    let _ = chat;
 }
 
 #[test]

@@ -278,12 +278,11 @@ impl Client {
         }
         gate.calls.push_back(now);
         let v: Value = self.call(Method::GET, "/v1/repositories", None, None).await?;
-        let items = v.get("items").or_else(|| v.get("repositories")).and_then(Value::as_array).cloned().unwrap_or_default();
+        let items =
+            v.get("items").or_else(|| v.get("repositories")).and_then(Value::as_array).cloned().unwrap_or_default();
         let urls: Vec<String> = items
             .iter()
-            .filter_map(|r| {
-                r.get("url").or_else(|| r.get("repository")).and_then(Value::as_str).map(str::to_owned)
-            })
+            .filter_map(|r| r.get("url").or_else(|| r.get("repository")).and_then(Value::as_str).map(str::to_owned))
             .collect();
         gate.cached = Some(urls.clone());
         Ok(urls)
@@ -394,8 +393,7 @@ impl Client {
     }
 
     pub async fn agents(&self, limit: usize) -> Result<Vec<AgentInfo>> {
-        let v: Value =
-            self.call(Method::GET, &format!("/v1/agents?limit={}", limit.clamp(1, 100)), None, None).await?;
+        let v: Value = self.call(Method::GET, &format!("/v1/agents?limit={}", limit.clamp(1, 100)), None, None).await?;
         let items = v.get("items").cloned().unwrap_or(Value::Array(Vec::new()));
         serde_json::from_value(items).map_err(|e| malformed("GET /v1/agents", &e))
     }

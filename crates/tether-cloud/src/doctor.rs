@@ -65,7 +65,11 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
             Some(k)
         }
         Ok(None) => {
-            out.push(Check::fail("key", "no Cursor API key", "tether cloud login (a key from cursor.com/dashboard → Integrations)"));
+            out.push(Check::fail(
+                "key",
+                "no Cursor API key",
+                "tether cloud login (a key from cursor.com/dashboard → Integrations)",
+            ));
             None
         }
         Err(e) => {
@@ -90,9 +94,10 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
             Err(e) => out.push(Check::fail("key_valid", e.to_string(), "tether cloud login with a current key")),
         }
     }
-    let repo = ask.repo.clone().or_else(|| {
-        std::env::current_dir().ok().and_then(|d| tether_core::board::cloud::git_origin(&d))
-    });
+    let repo = ask
+        .repo
+        .clone()
+        .or_else(|| std::env::current_dir().ok().and_then(|d| tether_core::board::cloud::git_origin(&d)));
     match repo.as_deref().map(tether_core::board::cloud::normalize_repo) {
         None => out.push(Check::warn(
             "repository",
@@ -112,7 +117,11 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
                 )),
                 Err(e) => out.push(Check::warn("repository", e.to_string(), "try again in a minute")),
             },
-            None => out.push(Check::warn("repository", format!("{r}: looks right; not verified without a key"), "tether cloud login")),
+            None => out.push(Check::warn(
+                "repository",
+                format!("{r}: looks right; not verified without a key"),
+                "tether cloud login",
+            )),
         },
         Some(Ok(r)) => out.push(Check::ok("repository", format!("{r} (access not checked: --verify-repo)"))),
     }
@@ -133,7 +142,9 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
         None => out.push(Check::ok("public_url", "not set: Tether follows cloud runs by their stream and by polling")),
         Some(u) => match tether_core::settings::check_remote_url("public URL", u) {
             Ok(u) => out.push(Check::ok("public_url", u)),
-            Err(e) => out.push(Check::fail("public_url", e.to_string(), "tether settings set cloud.public_url https://…")),
+            Err(e) => {
+                out.push(Check::fail("public_url", e.to_string(), "tether settings set cloud.public_url https://…"))
+            }
         },
     }
     out

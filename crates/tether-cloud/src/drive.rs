@@ -47,7 +47,8 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
         Ok(d) => d,
         Err(e) => return End::Done(failed(e.to_string())),
     };
-    let started = run.started_at.as_deref().and_then(tether_core::clock::parse_iso).unwrap_or_else(tether_core::clock::now_ms);
+    let started =
+        run.started_at.as_deref().and_then(tether_core::clock::parse_iso).unwrap_or_else(tether_core::clock::now_ms);
     let left = (started + run.timeout_secs.max(1) * 1000 - tether_core::clock::now_ms()).max(0);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(left as u64);
     let raced = {
@@ -156,7 +157,13 @@ impl<'a> Driver<'a> {
         let mode = (self.run.mode == RunMode::Plan).then_some("plan");
         let info = if self.spec.continues {
             self.client
-                .followup(&self.spec.agent_id, &self.run.prompt, self.run.model.as_deref(), mode, &self.idempotency_key())
+                .followup(
+                    &self.spec.agent_id,
+                    &self.run.prompt,
+                    self.run.model.as_deref(),
+                    mode,
+                    &self.idempotency_key(),
+                )
                 .await?
         } else {
             let (agent, run) = self
@@ -205,8 +212,10 @@ impl<'a> Driver<'a> {
             let mut frames = match opened {
                 Ok(f) => f,
                 Err(e) if e.kind == Kind::StreamGone => {
-                    self.emit(RunEvent::Notice { text: "Cursor's stream of this run expired; polling its status".into() })
-                        .await;
+                    self.emit(RunEvent::Notice {
+                        text: "Cursor's stream of this run expired; polling its status".into(),
+                    })
+                    .await;
                     return self.poll(&run_id).await;
                 }
                 Err(e) if e.kind == Kind::BadCursor => {
@@ -214,7 +223,9 @@ impl<'a> Driver<'a> {
                     failures += 1;
                     continue;
                 }
-                Err(e) if matches!(e.kind, Kind::Auth | Kind::Forbidden | Kind::NotFound | Kind::Config) => return Err(e),
+                Err(e) if matches!(e.kind, Kind::Auth | Kind::Forbidden | Kind::NotFound | Kind::Config) => {
+                    return Err(e);
+                }
                 Err(e) => {
                     tracing::info!(run = %self.run.id, error = %e, "the cloud stream did not open");
                     failures += 1;
@@ -358,8 +369,11 @@ impl<'a> Driver<'a> {
                 return Ok(Some(info));
             }
             other => {
-                self.emit(RunEvent::Raw { text: f.data.chars().take(4000).collect(), reason: format!("unknown Cursor event `{other}`") })
-                    .await;
+                self.emit(RunEvent::Raw {
+                    text: f.data.chars().take(4000).collect(),
+                    reason: format!("unknown Cursor event `{other}`"),
+                })
+                .await;
             }
         }
         Ok(None)
@@ -379,11 +393,8 @@ impl<'a> Driver<'a> {
     fn outcome(&mut self, info: &RunInfo) -> Outcome {
         self.take_git(info.git.as_ref());
         self.spec.raw_status = Some(info.status.clone());
-        let text = info
-            .result
-            .clone()
-            .or_else(|| info.error.as_ref().and_then(|e| e.message.clone()))
-            .unwrap_or_default();
+        let text =
+            info.result.clone().or_else(|| info.error.as_ref().and_then(|e| e.message.clone())).unwrap_or_default();
         let status = match info.status.as_str() {
             "FINISHED" => RunStatus::Succeeded,
             "CANCELLED" => RunStatus::Cancelled,
@@ -392,7 +403,9 @@ impl<'a> Driver<'a> {
         let error = match info.status.as_str() {
             "FINISHED" => None,
             "CANCELLED" => Some("cancelled at Cursor".to_owned()),
-            "ERROR" => Some(if text.trim().is_empty() { "the cloud agent failed (ERROR)".into() } else { text.clone() }),
+            "ERROR" => {
+                Some(if text.trim().is_empty() { "the cloud agent failed (ERROR)".into() } else { text.clone() })
+            }
             "EXPIRED" => Some("the cloud agent expired at Cursor (EXPIRED)".into()),
             other => Some(format!("Cursor ended the run with a status Tether does not know: {other}")),
         };

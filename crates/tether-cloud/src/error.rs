@@ -124,7 +124,9 @@ impl CloudError {
     fn describe(&self) -> String {
         let plain = match self.kind {
             Kind::Auth => Some("Cursor refused the API key (tether cloud login, or CURSOR_API_KEY)"),
-            Kind::Busy => Some("the cloud agent is still running a run (one at a time): wait for it to end, or cancel it"),
+            Kind::Busy => {
+                Some("the cloud agent is still running a run (one at a time): wait for it to end, or cancel it")
+            }
             Kind::RateLimited => Some("Cursor's rate limit: try again later"),
             _ => None,
         };
@@ -177,7 +179,8 @@ mod tests {
             None,
         );
         assert_eq!((e.kind, e.message.as_str()), (Kind::RateLimited, "Rate limit exceeded. Please try again later."));
-        let e = CloudError::from_response("GET /v1/me", 400, r#"{"code":"validation_error","message":"bad"}"#, None, None);
+        let e =
+            CloudError::from_response("GET /v1/me", 400, r#"{"code":"validation_error","message":"bad"}"#, None, None);
         assert_eq!((e.kind, e.code.as_deref()), (Kind::Request, Some("validation_error")));
         let e = CloudError::from_response("GET /v1/me", 502, "<html>bad gateway</html>", None, None);
         assert_eq!(e.kind, Kind::Server);

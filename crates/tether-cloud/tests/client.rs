@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tether_cloud::client::{Launch, Pace};
 use tether_cloud::{Client, Kind};
-use tether_testkit::cursor_api::{Fault, FakeCursorApi};
+use tether_testkit::cursor_api::{FakeCursorApi, Fault};
 
 const KEY: &str = "key_client_test_abcdef0123456789";
 

@@ -251,7 +251,9 @@ impl Tether {
                     .clone()
                     .filter(|w| !w.trim().is_empty())
                     .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
-                    .ok_or_else(|| Error::invalid("repository", "say which GitHub repository the agent works on (repo)"))?;
+                    .ok_or_else(|| {
+                        Error::invalid("repository", "say which GitHub repository the agent works on (repo)")
+                    })?;
                 cloud::git_origin(Path::new(&dir)).ok_or_else(|| {
                     Error::invalid("repository", format!("{dir} has no git origin remote; say which repository (repo)"))
                 })?

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use tether_core::board::runs::{NewRun, Run, RunStatus};
 use tether_core::board::stream_json::RunEvent;
+use tether_core::history::sessions::SearchQuery;
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{CloudSettingsPatch, Settings, SettingsPatch};
-use tether_core::history::sessions::SearchQuery;
 use tether_core::{Tether, token};
 use tether_runs::Runner;
 use tether_testkit::cursor_api::FakeCursorApi;
@@ -94,8 +94,10 @@ async fn a_cloud_run_streams_to_finished_and_its_transcript_is_a_searchable_chat
     for k in ["user", "init", "thinking", "tool_call", "assistant", "result"] {
         assert!(kinds.contains(&k), "{k} in {kinds:?}");
     }
-    let text: String =
-        ev.iter().filter_map(|e| if let RunEvent::Assistant { text, .. } = e { Some(text.as_str()) } else { None }).collect();
+    let text: String = ev
+        .iter()
+        .filter_map(|e| if let RunEvent::Assistant { text, .. } = e { Some(text.as_str()) } else { None })
+        .collect();
     assert_eq!(text, "Worked on: Add a README about zebracorn pricing");
     // One index: the transcript is a chat of source cloud, with the repository as its project.
     let hits = e.t.search(&SearchQuery::new("zebracorn")).unwrap();
@@ -124,15 +126,21 @@ async fn a_dropped_stream_resumes_after_its_last_event_and_an_expired_one_is_pol
     let streams: Vec<_> = e.fake.requests().into_iter().filter(|s| s.path.ends_with("/stream")).collect();
     assert!(streams.iter().any(|s| s.last_event_id.is_some()), "reconnected with Last-Event-ID: {streams:#?}");
     let ev = events(&e.t, &dropped.id);
-    let text: String =
-        ev.iter().filter_map(|e| if let RunEvent::Assistant { text, .. } = e { Some(text.as_str()) } else { None }).collect();
+    let text: String = ev
+        .iter()
+        .filter_map(|e| if let RunEvent::Assistant { text, .. } = e { Some(text.as_str()) } else { None })
+        .collect();
     assert_eq!(text, "Worked on: resume me", "nothing lost, nothing twice");
     let tools = ev.iter().filter(|e| matches!(e, RunEvent::ToolCall { .. })).count();
     assert_eq!(tools, 2);
 
     let r = ended(&e.t, &gone.id).await;
     assert_eq!(r.status, RunStatus::Succeeded, "{r:#?}");
-    assert_eq!(r.result.as_deref(), Some("Worked on: poll me"), "the result comes from the run when the stream is gone");
+    assert_eq!(
+        r.result.as_deref(),
+        Some("Worked on: poll me"),
+        "the result comes from the run when the stream is gone"
+    );
     assert!(events(&e.t, &gone.id).iter().any(|e| matches!(e, RunEvent::Notice { text } if text.contains("expired"))));
     runner.stop().await;
 }
@@ -155,7 +163,10 @@ async fn terminal_statuses_map_as_the_seed_says_and_keep_the_raw_one() {
         assert!(r.error.as_deref().unwrap_or("").contains(why), "{r:#?}");
     }
     let raw = events(&e.t, &ids[3]).into_iter().find(|e| matches!(e, RunEvent::Raw { .. }));
-    assert!(matches!(raw, Some(RunEvent::Raw { reason, .. }) if reason.contains("not JSON")), "a broken frame is kept raw");
+    assert!(
+        matches!(raw, Some(RunEvent::Raw { reason, .. }) if reason.contains("not JSON")),
+        "a broken frame is kept raw"
+    );
     runner.stop().await;
 }
 
@@ -165,7 +176,8 @@ async fn cancel_and_the_time_limit_cancel_the_run_at_cursor() {
     let runner = Runner::start(Arc::clone(&e.t));
     let hanging = e.t.queue_run("me", &cloud("[cloud:hang] forever")).unwrap();
     let limited = e.t.queue_run("me", &NewRun { timeout_secs: Some(1), ..cloud("[cloud:hang] too long") }).unwrap();
-    let live = until(&e.t, &hanging.id, "a Cursor run id", |r| r.cloud.as_ref().is_some_and(|c| c.run_id.is_some())).await;
+    let live =
+        until(&e.t, &hanging.id, "a Cursor run id", |r| r.cloud.as_ref().is_some_and(|c| c.run_id.is_some())).await;
     runner.runner().cancel(&hanging.id).await.unwrap();
     let r = ended(&e.t, &hanging.id).await;
     assert_eq!(r.status, RunStatus::Cancelled, "{r:#?}");
@@ -198,7 +210,7 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
     let second = Runner::start(Arc::clone(&e.t));
     let r = ended(&e.t, &run.id).await;
     assert_eq!(r.status, RunStatus::Succeeded, "{r:#?}");
-    let resumed = e.fake.requests().into_iter().filter(|s| s.path.ends_with("/stream")).last().unwrap();
+    let resumed = e.fake.requests().into_iter().rfind(|s| s.path.ends_with("/stream")).unwrap();
     assert!(resumed.last_event_id.is_some(), "re-attached where it left off");
     let text: String = events(&e.t, &run.id)
         .iter()

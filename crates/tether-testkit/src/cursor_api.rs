@@ -356,11 +356,7 @@ fn router(state: Shared) -> Router {
 }
 
 /// Logs the request, checks the key, and answers a queued fault instead when one matches.
-async fn gate(
-    State(state): State<Shared>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
+async fn gate(State(state): State<Shared>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let path = req.uri().path().to_owned();
     if path.starts_with("/_fake/") {
         return next.run(req).await;
@@ -387,7 +383,8 @@ async fn gate(
             return err(StatusCode::UNAUTHORIZED, "unauthorized", "Invalid API key");
         }
         let i = s.faults.iter().position(|f| {
-            path.starts_with(&f.path) && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(parts.method.as_str()))
+            path.starts_with(&f.path)
+                && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(parts.method.as_str()))
         });
         i.map(|i| {
             let f = s.faults[i].clone();
@@ -459,8 +456,10 @@ async fn repositories(State(state): State<Shared>) -> Response {
         return r;
     }
     s.repo_calls.push(t);
-    axum::Json(json!({ "items": [{ "url": "https://github.com/acme/shop" }, { "url": "https://github.com/acme/api" }] }))
-        .into_response()
+    axum::Json(
+        json!({ "items": [{ "url": "https://github.com/acme/shop" }, { "url": "https://github.com/acme/api" }] }),
+    )
+    .into_response()
 }
 
 fn new_run(s: &mut FakeState, agent: &str, prompt: &str) -> FakeRun {
@@ -483,17 +482,25 @@ async fn create(State(state): State<Shared>, body: Bytes) -> Response {
     let repo = v.pointer("/repos/0/url").and_then(Value::as_str).unwrap_or_default().to_owned();
     let mut s = state.lock().unwrap();
     s.seq += 1;
-    let id = v.get("agentId").and_then(Value::as_str).map_or_else(
-        || format!("bc-00000000-0000-4000-8000-{:012x}", s.seq),
-        str::to_owned,
-    );
+    let id = v
+        .get("agentId")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("bc-00000000-0000-4000-8000-{:012x}", s.seq), str::to_owned);
     if s.agents.contains_key(&id) {
         return err(StatusCode::CONFLICT, "agent_id_conflict", "an agent with this id exists");
     }
     let name = v.get("name").and_then(Value::as_str).unwrap_or("agent").to_owned();
     s.agents.insert(
         id.clone(),
-        Agent { id: id.clone(), name, repo: repo.clone(), created: now(), runs: Vec::new(), archived: false, webhook: None },
+        Agent {
+            id: id.clone(),
+            name,
+            repo: repo.clone(),
+            created: now(),
+            runs: Vec::new(),
+            archived: false,
+            webhook: None,
+        },
     );
     let run = new_run(&mut s, &id, prompt);
     let agent = s.agents[&id].json(&s);
@@ -519,7 +526,15 @@ async fn create_v0(State(state): State<Shared>, body: Bytes) -> Response {
     let id = format!("bc-00000000-0000-4000-9000-{:012x}", s.seq);
     s.agents.insert(
         id.clone(),
-        Agent { id: id.clone(), name: "agent".into(), repo: repo.clone(), created: now(), runs: Vec::new(), archived: false, webhook: hook },
+        Agent {
+            id: id.clone(),
+            name: "agent".into(),
+            repo: repo.clone(),
+            created: now(),
+            runs: Vec::new(),
+            archived: false,
+            webhook: hook,
+        },
     );
     new_run(&mut s, &id, prompt);
     let a = &s.agents[&id];
@@ -533,7 +548,8 @@ async fn list_agents(State(state): State<Shared>) -> Response {
     let s = state.lock().unwrap();
     let mut items: Vec<&Agent> = s.agents.values().collect();
     items.sort_by_key(|a| std::cmp::Reverse(a.created));
-    let items: Vec<Value> = items.into_iter().map(|a| json!({ "id": a.id, "name": a.name, "createdAt": iso(a.created) })).collect();
+    let items: Vec<Value> =
+        items.into_iter().map(|a| json!({ "id": a.id, "name": a.name, "createdAt": iso(a.created) })).collect();
     axum::Json(json!({ "items": items })).into_response()
 }
 
@@ -563,8 +579,9 @@ async fn archive(State(state): State<Shared>, Path(id): Path<String>) -> Respons
 }
 
 async fn followup(State(state): State<Shared>, Path(id): Path<String>, body: Bytes) -> Response {
-    let Some(prompt) =
-        serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.pointer("/prompt/text")?.as_str().map(str::to_owned))
+    let Some(prompt) = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.pointer("/prompt/text")?.as_str().map(str::to_owned))
     else {
         return err(StatusCode::BAD_REQUEST, "validation_error", "prompt.text is required");
     };
@@ -575,7 +592,8 @@ async fn followup(State(state): State<Shared>, Path(id): Path<String>, body: Byt
     if a.archived {
         return err(StatusCode::CONFLICT, "agent_archived", "the agent is archived");
     }
-    if a.runs.last().and_then(|r| s.runs.get(r)).is_some_and(|r| matches!(r.status().as_str(), "CREATING" | "RUNNING")) {
+    if a.runs.last().and_then(|r| s.runs.get(r)).is_some_and(|r| matches!(r.status().as_str(), "CREATING" | "RUNNING"))
+    {
         return err(StatusCode::CONFLICT, "agent_busy", "Only one run can be active per agent");
     }
     let run = new_run(&mut s, &id, &prompt);
@@ -609,11 +627,7 @@ async fn cancel(State(state): State<Shared>, Path((id, run)): Path<(String, Stri
     axum::Json(json!({ "id": run })).into_response()
 }
 
-async fn stream(
-    State(state): State<Shared>,
-    Path((id, run)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
+async fn stream(State(state): State<Shared>, Path((id, run)): Path<(String, String)>, headers: HeaderMap) -> Response {
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let (drop_after, start) = {
         let mut s = state.lock().unwrap();
@@ -681,7 +695,8 @@ async fn stream(
             }
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx)) });
+    let body =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx)) });
     let mut resp = Sse::new(body).into_response();
     resp.headers_mut().insert("x-cursor-stream-retention-seconds", "3600".parse().unwrap());
     resp

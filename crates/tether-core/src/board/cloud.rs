@@ -142,10 +142,11 @@ pub fn git_origin(dir: &Path) -> Option<String> {
     for line in config.lines().map(str::trim) {
         if line.starts_with('[') {
             in_origin = line.replace(' ', "") == "[remote\"origin\"]";
-        } else if in_origin && let Some((k, v)) = line.split_once('=') {
-            if k.trim() == "url" {
-                return normalize_repo(v.trim()).ok();
-            }
+        } else if in_origin
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim() == "url"
+        {
+            return normalize_repo(v.trim()).ok();
         }
     }
     None
@@ -218,7 +219,8 @@ mod tests {
         ] {
             assert_eq!(normalize_repo(given).unwrap(), want, "{given}");
         }
-        for bad in ["", "shop", "http://github.com/a/b", "https://github.com/a", "https://github.com/a/b/c", "ftp://x.y/a/b"]
+        for bad in
+            ["", "shop", "http://github.com/a/b", "https://github.com/a", "https://github.com/a/b/c", "ftp://x.y/a/b"]
         {
             assert!(normalize_repo(bad).is_err(), "{bad}");
         }

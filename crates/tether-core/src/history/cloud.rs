@@ -26,7 +26,11 @@ pub enum Line {
         at: i64,
     },
     /// A prompt Tether sent (the launch or a follow-up), with the run that sent it.
-    User { text: String, run: String, at: i64 },
+    User {
+        text: String,
+        run: String,
+        at: i64,
+    },
     /// Assistant text (the stream's deltas of one turn joined).
     Assistant {
         text: String,
@@ -34,11 +38,22 @@ pub enum Line {
         model: Option<String>,
         at: i64,
     },
-    Thinking { text: String, at: i64 },
+    Thinking {
+        text: String,
+        at: i64,
+    },
     /// A tool call as the stream named it, with its short arguments.
-    Tool { name: String, status: String, summary: String, at: i64 },
+    Tool {
+        name: String,
+        status: String,
+        summary: String,
+        at: i64,
+    },
     /// What went wrong, in Cursor's words.
-    Error { text: String, at: i64 },
+    Error {
+        text: String,
+        at: i64,
+    },
 }
 
 /// The transcript as file text (one JSON object per line).
@@ -89,7 +104,11 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
                 if model.is_some() {
                     s.model.clone_from(&model);
                 }
-                s.messages.push(ParsedMessage { created_at: Some(at), model, ..ParsedMessage::text(Role::Assistant, text) });
+                s.messages.push(ParsedMessage {
+                    created_at: Some(at),
+                    model,
+                    ..ParsedMessage::text(Role::Assistant, text)
+                });
             }
             Line::Thinking { text, at } => {
                 seen(at);
@@ -97,7 +116,8 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
             }
             Line::Tool { name, status, summary, at } => {
                 seen(at);
-                s.messages.push(ParsedMessage { created_at: Some(at), ..ParsedMessage::tool(name, Some(status), summary) });
+                s.messages
+                    .push(ParsedMessage { created_at: Some(at), ..ParsedMessage::tool(name, Some(status), summary) });
             }
             Line::Error { text, at } => {
                 seen(at);

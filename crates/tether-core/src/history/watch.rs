@@ -187,7 +187,10 @@ fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
             // A new store.db or transcript, or one inside a folder that was just created.
             all.iter().find(|s| {
                 s.path.starts_with(&base)
-                    && matches!(s.kind, SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace | SourceKind::Cloud)
+                    && matches!(
+                        s.kind,
+                        SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace | SourceKind::Cloud
+                    )
             })
         });
         if let Some(s) = hit
