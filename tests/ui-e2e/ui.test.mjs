@@ -345,6 +345,8 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('mcp-url').waitFor();
     assert.equal(await page.getByTestId('mcp-url').innerText(), daemon.url);
     await page.locator('[data-testid=source-row]').first().waitFor();
+    await page.getByTestId('cloud-check').click();
+    await page.locator('[data-testid=cloud-check-row][data-name=key_valid][data-status=ok]').waitFor();
     await screenshot(page, 'health');
 
     await page.getByTestId('nav-settings').click();

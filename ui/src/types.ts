@@ -407,3 +407,11 @@ export interface RunOptions {
   defaults: { timeout_minutes: number; max_total: number; max_per_workspace: number };
   cloud: { key: boolean; defaults: { timeout_minutes: number; max_running: number } };
 }
+
+/** One check of the Cursor Cloud setup (`GET /api/cloud/doctor`). */
+export interface CloudCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  fix?: string;
+}

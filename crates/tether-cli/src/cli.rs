@@ -204,6 +204,16 @@ pub enum CloudCmd {
     },
     /// Forget the stored key.
     Logout,
+    /// Let Cursor reach this Tether through a public URL of yours (a tunnel to the daemon's port):
+    /// launches then carry a signed webhook, and cloud agents get a one-time token to call back
+    /// (their task, signals, skills). --off goes back to stream and polling only.
+    Webhook {
+        /// Where Cursor's servers reach this Tether, e.g. https://tether.example.ts.net.
+        #[arg(long, value_name = "URL", required_unless_present = "off")]
+        public_url: Option<String>,
+        #[arg(long, conflicts_with = "public_url")]
+        off: bool,
+    },
     /// Check the setup: API URL, key (valid?), repository, model, public URL; each failure says
     /// what to do.
     Doctor {

@@ -233,9 +233,37 @@ pub fn cloud(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
             println!("Logged out: the stored Cursor API key is forgotten.");
             Ok(())
         }
+        CloudCmd::Webhook { public_url, off } => {
+            use tether_core::settings::{CloudSettingsPatch, Settings, SettingsPatch};
+            let url = if off { None } else { public_url };
+            let patch = SettingsPatch {
+                cloud: Some(CloudSettingsPatch { public_url: Some(url.clone()), ..Default::default() }),
+                ..Default::default()
+            };
+            let s = Settings::update(&t.paths, &patch)?;
+            match s.cloud.public_url {
+                Some(u) => {
+                    token::webhook_secret(&t.paths)?;
+                    let port = tether_core::daemon::running(&t.paths).and_then(|d| d.port).unwrap_or(47821);
+                    println!(
+                        "On. New cloud launches ask Cursor to post to {} (signed with a secret kept in {}), and tell the \
+                         agent how to call back through {u}.\nExpose this Tether there, e.g. `cloudflared tunnel --url \
+                         http://127.0.0.1:{port}` or `tailscale funnel {port}`; only the webhook and callback routes \
+                         answer a public host name.",
+                        tether_cloud::webhook::url(&u),
+                        match token::backend(&t.paths) {
+                            token::Backend::Keyring => "the OS keyring",
+                            _ => "the data dir",
+                        }
+                    );
+                }
+                None => println!("Off: cloud runs are followed by their stream and by polling."),
+            }
+            Ok(())
+        }
         CloudCmd::Doctor { repo, model, verify_repo, out } => {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let ask = tether_cloud::doctor::Ask { repo, model, verify_repo };
+            let ask = tether_cloud::doctor::Ask { repo, model, verify_repo, cwd_repo: true };
             let checks = rt.block_on(tether_cloud::doctor::run(&t, &ask));
             let failed = checks.iter().any(|c| c.status == "fail");
             if out.json {

@@ -222,3 +222,173 @@ fn login_doctor_launch_follow_up_and_find_the_agents_work() {
     assert_eq!(cancels, 1, "the cancel reached Cursor");
     assert!(!e.seen.borrow().contains(KEY), "the key was printed");
 }
+
+/// A plain HTTP/1.1 request to a loopback URL: `(status, body)`.
+fn http(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let rest = url.trim_start_matches("http://");
+    let (addr, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: tether.example.net\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut resp = String::new();
+    std::io::Read::read_to_string(&mut s, &mut resp).unwrap();
+    let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    // Chunked bodies: the JSON is what matters here; drop the chunk-size lines.
+    let body = if body.lines().next().is_some_and(|l| u64::from_str_radix(l.trim(), 16).is_ok()) {
+        body.lines().skip(1).step_by(2).collect::<Vec<_>>().join("")
+    } else {
+        body
+    };
+    (status, body)
+}
+
+#[test]
+fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_with_a_one_time_token() {
+    let e = Env::new();
+    assert!(e.login(KEY).status.success());
+    let data = e.dir.path().join("data");
+    let mut daemon =
+        e.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let end = Instant::now() + Duration::from_secs(30);
+    let port = loop {
+        let info: Value = std::fs::read(data.join("daemon.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        if let Some(p) = info["port"].as_u64() {
+            break p;
+        }
+        assert!(Instant::now() < end, "the daemon did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let public = format!("http://127.0.0.1:{port}");
+    let (status, body) = http("POST", &format!("{public}/webhooks/cursor"), &[], "{}");
+    assert_eq!(status, 404, "callbacks are off without a public URL: {body}");
+    let on = e.ok(&["cloud", "webhook", "--public-url", &public]);
+    assert!(on.contains(&format!("{public}/webhooks/cursor")), "{on}");
+    let checks: Value =
+        serde_json::from_str(&e.ok(&["cloud", "doctor", "--repo", "github.com/acme/shop", "--json"])).unwrap();
+    let reach = checks.as_array().unwrap().iter().find(|c| c["name"] == "public_url").unwrap();
+    assert_eq!(reach["status"], "ok", "our /health answers through the public URL: {checks:#}");
+    assert!(checks.as_array().unwrap().iter().any(|c| c["name"] == "webhook_secret" && c["status"] == "ok"));
+    // Only the webhook can end this run quickly: its stream is expired and polling is slow.
+    e.ok(&["settings", "set", "cloud.poll_secs", "600"]);
+    e.ok(&["task", "add", "Price the tapirs"]);
+    std::thread::sleep(Duration::from_millis(700)); // the daemon applies saved settings live
+
+    let run: Value = serde_json::from_str(&e.ok(&[
+        "cloud",
+        "launch",
+        "--repo",
+        "github.com/acme/shop",
+        "--task",
+        "T-1",
+        "[cloud:gone] [cloud:step=40] tapirs",
+        "--json",
+    ]))
+    .unwrap();
+    let id = run["id"].as_str().unwrap().to_owned();
+    let end = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        let r: Value = serde_json::from_str(&e.ok(&["runs", "show", &id, "--events", "--json"])).unwrap();
+        if r["status"] != "queued" && r["status"] != "running" {
+            break r;
+        }
+        assert!(Instant::now() < end, "the webhook did not end the run: {r:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(done["status"], "succeeded", "{done:#}");
+    assert_eq!(done["cloud"]["webhook"], true);
+    let told =
+        done["events"].as_array().unwrap().iter().any(|ev| ev["text"].as_str().is_some_and(|t| t.contains("webhook")));
+    assert!(told, "the run says the webhook told it: {done:#}");
+
+    // The launch went through v0 with our webhook; its prompt carried a one-time token.
+    let launch = e.fake.requests().into_iter().find(|q| q["path"] == "/v0/agents").expect("a v0 launch");
+    assert_eq!(launch["body"]["webhook"]["url"], format!("{public}/webhooks/cursor"));
+    let prompt = launch["body"]["prompt"]["text"].as_str().unwrap().to_owned();
+    let boot = prompt.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).unwrap().to_owned();
+    assert!(!done["prompt"].as_str().unwrap().contains(&boot), "the token is not in the stored prompt");
+    let secret = std::fs::read_to_string(data.join("cursor-webhook-secret")).unwrap();
+    assert!(secret.trim().len() >= 32);
+
+    // The receiver: forged → 401, malformed → 400, a replayed delivery → answered once.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let hook = format!("{public}/webhooks/cursor");
+    let payload =
+        r#"{"event":"statusChange","timestamp":"2026-11-23T10:00:00Z","id":"bc-unknown","status":"FINISHED"}"#;
+    let post = |secret: &str, id: &str, body: &str| {
+        rt.block_on(tether_testkit::cursor_api::post_webhook(&hook, secret, id, body)).unwrap()
+    };
+    assert_eq!(post("forged-secret-forged-secret-forged", "msg_a", payload), 401);
+    assert_eq!(post(secret.trim(), "msg_b", "{not json"), 400);
+    assert_eq!(post(secret.trim(), "msg_c", payload), 200);
+    let again = http(
+        "POST",
+        &hook,
+        &[
+            ("X-Webhook-Event", "statusChange"),
+            ("X-Webhook-ID", "msg_c"),
+            ("X-Webhook-Signature", &tether_testkit::cursor_api::sign(secret.trim(), payload)),
+        ],
+        payload,
+    );
+    assert_eq!(again.0, 200);
+    assert!(again.1.contains("duplicate"), "{again:?}");
+
+    // The bootstrap exchange: once, for a bearer that may touch only its run's task, signals, skills.
+    let ex = http(
+        "POST",
+        &format!("{public}/api/agent-auth/exchange"),
+        &[],
+        &format!("{{\"bootstrap_token\": \"{boot}\"}}"),
+    );
+    assert_eq!(ex.0, 200, "{ex:?}");
+    let bearer = serde_json::from_str::<Value>(&ex.1).unwrap()["token"].as_str().unwrap().to_owned();
+    let reused = http(
+        "POST",
+        &format!("{public}/api/agent-auth/exchange"),
+        &[],
+        &format!("{{\"bootstrap_token\": \"{boot}\"}}"),
+    );
+    assert_eq!(reused.0, 401, "spent: {reused:?}");
+    let auth = format!("Bearer {bearer}");
+    let h = [("Authorization", auth.as_str())];
+    let task = http("GET", &format!("{public}/api/agent/task"), &h, "");
+    assert_eq!(task.0, 200, "{task:?}");
+    assert!(task.1.contains("Price the tapirs"));
+    let upd = http("PATCH", &format!("{public}/api/agent/task"), &h, r#"{"comment": "half the tapirs priced"}"#);
+    assert_eq!(upd.0, 200, "{upd:?}");
+    let sig = http(
+        "POST",
+        &format!("{public}/api/agent/signals"),
+        &h,
+        r#"{"to": "human", "type": "question", "body": "Euros or dollars?"}"#,
+    );
+    assert_eq!(sig.0, 201, "{sig:?}");
+    let skills = http("GET", &format!("{public}/api/skills/index"), &h, "");
+    assert!(skills.0 == 200 && skills.1.contains("\"tether\""), "{skills:?}");
+    let skill = http("GET", &format!("{public}/api/skills/tether"), &h, "");
+    assert!(skill.0 == 200 && skill.1.contains("/api/agent/task"), "{skill:?}");
+    for (method, path) in [("GET", "/api/tasks"), ("POST", "/mcp")] {
+        let (st, _) = http(method, &format!("{public}{path}"), &[("Authorization", &auth), ("X-Tether", "1")], "{}");
+        assert!(st == 401 || st == 403, "{path} refuses the scoped bearer: {st}");
+    }
+    let shown: Value = serde_json::from_str(&e.ok(&["task", "show", "T-1", "--json"])).unwrap();
+    assert!(shown.to_string().contains("half the tapirs priced"), "{shown:#}");
+    assert_eq!(shown["status"], "in_review", "a task-bound cloud run moves its task like a local one");
+    let signals = e.ok(&["signals", "list"]);
+    assert!(signals.contains("Euros or dollars?"), "{signals}");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(!e.seen.borrow().contains(KEY) && !e.seen.borrow().contains(secret.trim()), "no key or secret printed");
+}

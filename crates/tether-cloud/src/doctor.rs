@@ -36,6 +36,8 @@ pub struct Ask {
     pub model: Option<String>,
     /// Ask Cursor whether the key reaches the repository (rate-limited by Cursor).
     pub verify_repo: bool,
+    /// Without `repo`, check the working folder's git origin (the CLI; the GUI has no folder).
+    pub cwd_repo: bool,
 }
 
 pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
@@ -94,11 +96,11 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
             Err(e) => out.push(Check::fail("key_valid", e.to_string(), "tether cloud login with a current key")),
         }
     }
-    let repo = ask
-        .repo
-        .clone()
-        .or_else(|| std::env::current_dir().ok().and_then(|d| tether_core::board::cloud::git_origin(&d)));
+    let repo = ask.repo.clone().or_else(|| {
+        std::env::current_dir().ok().filter(|_| ask.cwd_repo).and_then(|d| tether_core::board::cloud::git_origin(&d))
+    });
     match repo.as_deref().map(tether_core::board::cloud::normalize_repo) {
+        None if !ask.cwd_repo => {}
         None => out.push(Check::warn(
             "repository",
             "none given and this folder has no git origin",
@@ -141,11 +143,47 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
     match &settings.cloud.public_url {
         None => out.push(Check::ok("public_url", "not set: Tether follows cloud runs by their stream and by polling")),
         Some(u) => match tether_core::settings::check_remote_url("public URL", u) {
-            Ok(u) => out.push(Check::ok("public_url", u)),
-            Err(e) => {
-                out.push(Check::fail("public_url", e.to_string(), "tether settings set cloud.public_url https://…"))
+            Ok(u) => {
+                out.push(reachable(&u).await);
+                match tether_core::token::webhook_secret(&t.paths) {
+                    Ok(s) if s.len() >= 32 => {
+                        out.push(Check::ok("webhook_secret", format!("{} characters, kept with the token", s.len())))
+                    }
+                    Ok(_) => out.push(Check::fail(
+                        "webhook_secret",
+                        "shorter than Cursor's 32 characters",
+                        "tether cloud webhook --public-url … again",
+                    )),
+                    Err(e) => out.push(Check::fail("webhook_secret", e.to_string(), "tether token doctor")),
+                }
             }
+            Err(e) => out.push(Check::fail("public_url", e.to_string(), "tether cloud webhook --public-url https://…")),
         },
     }
     out
+}
+
+/// Whether our own `/health` answers through the public URL (the tunnel is up and leads here).
+async fn reachable(public: &str) -> Check {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = format!("{public}/health");
+    let fix = "start your tunnel to this Tether's port (`tether status` shows it)";
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(8))
+        .build();
+    let resp = match http {
+        Ok(c) => c.get(&url).send().await,
+        Err(e) => return Check::fail("public_url", e.to_string(), fix),
+    };
+    match resp {
+        Ok(r) if r.status().is_success() => match r.json::<serde_json::Value>().await {
+            Ok(v) if v.get("status").is_some() && v.get("mcp_sessions").is_some() => {
+                Check::ok("public_url", format!("{public}: this Tether answers there"))
+            }
+            _ => Check::fail("public_url", format!("{url} answers, but not as Tether"), fix),
+        },
+        Ok(r) => Check::fail("public_url", format!("{url} answered {}", r.status()), fix),
+        Err(e) => Check::fail("public_url", format!("{url}: {e}"), fix),
+    }
 }

@@ -18,7 +18,7 @@ use tether_core::board::stream_json::RunEvent;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{Client, Frame, Git, Launch, Pace, RunInfo};
+use crate::client::{Client, Frame, Git, Launch, Pace, RunInfo, Webhook};
 use crate::error::{CloudError, Kind};
 
 /// How a drive ended.
@@ -37,6 +37,8 @@ pub struct Ctx {
     pub events: mpsc::Sender<RunEvent>,
     /// The retry pace for Cursor's API (tests record waits instead of sleeping).
     pub pace: Pace,
+    /// Rung when Cursor's webhook says the run changed: its status is read at once.
+    pub poke: Arc<tokio::sync::Notify>,
 }
 
 /// Reconnects of a dropped stream before polling takes over (the SDK's policy).
@@ -109,6 +111,8 @@ struct Driver<'a> {
     /// Frames already taken, by (event, id): ids repeat across reconnects.
     seen: HashSet<(String, String)>,
     poll_every: Duration,
+    /// The person's public URL: launches carry a webhook and a bootstrap token to call back.
+    public: Option<String>,
     /// A terminal result already turned into an event.
     result_sent: bool,
     /// When the stream position was last saved (it is saved at most once a second while
@@ -134,6 +138,7 @@ impl<'a> Driver<'a> {
             spec,
             seen: HashSet::new(),
             poll_every: Duration::from_secs(u64::from(settings.cloud.poll_secs.max(1))),
+            public: settings.cloud.public_url.clone(),
             result_sent: false,
             saved_at: tokio::time::Instant::now(),
         })
@@ -155,31 +160,51 @@ impl<'a> Driver<'a> {
     async fn launch(&mut self) -> Result<(), CloudError> {
         self.emit(RunEvent::User { text: self.run.prompt.clone() }).await;
         let mode = (self.run.mode == RunMode::Plan).then_some("plan");
+        // With a public URL the agent may call back: a one-time token only it sees (the stored
+        // prompt and the transcript keep the person's words alone).
+        let mut prompt = self.run.prompt.clone();
+        if let Some(public) = self.public.clone() {
+            let (t, num) = (Arc::clone(&self.ctx.tether), self.run.num());
+            let boot = tokio::task::spawn_blocking(move || cloud::grant_bootstrap(&t.store, num))
+                .await
+                .map_err(|e| CloudError::config(e.to_string()))?
+                .map_err(|e| CloudError::config(e.to_string()))?;
+            prompt.push_str(&crate::webhook::callback_block(&public, &boot, self.run.task.is_some()));
+        }
+        let launch = Launch {
+            agent_id: self.spec.agent_id.clone(),
+            prompt: prompt.clone(),
+            repo: self.spec.repo.clone(),
+            git_ref: self.spec.git_ref.clone(),
+            branch: self.spec.branch.clone(),
+            auto_pr: self.spec.auto_pr,
+            model: self.run.model.clone(),
+            mode: mode.map(str::to_owned),
+            name: Some(format!("Tether {}", self.run.id)),
+        };
         let info = if self.spec.continues {
             self.client
-                .followup(
-                    &self.spec.agent_id,
-                    &self.run.prompt,
-                    self.run.model.as_deref(),
-                    mode,
-                    &self.idempotency_key(),
-                )
+                .followup(&self.spec.agent_id, &prompt, self.run.model.as_deref(), mode, &self.idempotency_key())
                 .await?
+        } else if let Some(public) = self.public.clone() {
+            // Only v0 takes a webhook; it names the agent itself, and v1 then serves its run.
+            let secret = tether_core::token::webhook_secret(&self.ctx.tether.paths)
+                .map_err(|e| CloudError::config(e.to_string()))?;
+            let hook = Webhook { url: crate::webhook::url(&public), secret };
+            let made = self.client.launch_v0(&launch, &hook).await?;
+            self.spec.agent_id = made.id.clone();
+            self.spec.webhook = true;
+            self.save().await;
+            let agent = self.client.agent(&made.id).await?;
+            self.spec.agent_url = agent.url.clone();
+            let run_id = agent.latest_run_id.ok_or_else(|| CloudError {
+                kind: Kind::Malformed,
+                message: "Cursor launched the agent but names no run of it".into(),
+                ..CloudError::config("")
+            })?;
+            self.client.run(&made.id, &run_id).await?
         } else {
-            let (agent, run) = self
-                .client
-                .launch(&Launch {
-                    agent_id: self.spec.agent_id.clone(),
-                    prompt: self.run.prompt.clone(),
-                    repo: self.spec.repo.clone(),
-                    git_ref: self.spec.git_ref.clone(),
-                    branch: self.spec.branch.clone(),
-                    auto_pr: self.spec.auto_pr,
-                    model: self.run.model.clone(),
-                    mode: mode.map(str::to_owned),
-                    name: Some(format!("Tether {}", self.run.id)),
-                })
-                .await?;
+            let (agent, run) = self.client.launch(&launch).await?;
             self.spec.agent_url = agent.url.clone();
             run
         };
@@ -234,16 +259,25 @@ impl<'a> Driver<'a> {
                 }
             };
             let before = self.spec.last_event_id.clone();
-            while let Some(item) = frames.next().await {
-                match item {
-                    Ok(f) => {
-                        if let Some(end) = self.take(f).await? {
+            let ctx = self.ctx;
+            loop {
+                tokio::select! {
+                    item = frames.next() => match item {
+                        Some(Ok(f)) => {
+                            if let Some(end) = self.take(f).await? {
+                                return Ok(end);
+                            }
+                        }
+                        Some(Err(e)) => {
+                            tracing::info!(run = %self.run.id, error = %e, "the cloud stream broke");
+                            break;
+                        }
+                        None => break,
+                    },
+                    _ = ctx.poke.notified() => {
+                        if let Some(end) = self.webhook_said(&run_id).await? {
                             return Ok(end);
                         }
-                    }
-                    Err(e) => {
-                        tracing::info!(run = %self.run.id, error = %e, "the cloud stream broke");
-                        break;
                     }
                 }
             }
@@ -277,8 +311,23 @@ impl<'a> Driver<'a> {
             if is_terminal(&info.status) {
                 return Ok(info);
             }
-            (self.ctx.pace.sleep)(self.poll_every).await;
+            let ctx = self.ctx;
+            let poked = tokio::select! {
+                _ = (ctx.pace.sleep)(self.poll_every) => false,
+                _ = ctx.poke.notified() => true,
+            };
+            if poked && let Some(end) = self.webhook_said(run_id).await? {
+                return Ok(end);
+            }
         }
+    }
+
+    /// Cursor's webhook said the agent changed: read the run now.
+    async fn webhook_said(&mut self, run_id: &str) -> Result<Option<RunInfo>, CloudError> {
+        let info = self.client.run(&self.spec.agent_id, run_id).await?;
+        self.emit(RunEvent::Notice { text: format!("Cursor's webhook: the run is {}", info.status) }).await;
+        self.note_status(&info.status).await;
+        Ok(is_terminal(&info.status).then_some(info))
     }
 
     async fn note_status(&mut self, status: &str) {

@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod drive;
 pub mod error;
 pub mod transcript;
+pub mod webhook;
 
 pub use client::{Client, Pace};
 pub use error::{CloudError, Kind};

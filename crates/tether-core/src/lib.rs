@@ -315,6 +315,25 @@ impl Tether {
         }
     }
 
+    /// How-tos a cloud agent may fetch on demand (`GET /api/skills/index`): Tether's own (how to
+    /// work with its board through the callback API) and every role's rule.
+    pub fn skills(&self) -> Result<Vec<board::roles::Role>> {
+        let mut out = vec![board::roles::Role {
+            name: "tether".into(),
+            description: "Working with Tether's board from a cloud agent: your task, signals, when to ask".into(),
+        }];
+        out.extend(self.roles()?);
+        Ok(out)
+    }
+
+    /// One how-to's text (Markdown).
+    pub fn skill(&self, name: &str) -> Result<String> {
+        if name == "tether" {
+            return Ok(TETHER_SKILL.to_owned());
+        }
+        board::roles::rule(&self.paths.roles_dir(), name)
+    }
+
     /// The roles a run can take (seeded on first use).
     pub fn roles(&self) -> Result<Vec<board::roles::Role>> {
         board::roles::list(&self.paths.roles_dir())
@@ -337,3 +356,20 @@ impl Tether {
         watch::start(Arc::clone(self), cfg, on_event)
     }
 }
+
+const TETHER_SKILL: &str = "# Working with Tether from a cloud agent
+
+Tether is the person's agent board. With the bearer from `POST /api/agent-auth/exchange`:
+
+- `GET /api/agent/task`: your task (title, description, acceptance criteria, notes and handoffs
+  from earlier agents). Read it first.
+- `PATCH /api/agent/task` with `{\"comment\": \"...\"}` reports progress; `{\"status\": \"blocked\",
+  \"comment\": \"...\", \"handoff\": true}` says what stops you; `{\"status\": \"in_review\", \"summary\":
+  \"...\"}` when the work is done (Tether also moves it when your run ends).
+- `POST /api/agent/signals` with `{\"to\": \"human\", \"type\": \"question\", \"body\": \"...\"}` asks the
+  person; `status_update` tells without asking. Ask when a decision is theirs, not to report.
+- `GET /api/skills/index` and `GET /api/skills/{name}`: role rules (planner, backend, frontend,
+  reviewer, and the person's own) when a role fits your work.
+
+The bearer works only for these calls, only for this run, and expires.
+";

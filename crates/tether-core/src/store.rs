@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0008_runs.sql"),
     include_str!("store/migrations/0009_wake_by_resume.sql"),
     include_str!("store/migrations/0010_cloud_runs.sql"),
+    include_str!("store/migrations/0011_cloud_callbacks.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

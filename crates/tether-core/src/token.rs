@@ -140,24 +140,29 @@ fn cursor_key_entry(paths: &Paths) -> Result<keyring::Entry> {
     keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
 }
 
+/// A secret kept where the MCP token is kept: its keyring entry, or the 0600 file of that name.
+fn stored_secret(paths: &Paths, entry: fn(&Paths) -> Result<keyring::Entry>, file: &str) -> Result<Option<String>> {
+    Ok(match backend(paths) {
+        Backend::Keyring => match entry(paths)?.get_password() {
+            Ok(k) => Some(k),
+            Err(keyring::Error::NoEntry) => None,
+            Err(e) => return Err(keyring_error(paths, &e)),
+        },
+        _ => match std::fs::read_to_string(paths.data_dir.join(file)) {
+            Ok(k) => Some(k),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(format!("reading {file}"), e)),
+        },
+    })
+}
+
 /// The Cursor API key for runs of the Cursor CLI and Cursor's cloud API, if there is one.
 /// Never logged or printed.
 pub fn cursor_key(paths: &Paths) -> Result<Option<(String, KeySource)>> {
     if let Some(k) = std::env::var("CURSOR_API_KEY").ok().filter(|k| !k.trim().is_empty()) {
         return Ok(Some((k.trim().to_owned(), KeySource::Env)));
     }
-    let stored = match backend(paths) {
-        Backend::Keyring => match cursor_key_entry(paths)?.get_password() {
-            Ok(k) => Some(k),
-            Err(keyring::Error::NoEntry) => None,
-            Err(e) => return Err(keyring_error(paths, &e)),
-        },
-        _ => match std::fs::read_to_string(paths.data_dir.join("cursor-api-key")) {
-            Ok(k) => Some(k),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io("reading the Cursor API key file", e)),
-        },
-    };
+    let stored = stored_secret(paths, cursor_key_entry, "cursor-api-key")?;
     Ok(stored.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()).map(|k| (k, KeySource::Stored)))
 }
 
@@ -192,6 +197,27 @@ pub fn forget_cursor_key(paths: &Paths) -> Result<()> {
     }
 }
 
+fn webhook_secret_entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("cursor-webhook-secret:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+/// The secret Cursor signs webhooks with (HMAC-SHA256), made on first use (64 hex characters;
+/// Cursor wants at least 32) and kept where the MCP token is kept. Never logged or printed.
+pub fn webhook_secret(paths: &Paths) -> Result<String> {
+    let stored = stored_secret(paths, webhook_secret_entry, "cursor-webhook-secret")?;
+    if let Some(s) = stored.map(|s| s.trim().to_owned()).filter(|s| s.len() >= 32) {
+        return Ok(s);
+    }
+    paths.ensure()?;
+    let s = generate();
+    match backend(paths) {
+        Backend::Keyring => webhook_secret_entry(paths)?.set_password(&s).map_err(|e| keyring_error(paths, &e))?,
+        _ => write_private(&paths.data_dir.join("cursor-webhook-secret"), &s)?,
+    }
+    Ok(s)
+}
+
 /// The hook token: lets `tether hook` report Cursor events and nothing else, so it can sit in a
 /// plain 0600 file that hook processes read without touching the keyring.
 pub fn hook_token(paths: &Paths) -> Result<String> {
@@ -217,7 +243,8 @@ pub fn matches(expected: &str, given: &str) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn generate() -> String {
+/// 32 random bytes as hex: a fresh secret or one-time token.
+pub fn generate() -> String {
     let mut buf = [0u8; 32];
     getrandom::fill(&mut buf).expect("the OS random number generator failed");
     buf.iter().map(|b| format!("{b:02x}")).collect()

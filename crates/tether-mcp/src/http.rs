@@ -141,6 +141,7 @@ pub async fn serve_http(
         .layer(middleware::from_fn_with_state(ctx.clone(), mcp_guard))
         .route("/health", get(health))
         .route("/hook", post(hook))
+        .merge(crate::callback::router())
         .merge(crate::web::router(ctx.clone()))
         .with_state(ctx.clone());
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));

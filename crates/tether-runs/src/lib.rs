@@ -96,6 +96,8 @@ pub struct Runner {
     only: Option<i64>,
     kick: Notify,
     live: Mutex<HashMap<i64, CancellationToken>>,
+    /// Cloud runs going here, rung when Cursor's webhook says one changed.
+    pokes: Mutex<HashMap<i64, Arc<Notify>>>,
     updates: broadcast::Sender<RunUpdate>,
 }
 
@@ -154,6 +156,7 @@ impl Runner {
             only,
             kick: Notify::new(),
             live: Mutex::default(),
+            pokes: Mutex::default(),
             updates: broadcast::channel(4096).0,
         });
         let stop = CancellationToken::new();
@@ -183,6 +186,14 @@ impl Runner {
         }
         self.kick();
         Ok(run)
+    }
+
+    /// Cursor's webhook says a cloud run changed: it reads the run's status now (no-op for a run
+    /// this runner is not following).
+    pub fn poke(&self, num: i64) {
+        if let Some(p) = self.pokes.lock().unwrap_or_else(|p| p.into_inner()).get(&num) {
+            p.notify_one();
+        }
     }
 
     /// How many runs this runner has going now.
@@ -509,7 +520,10 @@ impl Runner {
     /// `None` when Tether is stopping and the run was left going at Cursor.
     async fn drive_cloud(&self, run: &Run, tok: &CancellationToken) -> Option<Outcome> {
         let (tx, mut rx) = mpsc::channel::<RunEvent>(4096);
-        let ctx = tether_cloud::drive::Ctx { tether: Arc::clone(&self.tether), events: tx, pace: Default::default() };
+        let poke = Arc::new(Notify::new());
+        self.pokes.lock().unwrap_or_else(|p| p.into_inner()).insert(run.num(), Arc::clone(&poke));
+        let ctx =
+            tether_cloud::drive::Ctx { tether: Arc::clone(&self.tether), events: tx, pace: Default::default(), poke };
         let seq = {
             let (t, num) = (Arc::clone(&self.tether), run.num());
             blocking(move || runs::last_seq(&t.store, num)).await.unwrap_or(0)
@@ -536,6 +550,7 @@ impl Runner {
             }
         };
         let (end, ()) = tokio::join!(driving, consuming);
+        self.pokes.lock().unwrap_or_else(|p| p.into_inner()).remove(&run.num());
         log.flush().await;
         match end {
             tether_cloud::drive::End::Done(o) => Some(o),

@@ -6,7 +6,7 @@
 //!
 //! A run's script comes from directives in its prompt: `[cloud:hang]` (runs until cancelled),
 //! `[cloud:drop=N]` (the first stream connection closes after N frames), `[cloud:gone]` (the
-//! stream is expired: `410`; the run finishes after two status reads), `[cloud:status=X]` (ends
+//! stream is expired: `410`; read the run's status instead), `[cloud:status=X]` (ends
 //! with status X, e.g. `ERROR`, `EXPIRED`, or one Cursor never documented), `[cloud:malformed]`
 //! (one frame's data is not JSON), `[cloud:step=MS]` (time between frames, default 30 ms),
 //! `[cloud:minutes=N]` (the duration it reports: minutes of fake time, no real waiting),
@@ -227,9 +227,6 @@ impl FakeRun {
     fn status(&self) -> String {
         if self.cancelled_at.is_some() {
             return "CANCELLED".into();
-        }
-        if self.gone {
-            return if self.polls > 2 { self.end_status.clone() } else { "RUNNING".into() };
         }
         let end = self.created + (self.frames_len() as i64 + 1) * self.step;
         if !self.hang && now() >= end {
@@ -536,7 +533,16 @@ async fn create_v0(State(state): State<Shared>, body: Bytes) -> Response {
             webhook: hook,
         },
     );
-    new_run(&mut s, &id, prompt);
+    let run = new_run(&mut s, &id, prompt);
+    if !run.hang {
+        // Cursor posts statusChange when the agent reaches its end, whoever is watching.
+        let (state, run_id) = (Arc::clone(&state), run.id.clone());
+        let wait = (run.frames_len() as i64 + 2) * run.step;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+            send_hook_if_done(&state, &run_id);
+        });
+    }
     let a = &s.agents[&id];
     axum::Json(json!({ "id": id, "name": a.name, "status": "CREATING", "source": { "repository": repo },
                         "target": { "url": format!("https://cursor.com/agents?id={id}") }, "createdAt": iso(a.created),

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, type Status_ } from '../api';
 import { confirmDialog, CopyButton, Dialog, Empty, ErrorNote } from '../components';
 import { reportError, toast, useAsync, useLive, useTicker } from '../hooks';
-import type { IndexEvent, InitResult } from '../types';
+import type { CloudCheck, IndexEvent, InitResult } from '../types';
 import { ago, bytes, duration } from '../util';
 
 export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
@@ -142,6 +142,7 @@ export function HealthView() {
           </section>
         </div>
       )}
+      <CloudPanel />
       <section class="panel" data-testid="health-sources">
         <h2>Sources</h2>
         {doctor.data && doctor.data.sources.length === 0 ? (
@@ -328,5 +329,41 @@ function Diff({ text }: { text: string }) {
         </span>
       ))}
     </pre>
+  );
+}
+
+/** Cursor Cloud's environment test, on demand (it asks Cursor whether the key is valid). */
+function CloudPanel() {
+  const [checks, setChecks] = useState<CloudCheck[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = () => {
+    setBusy(true);
+    api
+      .cloudDoctor()
+      .then((r) => setChecks(r.checks), reportError)
+      .finally(() => setBusy(false));
+  };
+  return (
+    <section class="panel" data-testid="health-cloud">
+      <h2>Cursor Cloud</h2>
+      <p class="muted small">
+        Cloud runs launch Cursor Cloud agents on GitHub repositories. Set up with <code>tether cloud login</code>; a public URL
+        (<code>tether cloud webhook</code>) adds webhooks and lets agents call back.
+      </p>
+      <button type="button" onClick={run} disabled={busy} data-testid="cloud-check">
+        {busy ? 'Checking…' : checks ? 'Check again' : 'Check the setup'}
+      </button>
+      {checks && (
+        <ul class="plain cloud-checks">
+          {checks.map((c) => (
+            <li key={c.name} data-testid="cloud-check-row" data-name={c.name} data-status={c.status}>
+              <span class={`check-mark ${c.status}`}>{c.status === 'ok' ? '✓' : c.status === 'warn' ? '!' : '✗'}</span> <b>{c.name.replace('_', ' ')}</b>{' '}
+              {c.detail}
+              {c.fix && <div class="muted small">→ {c.fix}</div>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }

@@ -204,6 +204,145 @@ pub fn earlier_for_task(store: &Store, task: i64, repo: &str) -> Result<Option<R
     num.map(|n| runs::get_run(store, n)).transpose()
 }
 
+/// How long a bootstrap token in a cloud run's prompt can be exchanged.
+pub const BOOTSTRAP_TTL_MS: i64 = 10 * 60_000;
+/// How long the run-scoped bearer it is exchanged for lasts (at most; it dies with the run).
+pub const BEARER_TTL_MS: i64 = 24 * 3_600_000;
+
+fn hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.trim().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A one-time bootstrap token bound to a run (valid [`BOOTSTRAP_TTL_MS`]); only its hash is kept.
+pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
+    let token = crate::token::generate();
+    store.durable(|txn| {
+        txn.execute(
+            "INSERT INTO cloud_grants(hash, kind, run, expires_at) VALUES (?1, 'bootstrap', ?2, ?3)",
+            params![hash(&token), run, crate::clock::now_ms() + BOOTSTRAP_TTL_MS],
+        )?;
+        Ok(())
+    })?;
+    Ok(token)
+}
+
+/// Spends a bootstrap token (once, unexpired) for a run-scoped bearer: `(bearer, run, expires
+/// at ms)`. `None` for a token that is unknown, expired or already spent.
+pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
+    let now = crate::clock::now_ms();
+    let bearer = crate::token::generate();
+    let expires = now + BEARER_TTL_MS;
+    let run: Option<i64> = store.durable(|txn| {
+        let run: Option<i64> = txn
+            .query_row(
+                "UPDATE cloud_grants SET used_at = ?2
+                 WHERE hash = ?1 AND kind = 'bootstrap' AND used_at IS NULL AND expires_at > ?2 RETURNING run",
+                params![hash(bootstrap), now],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(run) = run {
+            txn.execute(
+                "INSERT INTO cloud_grants(hash, kind, run, expires_at) VALUES (?1, 'bearer', ?2, ?3)",
+                params![hash(&bearer), run, expires],
+            )?;
+        }
+        Ok(run)
+    })?;
+    run.map(|n| Ok((bearer, runs::get_run(store, n)?, expires))).transpose()
+}
+
+/// The run a scoped bearer speaks for, while it is valid.
+pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
+    let num: Option<i64> = store.read(|c| {
+        Ok(c.query_row(
+            "SELECT run FROM cloud_grants WHERE hash = ?1 AND kind = 'bearer' AND expires_at > ?2",
+            params![hash(bearer), crate::clock::now_ms()],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })?;
+    num.map(|n| runs::get_run(store, n)).transpose()
+}
+
+/// Keeps a webhook delivery by its id; `false` when it was seen before (nothing to apply).
+pub fn record_webhook(store: &Store, id: &str, agent: Option<&str>, status: Option<&str>, body: &str) -> Result<bool> {
+    store.durable(|txn| {
+        Ok(txn.execute(
+            "INSERT OR IGNORE INTO cloud_webhooks(id, agent_id, status, received_at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, agent, status, crate::clock::now_ms(), body],
+        )? == 1)
+    })
+}
+
+/// The cloud run now going on a Cursor agent, if any.
+pub fn live_run_for_agent(store: &Store, agent: &str) -> Result<Option<Run>> {
+    let num: Option<i64> = store.read(|c| {
+        Ok(c.query_row(
+            "SELECT num FROM runs WHERE kind = 'cloud' AND status = 'running'
+               AND json_extract(cloud, '$.agent_id') = ?1 ORDER BY num DESC LIMIT 1",
+            [agent],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })?;
+    num.map(|n| runs::get_run(store, n)).transpose()
+}
+
+/// What a run-scoped bearer may change on its run's task.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopedTaskChange {
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// in_progress, blocked, in_review or done.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// The comment is a handoff note for whoever takes the task next.
+    #[serde(default)]
+    pub handoff: bool,
+}
+
+fn run_actor(run: &Run) -> super::tasks::Actor {
+    super::tasks::Actor {
+        who: runs::run_identity(run.root, run.workspace.as_deref()),
+        lease_ms: Some(super::tasks::DEFAULT_LEASE_MS),
+    }
+}
+
+fn bound_task(run: &Run) -> Result<String> {
+    run.task.clone().ok_or_else(|| Error::invalid("task", format!("{} was not started for a task", run.id)))
+}
+
+/// The task a cloud run works on, as its scoped bearer may read it.
+pub fn scoped_task(store: &Store, run: &Run) -> Result<super::tasks::TaskDetail> {
+    super::tasks::get(store, &bound_task(run)?)
+}
+
+/// Changes the run's own task, as the run's agent (the same rules as any agent's update).
+pub fn scoped_update(store: &Store, run: &Run, c: &ScopedTaskChange) -> Result<super::tasks::Task> {
+    let status = c.status.as_deref().map(str::parse::<super::tasks::Status>).transpose()?;
+    if matches!(status, Some(super::tasks::Status::Todo | super::tasks::Status::Cancelled)) {
+        return Err(Error::invalid("status", "a run may set in_progress, blocked, in_review or done"));
+    }
+    let change = super::tasks::TaskChange {
+        status,
+        summary: c.summary.clone(),
+        comment: c.comment.clone(),
+        handoff: c.handoff,
+        ..Default::default()
+    };
+    super::tasks::update(store, &run_actor(run), &bound_task(run)?, &change)
+}
+
+/// Sends a signal as the run's agent.
+pub fn scoped_signal(store: &Store, run: &Run, new: &super::signals::NewSignal) -> Result<super::signals::Signal> {
+    super::signals::send(store, &super::signals::Sender::Agent(run_actor(run).who), new)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +376,40 @@ mod tests {
         };
         assert!(re(&id), "{id}");
         assert_ne!(id, mint_agent_id());
+    }
+
+    #[test]
+    fn a_bootstrap_token_is_spent_once_for_a_bearer_scoped_to_its_run() {
+        let s = Store::open_in_memory().unwrap();
+        let v = runs::ValidRun {
+            prompt: "p".into(),
+            task: None,
+            workspace: String::new(),
+            model: None,
+            mode: runs::RunMode::Agent,
+            role: None,
+            timeout_ms: 60_000,
+            permissions: Default::default(),
+            complete: false,
+            parent: None,
+            resume_chat: None,
+            cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
+        };
+        let run = runs::create(&s, "me", &v).unwrap();
+        let boot = grant_bootstrap(&s, run.num()).unwrap();
+        let (bearer, r, _) = exchange(&s, &boot).unwrap().expect("first exchange");
+        assert_eq!(r.id, run.id);
+        assert!(exchange(&s, &boot).unwrap().is_none(), "spent");
+        assert!(exchange(&s, "nonsense").unwrap().is_none());
+        assert_eq!(bearer_run(&s, &bearer).unwrap().map(|r| r.id), Some(run.id.clone()));
+        assert!(bearer_run(&s, &boot).unwrap().is_none(), "the bootstrap token is no bearer");
+        let stored: String =
+            s.read(|c| Ok(c.query_row("SELECT group_concat(hash) FROM cloud_grants", [], |r| r.get(0))?)).unwrap();
+        assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
+        s.writer().execute("UPDATE cloud_grants SET expires_at = 0", []).unwrap();
+        assert!(bearer_run(&s, &bearer).unwrap().is_none(), "expired");
+        assert!(record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap());
+        assert!(!record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap(), "a duplicate");
     }
 
     #[test]
