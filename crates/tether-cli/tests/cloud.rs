@@ -256,8 +256,15 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     let e = Env::new();
     assert!(e.login(KEY).status.success());
     let data = e.dir.path().join("data");
-    let mut daemon =
-        e.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let log = std::fs::File::create(e.dir.path().join("daemon.log")).unwrap();
+    let mut daemon = e
+        .cmd()
+        .args(["serve", "--port", "0"])
+        .env("TETHER_LOG", "debug")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
     let end = Instant::now() + Duration::from_secs(30);
     let port = loop {
         let info: Value = std::fs::read(data.join("daemon.json"))
@@ -391,4 +398,10 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     let _ = daemon.kill();
     let _ = daemon.wait();
     assert!(!e.seen.borrow().contains(KEY) && !e.seen.borrow().contains(secret.trim()), "no key or secret printed");
+    let logged = std::fs::read_to_string(e.dir.path().join("daemon.log")).unwrap();
+    assert!(logged.contains("DEBUG"), "the daemon logged at debug level");
+    assert!(
+        !logged.contains(KEY) && !logged.contains(secret.trim()) && !logged.contains(&bearer),
+        "no secret in the log"
+    );
 }
