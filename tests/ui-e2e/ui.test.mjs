@@ -297,6 +297,31 @@ describe('GUI in a real browser', () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
   });
 
+  test('insights: activity, projects, models and the board; a busy day clicks through to its chats', async () => {
+    await page.getByTestId('nav-insights').click();
+    await page.getByTestId('insights').waitFor();
+    await page.getByTestId('insights-range').selectOption('all');
+    await page.getByTestId('chart-calendar').waitFor();
+    const totals = await page.getByTestId('insights-totals').innerText();
+    const api = await apiCall(daemon, 'GET', '/api/insights');
+    assert.match(totals, new RegExp(`${api.totals.chats}\\s+Chats`));
+    for (const c of ['chart-weekly', 'chart-projects', 'chart-models', 'chart-board']) await page.getByTestId(c).waitFor();
+    assert.match(await page.getByTestId('insights-unknown-models').innerText(), /have no model recorded/);
+    assert.match(await page.getByTestId('insights-tokens').innerText(), /runs recorded token figures/);
+    await screenshot(page, 'insights');
+    // The busiest day's chats: the list narrowed to that day holds as many chats as started then.
+    const busiest = api.busiest_days.find((d) => d.chats > 0);
+    await page.getByTestId('insights-busiest').getByRole('button', { name: busiest.day }).click();
+    await page.getByTestId('list-narrowed').waitFor();
+    await waitUntil(async () => (await page.locator('[data-testid=session-row]').count()) === busiest.chats, 'the chats of that day');
+    // The longest chat opens in the reader.
+    await page.getByTestId('nav-insights').click();
+    await page.getByTestId('insights-longest').getByRole('button').first().click();
+    await page.getByTestId('reader').waitFor();
+    await page.getByTestId('nav-tasks').click();
+    await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+  });
+
   test('task detail: comment, handoff note and history', async () => {
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"] .card-open`).click();
     const detail = page.locator(`[data-testid=task-detail][data-id="${taskIds.parser}"]`);
@@ -505,7 +530,7 @@ describe('GUI on an empty machine (no Cursor data)', () => {
     const next = await freePort();
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('setting-port').waitFor();
-    assert.equal(await page.getByTestId('settings-port').innerText(), String(daemon.port));
+    await waitUntil(async () => (await page.getByTestId('settings-port').innerText()) === String(daemon.port), 'the port shown');
     await page.getByTestId('setting-port').fill(String(next));
     await page.getByTestId('settings-save').click();
     await page.waitForURL((u) => u.port === String(next), { timeout: 15_000 });
@@ -518,6 +543,6 @@ describe('GUI on an empty machine (no Cursor data)', () => {
     // Health tells the person that Cursor, set up with the old URL, must be told the new one.
     await page.getByTestId('nav-health').click();
     assert.match(await page.getByTestId('moved-port').innerText(), new RegExp(`moved from port ${was}.*tether init`, 's'));
-    assert.equal(await page.getByTestId('mcp-url').innerText(), info.url);
+    await waitUntil(async () => (await page.getByTestId('mcp-url').innerText()) === info.url, 'the new MCP URL on Health');
   });
 });

@@ -3,6 +3,7 @@
 // point it elsewhere and supply a bearer token instead: `configureApi({ base, token })`, or set
 // `window.__TETHER_API__ = { base, token }` before the bundle loads.
 
+import type { Insights } from './insights';
 import type {
   Agent,
   DoctorReport,
@@ -246,6 +247,12 @@ export const api = {
   patchSession: (id: string, patch: SessionPatch) => request<SessionSummary>('PATCH', `/api/sessions/${enc(id)}`, { body: patch }),
   exportUrl: (id: string, format: 'md' | 'json' | 'html') => apiUrl(`/api/sessions/${enc(id)}/export`, { format }),
   projects: () => request<{ projects: ProjectCount[] }>('GET', '/api/projects').then((r) => r.projects),
+  insights: (q: { since?: number; project?: string }) => {
+    const p = new URLSearchParams();
+    if (q.since !== undefined) p.set('since', String(Math.round(q.since)));
+    if (q.project) p.set('project', q.project);
+    return request<Insights>('GET', `/api/insights?${p}`);
+  },
   tags: () => request<{ tags: TagCount[] }>('GET', '/api/tags').then((r) => r.tags),
   renameTag: (from: string, to: string) => request<TagCount>('POST', '/api/tags/rename', { body: { from, to } }),
   deleteTag: (tag: string) => request<{ removed_from: number }>('DELETE', `/api/tags/${enc(tag)}`),

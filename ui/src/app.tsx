@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { JSX } from 'preact';
 
 import { api, ApiError, type Status_ } from './api';
-import { ConfirmHost, Empty, Toasts } from './components';
+import { ConfirmHost, Empty, ErrorNote, Toasts } from './components';
 import { live, type ConnState } from './events';
 import { authLost, navigate, useRoute, useSignal } from './hooks';
 import { Icon } from './icons';
@@ -22,6 +23,7 @@ const NAV: { view: View; label: string }[] = [
   { view: 'tasks', label: 'Tasks' },
   { view: 'runs', label: 'Runs' },
   { view: 'inbox', label: 'Inbox' },
+  { view: 'insights', label: 'Insights' },
   { view: 'tags', label: 'Tags' },
   { view: 'agents', label: 'Agents' },
   { view: 'health', label: 'Health' },
@@ -163,6 +165,7 @@ export function App() {
         {route.view === 'inbox' && <InboxView route={route} />}
         {route.view === 'tags' && <TagsView />}
         {route.view === 'agents' && <AgentsView />}
+        {route.view === 'insights' && <LazyInsights />}
         {route.view === 'health' && <HealthView />}
         {route.view === 'settings' && <SettingsView />}
       </main>
@@ -171,4 +174,15 @@ export function App() {
       <Toasts />
     </div>
   );
+}
+
+/** The Insights view and its chart library load only when it is opened (a chunk of their own). */
+function LazyInsights() {
+  const [View, setView] = useState<null | (() => JSX.Element)>(null);
+  const [err, setErr] = useState<unknown>(null);
+  useEffect(() => {
+    import('./views/insights').then((m) => setView(() => m.InsightsView), setErr);
+  }, []);
+  if (err) return <ErrorNote error={err} />;
+  return View ? <View /> : <div class="page muted">Loading…</div>;
 }

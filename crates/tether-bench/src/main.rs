@@ -330,6 +330,21 @@ fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &
     eprintln!("change → searchable: {} appends through a second connection while the watcher runs …", args.changes);
     let change = change_latency(&t, &db, args.changes)?;
 
+    eprintln!("insights: the aggregate query, {} rounds (everything, and one project) …", args.rounds);
+    let mut insights_ms = Vec::new();
+    let project = t.projects()?.first().map(|p| p.path.clone());
+    for round in 0..args.rounds.max(5) * 2 {
+        let q = tether_core::insights::InsightsQuery {
+            since: None,
+            project: if round % 2 == 1 { project.clone() } else { None },
+        };
+        let t0 = Instant::now();
+        std::hint::black_box(t.insights(&q)?);
+        insights_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    insights_ms.sort_by(f64::total_cmp);
+    let insights_p95 = percentile(&insights_ms, 95.0);
+
     let search_p95 = percentile(&all, 95.0);
     let change_p95 = percentile(&change, 95.0);
     let rows = vec![
@@ -351,6 +366,12 @@ fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &
             format!("{:.0} / {change_p95:.0} / {:.0} ms", percentile(&change, 50.0), percentile(&change, 100.0)),
             "p95 ≤ 250 ms",
             Some(CHANGE_TARGET_MS / change_p95),
+        ),
+        Row::new(
+            "Insights aggregate query p50 / p95",
+            format!("{:.1} / {insights_p95:.1} ms", percentile(&insights_ms, 50.0)),
+            "p95 ≤ 100 ms",
+            Some(100.0 / insights_p95),
         ),
     ];
     let side = vec![

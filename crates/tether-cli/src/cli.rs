@@ -58,6 +58,9 @@ pub enum Command {
     Sessions(SessionsCmd),
     /// Show what Tether found where, and which sources are partial and why.
     Doctor(JsonFlag),
+    /// Your activity at a glance: chats and messages over time, top projects, busiest days,
+    /// longest chats, models, tags, tasks and runs (the GUI's Insights view).
+    Stats(StatsArgs),
     /// Tasks shared by people and agents: add, list, claim, update, hand off, complete, import.
     Task(TaskArgs),
     /// Agent sessions (Cursor chats, other MCP clients, people) and the tasks they hold.
@@ -102,6 +105,18 @@ pub enum SettingsCmd {
         #[arg(allow_hyphen_values = true)]
         value: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Only since: a date (2026-01-31) or 30d, 12w, 6m, 1y.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only this project (a folder; its subfolders count too).
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<String>,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 #[derive(Debug, Args)]

@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             crate::hook::run(&paths, &event);
             Ok(())
         }
+        Command::Stats(a) => crate::stats::stats(open()?, a),
         Command::Doctor(o) => {
             let t = open()?;
             let d = t.doctor()?;

@@ -18,6 +18,7 @@ mod output;
 mod runs;
 mod settings;
 mod signals;
+mod stats;
 mod tasks;
 
 use std::process::ExitCode;

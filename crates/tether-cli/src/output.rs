@@ -52,6 +52,13 @@ fn home_short(p: &str) -> String {
     }
 }
 
+/// A path shortened to `max` characters for a column (home as `~`, the end kept).
+pub fn cut_path(p: &str, max: usize) -> String {
+    let h = home_short(p);
+    let n = h.chars().count();
+    if n <= max { h } else { format!("…{}", h.chars().skip(n + 1 - max).collect::<String>()) }
+}
+
 fn cut(s: &str, max: usize) -> String {
     tether_core::history::model::truncate_chars(s, max)
 }

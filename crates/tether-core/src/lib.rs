@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod error;
 pub mod history;
 pub mod init;
+pub mod insights;
 pub mod paths;
 pub mod settings;
 pub mod store;
@@ -332,6 +333,11 @@ impl Tether {
             return Ok(TETHER_SKILL.to_owned());
         }
         board::roles::rule(&self.paths.roles_dir(), name)
+    }
+
+    /// Activity, projects, models, tokens where recorded, tasks and runs (the Insights view).
+    pub fn insights(&self, q: &insights::InsightsQuery) -> Result<insights::Insights> {
+        insights::insights(&self.store, q)
     }
 
     /// The roles a run can take (seeded on first use).

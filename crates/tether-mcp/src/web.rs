@@ -95,6 +95,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/runs", get(run_list).post(run_start))
         .route("/runs/options", get(run_options))
         .route("/cloud/doctor", get(cloud_doctor))
+        .route("/insights", get(insights))
         .route("/runs/{id}", get(run_get))
         .route("/runs/{id}/events", get(run_events))
         .route("/runs/{id}/cancel", post(run_cancel))
@@ -757,6 +758,19 @@ async fn run_options(State(ctx): State<Ctx>) -> Response {
                   "cloud": {"key": key, "defaults": settings.cloud}}))
     })
     .await
+}
+
+#[derive(Deserialize, Default)]
+struct InsightsParams {
+    /// Epoch ms.
+    since: Option<i64>,
+    project: Option<String>,
+}
+
+async fn insights(State(ctx): State<Ctx>, Query(p): Query<InsightsParams>) -> Response {
+    let t = Arc::clone(&ctx.app.tether);
+    let q = tether_core::insights::InsightsQuery { since: p.since, project: p.project.filter(|s| !s.is_empty()) };
+    run(move || t.insights(&q)).await
 }
 
 /// The cloud environment test (asks Cursor whether the key is valid).

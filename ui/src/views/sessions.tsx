@@ -5,6 +5,7 @@ import { Chip, confirmDialog, Empty, ErrorNote, SafeHtml, VirtualList } from '..
 import { navigate, reportError, toast, useAsync, useDebounced, useLive } from '../hooks';
 import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
+import { dayKey, mondayOf } from '../insights';
 import { snippetHtml } from '../snippet';
 import type { MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
 import { ago, cursorContinueLink, cursorOpenLink, dateTime, shortPath } from '../util';
@@ -29,9 +30,11 @@ function displayTitle(s: { title: string | null; nickname?: string | null; id: s
 
 export function SessionsView({ route }: { route: Route }) {
   const [q, setQ] = useState(route.params.q ?? '');
-  const [project, setProject] = useState('');
-  const [source, setSource] = useState('');
+  const [project, setProject] = useState(route.params.project ?? '');
+  const [source, setSource] = useState(route.params.source ?? '');
   const [tag, setTag] = useState(route.params.tag ?? '');
+  // From Insights: chats started on a day or in a week (its Monday), or answered by a model.
+  const narrow = { day: route.params.day ?? '', week: route.params.week ?? '', model: route.params.model ?? '' };
   const [bookmarked, setBookmarked] = useState(false);
   const [active, setActive] = useState(-1);
   const dq = useDebounced(q.trim(), 200);
@@ -40,7 +43,9 @@ export function SessionsView({ route }: { route: Route }) {
   useEffect(() => {
     if (route.params.q !== undefined) setQ(route.params.q);
     if (route.params.tag !== undefined) setTag(route.params.tag);
-  }, [route.params.q, route.params.tag]);
+    if (route.params.project !== undefined) setProject(route.params.project);
+    if (route.params.source !== undefined) setSource(route.params.source);
+  }, [route.params.q, route.params.tag, route.params.project, route.params.source]);
 
   const projects = useAsync(() => api.projects(), []);
   const tags = useAsync(() => api.tags(), []);
@@ -58,12 +63,12 @@ export function SessionsView({ route }: { route: Route }) {
   });
 
   const rows: Row[] = useMemo(() => {
-    const sessions = list.data ?? [];
+    const sessions = (list.data ?? []).filter((s) => matchesNarrow(s, narrow));
     if (!search.data) {
       return sessions.map((s) => ({ id: s.id, title: displayTitle(s), project: s.project, source: s.source, updated_at: s.updated_at, summary: s }));
     }
     const byId = new Map(sessions.map((s) => [s.id, s]));
-    const narrowed = !!(tag || bookmarked);
+    const narrowed = !!(tag || bookmarked || narrow.day || narrow.week || narrow.model);
     return search.data
       .filter((h) => (!source || h.source === source) && (!narrowed || byId.has(h.session_id)))
       .map((h) => {
@@ -78,7 +83,7 @@ export function SessionsView({ route }: { route: Route }) {
           summary: s,
         };
       });
-  }, [list.data, search.data, source, tag, bookmarked]);
+  }, [list.data, search.data, source, tag, bookmarked, narrow.day, narrow.week, narrow.model]);
 
   const openId = route.id;
   useEffect(() => {
@@ -145,6 +150,7 @@ export function SessionsView({ route }: { route: Route }) {
                 <option value="">IDE + CLI</option>
                 <option value="ide">IDE</option>
                 <option value="cli">CLI</option>
+                <option value="cloud">Cloud</option>
               </select>
             </label>
             <label>
@@ -169,6 +175,16 @@ export function SessionsView({ route }: { route: Route }) {
               ★ only
             </label>
           </div>
+          {(narrow.day || narrow.week || narrow.model) && (
+            <div class="narrowed" data-testid="list-narrowed">
+              {narrow.day && `Started on ${narrow.day}`}
+              {narrow.week && `Started in the week of ${narrow.week}`}
+              {narrow.model && `${narrow.day || narrow.week ? ' · ' : ''}Model ${narrow.model}`}{' '}
+              <button type="button" class="link" onClick={() => navigate('sessions', undefined, project ? { project } : undefined)}>
+                show all
+              </button>
+            </div>
+          )}
           <div class="list-meta" data-testid="list-meta" aria-live="polite">
             {searching
               ? search.loading
@@ -525,3 +541,13 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
   );
 }
 
+/** Whether a chat is within what Insights narrowed the list to (local days, as Insights counts). */
+export function matchesNarrow(s: Pick<SessionSummary, 'created_at' | 'updated_at' | 'model'>, n: { day: string; week: string; model: string }): boolean {
+  if (n.model && (s.model?.trim() || 'unknown') !== n.model) return false;
+  if (!n.day && !n.week) return true;
+  const at = s.created_at ?? s.updated_at;
+  if (!at) return false;
+  const d = new Date(at);
+  if (n.day) return dayKey(d) === n.day;
+  return dayKey(mondayOf(d)) === n.week;
+}
