@@ -352,7 +352,46 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     assert_eq!(again.0, 200);
     assert!(again.1.contains("duplicate"), "{again:?}");
 
-    // The bootstrap exchange: once, for a bearer that may touch only its run's task, signals, skills.
+    // R-1 has ended: its one-time token died with it.
+    let dead = http(
+        "POST",
+        &format!("{public}/api/agent-auth/exchange"),
+        &[],
+        &format!("{{\"bootstrap_token\": \"{boot}\"}}"),
+    );
+    assert_eq!(dead.0, 401, "{dead:?}");
+    let shown: Value = serde_json::from_str(&e.ok(&["task", "show", "T-1", "--json"])).unwrap();
+    assert_eq!(shown["status"], "in_review", "a task-bound cloud run moves its task like a local one");
+
+    // A live run's agent exchanges its token once, for a bearer that may touch only its run's
+    // task, signals and skills.
+    e.ok(&["task", "add", "Price the tapirs"]);
+    let live: Value = serde_json::from_str(&e.ok(&[
+        "cloud",
+        "launch",
+        "--repo",
+        "github.com/acme/shop",
+        "--task",
+        "T-2",
+        "[cloud:hang] tapirs, slowly",
+        "--json",
+    ]))
+    .unwrap();
+    let live_id = live["id"].as_str().unwrap().to_owned();
+    let end = Instant::now() + Duration::from_secs(30);
+    let boot = loop {
+        let found = e.fake.requests().into_iter().filter(|q| q["path"] == "/v0/agents").find_map(|q| {
+            let p = q["body"]["prompt"]["text"].as_str().unwrap_or("").to_owned();
+            p.contains("slowly").then(|| {
+                p.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).map(str::to_owned)
+            })?
+        });
+        if let Some(b) = found {
+            break b;
+        }
+        assert!(Instant::now() < end, "the second launch never reached Cursor");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let ex = http(
         "POST",
         &format!("{public}/api/agent-auth/exchange"),
@@ -372,7 +411,7 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     let h = [("Authorization", auth.as_str())];
     let task = http("GET", &format!("{public}/api/agent/task"), &h, "");
     assert_eq!(task.0, 200, "{task:?}");
-    assert!(task.1.contains("Price the tapirs"));
+    assert!(task.1.contains("Price the tapirs") && task.1.contains("T-2"), "{task:?}");
     let upd = http("PATCH", &format!("{public}/api/agent/task"), &h, r#"{"comment": "half the tapirs priced"}"#);
     assert_eq!(upd.0, 200, "{upd:?}");
     let sig = http(
@@ -390,9 +429,19 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
         let (st, _) = http(method, &format!("{public}{path}"), &[("Authorization", &auth), ("X-Tether", "1")], "{}");
         assert!(st == 401 || st == 403, "{path} refuses the scoped bearer: {st}");
     }
-    let shown: Value = serde_json::from_str(&e.ok(&["task", "show", "T-1", "--json"])).unwrap();
+    let done_asked = http("PATCH", &format!("{public}/api/agent/task"), &h, r#"{"status": "done"}"#);
+    assert_eq!(done_asked.0, 400, "done skips review; this run was not started with --complete: {done_asked:?}");
+    let shown: Value = serde_json::from_str(&e.ok(&["task", "show", "T-2", "--json"])).unwrap();
     assert!(shown.to_string().contains("half the tapirs priced"), "{shown:#}");
-    assert_eq!(shown["status"], "in_review", "a task-bound cloud run moves its task like a local one");
+    e.ok(&["runs", "cancel", &live_id]);
+    let end = Instant::now() + Duration::from_secs(30);
+    while serde_json::from_str::<Value>(&e.ok(&["runs", "show", &live_id, "--json"])).unwrap()["status"] != "cancelled"
+    {
+        assert!(Instant::now() < end, "the cancel did not end the live run");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let gone = http("GET", &format!("{public}/api/agent/task"), &h, "");
+    assert_eq!(gone.0, 401, "the bearer died with its run: {gone:?}");
     let signals = e.ok(&["signals", "list"]);
     assert!(signals.contains("Euros or dollars?"), "{signals}");
     let _ = daemon.kill();

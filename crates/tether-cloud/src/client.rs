@@ -148,10 +148,16 @@ pub struct Launch {
 }
 
 /// A launch through v0 with a webhook.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Webhook {
     pub url: String,
     pub secret: String,
+}
+
+impl std::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook").field("url", &self.url).finish_non_exhaustive()
+    }
 }
 
 /// One frame of a run's stream.
@@ -334,7 +340,8 @@ impl Client {
     /// Launches through v0, the only API that takes a webhook. Returns the agent's id.
     pub async fn launch_v0(&self, l: &Launch, hook: &Webhook) -> Result<AgentInfo> {
         let mut source = json!({ "repository": l.repo });
-        if let Some(r) = &l.git_ref {
+        // Working on a branch starts from it too (as v1's workOnCurrentBranch does).
+        if let Some(r) = l.branch.as_ref().or(l.git_ref.as_ref()) {
             source["ref"] = json!(r);
         }
         let mut target = json!({ "autoCreatePr": l.auto_pr });
@@ -350,7 +357,9 @@ impl Client {
         if let Some(m) = &l.model {
             body["model"] = json!(m);
         }
-        self.call(Method::POST, "/v0/agents", Some(&body), Some(&l.agent_id)).await
+        // v0 has no idempotent create: a retry after the request may have arrived could start a
+        // second agent, so it is tried once.
+        self.call_with(Method::POST, "/v0/agents", Some(&body), None, false).await
     }
 
     /// A follow-up run on an agent (409 `agent_busy` while it runs one).
@@ -445,6 +454,17 @@ impl Client {
         body: Option<&Value>,
         idempotency_key: Option<&str>,
     ) -> Result<T> {
+        self.call_with(method, path, body, idempotency_key, true).await
+    }
+
+    async fn call_with<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        idempotency_key: Option<&str>,
+        retry: bool,
+    ) -> Result<T> {
         let request = format!("{method} {}", path.split('?').next().unwrap_or(path));
         let mut attempt = 0;
         loop {
@@ -468,7 +488,7 @@ impl Client {
                 Ok(resp) => error_from(&request, resp).await,
                 Err(e) => CloudError::network(&request, &e),
             };
-            if !err.is_retryable() || attempt >= self.pace.retries {
+            if !retry || !err.is_retryable() || attempt >= self.pace.retries {
                 return Err(err);
             }
             let wait = if err.kind == Kind::RateLimited {

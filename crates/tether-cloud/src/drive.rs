@@ -41,6 +41,9 @@ pub struct Ctx {
     pub poke: Arc<tokio::sync::Notify>,
 }
 
+/// How long a re-attached run whose time limit passed while Tether was down may still report.
+const REATTACH_GRACE_MS: i64 = 30_000;
+
 /// Reconnects of a dropped stream before polling takes over (the SDK's policy).
 const STREAM_RECONNECTS: u32 = 6;
 
@@ -51,7 +54,12 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
     };
     let started =
         run.started_at.as_deref().and_then(tether_core::clock::parse_iso).unwrap_or_else(tether_core::clock::now_ms);
-    let left = (started + run.timeout_secs.max(1) * 1000 - tether_core::clock::now_ms()).max(0);
+    let mut left = (started + run.timeout_secs.max(1) * 1000 - tether_core::clock::now_ms()).max(0);
+    if d.spec.run_id.is_some() {
+        // Re-attached after Tether was down: first read what the stream kept (the transcript's
+        // only copy) and how the run ended, then enforce a limit that passed meanwhile.
+        left = left.max(REATTACH_GRACE_MS);
+    }
     let deadline = tokio::time::Instant::now() + Duration::from_millis(left as u64);
     let raced = {
         let follow = async {
@@ -69,7 +77,7 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
     let stop = match raced {
         Err(r) => {
             let end = match r {
-                Ok(info) => d.outcome(&info),
+                Ok(info) => d.outcome(&info).await,
                 Err(e) => failed(e.to_string()),
             };
             d.save().await;
@@ -118,6 +126,8 @@ struct Driver<'a> {
     /// When the stream position was last saved (it is saved at most once a second while
     /// frames flow, so a Tether killed outright resumes close to where it was).
     saved_at: tokio::time::Instant,
+    /// Cursor could not be reached at the last try (said once per outage).
+    unreachable: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -141,6 +151,7 @@ impl<'a> Driver<'a> {
             public: settings.cloud.public_url.clone(),
             result_sent: false,
             saved_at: tokio::time::Instant::now(),
+            unreachable: false,
         })
     }
 
@@ -182,11 +193,40 @@ impl<'a> Driver<'a> {
             mode: mode.map(str::to_owned),
             name: Some(format!("Tether {}", self.run.id)),
         };
-        let info = if self.spec.continues {
-            self.client
+        let followed = if self.spec.continues {
+            match self
+                .client
                 .followup(&self.spec.agent_id, &prompt, self.run.model.as_deref(), mode, &self.idempotency_key())
-                .await?
-        } else if let Some(public) = self.public.clone() {
+                .await
+            {
+                Ok(info) => Some(info),
+                // Our queue runs one run per agent, so an active run there is ours: the answer
+                // to an earlier try of this follow-up was lost (or Tether stopped before saving it).
+                Err(e) if e.kind == Kind::Busy => Some(self.adopt_active(e).await?),
+                // A task's earlier agent that is gone (deleted, archived, expired): the task
+                // gets a new agent on the same repository.
+                Err(e)
+                    if self.run.task.is_some()
+                        && (e.kind == Kind::NotFound || e.code.as_deref() == Some("agent_archived")) =>
+                {
+                    self.emit(RunEvent::Notice {
+                        text: format!("the task's earlier cloud agent is gone ({e}); launching a new one"),
+                    })
+                    .await;
+                    self.spec.continues = false;
+                    self.spec.agent_id = cloud::mint_agent_id();
+                    self.spec.agent_url = None;
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let launch = Launch { agent_id: self.spec.agent_id.clone(), ..launch };
+        let info = if let Some(info) = followed {
+            info
+        } else if let Some(public) = self.public.clone().filter(|_| mode.is_none()) {
             // Only v0 takes a webhook; it names the agent itself, and v1 then serves its run.
             let secret = tether_core::token::webhook_secret(&self.ctx.tether.paths)
                 .map_err(|e| CloudError::config(e.to_string()))?;
@@ -220,6 +260,19 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
+    /// The agent's active run, taken as this run's (see the caller).
+    async fn adopt_active(&mut self, busy: CloudError) -> Result<RunInfo, CloudError> {
+        let agent = self.client.agent(&self.spec.agent_id).await?;
+        let Some(latest) = agent.latest_run_id else { return Err(busy) };
+        let info = self.client.run(&self.spec.agent_id, &latest).await?;
+        if is_terminal(&info.status) {
+            return Err(busy);
+        }
+        self.emit(RunEvent::Notice { text: format!("following Cursor's run {latest}, already started for this run") })
+            .await;
+        Ok(info)
+    }
+
     /// The run's key for Cursor's Idempotency-Key: the same run asks the same thing.
     fn idempotency_key(&self) -> String {
         format!("tether-{}-{}", self.spec.agent_id, self.run.id)
@@ -244,8 +297,10 @@ impl<'a> Driver<'a> {
                     return self.poll(&run_id).await;
                 }
                 Err(e) if e.kind == Kind::BadCursor => {
+                    // Cursor no longer knows where we were: start over (frames seen are skipped).
                     self.spec.last_event_id = None;
                     failures += 1;
+                    self.backoff(failures).await;
                     continue;
                 }
                 Err(e) if matches!(e.kind, Kind::Auth | Kind::Forbidden | Kind::NotFound | Kind::Config) => {
@@ -283,9 +338,9 @@ impl<'a> Driver<'a> {
             }
             self.save().await;
             // The stream ended without a result: ask the run itself.
-            let info = self.client.run(&self.spec.agent_id, &run_id).await?;
-            self.note_status(&info.status).await;
-            if is_terminal(&info.status) {
+            if let Some(info) = self.read_run(&run_id).await?
+                && is_terminal(&info.status)
+            {
                 return Ok(info);
             }
             // A stream that delivered new frames and dropped is resumed at once; one that keeps
@@ -306,9 +361,9 @@ impl<'a> Driver<'a> {
 
     async fn poll(&mut self, run_id: &str) -> Result<RunInfo, CloudError> {
         loop {
-            let info = self.client.run(&self.spec.agent_id, run_id).await?;
-            self.note_status(&info.status).await;
-            if is_terminal(&info.status) {
+            if let Some(info) = self.read_run(run_id).await?
+                && is_terminal(&info.status)
+            {
                 return Ok(info);
             }
             let ctx = self.ctx;
@@ -324,10 +379,31 @@ impl<'a> Driver<'a> {
 
     /// Cursor's webhook said the agent changed: read the run now.
     async fn webhook_said(&mut self, run_id: &str) -> Result<Option<RunInfo>, CloudError> {
-        let info = self.client.run(&self.spec.agent_id, run_id).await?;
+        let Some(info) = self.read_run(run_id).await? else { return Ok(None) };
         self.emit(RunEvent::Notice { text: format!("Cursor's webhook: the run is {}", info.status) }).await;
-        self.note_status(&info.status).await;
         Ok(is_terminal(&info.status).then_some(info))
+    }
+
+    /// The run's state now. A network failure or a Cursor outage (after the client's own
+    /// retries) is not the run's end — it goes on at Cursor — so it is said once and `None` is
+    /// returned for the caller to try again later; only a refused key, a missing run or a broken
+    /// answer end the run here.
+    async fn read_run(&mut self, run_id: &str) -> Result<Option<RunInfo>, CloudError> {
+        match self.client.run(&self.spec.agent_id, run_id).await {
+            Ok(info) => {
+                self.unreachable = false;
+                self.note_status(&info.status).await;
+                Ok(Some(info))
+            }
+            Err(e) if e.is_retryable() => {
+                if !self.unreachable {
+                    self.unreachable = true;
+                    self.emit(RunEvent::Notice { text: format!("Cursor cannot be reached; still trying ({e})") }).await;
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     async fn note_status(&mut self, status: &str) {
@@ -352,6 +428,9 @@ impl<'a> Driver<'a> {
         if matches!(f.event.as_str(), "heartbeat" | "interaction_update" | "done") {
             return Ok(None);
         }
+        // What the agent ran or said may carry the tokens it was given to call back (a curl with a
+        // bearer, the exchange's answer): they never reach the event log or the transcript.
+        let f = Frame { data: redact_tokens(&f.data), ..f };
         let data: Value = match serde_json::from_str(&f.data) {
             Ok(v) => v,
             Err(e) => {
@@ -439,7 +518,7 @@ impl<'a> Driver<'a> {
     }
 
     /// The run's outcome from its terminal state (the status mapping of the seed).
-    fn outcome(&mut self, info: &RunInfo) -> Outcome {
+    async fn outcome(&mut self, info: &RunInfo) -> Outcome {
         self.take_git(info.git.as_ref());
         self.spec.raw_status = Some(info.status.clone());
         let text =
@@ -467,7 +546,7 @@ impl<'a> Driver<'a> {
                 duration_api_ms: None,
                 usage: None,
             };
-            let _ = self.ctx.events.try_send(ev);
+            self.emit(ev).await;
         }
         let warning = (status == RunStatus::Succeeded && self.spec.auto_pr && self.spec.pr_url.is_none())
             .then(|| "a pull request was asked for, but Cursor reported none".to_owned());
@@ -477,6 +556,13 @@ impl<'a> Driver<'a> {
     /// Cancels the run at Cursor (for a cancel or the time limit), waits a little for it to say
     /// so, and says how the run ended.
     async fn stop(&mut self, why: Stop, timeout_secs: i64) -> Outcome {
+        if self.spec.run_id.is_none()
+            && let Ok(agent) = self.client.agent(&self.spec.agent_id).await
+            && let Some(latest) = agent.latest_run_id
+        {
+            // The launch reached Cursor before it was stopped here.
+            self.spec.run_id = Some(latest);
+        }
         let Some(run_id) = self.spec.run_id.clone() else {
             return Outcome {
                 status: if why == Stop::TimedOut { RunStatus::TimedOut } else { RunStatus::Cancelled },
@@ -494,7 +580,7 @@ impl<'a> Driver<'a> {
             && let Ok(info) = self.client.run(&self.spec.agent_id, &run_id).await
             && info.status == "FINISHED"
         {
-            let mut o = self.outcome(&info);
+            let mut o = self.outcome(&info).await;
             o.warning = Some("finished before the cancel reached Cursor".into());
             return o;
         }
@@ -523,4 +609,43 @@ fn is_terminal(status: &str) -> bool {
 
 fn failed(msg: String) -> Outcome {
     Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() }
+}
+
+/// Replaces every run of 64 or more hex digits (Tether's bootstrap tokens and bearers are 64) by
+/// `[token]`.
+pub fn redact_tokens(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        if b[i].is_ascii_hexdigit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_hexdigit() {
+                i += 1;
+            }
+            if i - start >= 64 {
+                out.push_str(&s[last..start]);
+                out.push_str("[token]");
+                last = i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tokens_are_redacted_and_nothing_else() {
+        let t = "a".repeat(64);
+        let s = format!("curl -H 'Authorization: Bearer {t}' x; sha 0123abcd; ünïcode {t}9");
+        assert_eq!(
+            super::redact_tokens(&s),
+            "curl -H 'Authorization: Bearer [token]' x; sha 0123abcd; ünïcode [token]"
+        );
+    }
 }

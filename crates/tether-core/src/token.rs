@@ -202,6 +202,14 @@ fn webhook_secret_entry(paths: &Paths) -> Result<keyring::Entry> {
     keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
 }
 
+/// The webhook secret if one was made (never makes one: for the receiver, which must not touch
+/// the keyring's write path for a caller it has not checked yet).
+pub fn existing_webhook_secret(paths: &Paths) -> Result<Option<String>> {
+    Ok(stored_secret(paths, webhook_secret_entry, "cursor-webhook-secret")?
+        .map(|s| s.trim().to_owned())
+        .filter(|s| s.len() >= 32))
+}
+
 /// The secret Cursor signs webhooks with (HMAC-SHA256), made on first use (64 hex characters;
 /// Cursor wants at least 32) and kept where the MCP token is kept. Never logged or printed.
 pub fn webhook_secret(paths: &Paths) -> Result<String> {

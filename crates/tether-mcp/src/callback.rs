@@ -72,10 +72,8 @@ async fn webhook(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Res
         return r;
     }
     let h = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let paths = ctx.app.tether.paths.clone();
-    let secret = match blocking(move || tether_core::token::webhook_secret(&paths)).await {
-        Ok(s) => s,
-        Err(e) => return core(&e),
+    let Some(secret) = webhook_secret(&ctx).await else {
+        return answer(StatusCode::UNAUTHORIZED, "bad_signature", "this Tether has no webhook secret yet");
     };
     if !tether_cloud::webhook::verify(&secret, &h("x-webhook-signature").unwrap_or_default(), &body) {
         return answer(StatusCode::UNAUTHORIZED, "bad_signature", "the signature does not match this Tether's secret");
@@ -109,6 +107,22 @@ async fn webhook(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Res
         }
         Err(e) => core(&e),
     }
+}
+
+/// The secret, read once per data dir and kept: an unchecked caller never makes Tether touch the
+/// keyring (or create a secret) again and again.
+async fn webhook_secret(ctx: &Ctx) -> Option<String> {
+    static CACHE: std::sync::Mutex<Option<(std::path::PathBuf, String)>> = std::sync::Mutex::new(None);
+    let dir = ctx.app.tether.paths.data_dir.clone();
+    if let Some((d, s)) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        && *d == dir
+    {
+        return Some(s.clone());
+    }
+    let paths = ctx.app.tether.paths.clone();
+    let s = blocking(move || tether_core::token::existing_webhook_secret(&paths)).await.ok().flatten()?;
+    *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = Some((dir, s.clone()));
+    Some(s)
 }
 
 async fn exchange(State(ctx): State<Ctx>, body: Bytes) -> Response {
@@ -225,6 +239,7 @@ async fn skill(State(ctx): State<Ctx>, headers: HeaderMap, Path(name): Path<Stri
     let t = std::sync::Arc::clone(&ctx.app.tether);
     match blocking(move || t.skill(&name)).await {
         Ok(text) => ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], text).into_response(),
-        Err(e) => core(&e),
+        // Said without the roles folder's path: this route answers the public host.
+        Err(_) => answer(StatusCode::NOT_FOUND, "not_found", "no such skill (GET /api/skills/index lists them)"),
     }
 }

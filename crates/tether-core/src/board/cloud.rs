@@ -206,7 +206,7 @@ pub fn earlier_for_task(store: &Store, task: i64, repo: &str) -> Result<Option<R
 
 /// How long a bootstrap token in a cloud run's prompt can be exchanged.
 pub const BOOTSTRAP_TTL_MS: i64 = 10 * 60_000;
-/// How long the run-scoped bearer it is exchanged for lasts (at most; it dies with the run).
+/// How long the run-scoped bearer it is exchanged for lasts at most; it dies with the run.
 pub const BEARER_TTL_MS: i64 = 24 * 3_600_000;
 
 fn hash(token: &str) -> String {
@@ -237,7 +237,9 @@ pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i
         let run: Option<i64> = txn
             .query_row(
                 "UPDATE cloud_grants SET used_at = ?2
-                 WHERE hash = ?1 AND kind = 'bootstrap' AND used_at IS NULL AND expires_at > ?2 RETURNING run",
+                 WHERE hash = ?1 AND kind = 'bootstrap' AND used_at IS NULL AND expires_at > ?2
+                   AND run IN (SELECT num FROM runs WHERE status IN ('queued', 'running'))
+                 RETURNING run",
                 params![hash(bootstrap), now],
                 |r| r.get(0),
             )
@@ -257,7 +259,8 @@ pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i
 pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         Ok(c.query_row(
-            "SELECT run FROM cloud_grants WHERE hash = ?1 AND kind = 'bearer' AND expires_at > ?2",
+            "SELECT g.run FROM cloud_grants g JOIN runs r ON r.num = g.run
+             WHERE g.hash = ?1 AND g.kind = 'bearer' AND g.expires_at > ?2 AND r.status IN ('queued', 'running')",
             params![hash(bearer), crate::clock::now_ms()],
             |r| r.get(0),
         )
@@ -325,8 +328,16 @@ pub fn scoped_task(store: &Store, run: &Run) -> Result<super::tasks::TaskDetail>
 /// Changes the run's own task, as the run's agent (the same rules as any agent's update).
 pub fn scoped_update(store: &Store, run: &Run, c: &ScopedTaskChange) -> Result<super::tasks::Task> {
     let status = c.status.as_deref().map(str::parse::<super::tasks::Status>).transpose()?;
-    if matches!(status, Some(super::tasks::Status::Todo | super::tasks::Status::Cancelled)) {
-        return Err(Error::invalid("status", "a run may set in_progress, blocked, in_review or done"));
+    use super::tasks::Status as S;
+    let allowed = match status {
+        None | Some(S::InProgress | S::Blocked | S::InReview) => true,
+        // Done skips review: only when whoever started the run asked for that.
+        Some(S::Done) => run.complete_task,
+        Some(S::Todo | S::Cancelled) => false,
+    };
+    if !allowed {
+        let most = if run.complete_task { "done" } else { "in_review" };
+        return Err(Error::invalid("status", format!("this run may set in_progress, blocked or {most}")));
     }
     let change = super::tasks::TaskChange {
         status,
@@ -406,6 +417,9 @@ mod tests {
         let stored: String =
             s.read(|c| Ok(c.query_row("SELECT group_concat(hash) FROM cloud_grants", [], |r| r.get(0))?)).unwrap();
         assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
+        runs::finish(&s, run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
+            .unwrap();
+        assert!(bearer_run(&s, &bearer).unwrap().is_none(), "it dies with the run");
         s.writer().execute("UPDATE cloud_grants SET expires_at = 0", []).unwrap();
         assert!(bearer_run(&s, &bearer).unwrap().is_none(), "expired");
         assert!(record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap());
