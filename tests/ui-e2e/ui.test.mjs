@@ -302,9 +302,10 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('insights').waitFor();
     await page.getByTestId('insights-range').selectOption('all');
     await page.getByTestId('chart-calendar').waitFor();
-    const totals = await page.getByTestId('insights-totals').innerText();
+    // The year's figures show first; everything's replace them.
     const api = await apiCall(daemon, 'GET', '/api/insights');
-    assert.match(totals, new RegExp(`${api.totals.chats}\\s+Chats`));
+    const want = new RegExp(`^${api.totals.chats}\\s+Chats`);
+    await waitUntil(async () => want.test(await page.getByTestId('insights-totals').innerText()), 'all-time totals');
     for (const c of ['chart-weekly', 'chart-projects', 'chart-models', 'chart-board']) await page.getByTestId(c).waitFor();
     assert.match(await page.getByTestId('insights-unknown-models').innerText(), /have no model recorded/);
     assert.match(await page.getByTestId('insights-tokens').innerText(), /runs recorded token figures/);
