@@ -134,12 +134,7 @@ impl<'a> Driver<'a> {
     fn new(ctx: &'a Ctx, run: &'a Run) -> Result<Self, CloudError> {
         let t = &ctx.tether;
         let settings = t.settings().map_err(|e| CloudError::config(e.to_string()))?;
-        let key = tether_core::token::cursor_key(&t.paths)
-            .map_err(|e| CloudError::config(e.to_string()))?
-            .map(|(k, _)| k)
-            .ok_or_else(|| CloudError::config("no Cursor API key: run `tether cloud login`, or set CURSOR_API_KEY"))?;
-        let base = crate::client::base_url(settings.cloud.api_url.as_deref())?;
-        let client = Client::new(&base, key)?.with_pace(ctx.pace.clone());
+        let client = crate::client_from(t, &settings)?.with_pace(ctx.pace.clone());
         let spec = run.cloud.clone().ok_or_else(|| CloudError::config(format!("{} is not a cloud run", run.id)))?;
         Ok(Self {
             ctx,

@@ -22,6 +22,11 @@ pub use error::{CloudError, Kind};
 /// A client for this data dir's settings and key.
 pub fn client_for(t: &tether_core::Tether) -> Result<Client, CloudError> {
     let settings = t.settings().map_err(|e| CloudError::config(e.to_string()))?;
+    client_from(t, &settings)
+}
+
+/// A client for these settings and this data dir's key.
+pub fn client_from(t: &tether_core::Tether, settings: &tether_core::settings::Settings) -> Result<Client, CloudError> {
     let key = tether_core::token::cursor_key(&t.paths)
         .map_err(|e| CloudError::config(e.to_string()))?
         .map(|(k, _)| k)

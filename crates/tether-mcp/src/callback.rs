@@ -18,6 +18,7 @@ use tether_core::board::cloud;
 use tether_core::board::runs::Run;
 
 use crate::Ctx;
+use crate::web::core_error;
 
 pub(crate) fn router() -> Router<Ctx> {
     Router::new()
@@ -32,17 +33,6 @@ pub(crate) fn router() -> Router<Ctx> {
 
 fn answer(status: StatusCode, code: &str, message: &str) -> Response {
     (status, axum::Json(json!({"code": code, "message": message}))).into_response()
-}
-
-fn core(e: &tether_core::Error) -> Response {
-    let status = match e.code() {
-        tether_core::ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        tether_core::ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
-        tether_core::ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        _ => StatusCode::CONFLICT,
-    };
-    let code = serde_json::to_value(e.code()).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    answer(status, &code, &e.to_string())
 }
 
 async fn blocking<T: Send + 'static>(
@@ -105,7 +95,7 @@ async fn webhook(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Res
             }
             axum::Json(json!({"ok": true, "run": run.map(|r| r.id)})).into_response()
         }
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 
@@ -146,7 +136,7 @@ async fn exchange(State(ctx): State<Ctx>, body: Bytes) -> Response {
             "invalid_token",
             "this bootstrap token is unknown, expired or already used",
         ),
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 
@@ -167,7 +157,7 @@ async fn scoped(ctx: &Ctx, headers: &HeaderMap) -> Result<Run, Response> {
         Ok(None) => {
             Err(answer(StatusCode::UNAUTHORIZED, "invalid_token", "a run's bearer from the exchange is needed"))
         }
-        Err(e) => Err(core(&e)),
+        Err(e) => Err(core_error(&e)),
     }
 }
 
@@ -179,7 +169,7 @@ async fn task(State(ctx): State<Ctx>, headers: HeaderMap) -> Response {
     let t = std::sync::Arc::clone(&ctx.app.tether);
     match blocking(move || cloud::scoped_task(&t.store, &run)).await {
         Ok(d) => axum::Json(d).into_response(),
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 
@@ -198,7 +188,7 @@ async fn task_update(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) ->
             ctx.app.emit("tasks", json!({"task": task.id}));
             axum::Json(task).into_response()
         }
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 
@@ -217,7 +207,7 @@ async fn signal(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Resp
             ctx.app.signals_sent();
             (StatusCode::CREATED, axum::Json(s)).into_response()
         }
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 
@@ -228,7 +218,7 @@ async fn skills(State(ctx): State<Ctx>, headers: HeaderMap) -> Response {
     let t = std::sync::Arc::clone(&ctx.app.tether);
     match blocking(move || t.skills()).await {
         Ok(list) => axum::Json(json!({"skills": list})).into_response(),
-        Err(e) => core(&e),
+        Err(e) => core_error(&e),
     }
 }
 

@@ -207,7 +207,7 @@ fn error(status: StatusCode, code: Option<Value>, message: &str) -> Response {
 }
 
 /// A core error as `{code, message}` with the status a caller expects.
-fn core_error(e: &tether_core::Error) -> Response {
+pub(crate) fn core_error(e: &tether_core::Error) -> Response {
     use tether_core::ErrorCode as C;
     let code = e.code();
     let status = match code {
