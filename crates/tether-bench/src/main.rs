@@ -78,6 +78,8 @@ enum Cmd {
     /// Only the search rounds, on the index the last full run left in `<dir>/home` (for quick
     /// iterations on search; the report comes from a full run).
     SearchOnly,
+    /// Only generate (or reuse) the Cursor DB in `<dir>/cursor/User` (for scripts/bench-profile).
+    Generate,
 }
 
 const SEARCH_TARGET_MS: f64 = 10.0;
@@ -92,6 +94,13 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(Cmd::SearchOnly) = &args.cmd {
         return search_only(&args);
+    }
+    if let Some(Cmd::Generate) = &args.cmd {
+        std::fs::create_dir_all(&args.dir)?;
+        let dir = std::fs::canonicalize(&args.dir)?;
+        let stats = generated(&args, &dir)?;
+        println!("{}", json!({"user_dir": dir.join("cursor/User"), "stats": stats}));
+        return Ok(());
     }
     run(&args)
 }
@@ -161,18 +170,15 @@ impl Row {
     }
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&args.dir)?;
-    let dir = std::fs::canonicalize(&args.dir)?;
-    let user_dir = dir.join("cursor/User");
-    let db = user_dir.join("globalStorage/state.vscdb");
+/// The era-mixed Cursor DB of `args.size_mb` in `<dir>/cursor/User`, generated unless the one
+/// there has the same size and seed; its generation stats.
+fn generated(args: &Args, dir: &Path) -> anyhow::Result<Value> {
+    let db = dir.join("cursor/User/globalStorage/state.vscdb");
     let spec = GenSpec { target_bytes: args.size_mb * 1024 * 1024, seed: args.seed };
     let stamp = dir.join("generated.json");
     let want = json!({"target_bytes": spec.target_bytes, "seed": spec.seed, "generator": 2});
     let have: Option<Value> = std::fs::read_to_string(&stamp).ok().and_then(|s| serde_json::from_str(&s).ok());
-    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs") {
-        Value::Null
-    } else if have.as_ref().map(|h| &h["spec"]) == Some(&want) && db.exists() {
+    Ok(if have.as_ref().map(|h| &h["spec"]) == Some(&want) && db.exists() {
         eprintln!("reusing {}", db.display());
         have.map(|h| h["stats"].clone()).unwrap_or_default()
     } else {
@@ -183,7 +189,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
         std::fs::write(&stamp, json!({"spec": want, "stats": stats}).to_string())?;
         eprintln!("  generated in {:.1}s: {stats}", t0.elapsed().as_secs_f64());
         stats
-    };
+    })
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.dir)?;
+    let dir = std::fs::canonicalize(&args.dir)?;
+    let user_dir = dir.join("cursor/User");
+    let db = user_dir.join("globalStorage/state.vscdb");
+    let gen_stats =
+        if matches!(args.suite.as_str(), "signals" | "runs") { Value::Null } else { generated(args, &dir)? };
     let mut sections = Vec::new();
     if matches!(args.suite.as_str(), "all" | "index") {
         sections.push(("index", index_suite(args, &dir, &user_dir, &db, &gen_stats)?));

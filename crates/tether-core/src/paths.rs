@@ -292,18 +292,19 @@ pub fn run_environment() -> Vec<(String, String)> {
 }
 
 /// Where the built GUI (`ui/dist`) is: `TETHER_UI_DIR`, else next to the executable
-/// (`../share/tether/ui` or `ui/`), else this source tree's `ui/dist` (a developer checkout).
-/// `None` when none of them holds an `index.html`.
+/// (`../share/tether/ui` as installed by the .deb, or `ui/`), else, for a binary that lives inside
+/// the source tree it was built from (`target/…`), that tree's `ui/dist`. An installed binary
+/// never looks in the folders of the machine that built it. `None` when none holds an `index.html`.
 pub fn ui_dir() -> Option<PathBuf> {
     let has_index = |p: &Path| p.join("index.html").is_file();
     if let Some(d) = std::env::var_os("TETHER_UI_DIR").map(PathBuf::from) {
         return has_index(&d).then_some(d);
     }
     let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf));
-    let candidates = exe_dir
-        .iter()
-        .flat_map(|d| [d.join("../share/tether/ui"), d.join("ui")])
-        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/dist")]);
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(Path::to_path_buf);
+    let from_checkout =
+        checkout.filter(|c| exe_dir.as_ref().is_some_and(|d| d.starts_with(c))).map(|c| c.join("ui/dist"));
+    let candidates = exe_dir.iter().flat_map(|d| [d.join("../share/tether/ui"), d.join("ui")]).chain(from_checkout);
     candidates.into_iter().find(|p| has_index(p))
 }
 

@@ -237,7 +237,8 @@ async fn no_ui() -> Response {
     (
         StatusCode::NOT_FOUND,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "Tether's GUI is not built. From the repository run `scripts/setup` (it builds ui/dist), or set TETHER_UI_DIR.\n",
+        "Tether's GUI is not there. In a source checkout run `scripts/setup` (it builds ui/dist); the .deb installs it \
+         in /usr/share/tether/ui (reinstall the package); or point TETHER_UI_DIR at a built GUI.\n",
     )
         .into_response()
 }
