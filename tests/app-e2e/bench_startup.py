@@ -19,9 +19,11 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "crates" / "tether-bench" / "py"))
+from bench_doc import write_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TETHER_BIN_DIR", ROOT / "target" / "debug"))
-DOC = ROOT / "docs" / "benchmarks.md"
 N = int(os.environ.get("BENCH_RUNS", "10"))
 
 
@@ -109,14 +111,7 @@ def main():
         f"{'PASS' if idle < 1 else 'MISS'} |",
     ]
     section = "\n".join(rows) + "\n"
-    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    open_m, close_m = "<!-- bench:app -->", "<!-- /bench:app -->"
-    block = f"{open_m}\n{section}{close_m}"
-    if open_m in doc:
-        doc = doc[: doc.index(open_m)] + block + doc[doc.index(close_m) + len(close_m):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    DOC.write_text(doc)
+    write_section("app", section)
     print(section)
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +28,9 @@ from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("TETHER_BIN_DIR", ROOT / "target" / "debug"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from desktop import BIN, ROOT, app_pids, daemon_info, fixture_env, wait_for  # noqa: E402
+
 DRIVER = Path(os.environ.get("TAURI_DRIVER", ROOT / ".tools" / "bin" / "tauri-driver"))
 SHOTS = Path(os.environ.get("TETHER_SCREENSHOT_DIR", ROOT / "target" / "screenshots"))
 TOKEN = "app-e2e-token-0123456789abcdef"
@@ -39,22 +41,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def fixture_env(tmp: Path) -> dict:
-    out = subprocess.run([BIN / "tether-fixture", tmp / "cursor"], check=True, capture_output=True, text=True)
-    # A home of its own, so launch-at-login entries, downloads and URL handlers stay in tmp.
-    user = tmp / "user"
-    (user / "config").mkdir(parents=True)
-    (user / "Downloads").mkdir()
-    (user / "config" / "user-dirs.dirs").write_text(f'XDG_DOWNLOAD_DIR="{user / "Downloads"}"\n')
-    env = dict(os.environ, TETHER_HOME=str(tmp / "home"), TETHER_TOKEN=TOKEN, TETHER_PORT="0", TETHER_LOG="warn",
-               TETHER_USER="app-e2e", HOME=str(user), XDG_CONFIG_HOME=str(user / "config"),
-               XDG_DATA_HOME=str(user / "data"), XDG_CACHE_HOME=str(user / "cache"))
-    for line in out.stdout.splitlines():
-        k, v = line.split("=", 1)
-        env[k] = v
-    return env
 
 
 class App:
@@ -109,42 +95,9 @@ class App:
                 os.kill(pid, 9)
 
 
-def app_pids(home: str) -> list[int]:
-    """tether-app processes started with this TETHER_HOME."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            if (d / "comm").read_text().strip() != "tether-app":
-                continue
-            if f"TETHER_HOME={home}".encode() in (d / "environ").read_bytes().split(b"\0"):
-                out.append(int(d.name))
-        except OSError:
-            continue
-    return out
-
-
-def wait_for(what, f, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = f()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def daemon_info(env):
-    try:
-        return json.loads((Path(env["TETHER_HOME"]) / "daemon.json").read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def test_the_app_hosts_the_daemon_and_shows_every_view():
     with tempfile.TemporaryDirectory() as tmp:
-        env = fixture_env(Path(tmp))
+        env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         app = App(env)
         try:
             info = wait_for("daemon.json", lambda: daemon_info(env))
@@ -197,7 +150,7 @@ def pid_alive(pid):
 
 def test_the_app_attaches_to_a_running_tether_serve():
     with tempfile.TemporaryDirectory() as tmp:
-        env = fixture_env(Path(tmp))
+        env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         serve = subprocess.Popen([BIN / "tether", "serve"], env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
         try:
@@ -252,7 +205,7 @@ def fake_handlers(env, log: Path):
 
 def test_desktop_notifications_login_entry_links_exports_and_single_instance():
     with tempfile.TemporaryDirectory() as tmp:
-        env = fixture_env(Path(tmp))
+        env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         # This app finds Cursor's data and its port through settings.json, not the environment.
         cursor_dir, port = env.pop("TETHER_CURSOR_DIR"), free_port()
         home = Path(env["TETHER_HOME"])

@@ -14,15 +14,16 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("TETHER_BIN_DIR", ROOT / "target" / "debug"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from desktop import ROOT, app_pids, daemon_info, fixture_env, wait_for  # noqa: E402
+
 OUT = ROOT / "target" / "package"
 APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 # Every child gets a limit well inside scripts/test's `timeout 300`, so `finally` always runs and
@@ -63,7 +64,7 @@ def test_install_run_and_remove_the_deb():
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = fixture_env(tmp)
+        env = fixture_env(tmp, "deb-test-token-0123456789abcdef")
         run("apt-get", "install", "-y", "-q", f"./{deb.name}", cwd=deb.parent, env=APT_ENV, stdout=subprocess.DEVNULL)
         files = []
         try:
@@ -86,10 +87,10 @@ def test_install_run_and_remove_the_deb():
             # installed beside it. (gtk-launch's output goes nowhere: the app inherits it and
             # would hold a pipe open.)
             run("gtk-launch", "Tether", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            info = wait_for("the app's daemon.json", lambda: daemon_info(env))
+            info = wait_for("the app's daemon.json", lambda: daemon_info(env), 60)
             assert Path(f"/proc/{info['pid']}/exe").resolve() == Path("/usr/bin/tether-app")
             base = info["url"].removesuffix("/mcp")
-            health = wait_for("/health", lambda: get_json(f"{base}/health"))
+            health = wait_for("/health", lambda: get_json(f"{base}/health"), 60)
             assert health["status"] == "ok" and health["version"] == version
             page = httpx.get(f"{base}/", timeout=5).text
             assets = [a.removeprefix(".").removeprefix("/") for a in page.split('"') if "assets/" in a]
@@ -111,49 +112,6 @@ def test_install_run_and_remove_the_deb():
         assert not strays, f"left on the system after apt-get remove: {strays}"
         # The user's data stays: the index (with its chats) in the data dir.
         assert (Path(env["TETHER_HOME"]) / "index.db").is_file()
-
-
-def fixture_env(tmp: Path) -> dict:
-    out = run(BIN / "tether-fixture", tmp / "cursor", capture_output=True, text=True)
-    user = tmp / "user"
-    (user / "config").mkdir(parents=True)
-    env = dict(os.environ, TETHER_HOME=str(tmp / "home"), TETHER_TOKEN="deb-test-token-0123456789abcdef",
-               TETHER_PORT="0", TETHER_LOG="warn", HOME=str(user), XDG_CONFIG_HOME=str(user / "config"),
-               XDG_DATA_HOME=str(user / "data"), XDG_CACHE_HOME=str(user / "cache"))
-    env.pop("TETHER_UI_DIR", None)
-    for line in out.stdout.splitlines():
-        k, v = line.split("=", 1)
-        env[k] = v
-    return env
-
-
-def app_pids(home: str) -> list[int]:
-    """tether-app processes started with this TETHER_HOME."""
-    out = []
-    for d in Path("/proc").iterdir():
-        try:
-            if d.name.isdigit() and (d / "comm").read_text().strip() == "tether-app" and \
-                    f"TETHER_HOME={home}".encode() in (d / "environ").read_bytes().split(b"\0"):
-                out.append(int(d.name))
-        except OSError:
-            continue
-    return out
-
-
-def wait_for(what, f, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if v := f():
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def daemon_info(env):
-    try:
-        return json.loads((Path(env["TETHER_HOME"]) / "daemon.json").read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def get_json(url):

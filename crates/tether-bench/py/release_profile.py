@@ -15,8 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_doc import write_section
+
 ROOT = Path(__file__).resolve().parents[3]
-DOC = ROOT / "docs" / "benchmarks.md"
 OUT = ROOT / "target" / "profile-bench"
 ROUNDS = int(os.environ.get("BENCH_RUNS", "40"))
 INDEX_ROUNDS = int(os.environ.get("BENCH_INDEX_RUNS", "4"))
@@ -126,20 +127,9 @@ def main() -> int:
         "benchmarks and profiles build quickly and show source lines.",
     ]
     section = "\n".join(rows) + "\n"
-    write_section(section)
+    write_section("profile", "## Release build profile\n\n" + section)
     print(section)
     return 0
-
-
-def write_section(body: str):
-    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    open_m, close_m = "<!-- bench:profile -->", "<!-- /bench:profile -->"
-    block = f"{open_m}\n## Release build profile\n\n{body}{close_m}"
-    if open_m in doc:
-        doc = doc[: doc.index(open_m)] + block + doc[doc.index(close_m) + len(close_m):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    DOC.write_text(doc)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 use tether_testkit::eras::{build_all, ids::*};
-use tether_testkit::{Composer, CursorFixture, Journal};
+use tether_testkit::{Composer, CursorFixture, Journal, wait_until};
 
 struct Env {
     fx: CursorFixture,
@@ -207,7 +207,7 @@ fn empty_machine_explains_what_to_do() {
 /// Waits until `daemon.json` names this child: a file left by a killed predecessor must not count.
 fn wait_for_daemon(e: &Env, child: &std::process::Child) {
     let path = e.data.path().join("daemon.json");
-    wait_for("daemon.json naming this child", Duration::from_secs(30), || {
+    wait_until("daemon.json naming this child", Duration::from_secs(30), || {
         std::fs::read_to_string(&path)
             .ok()
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())
@@ -215,24 +215,16 @@ fn wait_for_daemon(e: &Env, child: &std::process::Child) {
     });
 }
 
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
     let e = Env::new();
     let mut child = e.std_cmd().arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let daemon_json = e.data.path().join("daemon.json");
-    wait_for("daemon.json", Duration::from_secs(30), || daemon_json.exists());
+    wait_until("daemon.json", Duration::from_secs(30), || daemon_json.exists());
     let info: Value = serde_json::from_str(&std::fs::read_to_string(&daemon_json).unwrap()).unwrap();
     assert_eq!(info["pid"], child.id());
     assert!(info["url"].as_str().unwrap().starts_with("http://127.0.0.1:"), "{info}");
-    wait_for("the initial index", Duration::from_secs(30), || e.search_count("narwhal") == 1);
+    wait_until("the initial index", Duration::from_secs(30), || e.search_count("narwhal") == 1);
 
     e.cmd().arg("serve").assert().failure().stderr(predicate::str::contains("already holds the data dir"));
 
@@ -249,7 +241,7 @@ fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
     }
     .write(&g);
     g.close();
-    wait_for("the new chat to be searchable", Duration::from_secs(10), || e.search_count("kingfisher") == 1);
+    wait_until("the new chat to be searchable", Duration::from_secs(10), || e.search_count("kingfisher") == 1);
 
     // A new transcript appears in a folder that did not exist before.
     e.fx.transcript(
@@ -257,11 +249,11 @@ fn serve_keeps_the_index_fresh_and_holds_the_data_dir() {
         "live-transcript-1",
         &[json!({"role": "user", "message": {"content": [{"type": "text", "text": "heron question"}]}}).to_string()],
     );
-    wait_for("the new transcript", Duration::from_secs(10), || e.search_count("heron") == 1);
+    wait_until("the new transcript", Duration::from_secs(10), || e.search_count("heron") == 1);
 
     // Cursor deletes it again.
     std::fs::remove_dir_all(e.fx.cursor_home.join("projects/home-u-new")).unwrap();
-    wait_for("the deleted transcript to vanish", Duration::from_secs(10), || e.search_count("heron") == 0);
+    wait_until("the deleted transcript to vanish", Duration::from_secs(10), || e.search_count("heron") == 0);
 
     StdCommand::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     let status = child.wait().unwrap();

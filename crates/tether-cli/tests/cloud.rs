@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tether_testkit::{wait_for, wait_until};
 
 const KEY: &str = "key_cli_cloud_test_0123456789abcdef";
 
@@ -224,6 +225,11 @@ fn login_doctor_launch_follow_up_and_find_the_agents_work() {
 }
 
 /// A plain HTTP/1.1 request to a loopback URL: `(status, body)`.
+/// The one-time token a launch's prompt carries.
+fn bootstrap_token(prompt: &str) -> Option<String> {
+    prompt.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).map(str::to_owned)
+}
+
 fn http(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
     let rest = url.trim_start_matches("http://");
     let (addr, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
@@ -265,18 +271,10 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
         .stderr(log)
         .spawn()
         .unwrap();
-    let end = Instant::now() + Duration::from_secs(30);
-    let port = loop {
-        let info: Value = std::fs::read(data.join("daemon.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null);
-        if let Some(p) = info["port"].as_u64() {
-            break p;
-        }
-        assert!(Instant::now() < end, "the daemon did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let port = wait_for("the daemon to start", Duration::from_secs(30), || {
+        let info: Value = serde_json::from_slice(&std::fs::read(data.join("daemon.json")).ok()?).ok()?;
+        info["port"].as_u64()
+    });
     let public = format!("http://127.0.0.1:{port}");
     let (status, body) = http("POST", &format!("{public}/webhooks/cursor"), &[], "{}");
     assert_eq!(status, 404, "callbacks are off without a public URL: {body}");
@@ -323,7 +321,7 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     let launch = e.fake.requests().into_iter().find(|q| q["path"] == "/v0/agents").expect("a v0 launch");
     assert_eq!(launch["body"]["webhook"]["url"], format!("{public}/webhooks/cursor"));
     let prompt = launch["body"]["prompt"]["text"].as_str().unwrap().to_owned();
-    let boot = prompt.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).unwrap().to_owned();
+    let boot = bootstrap_token(&prompt).unwrap();
     assert!(!done["prompt"].as_str().unwrap().contains(&boot), "the token is not in the stored prompt");
     let secret = std::fs::read_to_string(data.join("cursor-webhook-secret")).unwrap();
     assert!(secret.trim().len() >= 32);
@@ -378,20 +376,12 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     ]))
     .unwrap();
     let live_id = live["id"].as_str().unwrap().to_owned();
-    let end = Instant::now() + Duration::from_secs(30);
-    let boot = loop {
-        let found = e.fake.requests().into_iter().filter(|q| q["path"] == "/v0/agents").find_map(|q| {
-            let p = q["body"]["prompt"]["text"].as_str().unwrap_or("").to_owned();
-            p.contains("slowly").then(|| {
-                p.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).map(str::to_owned)
-            })?
-        });
-        if let Some(b) = found {
-            break b;
-        }
-        assert!(Instant::now() < end, "the second launch never reached Cursor");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let boot = wait_for("the second launch to reach Cursor", Duration::from_secs(30), || {
+        e.fake.requests().into_iter().filter(|q| q["path"] == "/v0/agents").find_map(|q| {
+            let p = q["body"]["prompt"]["text"].as_str()?;
+            p.contains("slowly").then(|| bootstrap_token(p))?
+        })
+    });
     let ex = http(
         "POST",
         &format!("{public}/api/agent-auth/exchange"),
@@ -434,12 +424,9 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
     let shown: Value = serde_json::from_str(&e.ok(&["task", "show", "T-2", "--json"])).unwrap();
     assert!(shown.to_string().contains("half the tapirs priced"), "{shown:#}");
     e.ok(&["runs", "cancel", &live_id]);
-    let end = Instant::now() + Duration::from_secs(30);
-    while serde_json::from_str::<Value>(&e.ok(&["runs", "show", &live_id, "--json"])).unwrap()["status"] != "cancelled"
-    {
-        assert!(Instant::now() < end, "the cancel did not end the live run");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until("the cancel to end the live run", Duration::from_secs(30), || {
+        serde_json::from_str::<Value>(&e.ok(&["runs", "show", &live_id, "--json"])).unwrap()["status"] == "cancelled"
+    });
     let gone = http("GET", &format!("{public}/api/agent/task"), &h, "");
     assert_eq!(gone.0, 401, "the bearer died with its run: {gone:?}");
     let signals = e.ok(&["signals", "list"]);

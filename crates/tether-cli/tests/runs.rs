@@ -110,15 +110,8 @@ impl Env {
         serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap()
     }
 
-    fn wait_for(&self, what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            if f() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("timed out waiting for {what}");
+    fn wait_for(&self, what: &str, secs: u64, f: impl FnMut() -> bool) {
+        tether_testkit::wait_until(what, Duration::from_secs(secs), f);
     }
 
     /// The run's status, or "" while it does not exist yet.

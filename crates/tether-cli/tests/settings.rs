@@ -4,10 +4,10 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether_testkit::{Composer, CursorFixture, Journal};
+use tether_testkit::{Composer, CursorFixture, Journal, wait_until};
 
 const TOKEN: &str = "settings-token";
 
@@ -21,14 +21,6 @@ fn tether(home: &std::path::Path, data: &std::path::Path) -> Command {
         .env("TETHER_TOKEN", TOKEN)
         .env("NO_COLOR", "1");
     c
-}
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn free_port() -> u16 {
@@ -89,7 +81,7 @@ fn saved_settings_apply_to_a_running_daemon() {
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())
             .and_then(|v| v["port"].as_u64())
     };
-    wait_for("the daemon on the saved port", Duration::from_secs(30), || daemon_port() == Some(p1.into()));
+    wait_until("the daemon on the saved port", Duration::from_secs(30), || daemon_port() == Some(p1.into()));
     let titles = || {
         let out = tether(&home, &data).args(["sessions", "list", "--json"]).output().unwrap();
         let list: Value = serde_json::from_slice(&out.stdout).unwrap_or(json!([]));
@@ -98,7 +90,7 @@ fn saved_settings_apply_to_a_running_daemon() {
         t.sort();
         t
     };
-    wait_for("the first folder indexed", Duration::from_secs(30), || titles() == ["Otter chat"]);
+    wait_until("the first folder indexed", Duration::from_secs(30), || titles() == ["Otter chat"]);
 
     // A client holds the GUI's event stream open while the port moves: the move must not wait on it.
     let mut stream = TcpStream::connect(("127.0.0.1", p1)).unwrap();
@@ -121,10 +113,10 @@ fn saved_settings_apply_to_a_running_daemon() {
 
     set("cursor_user_dir", second.user_dir.to_str().unwrap());
     set("cursor_home", second.cursor_home.to_str().unwrap());
-    wait_for("the second folder indexed instead", Duration::from_secs(30), || titles() == ["Badger chat"]);
+    wait_until("the second folder indexed instead", Duration::from_secs(30), || titles() == ["Badger chat"]);
     // Cursor writes to the new folder: the watcher follows it too.
     one_chat(&second, "bbbb0000-0000-4000-8000-000000000003", "Beaver chat");
-    wait_for("the watcher on the new folder", Duration::from_secs(30), || titles() == ["Badger chat", "Beaver chat"]);
+    wait_until("the watcher on the new folder", Duration::from_secs(30), || titles() == ["Badger chat", "Beaver chat"]);
 
     // The GUI's save refuses a port another program holds, and saves nothing.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

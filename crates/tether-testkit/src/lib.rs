@@ -8,8 +8,27 @@ pub mod cursor_api;
 pub mod eras;
 pub mod generate;
 
+/// What `f` gives once it gives something, asked every 50 ms; panics naming `what` after
+/// `timeout`. For tests that wait on another process.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let t0 = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// [`wait_for`] a condition.
+pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    wait_for(what, timeout, || f().then_some(()))
+}
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 use serde_json::{Value, json};
