@@ -16,6 +16,8 @@ export interface SessionSummary {
   archived?: boolean;
   model?: string | null;
   mode?: string | null;
+  /** False while a first index has listed the chat but not read its messages yet. */
+  searchable?: boolean;
 }
 
 export interface MessageOut {
@@ -281,6 +283,8 @@ export interface IndexEvent {
   state: 'indexing' | 'idle';
   done?: number;
   total?: number;
+  /** Estimated time left, from the bytes read so far. */
+  eta_ms?: number | null;
   sessions?: number;
   messages?: number;
 }

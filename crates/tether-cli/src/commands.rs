@@ -138,6 +138,9 @@ fn sessions(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
                 q.highlight = ("\x1b[1;33m".into(), "\x1b[0m".into());
             }
             let hits = t.search(&q)?;
+            if let Some(n) = t.coverage()?.notice() {
+                eprintln!("tether: {n}");
+            }
             if out.json {
                 output::json(&hits)
             } else {
@@ -205,11 +208,7 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
     if !show || !std::io::stderr().is_terminal() {
         return f(&|_| {});
     }
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar();
     let cb = |p: &Progress| match p {
         Progress::Started { sources } => {
             bar.set_length(*sources as u64);
@@ -219,10 +218,35 @@ fn with_progress<T>(show: bool, f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T
             bar.set_position(*index as u64);
             bar.set_message(format!("{}: {}", kind.as_str(), path.rsplit('/').nth(1).unwrap_or(path)));
         }
-        Progress::Sessions { done, total } => bar.set_message(format!("global: {done}/{total} chats")),
-        Progress::Finished { .. } => bar.finish_and_clear(),
+        other => show_progress(&bar, other),
     };
     f(&cb)
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The chats of a Cursor DB: listed, then read newest first, with a count and an ETA.
+fn show_progress(bar: &ProgressBar, p: &Progress) {
+    match p {
+        Progress::Listed { sessions } if *sessions > 0 => {
+            bar.println(format!("tether: {sessions} chats listed; reading them, newest first"));
+        }
+        Progress::Sessions { done, total, eta_ms, .. } => {
+            bar.set_length(*total);
+            bar.set_position(*done);
+            let eta = eta_ms.filter(|_| done < total).map(|ms| format!(", about {} s left", ms.div_ceil(1000)));
+            bar.set_message(format!("indexing chats{}", eta.unwrap_or_default()));
+        }
+        Progress::Finished { .. } => bar.finish_and_clear(),
+        _ => {}
+    }
 }
 
 fn serve(
@@ -235,25 +259,9 @@ fn serve(
     let _g = rt.enter();
     // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
     let shutdown = shutdown_signal()?;
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = ProgressBar::new(0);
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {msg:40!} [{bar:30}] {pos}/{len}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let progress: Option<tether_mcp::host::ProgressSink> = bar.clone().map(|b| {
-        Arc::new(move |p: &Progress| match p {
-            Progress::Sessions { done, total } => {
-                b.set_length(*total);
-                b.set_position(*done);
-                b.set_message("indexing chats");
-            }
-            Progress::Finished { .. } => b.finish_and_clear(),
-            _ => {}
-        }) as tether_mcp::host::ProgressSink
-    });
+    let bar = std::io::stderr().is_terminal().then(progress_bar);
+    let progress: Option<tether_mcp::host::ProgressSink> =
+        bar.clone().map(|b| Arc::new(move |p: &Progress| show_progress(&b, p)) as tether_mcp::host::ProgressSink);
     let opts = tether_mcp::host::HostOptions { host: a.host.clone(), port, port_from };
     let host = tether_mcp::host::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(

@@ -68,6 +68,9 @@ pub fn sessions(list: &[SessionSummary]) {
         println!("No chats found. Run `tether index` first, or check `tether doctor` for where Tether looked.");
         return;
     }
+    if list.iter().any(|s| !s.searchable) {
+        eprintln!("{}", dim("(… = listed, messages not indexed yet)"));
+    }
     println!("{}", dim(&format!("{:<16}  {:>5}  {:<4}  {:<8}  TITLE / PROJECT", "UPDATED", "MSGS", "SRC", "ID")));
     for s in list {
         let mut title = s.title.clone().unwrap_or_else(|| "(untitled)".into());
@@ -81,10 +84,12 @@ pub fn sessions(list: &[SessionSummary]) {
             title = format!("{title} #{}", s.tags.join(" #"));
         }
         let project = s.project.as_deref().map(home_short).unwrap_or_default();
+        // Listed by a first index that has not read its messages yet.
+        let messages = if s.searchable { s.messages.to_string() } else { "…".into() };
         println!(
             "{:<16}  {:>5}  {:<4}  {:<8}  {}  {}",
             local_time(s.updated_at.as_deref()),
-            s.messages,
+            messages,
             s.source,
             &s.id[..s.id.len().min(8)],
             cut(&title, 70),

@@ -178,3 +178,97 @@ fn the_token_goes_only_to_our_own_daemon() {
     let _ = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status();
     let _ = daemon.wait();
 }
+
+/// What a finished index holds, for comparing two: sessions (id, title, count, searchable) and
+/// every message's (session, seq, content hash).
+type IndexContent = (Vec<(String, Option<String>, i64, bool)>, Vec<(String, i64, i64)>);
+
+fn index_content(data: &std::path::Path) -> IndexContent {
+    let db = rusqlite::Connection::open(data.join("index.db")).unwrap();
+    // FTS5 checks its index against the messages table; an error here means they disagree.
+    db.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
+    let mut s = db.prepare("SELECT id, title, message_count, searchable FROM sessions ORDER BY id").unwrap();
+    let sessions = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap();
+    let mut m = db.prepare("SELECT session_id, seq, hash FROM messages ORDER BY session_id, seq").unwrap();
+    let messages = m.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    (sessions.map(Result::unwrap).collect(), messages.map(Result::unwrap).collect())
+}
+
+/// A first index killed with SIGKILL at several points (after listing every chat, after one and
+/// after three batches of chats) converges when run again: every chat once, all searchable, the
+/// same messages and search results as an index never interrupted, and a tag set meanwhile kept.
+/// At each stop the chats already searchable are the newest ones.
+#[cfg(unix)]
+#[test]
+fn a_first_index_killed_at_any_point_converges() {
+    use tether_testkit::generate::{GenSpec, generate_global};
+    let fx = tether_testkit::CursorFixture::new();
+    let stats = generate_global(&fx.global_path(), &GenSpec { target_bytes: 3 << 20, seed: 7 }).unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let out = tether(dir).env("TETHER_CURSOR_DIR", &fx.user_dir).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let clean = tempfile::tempdir().unwrap();
+    run(clean.path(), &["index"]);
+    let want = index_content(&clean.path().join("data"));
+    assert_eq!(want.0.len() as u64, stats.composers, "every generated chat is indexed");
+    let word = "\"return value\"";
+    let want_hits = run(clean.path(), &["sessions", "search", word, "--json"]);
+
+    let batch = 3;
+    for pause_at in [1u64, 2, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("paused");
+        let mut child = tether(dir.path())
+            .env("TETHER_CURSOR_DIR", &fx.user_dir)
+            .env("TETHER_TEST_BATCH_SESSIONS", batch.to_string())
+            .env("TETHER_TEST_PAUSE_AFTER_BATCHES", pause_at.to_string())
+            .env("TETHER_TEST_PAUSE_MARKER", &marker)
+            .args(["index"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        tether_testkit::wait_until("the first index to pause", Duration::from_secs(60), || marker.exists());
+        let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+        let rows: Vec<(String, i64, bool)> = db
+            .prepare("SELECT id, coalesce(updated_at, 0), searchable FROM sessions ORDER BY 2 DESC")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows.len(), want.0.len(), "pause {pause_at}: every chat is listed");
+        let searchable = rows.iter().filter(|r| r.2).count();
+        assert_eq!(searchable, (batch * (pause_at - 1) as usize).min(rows.len()), "pause {pause_at}");
+        assert!(rows.iter().take(searchable).all(|r| r.2), "pause {pause_at}: the newest chats go first: {rows:?}");
+        let pending = rows.iter().find(|r| !r.2).expect("a chat not read yet").0.clone();
+        drop(db);
+        // Search answers from what is indexed and says how much that is.
+        let out = tether(dir.path())
+            .env("TETHER_CURSOR_DIR", &fx.user_dir)
+            .args(["sessions", "search", word, "--json", "--limit", "100"])
+            .output()
+            .unwrap();
+        let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ready: Vec<&str> = rows.iter().filter(|r| r.2).map(|r| r.0.as_str()).collect();
+        for h in hits.as_array().unwrap() {
+            let id = h["session_id"].as_str().unwrap();
+            assert!(ready.contains(&id) || h["seq"].is_null(), "pause {pause_at}: a hit in a chat not read yet: {h}");
+        }
+        let note = format!("still indexing: {searchable} of {} chats searchable", rows.len());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&note), "pause {pause_at}: {out:?}");
+        run(dir.path(), &["sessions", "tag", &pending, "--add", "keep"]);
+        let listed = run(dir.path(), &["sessions", "list", "--json", "--limit", "1000"]);
+        assert!(listed.contains("\"searchable\": false"), "the list marks chats not read yet");
+        child.kill().unwrap();
+        child.wait().unwrap();
+
+        run(dir.path(), &["index"]);
+        assert_eq!(index_content(&dir.path().join("data")), want, "pause {pause_at}: converged");
+        assert_eq!(run(dir.path(), &["sessions", "search", word, "--json"]), want_hits, "pause {pause_at}");
+        let tagged = run(dir.path(), &["sessions", "list", "--tag", "keep", "--json"]);
+        assert!(tagged.contains(&pending), "pause {pause_at}: the tag survives: {tagged}");
+    }
+}

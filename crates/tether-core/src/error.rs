@@ -34,6 +34,8 @@ pub enum Error {
     SessionNotFound(String),
     #[error("session {0} is marked \"do not index\"; its messages are not stored or served")]
     SessionNotIndexed(String),
+    #[error("session {0} is listed but its messages are not indexed yet: Tether is still indexing, try again shortly")]
+    SessionPending(String),
     #[error("nickname {nickname:?} is already used by session {session_id}")]
     NicknameTaken { nickname: String, session_id: String },
     #[error("invalid search query {query:?}: {reason}")]
@@ -121,6 +123,7 @@ impl Error {
             Error::DependenciesOpen { .. } => ErrorCode::DependenciesOpen,
             Error::NothingToClaim(_) => ErrorCode::NothingToClaim,
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
+            Error::SessionPending(_) => ErrorCode::Busy,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } | Error::ConfigInvalid { .. } => ErrorCode::InvalidInput,
             Error::TokenWouldBeCommitted(_) => ErrorCode::Forbidden,

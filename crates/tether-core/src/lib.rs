@@ -91,6 +91,16 @@ impl Tether {
         sessions::search(&self.store, q)
     }
 
+    /// Chats searchable of all listed: less than all while a first index runs.
+    pub fn coverage(&self) -> Result<sessions::Coverage> {
+        sessions::coverage(&self.store)
+    }
+
+    /// One chat's list entry, by id, nickname or id prefix (also while its messages are not indexed).
+    pub fn summary(&self, key: &str) -> Result<SessionSummary> {
+        self.store.read(|c| sessions::summary(c, &sessions::resolve(c, key)?))
+    }
+
     /// Which chats a caller means by `project`: `all` (or empty), `current` (the caller's
     /// workspace, else all when it is not known), or a path.
     pub fn project_scope(&self, project: Option<&str>, caller_roots: &[String]) -> ProjectFilter {

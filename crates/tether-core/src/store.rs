@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0009_wake_by_resume.sql"),
     include_str!("store/migrations/0010_cloud_runs.sql"),
     include_str!("store/migrations/0011_cloud_callbacks.sql"),
+    include_str!("store/migrations/0012_time_ordered_messages.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

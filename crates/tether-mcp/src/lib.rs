@@ -177,10 +177,23 @@ impl App {
         use serde_json::json;
         use tether_core::history::index::Progress;
         self.set_indexing(true);
+        let last_refresh = std::sync::atomic::AtomicI64::new(0);
         let sink = |p: &Progress| {
             also(p);
-            if let Progress::Sessions { done, total } = p {
-                self.emit("index", json!({"state": "indexing", "done": done, "total": total}));
+            match p {
+                Progress::Listed { sessions } if *sessions > 0 => self.emit("sessions", json!({"ids": null})),
+                Progress::Sessions { done, total, eta_ms, .. } => {
+                    self.emit("index", json!({"state": "indexing", "done": done, "total": total, "eta_ms": eta_ms}));
+                    // Open lists refresh as chats become searchable, at most once a second.
+                    let now = tether_core::clock::now_ms();
+                    let last = last_refresh.swap(now, std::sync::atomic::Ordering::Relaxed);
+                    if now - last >= 1000 || done == total {
+                        self.emit("sessions", json!({"ids": null}));
+                    } else {
+                        last_refresh.store(last, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                _ => {}
             }
         };
         let r = self.tether.index(depth, &sink);

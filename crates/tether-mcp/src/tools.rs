@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, t
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_core::board::signals::{NewSignal, Recipient, Sender};
-use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, ShowOptions, TagUpdate, WindowOptions};
+use tether_core::history::sessions::{ListQuery, ProjectFilter, SearchQuery, TagUpdate, WindowOptions};
 
 use crate::App;
 
@@ -254,15 +254,19 @@ impl TetherMcp {
                 ProjectFilter::Path(p) => p.clone(),
             };
             if let Some(nick) = a.nickname {
-                let d =
-                    blocking(move || t.show(&nick, &ShowOptions { offset: 0, limit: 1, include_tools: false })).await?;
-                return json_result(&json!({"sessions": [d.session]}));
+                let s = blocking(move || t.summary(&nick)).await?;
+                return json_result(&json!({"sessions": [s]}));
             }
             match a.query.filter(|q| !q.trim().is_empty()) {
                 Some(q) => {
-                    let hits =
-                        blocking(move || t.search(&SearchQuery { project, limit, ..SearchQuery::new(q) })).await?;
-                    json_result(&json!({"scope": scope, "hits": hits}))
+                    let (hits, cov) = blocking(move || {
+                        Ok((t.search(&SearchQuery { project, limit, ..SearchQuery::new(q) })?, t.coverage()?))
+                    })
+                    .await?;
+                    match cov.notice() {
+                        Some(n) => json_result(&json!({"scope": scope, "hits": hits, "still_indexing": n})),
+                        None => json_result(&json!({"scope": scope, "hits": hits})),
+                    }
                 }
                 None => {
                     let (tag, bookmarked) = (a.tag, a.bookmarked.unwrap_or(false));

@@ -365,7 +365,7 @@ async fn search(State(ctx): State<Ctx>, Query(p): Query<SearchParams>) -> Respon
             highlight: (MARK.0.into(), MARK.1.into()),
             ..SearchQuery::new(text)
         };
-        Ok(json!({"hits": t.search(&q)?}))
+        Ok(json!({"hits": t.search(&q)?, "coverage": t.coverage()?}))
     })
     .await
 }

@@ -222,6 +222,11 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// The "now" of a generated history: its newest chat ends just before it.
+pub const GEN_NOW_MS: i64 = 1_792_800_000_000;
+/// Time between the starts of consecutive generated chats.
+pub const GEN_SPACING_MS: i64 = 9_000_000;
+
 /// Writes a fresh global `state.vscdb` at `path` (WAL mode, checkpointed, like a quiet Cursor).
 pub fn generate_global(path: &Path, spec: &GenSpec) -> rusqlite::Result<GenStats> {
     if let Some(dir) = path.parent() {
@@ -239,14 +244,14 @@ pub fn generate_global(path: &Path, spec: &GenSpec) -> rusqlite::Result<GenStats
     let words = vocabulary(&mut rng);
     let mut w = Writer { rng, words };
     let mut stats = GenStats::default();
-    let t0: i64 = 1_760_000_000_000;
     conn.execute_batch("BEGIN")?;
     {
         let mut put = conn.prepare("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)")?;
         while stats.value_bytes < spec.target_bytes {
             let id = w.uuid();
-            let created = t0 + stats.composers as i64 * 600_000;
             let n = 2 + w.rng.below(500) as usize;
+            // Newest first, one chat every 2.5 hours back from GEN_NOW_MS: a year of history.
+            let created = GEN_NOW_MS - (stats.composers as i64 + 1) * GEN_SPACING_MS - n as i64 * 15_000;
             let inline = w.rng.chance(0.15);
             let mut headers = Vec::with_capacity(n);
             let mut inline_bubbles = Vec::new();

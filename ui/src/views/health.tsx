@@ -115,7 +115,10 @@ export function HealthView() {
             {indexing && (
               <div class="progress" data-testid="index-progress">
                 <progress max={100} value={pct} aria-label="Indexing progress" />
-                <span class="small muted">{pct !== undefined ? `${progress?.done} / ${progress?.total} (${pct}%)` : 'starting…'}</span>
+                <span class="small muted">
+                  {pct !== undefined ? `${progress?.done} / ${progress?.total} (${pct}%)` : 'starting…'}
+                  {progress?.eta_ms != null && progress.done !== progress.total && `, about ${duration(Math.ceil(progress.eta_ms / 1000))} left`}
+                </span>
               </div>
             )}
           </section>

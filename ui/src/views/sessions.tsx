@@ -7,8 +7,8 @@ import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import { dayKey, mondayOf } from '../insights';
 import { snippetHtml } from '../snippet';
-import type { MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
-import { ago, cursorContinueLink, cursorOpenLink, dateTime, shortPath } from '../util';
+import type { IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
+import { ago, cursorContinueLink, cursorOpenLink, dateTime, duration, shortPath } from '../util';
 
 const ROW_HEIGHT = 64;
 
@@ -61,6 +61,9 @@ export function SessionsView({ route }: { route: Route }) {
     projects.reload();
     if (dq) search.reload();
   });
+  const [indexing, setIndexing] = useState<IndexEvent | null>(null);
+  useLive(['index'], (d) => setIndexing((d as IndexEvent).state === 'indexing' ? (d as IndexEvent) : null));
+  const pending = useMemo(() => (list.data ?? []).filter((s) => s.searchable === false).length, [list.data]);
 
   const rows: Row[] = useMemo(() => {
     const sessions = (list.data ?? []).filter((s) => matchesNarrow(s, narrow));
@@ -185,6 +188,9 @@ export function SessionsView({ route }: { route: Route }) {
               </button>
             </div>
           )}
+          {(indexing || pending > 0) && (
+            <IndexingNote event={indexing} pending={pending} total={list.data?.length ?? 0} searching={searching} />
+          )}
           <div class="list-meta" data-testid="list-meta" aria-live="polite">
             {searching
               ? search.loading
@@ -243,7 +249,14 @@ export function SessionsView({ route }: { route: Route }) {
                   ) : (
                     <div class="row-sub">
                       <span class={`badge src-${r.source}`}>{r.source}</span> {shortPath(r.project) || 'no project'}
-                      {s && s.messages > 0 && <span class="muted"> · {s.messages} msg{s.messages === 1 ? '' : 's'}</span>}
+                      {s?.searchable === false ? (
+                        <span class="muted" data-testid="row-pending">
+                          {' '}
+                          · indexing…
+                        </span>
+                      ) : (
+                        s && s.messages > 0 && <span class="muted"> · {s.messages} msg{s.messages === 1 ? '' : 's'}</span>
+                      )}
                       {s?.tags.map((t) => (
                         <span class="tag-mini" key={t}>
                           #{t}
@@ -271,6 +284,33 @@ export function SessionsView({ route }: { route: Route }) {
           </Empty>
         )}
       </section>
+    </div>
+  );
+}
+
+/** A first index at work: chats are listed at once and read newest first; says how far it is. */
+function IndexingNote({ event, pending, total, searching }: { event: IndexEvent | null; pending: number; total: number; searching: boolean }) {
+  const pct = event?.total ? Math.min(100, Math.round(((event.done ?? 0) / event.total) * 100)) : undefined;
+  const eta = event?.eta_ms != null && event.done !== event.total ? `, about ${duration(Math.ceil(event.eta_ms / 1000))} left` : '';
+  return (
+    <div class="indexing-note" data-testid="indexing-note" role="status">
+      <progress max={100} value={pct} aria-label="Indexing progress" />
+      <span class="small">
+        {event?.total ? `Indexing chats, newest first: ${event.done} of ${event.total}${eta}` : 'Indexing chats…'}
+        {pending > 0 && searching && (
+          <span data-testid="search-coverage"> · still indexing: {(total - pending).toLocaleString()} of {total.toLocaleString()} chats searchable</span>
+        )}
+      </span>
+    </div>
+  );
+}
+
+function Pending({ summary }: { summary: SessionSummary }) {
+  return (
+    <div class="reader">
+      <Empty title={summary.title || `Untitled chat ${summary.id.slice(0, 8)}`} testid="reader-pending">
+        <p>Tether is still indexing: this chat is listed, and its messages open here as soon as they are read (newest chats go first).</p>
+      </Empty>
     </div>
   );
 }
@@ -387,6 +427,7 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
   if (summary?.no_index || (s?.no_index && detail.error)) {
     return <NotIndexed summary={summary ?? (s as unknown as SessionSummary)} onChanged={() => (detail.reload(), onChanged())} />;
   }
+  if (summary?.searchable === false && !s) return <Pending summary={summary} />;
   if (detail.error && !s) {
     return (
       <div class="reader">

@@ -17,7 +17,7 @@ use crate::history::cursor::global::{self, ComposerRead, ComposerRef};
 use crate::history::cursor::sqlite::CursorDb;
 use crate::history::cursor::{self, Source, SourceKind, cli, uri, workspace};
 use crate::history::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
-use crate::history::terms::Vocabulary;
+use crate::history::terms::{Forget, Vocabulary};
 use crate::paths::CursorLocations;
 use crate::store::Store;
 
@@ -71,10 +71,30 @@ pub struct IndexReport {
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Progress {
-    Started { sources: usize },
-    Source { index: usize, path: String, kind: SourceKind },
-    Sessions { done: u64, total: u64 },
-    Finished { report: Box<IndexReport> },
+    Started {
+        sources: usize,
+    },
+    Source {
+        index: usize,
+        path: String,
+        kind: SourceKind,
+    },
+    /// Every chat of a Cursor DB is listed (title, date, project), before any is read; `sessions`
+    /// rows were new.
+    Listed {
+        sessions: u64,
+    },
+    /// Chats of a Cursor DB read so far; the ETA extrapolates the bytes read.
+    Sessions {
+        done: u64,
+        total: u64,
+        bytes_done: u64,
+        bytes_total: u64,
+        eta_ms: Option<u64>,
+    },
+    Finished {
+        report: Box<IndexReport>,
+    },
 }
 
 pub type ProgressFn<'a> = &'a (dyn Fn(&Progress) + Sync);
@@ -373,7 +393,7 @@ fn remove_missing_sources(store: &Store, present: &[&Source]) -> Result<u64> {
     };
     let mut deleted = 0;
     for (id, path) in known.into_iter().filter(|(_, p)| !keep.contains(p)) {
-        deleted += conn.execute("DELETE FROM sessions WHERE source_id = ?1", [id])? as u64;
+        deleted += delete_sessions(&conn, "s.source_id = ?1", [id])?;
         conn.execute(
             "UPDATE sources SET status = 'missing', fingerprint = NULL, watermark = NULL, sessions = 0, messages = 0 WHERE id = ?1",
             [id],
@@ -420,10 +440,10 @@ fn index_global(
     let stats_all = if quick_candidates.is_none() { Some(global::bubble_stats_all(&db)?) } else { None };
     let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
 
-    let mut todo: Vec<(ComposerRef, String)> = Vec::new();
+    let mut todo: Vec<Todo> = Vec::new();
     for (id, r) in &composers {
-        let fp = match (&stats_all, &quick_candidates) {
-            (Some(all), _) => r.fingerprint(all.get(id).copied().unwrap_or_default()),
+        let stats = match (&stats_all, &quick_candidates) {
+            (Some(all), _) => all.get(id).copied().unwrap_or_default(),
             (None, Some(cands)) => {
                 // New composers always write their row, so they are among the candidates; known
                 // ones are also checked when their own row changed in place.
@@ -431,35 +451,50 @@ fn index_global(
                 if !head_changed && !cands.contains(id) {
                     continue;
                 }
-                r.fingerprint(global::bubble_stats_one(&db, id)?)
+                global::bubble_stats_one(&db, id)?
             }
             (None, None) => unreachable!("one of the two is always set"),
         };
+        let fp = r.fingerprint(stats);
         if depth == Depth::Force || known.get(id) != Some(&fp) {
-            todo.push((r.clone(), fp));
+            let bytes = (r.head.map_or(0, |h| h.1) + stats.2).max(0) as u64;
+            todo.push(Todo { r: r.clone(), fp, bytes, time: None });
         }
     }
-    // Oldest first, so message ids grow with time: search answers broad queries newest-id first.
-    // Without a header, the row's rowid stands in: Cursor replaces the row on each update.
-    todo.sort_by_key(|(r, _)| (r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at)), r.head.map(|h| h.0)));
+    let listed = list_first(store, &db, source_id, &mut todo)?;
+    progress(&Progress::Listed { sessions: listed });
+    // Newest first: the chats someone most likely wants are searchable first. Ids still follow
+    // time, whatever the order (see `message_id_base`). Without a time, the row's rowid stands
+    // in: Cursor replaces the row on each update.
+    todo.sort_by_key(|t| std::cmp::Reverse((t.time, t.r.head.map(|h| h.0))));
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
-    let tx_every = 256;
+    let bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
-    type Item = (Option<(ParsedSession, Vec<String>)>, Vec<String>, &'static str, String, String);
+    struct Item {
+        session: Option<(ParsedSession, Vec<String>)>,
+        hints: Vec<String>,
+        note: &'static str,
+        id: String,
+        fp: String,
+        bytes: u64,
+    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
     let written_ids: HashSet<String> = std::thread::scope(|scope| -> Result<HashSet<String>> {
         let todo_ref = &todo;
         scope.spawn(move || {
-            for (r, fp) in todo_ref {
-                let item = global::read_composer(&db, r).map(|read| match read {
-                    ComposerRead::Session(mut s, hints) => {
-                        s.fingerprint = fp.clone();
-                        let terms = Vocabulary::of_session(&s);
-                        (Some((*s, terms)), hints, "", r.id.clone(), fp.clone())
-                    }
-                    ComposerRead::Skipped(note) => (None, Vec::new(), note, r.id.clone(), fp.clone()),
+            for t in todo_ref {
+                let item = global::read_composer(&db, &t.r).map(|read| {
+                    let (session, hints, note) = match read {
+                        ComposerRead::Session(mut s, hints) => {
+                            s.fingerprint = t.fp.clone();
+                            let terms = Vocabulary::of_session(&s);
+                            (Some((*s, terms)), hints, "")
+                        }
+                        ComposerRead::Skipped(note) => (None, Vec::new(), note),
+                    };
+                    Item { session, hints, note, id: t.r.id.clone(), fp: t.fp.clone(), bytes: t.bytes }
                 });
                 if tx.send(item).is_err() {
                     return;
@@ -467,13 +502,17 @@ fn index_global(
             }
         });
         let mut seen = HashSet::new();
-        let mut done = 0u64;
+        let mut meter = Meter::new(total, bytes_total);
         let mut ctx = WriteCtx::new(store)?;
         let mut conn = store.writer();
         let mut txn = conn.transaction()?;
+        let mut batch_bytes = 0u64;
+        let mut batch_len = 0usize;
+        // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
+        // FTS5 starts a new segment whenever a rowid goes down inside one.
         for item in rx {
-            let (session, hints, note, id, fp) = item?;
-            done += 1;
+            let Item { session, hints, note, id, fp, bytes } = item?;
+            meter.add(bytes);
             match session {
                 Some((s, terms)) => {
                     seen.insert(s.id.clone());
@@ -491,12 +530,19 @@ fn index_global(
                          ON CONFLICT(source_id, id) DO UPDATE SET fingerprint = excluded.fingerprint, reason = excluded.reason",
                     )?
                     .execute(params![source_id, id, fp, note])?;
+                    // A chat listed up front that turns out empty, a draft or a subagent's.
+                    txn.prepare_cached("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2 AND searchable = 0")?
+                        .execute(params![id, source_id])?;
                 }
             }
-            if done.is_multiple_of(tx_every) {
+            batch_bytes += bytes;
+            batch_len += 1;
+            if batch_len >= test_hooks::batch_sessions() || batch_bytes >= BATCH_BYTES {
                 txn.commit()?;
+                test_hooks::committed();
+                progress(&meter.progress());
                 txn = conn.transaction()?;
-                progress(&Progress::Sessions { done, total });
+                (batch_len, batch_bytes) = (0, 0);
             }
         }
         for s in tabs {
@@ -508,7 +554,7 @@ fn index_global(
             }
         }
         txn.commit()?;
-        progress(&Progress::Sessions { done, total });
+        progress(&meter.progress());
         Ok(seen)
     })?;
 
@@ -526,17 +572,199 @@ fn index_global(
         conn.execute("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2", params![source_id, id])?;
     }
     let skipped_now: HashSet<&str> =
-        todo.iter().map(|(r, _)| r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
+        todo.iter().map(|t| t.r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
     for id in stored {
         if (!present.contains(id.as_str()) && !tab_ids.contains(&id)) || skipped_now.contains(id.as_str()) {
-            let n = conn.execute("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2", params![id, source_id])?;
+            let n = delete_sessions(&conn, "s.id = ?1 AND s.source_id = ?2", params![id, source_id])?;
             if n > 0 {
-                report.deleted += n as u64;
+                report.deleted += n;
                 report.changed.push(id);
             }
         }
     }
     Ok(watermark)
+}
+
+/// A composer to read: what we listed, its new fingerprint, its bytes in Cursor's DB (for the
+/// ETA) and its time (for the order).
+struct Todo {
+    r: ComposerRef,
+    fp: String,
+    bytes: u64,
+    time: Option<i64>,
+}
+
+/// A transaction of the first index holds at most this many chats or bytes of Cursor's JSON:
+/// small enough that the newest chats are searchable within a second and memory stays flat, big
+/// enough that FTS5 writes few segments.
+const BATCH_SESSIONS: usize = 256;
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// Counts what was read and extrapolates the rest.
+struct Meter {
+    t0: Instant,
+    done: u64,
+    total: u64,
+    bytes_done: u64,
+    bytes_total: u64,
+}
+
+impl Meter {
+    fn new(total: u64, bytes_total: u64) -> Self {
+        Self { t0: Instant::now(), done: 0, total, bytes_done: 0, bytes_total }
+    }
+
+    fn add(&mut self, bytes: u64) {
+        self.done += 1;
+        self.bytes_done += bytes;
+    }
+
+    fn progress(&self) -> Progress {
+        let elapsed = self.t0.elapsed().as_millis() as u64;
+        let eta_ms = (self.bytes_done > 0 && elapsed > 0).then(|| {
+            let left = self.bytes_total.saturating_sub(self.bytes_done) as u128;
+            (elapsed as u128 * left / self.bytes_done as u128) as u64
+        });
+        Progress::Sessions {
+            done: self.done,
+            total: self.total,
+            bytes_done: self.bytes_done,
+            bytes_total: self.bytes_total,
+            eta_ms,
+        }
+    }
+}
+
+/// Lists every chat about to be read before reading any: a row (title, dates, project; not
+/// searchable yet) for each one we do not have, so a first start shows all chats at once. Gives
+/// each its time for the newest-first order. Returns how many rows it added.
+fn list_first(store: &Store, db: &CursorDb, source_id: i64, todo: &mut [Todo]) -> Result<u64> {
+    let mut ctx = WriteCtx::new(store)?;
+    let mut conn = store.writer();
+    let txn = conn.transaction()?;
+    let mut added = 0;
+    for t in todo.iter_mut() {
+        // A 3.x header has all the list shows; older DBs need a look at the composer's own row.
+        let listed = t.r.header.as_ref().filter(|h| h.name.is_some() && h.updated_at.is_some());
+        let head = match listed {
+            Some(h) => Some(global::ComposerHead { info: h.clone(), bubbles: 0, inline: false, skip: h.subagent }),
+            None => global::read_head(db, &t.r)?,
+        };
+        let Some(head) = head else { continue };
+        t.time = head.info.updated_at.or(head.info.created_at);
+        if !head.skip && write_placeholder(&txn, &mut ctx, source_id, global::listed_session(&t.r.id, &head))? {
+            added += 1;
+        }
+    }
+    txn.commit()?;
+    test_hooks::committed();
+    Ok(added)
+}
+
+/// A listed chat's row, unless the chat is stored already.
+fn write_placeholder(conn: &Connection, ctx: &mut WriteCtx, source_id: i64, mut s: ParsedSession) -> Result<bool> {
+    attribute_project(conn, ctx, &mut s, &[])?;
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode,
+                                  created_at, updated_at, archived, searchable)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0) ON CONFLICT(id) DO NOTHING",
+        )?
+        .execute(params![
+            s.id,
+            source_id,
+            s.origin,
+            s.format,
+            s.title,
+            s.project,
+            s.project_via.as_str(),
+            s.workspace_id,
+            s.mode,
+            s.created_at,
+            s.updated_at,
+            s.archived
+        ])?;
+    if n > 0 {
+        conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
+            .execute(params![conn.last_insert_rowid(), s.title.as_deref().unwrap_or("")])?;
+        // A prefix query finds the title before the chat is read (see `terms`).
+        ctx.vocab.add_text(s.title.as_deref().unwrap_or(""));
+        ctx.vocab.flush(conn)?;
+    }
+    Ok(n > 0)
+}
+
+/// The time a chat's messages are filed under: its last activity.
+fn session_time(s: &ParsedSession) -> Option<i64> {
+    s.updated_at.or(s.created_at)
+}
+
+/// Where the ids of a chat's new messages start: the minutes from its time (never in the future;
+/// an unknown time counts as the oldest) to the year 10 000, shifted left 20 bits. Ids thus follow
+/// real time across sources and indexing order, newest lowest, with room for a million messages
+/// a minute. Newest lowest because the first index goes newest first: its ids only grow, so
+/// every B-tree (messages, FTS5's doclists and docsizes) is appended to. Minutes, not finer: FTS5
+/// stores the gap between two ids of a doclist as a varint, and gaps of seconds << 31 cost ~15 %
+/// more index time than minutes << 20 (docs/benchmarks.md).
+fn message_id_base(time_ms: Option<i64>, now_ms: i64) -> i64 {
+    const MAX_MINUTES: i64 = 4_200_000_000;
+    let minutes = time_ms.unwrap_or(0).clamp(0, now_ms.max(0)) / 60_000;
+    (MAX_MINUTES - minutes.min(MAX_MINUTES)) << 20
+}
+
+/// For kill -9 tests, which need to stop a first index at known points: with
+/// `TETHER_TEST_PAUSE_AFTER_BATCHES=n`, after its n-th commit (1 = the listing, then each batch
+/// of chats) the process creates the file `TETHER_TEST_PAUSE_MARKER` and waits to be killed;
+/// `TETHER_TEST_BATCH_SESSIONS` makes batches small enough for a small fixture to have several.
+mod test_hooks {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    fn var(name: &str) -> Option<u64> {
+        std::env::var(name).ok()?.parse().ok()
+    }
+
+    pub(super) fn batch_sessions() -> usize {
+        static N: OnceLock<Option<u64>> = OnceLock::new();
+        N.get_or_init(|| var("TETHER_TEST_BATCH_SESSIONS")).map_or(super::BATCH_SESSIONS, |n| n.max(1) as usize)
+    }
+
+    pub(super) fn committed() {
+        static PAUSE_AT: OnceLock<Option<u64>> = OnceLock::new();
+        static COMMITTED: AtomicU64 = AtomicU64::new(0);
+        let Some(at) = *PAUSE_AT.get_or_init(|| var("TETHER_TEST_PAUSE_AFTER_BATCHES")) else {
+            return;
+        };
+        if COMMITTED.fetch_add(1, Ordering::SeqCst) + 1 == at {
+            if let Some(marker) = std::env::var_os("TETHER_TEST_PAUSE_MARKER") {
+                let _ = std::fs::write(marker, at.to_string());
+            }
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+        }
+    }
+}
+
+/// Deletes sessions (`DELETE FROM sessions WHERE <cond>`) and then the words only they held, so
+/// deleted text leaves `fts_terms` too. Returns how many sessions went.
+fn delete_sessions(conn: &Connection, cond: &str, args: impl rusqlite::Params + Clone) -> Result<u64> {
+    let mut words = Forget::default();
+    {
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT m.text FROM messages m JOIN sessions s ON s.id = m.session_id WHERE {cond}
+             UNION ALL SELECT coalesce(s.title, '') FROM sessions s WHERE {cond}"
+        ))?;
+        let mut rows = stmt.query(args.clone())?;
+        while let Some(r) = rows.next()? {
+            words.add(r.get_ref(0)?.as_str().unwrap_or(""));
+        }
+    }
+    let n = conn.prepare_cached(&format!("DELETE FROM sessions AS s WHERE {cond}"))?.execute(args)? as u64;
+    if n > 0 {
+        words.apply(conn)?;
+    }
+    Ok(n)
 }
 
 /// The part of a composer fingerprint that comes from its own row.
@@ -557,6 +785,10 @@ fn write_all(
     let mut conn = store.writer();
     let txn = conn.transaction()?;
     let mut seen = HashSet::new();
+    let mut sessions = sessions;
+    // Newest first, so ids grow: one transaction, and FTS5 starts a new segment whenever a rowid
+    // goes down.
+    sessions.sort_by_key(|s| std::cmp::Reverse(session_time(s)));
     for mut s in sessions {
         if s.fingerprint.is_empty() || depth == Depth::Force {
             s.fingerprint = content_fingerprint(&s);
@@ -573,7 +805,7 @@ fn write_all(
         stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
     };
     for id in stored.into_iter().filter(|id| !seen.contains(id)) {
-        report.deleted += txn.execute("DELETE FROM sessions WHERE id = ?1", [&id])? as u64;
+        report.deleted += delete_sessions(&txn, "s.id = ?1", [&id])?;
         report.changed.push(id);
     }
     txn.commit()?;
@@ -612,6 +844,8 @@ struct WriteCtx {
     projects: Vec<String>,
     /// Terms of what this pass wrote, for `fts_terms`.
     vocab: Vocabulary,
+    /// Words of text a write replaced, dropped from `fts_terms` when nothing holds them any more.
+    replaced: Forget,
 }
 
 impl WriteCtx {
@@ -621,7 +855,7 @@ impl WriteCtx {
             Ok(stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
         })?;
         projects.sort_by_key(|p: &String| std::cmp::Reverse(p.len()));
-        Ok(Self { projects, vocab: Default::default() })
+        Ok(Self { projects, vocab: Default::default(), replaced: Default::default() })
     }
 }
 
@@ -683,13 +917,17 @@ fn write_session(
     ];
     // Explicit INSERT or UPDATE plus hand-kept `titles_fts`, for the reason given on `write_messages`.
     let rowid = match &owner {
-        Some((_, _, _, rowid, old_title)) => {
-            conn.prepare_cached(
-                "UPDATE sessions SET source_id = ?2, origin = ?3, format = ?4, title = ?5, project = ?6, project_via = ?7,
+        Some((owner_id, _, _, rowid, old_title)) => {
+            // Setting source_id, even to its value, makes SQLite check the foreign key with a
+            // statement journal, whose savepoint flushes FTS5's pending terms: a segment per chat.
+            let (set_source, same_source) =
+                if *owner_id == source_id { ("", "AND source_id = ?2") } else { ("source_id = ?2,", "") };
+            conn.prepare_cached(&format!(
+                "UPDATE sessions SET {set_source} origin = ?3, format = ?4, title = ?5, project = ?6, project_via = ?7,
                      workspace_id = ?8, mode = ?9, model = ?10, created_at = ?11, updated_at = ?12, message_count = ?13,
-                     archived = ?14, fingerprint = ?15, problems = ?16
-                 WHERE id = ?1",
-            )?
+                     archived = ?14, fingerprint = ?15, problems = ?16, searchable = 1
+                 WHERE id = ?1 {same_source}"
+            ))?
             .execute(values)?;
             if *old_title == s.title {
                 None
@@ -702,8 +940,8 @@ fn write_session(
         None => {
             conn.prepare_cached(
                 "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode, model,
-                                      created_at, updated_at, message_count, archived, fingerprint, problems)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                      created_at, updated_at, message_count, archived, fingerprint, problems, searchable)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1)",
             )?
             .execute(values)?;
             Some(conn.last_insert_rowid())
@@ -720,18 +958,29 @@ fn write_session(
         _ => Vocabulary::of_session(&s),
     };
     ctx.vocab.add_terms(terms);
-    write_messages(conn, &s.id, &s.messages)?;
+    write_messages(conn, &s.id, session_time(&s), &s.messages, &mut ctx.replaced)?;
     ctx.vocab.flush(conn)?;
+    if !ctx.replaced.is_empty() {
+        ctx.replaced.apply(conn)?;
+    }
     Ok(true)
 }
 
 /// Writes changed messages and keeps `messages_fts` in step by hand: single-row statements without
 /// triggers never open a savepoint, so FTS5 keeps buffering terms in memory (see migration 0002).
-fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage]) -> Result<()> {
+/// New messages get ids from the chat's time (`message_id_base`).
+fn write_messages(
+    conn: &Connection,
+    session_id: &str,
+    time: Option<i64>,
+    messages: &[ParsedMessage],
+    replaced: &mut Forget,
+) -> Result<()> {
     let existing: HashMap<i64, (i64, i64)> = {
         let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
         stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
     };
+    let mut next_id: Option<i64> = None;
     for (seq, m) in messages.iter().enumerate() {
         let seq = seq as i64;
         let h = message_hash(m);
@@ -742,6 +991,7 @@ fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage
                     conn.prepare_cached("SELECT text FROM messages WHERE id = ?1")?.query_row([id], |r| r.get(0))?;
                 conn.prepare_cached("INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
                     .execute(params![id, old_text])?;
+                replaced.add(&old_text);
                 conn.prepare_cached(
                     "UPDATE messages SET role = ?2, kind = ?3, text = ?4, tool_name = ?5, tool_status = ?6, model = ?7,
                          created_at = ?8, external_id = ?9, hash = ?10 WHERE id = ?1",
@@ -761,12 +1011,24 @@ fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage
                 id
             }
             None => {
+                let id = match next_id {
+                    Some(id) => id,
+                    None => {
+                        let base = message_id_base(time, now_ms());
+                        conn.prepare_cached(
+                            "SELECT coalesce(max(id) + 1, ?1) FROM messages WHERE id >= ?1 AND id < ?2",
+                        )?
+                        .query_row(params![base, base + (1 << 20)], |r| r.get(0))?
+                    }
+                };
+                next_id = Some(id + 1);
                 conn.prepare_cached(
-                    "INSERT INTO messages(session_id, seq, role, kind, text, tool_name, tool_status, model, created_at,
+                    "INSERT INTO messages(id, session_id, seq, role, kind, text, tool_name, tool_status, model, created_at,
                                           external_id, hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )?
                 .execute(params![
+                    id,
                     session_id,
                     seq,
                     m.role.as_str(),
@@ -779,12 +1041,17 @@ fn write_messages(conn: &Connection, session_id: &str, messages: &[ParsedMessage
                     m.external_id,
                     h
                 ])?;
-                conn.last_insert_rowid()
+                id
             }
         };
         conn.prepare_cached("INSERT INTO messages_fts(rowid, text) VALUES (?1, ?2)")?.execute(params![id, m.text])?;
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
+        let mut stmt = conn.prepare_cached("SELECT text FROM messages WHERE session_id = ?1 AND seq >= ?2")?;
+        let mut rows = stmt.query(params![session_id, messages.len() as i64])?;
+        while let Some(r) = rows.next()? {
+            replaced.add(r.get_ref(0)?.as_str().unwrap_or(""));
+        }
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?
             .execute(params![session_id, messages.len() as i64])?;
     }

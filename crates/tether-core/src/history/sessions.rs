@@ -48,11 +48,14 @@ pub struct SessionSummary {
     pub archived: bool,
     pub model: Option<String>,
     pub mode: Option<String>,
+    /// False while a first index has listed the chat but not read its messages yet.
+    pub searchable: bool,
 }
 
 const SUMMARY_COLS: &str = "s.id, s.title, s.project, s.origin, s.format, s.message_count, s.created_at, s.updated_at,
     m.nickname, coalesce(m.bookmarked, 0), coalesce(m.no_index, 0), s.archived, s.model, s.mode,
-    (SELECT group_concat(tag, char(31)) FROM (SELECT tag FROM session_tags t WHERE t.session_id = s.id ORDER BY tag))";
+    (SELECT group_concat(tag, char(31)) FROM (SELECT tag FROM session_tags t WHERE t.session_id = s.id ORDER BY tag)),
+    s.searchable";
 
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     let tags: Option<String> = r.get(14)?;
@@ -72,6 +75,7 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
         model: r.get(12)?,
         mode: r.get(13)?,
         tags: tags.map(|t| t.split('\u{1f}').map(str::to_owned).collect()).unwrap_or_default(),
+        searchable: r.get(15)?,
     })
 }
 
@@ -123,6 +127,32 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         let mut stmt = c.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), summary_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// How much of the index a search covers: chats whose messages are indexed, of all listed.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Coverage {
+    pub searchable: u64,
+    pub total: u64,
+}
+
+impl Coverage {
+    pub fn complete(&self) -> bool {
+        self.searchable >= self.total
+    }
+
+    /// What a search result says while a first index is running, if anything.
+    pub fn notice(&self) -> Option<String> {
+        (!self.complete()).then(|| format!("still indexing: {} of {} chats searchable", self.searchable, self.total))
+    }
+}
+
+pub fn coverage(store: &Store) -> Result<Coverage> {
+    store.read(|c| {
+        Ok(c.query_row("SELECT coalesce(sum(searchable), 0), count(*) FROM sessions", [], |r| {
+            Ok(Coverage { searchable: r.get::<_, i64>(0)? as u64, total: r.get::<_, i64>(1)? as u64 })
+        })?)
     })
 }
 
@@ -221,6 +251,9 @@ pub fn show(store: &Store, key: &str, o: &ShowOptions) -> Result<SessionDetail> 
         let session = summary(c, &id)?;
         if session.no_index {
             return Err(Error::SessionNotIndexed(id));
+        }
+        if !session.searchable {
+            return Err(Error::SessionPending(id));
         }
         let parts: i64 = c.query_row("SELECT count(*) FROM messages WHERE session_id = ?1", [&id], |r| r.get(0))?;
         let limit = if o.limit == 0 { i64::MAX } else { o.limit as i64 };
@@ -388,9 +421,10 @@ const COMMON_TERM_DOCS: usize = 10_000;
 /// bm25 is exact but its cost grows with how common the terms are: it scans every posting of each
 /// term for the IDF and scores every match before sorting (~40 ms for a word in most of 900 k
 /// messages). Selective queries — at most `RANK_WINDOW` matches and no plain term in more than
-/// `COMMON_TERM_DOCS` messages — get bm25. Broad ones are answered newest first (by message id,
-/// which walks FTS5's doclists backwards cheaply and grows with time, see `index`), each session
-/// ranked by its newest match: for a word that is everywhere, recent chats are the useful answer.
+/// `COMMON_TERM_DOCS` messages — get bm25. Broad ones are answered newest first: message ids
+/// follow their chat's time, newest lowest (`index::message_id_base`), so walking FTS5's doclists
+/// from the start (cheap) finds the newest chats whatever order they were indexed in; those are
+/// then ranked by the chats' time column. For a word that is everywhere, recent chats are the useful answer.
 /// Prefixes are first rewritten into the terms they stand for (`terms::expand_prefixes`), and
 /// snippets are made from the returned rows' text (`terms::Highlighter`).
 pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
@@ -414,21 +448,21 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             _ => Error::Sql(e),
         };
         let params = rusqlite::params_from_iter(p.iter());
-        // The matches before a message id, newest first. AND and prefix queries over big doclists
+        // The matches after a message id, newest first (ids fall as time goes on, see `index`). AND and prefix queries over big doclists
         // cost most of a search, so they are walked as little as possible. Without a project filter
         // the joins only cost time here: every indexed message has a session.
-        let before = p.len() + 1;
+        let after = p.len() + 1;
         let walk_sql = |n: usize| match q.project {
             ProjectFilter::All => format!(
-                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid < ?{before} ORDER BY rowid DESC LIMIT {n}"
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid > ?{after} ORDER BY rowid LIMIT {n}"
             ),
             ProjectFilter::Path(_) => format!(
-                "SELECT messages_fts.rowid {from} AND messages_fts.rowid < ?{before} ORDER BY messages_fts.rowid DESC LIMIT {n}"
+                "SELECT messages_fts.rowid {from} AND messages_fts.rowid > ?{after} ORDER BY messages_fts.rowid LIMIT {n}"
             ),
         };
-        let walk = |below: i64, n: usize| -> Result<Vec<i64>> {
+        let walk = |above: i64, n: usize| -> Result<Vec<i64>> {
             let mut wp = p.clone();
-            wp.push(below.into());
+            wp.push(above.into());
             let mut stmt = c.prepare_cached(&walk_sql(n)).map_err(bad)?;
             let it = stmt.query_map(rusqlite::params_from_iter(wp.iter()), |r| r.get(0)).map_err(bad)?;
             it.collect::<rusqlite::Result<_>>().map_err(bad)
@@ -437,15 +471,15 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         // walk up to the window tells broad from selective and, when broad, gives the candidates.
         let common = plain_terms(&q.query).iter().any(|t| term_is_common(c, t).unwrap_or(true));
         let (broad, mut newest) = if common {
-            (true, walk(i64::MAX, BROAD_BATCH)?)
+            (true, walk(i64::MIN, BROAD_BATCH)?)
         } else {
-            let v = walk(i64::MAX, RANK_WINDOW + 1)?;
+            let v = walk(i64::MIN, RANK_WINDOW + 1)?;
             (v.len() > RANK_WINDOW, v)
         };
         // (session, seq, message id, score)
         let mut rows: Vec<(String, i64, i64, f64)> = Vec::new();
         if broad {
-            // Sessions in the order of their newest match (message ids grow with time), looked up a
+            // Sessions in the order of their newest match (message ids fall with time), looked up a
             // batch at a time until there are enough: a window of thousands costs milliseconds.
             let mut look = c.prepare_cached(
                 "SELECT id, session_id, seq FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
@@ -480,6 +514,21 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             for row in it {
                 let (sid, seq, id, score): (String, i64, i64, f64) = row.map_err(bad)?;
                 rows.push((sid, seq, id, -score));
+            }
+        }
+        if broad {
+            // Ids follow the chats' time when written; the column has it as of now (a chat
+            // written long ago may have been active since).
+            let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+            let mut stmt = c.prepare_cached(
+                "SELECT id, coalesce(updated_at, created_at, 0) FROM sessions WHERE id IN (SELECT value FROM json_each(?1))",
+            )?;
+            let at: HashMap<String, i64> = stmt
+                .query_map([serde_json::to_string(&ids)?], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            rows.sort_by_key(|r| std::cmp::Reverse(at.get(&r.0).copied().unwrap_or(0)));
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.3 = 1.0 / (1.0 + i as f64);
             }
         }
         let mut best: Vec<Candidate> = Vec::new();

@@ -170,23 +170,43 @@ impl Vocabulary {
 /// Removes the terms of `texts` that neither full-text index holds any more, so that the words of
 /// a chat the user asked us to stop indexing leave with it. Call it after the rows are deleted.
 pub fn forget<'a>(conn: &Connection, texts: impl IntoIterator<Item = &'a str>) -> rusqlite::Result<usize> {
-    let mut v = Vocabulary::default();
+    let mut f = Forget::default();
     for t in texts {
-        v.add_text(t);
+        f.add(t);
     }
-    let mut held = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1)
-             OR EXISTS (SELECT 1 FROM titles_fts WHERE titles_fts MATCH ?1)",
-    )?;
-    let mut drop = conn.prepare_cached("DELETE FROM fts_terms WHERE term = ?1")?;
-    let mut n = 0;
-    for term in v.pending.into_iter().filter(|t| !t.is_empty()) {
-        // A term FTS5 cannot parse is kept: keeping one costs nothing, losing one loses rows.
-        if !held.query_row([quote(&term)], |r| r.get(0)).unwrap_or(true) {
-            n += drop.execute([&term])?;
+    f.apply(conn)
+}
+
+/// The words of text about to be deleted or replaced (deleted chats, edited messages), gathered
+/// before; `apply` then drops those neither full-text index holds any more.
+#[derive(Debug, Default)]
+pub struct Forget(Vocabulary);
+
+impl Forget {
+    pub fn add(&mut self, text: &str) {
+        self.0.add_text(text);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.pending.is_empty()
+    }
+
+    pub fn apply(&mut self, conn: &Connection) -> rusqlite::Result<usize> {
+        let mut held = conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1)
+                 OR EXISTS (SELECT 1 FROM titles_fts WHERE titles_fts MATCH ?1)",
+        )?;
+        let mut drop = conn.prepare_cached("DELETE FROM fts_terms WHERE term = ?1")?;
+        let mut n = 0;
+        let terms = std::mem::take(&mut self.0);
+        for term in terms.pending.into_iter().filter(|t| !t.is_empty()) {
+            // A term FTS5 cannot parse is kept: keeping one costs nothing, losing one loses rows.
+            if !held.query_row([quote(&term)], |r| r.get(0)).unwrap_or(true) {
+                n += drop.execute([&term])?;
+            }
         }
+        Ok(n)
     }
-    Ok(n)
 }
 
 /// `term` as an FTS5 string: one phrase, whatever characters it holds.

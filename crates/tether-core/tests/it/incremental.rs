@@ -101,8 +101,15 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
         .unwrap();
     g.close();
     std::fs::remove_dir_all(e.fx.user_dir.join("workspaceStorage/bbbb0000000000000000000000000002")).unwrap();
+    let known = |term: &str| -> bool {
+        e.t.store
+            .read(|c| Ok(c.query_row("SELECT EXISTS (SELECT 1 FROM fts_terms WHERE term = ?1)", [term], |r| r.get(0))?))
+            .unwrap()
+    };
+    assert!(known("narwhal"));
     e.index();
     assert!(e.search_ids("narwhal").is_empty(), "deleted session disappears from search");
+    assert!(!known("narwhal"), "its words leave the vocabulary (prefix queries) too");
     assert!(e.t.show("leapday", &ShowOptions::default()).is_err());
     // It comes back (Cursor restored it): the metadata reattaches.
     let g = e.fx.global(Journal::Rollback);

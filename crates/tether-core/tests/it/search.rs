@@ -76,3 +76,34 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
         })
         .unwrap();
 }
+
+/// Message ids come from their chat's time, newest lowest, whatever order sources and chats were
+/// indexed in (IDE DBs before CLI stores, newest chats first): a broad query walks ids, so a CLI
+/// chat must not rank above an IDE chat of the same age because it was indexed later.
+#[test]
+fn message_ids_follow_the_chats_time_across_sources() {
+    let fx = CursorFixture::new();
+    tether_testkit::eras::build_all(&fx);
+    let e = Env::new(fx);
+    e.index();
+    let spans: Vec<(String, String, i64, i64, i64)> =
+        e.t.store
+            .read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT s.id, s.origin, min(coalesce(s.updated_at, s.created_at, 0), ?1), min(m.id), max(m.id)
+                 FROM sessions s JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY 3 DESC",
+                )?;
+                let rows = stmt.query_map([tether_core::clock::now_ms()], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .unwrap();
+    assert!(spans.iter().any(|s| s.1 == "cli") && spans.iter().any(|s| s.1 == "ide"), "{spans:?}");
+    for w in spans.windows(2) {
+        // A minute apart or more: ids are filed by minute.
+        if w[0].2 / 60_000 > w[1].2 / 60_000 {
+            assert!(w[0].4 < w[1].3, "{:?} is newer than {:?} and must have lower ids", w[0], w[1]);
+        }
+    }
+}

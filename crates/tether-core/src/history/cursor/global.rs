@@ -226,10 +226,101 @@ pub fn read_composer(db: &CursorDb, r: &ComposerRef) -> Result<ComposerRead> {
     Ok(ComposerRead::Session(Box::new(s), super::composer::file_hints(&data)))
 }
 
+/// What a `composerData` row says about its chat without its messages: enough to list it. Read
+/// with a borrowing, field-picking parse, which skips the (often megabytes of) inline
+/// conversation without building it. Scalars stay `Value`s, so an odd type loses one field, not
+/// the whole head.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct HeadFields {
+    name: Option<Value>,
+    created_at: Option<Value>,
+    last_updated_at: Option<Value>,
+    conversation_checkpoint_last_updated_at: Option<Value>,
+    unified_mode: Option<Value>,
+    force_mode: Option<Value>,
+    is_archived: Option<Value>,
+    is_subagent: Option<Value>,
+    workspace_identifier: Option<Value>,
+    workspace_uri: Option<Value>,
+    conversation: Option<Vec<serde::de::IgnoredAny>>,
+    full_conversation_headers_only: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+/// A composer as the list shows it before its messages are read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ComposerHead {
+    pub info: HeaderInfo,
+    /// Bubbles it says it has (inline or by header).
+    pub bubbles: usize,
+    pub inline: bool,
+    /// Would be skipped by `read_composer` (subagent, or no messages: empty or a draft).
+    pub skip: bool,
+}
+
+/// Reads a composer's head: its `composerData` row merged under the header we listed, or the
+/// header alone when there is no row. `None` when nothing names it (it will be skipped).
+pub fn read_head(db: &CursorDb, r: &ComposerRef) -> Result<Option<ComposerHead>> {
+    let subagent = r.header.as_ref().is_some_and(|h| h.subagent) || r.id.starts_with("task-toolu_");
+    let raw = match r.head {
+        Some(_) => db.get(Table::CursorDiskKv, &format!("composerData:{}", r.id))?.flatten(),
+        None => None,
+    };
+    let Some(raw) = raw else {
+        let info = r.header.clone().unwrap_or_default();
+        return Ok(info.name.is_some().then_some(ComposerHead { info, bubbles: 0, inline: false, skip: subagent }));
+    };
+    let Ok(h) = serde_json::from_slice::<HeadFields>(&raw) else {
+        // Unreadable here; the full read decides (and counts why).
+        return Ok(r.header.clone().map(|info| ComposerHead { info, bubbles: 0, inline: false, skip: subagent }));
+    };
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let flag = |v: &Option<Value>| v.as_ref().and_then(Value::as_bool).unwrap_or(false);
+    let wi = h.workspace_identifier.as_ref();
+    let project = wi
+        .and_then(|w| w.get("uri"))
+        .and_then(super::uri::project_from_uri_value)
+        .or_else(|| h.workspace_uri.as_ref().and_then(super::uri::project_from_uri_value));
+    let mut info = HeaderInfo {
+        name: text(&h.name),
+        workspace_id: wi.and_then(|w| w.get("id")).and_then(Value::as_str).map(str::to_owned),
+        project,
+        created_at: timestamp_ms(h.created_at.as_ref()),
+        updated_at: timestamp_ms(h.last_updated_at.as_ref())
+            .or_else(|| timestamp_ms(h.conversation_checkpoint_last_updated_at.as_ref())),
+        archived: flag(&h.is_archived),
+        subagent: flag(&h.is_subagent),
+        mode: text(&h.unified_mode).or_else(|| text(&h.force_mode)),
+    };
+    if let Some(listed) = &r.header {
+        let mut merged = listed.clone();
+        merged.merge_from(&info);
+        info = merged;
+    }
+    let inline = h.conversation.as_ref().is_some_and(|c| !c.is_empty());
+    let bubbles = h.conversation.map_or(0, |c| c.len()) + h.full_conversation_headers_only.map_or(0, |c| c.len());
+    let skip = subagent || info.subagent || bubbles == 0;
+    Ok(Some(ComposerHead { info, bubbles, inline, skip }))
+}
+
 fn has_messages(data: &Value) -> bool {
     ["conversation", "fullConversationHeadersOnly"]
         .iter()
         .any(|k| data.get(*k).and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+}
+
+/// The session a listed chat shows until it is read.
+pub fn listed_session(id: &str, head: &ComposerHead) -> ParsedSession {
+    let mut s = ParsedSession::new(id, "ide", if head.inline { "composer-inline" } else { "composer" });
+    let h = &head.info;
+    s.title = h.name.clone();
+    s.created_at = h.created_at;
+    s.updated_at = h.updated_at.or(h.created_at);
+    s.archived = h.archived;
+    s.mode = h.mode.clone();
+    s.workspace_id = h.workspace_id.clone();
+    s.set_project(h.project.clone(), crate::history::model::ProjectVia::Identifier);
+    s
 }
 
 fn header_only(r: &ComposerRef) -> ParsedSession {
