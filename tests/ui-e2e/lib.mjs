@@ -78,6 +78,38 @@ export async function startDaemon() {
   return d;
 }
 
+/**
+ * A daemon caught in its first index: the fixture's chats are all listed and one of them read,
+ * then the indexer stops there (the core's test hook: one chat a batch, pause after the listing
+ * and one batch) while the server keeps answering.
+ */
+export async function startFirstIndexDaemon() {
+  const d = new Daemon();
+  const marker = path.join(d.tmp, 'paused');
+  Object.assign(d.env, {
+    TETHER_UI_DIR: UI_DIST,
+    TETHER_TEST_BATCH_SESSIONS: '1',
+    TETHER_TEST_PAUSE_AFTER_BATCHES: '2',
+    TETHER_TEST_PAUSE_MARKER: marker,
+  });
+  d.proc = spawn(path.join(BIN, 'tether'), ['serve', '--port', '0'], { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  d.proc.stderr.setEncoding('utf8').on('data', (x) => (d.stderr += x));
+  d.exited = new Promise((resolve) => d.proc.once('exit', (code, sig) => resolve({ code, sig })));
+  try {
+    await waitUntil(() => {
+      if (d.proc.exitCode !== null) throw new Error(`tether serve exited early: ${d.stderr}`);
+      const info = JSON.parse(readFileSync(path.join(d.env.TETHER_HOME, 'daemon.json'), 'utf8'));
+      if (info.pid === d.proc.pid && info.port) d.port = info.port;
+      return d.port && existsSync(marker);
+    }, 'a paused first index', 30_000);
+  } catch (e) {
+    await d.stop().catch(() => {});
+    d.cleanup();
+    throw e;
+  }
+  return d;
+}
+
 /** A loopback port nothing listens on (for a moment). */
 export async function freePort() {
   const srv = net.createServer();

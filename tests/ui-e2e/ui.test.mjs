@@ -12,7 +12,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { apiCall, B_SPLIT, C_V10, freePort, launchBrowser, loginUrl, newPage, screenshot, startDaemon, startEmptyDaemon, TOKEN, waitUntil } from './lib.mjs';
+import {
+  apiCall,
+  B_SPLIT,
+  C_V10,
+  freePort,
+  launchBrowser,
+  loginUrl,
+  newPage,
+  screenshot,
+  startDaemon,
+  startEmptyDaemon,
+  startFirstIndexDaemon,
+  TOKEN,
+  waitUntil,
+} from './lib.mjs';
 
 const XSS_WORD = 'quokkaxss';
 const XSS = `${XSS_WORD} <img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3) <svg onload="window.__xss=4"></svg>
@@ -487,6 +501,46 @@ describe('GUI in a real browser', () => {
     const t = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Seen through the token stream' });
     await p.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${t.id}"]`).waitFor();
     await ctx.close();
+  });
+});
+
+describe('GUI during a first index', () => {
+  let daemon;
+  let browser;
+
+  before(async () => {
+    daemon = await startFirstIndexDaemon();
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await daemon?.close();
+  });
+
+  test('every chat is listed before it is read; the rest are marked, search says how far it is', async () => {
+    const page = await newPage(browser);
+    await page.goto(loginUrl(daemon));
+    await page.locator('[data-testid=session-row]').first().waitFor();
+    const { sessions } = await apiCall(daemon, 'GET', '/api/sessions?limit=1000');
+    // Workspace DBs are read whole before the global one is listed; of the global DB's chats one
+    // is read, the CLI's come after it.
+    const pending = sessions.filter((s) => s.searchable === false);
+    const ready = sessions.length - pending.length;
+    assert.ok(pending.length >= 3 && ready >= 1, `chats listed but not read: ${JSON.stringify(sessions)}`);
+    await waitUntil(async () => (await page.locator('[data-testid=row-pending]').count()) === pending.length, 'marked rows', 10_000);
+    await page.getByTestId('indexing-note').waitFor();
+    await page.getByTestId('session-search').fill('narwhal');
+    const coverage = page.getByTestId('search-coverage');
+    await coverage.waitFor();
+    assert.match(await coverage.innerText(), new RegExp(`still indexing: ${ready} of ${sessions.length} chats searchable`));
+    const search = await apiCall(daemon, 'GET', '/api/search?q=narwhal');
+    assert.deepEqual(search.coverage, { searchable: ready, total: sessions.length });
+    await page.getByTestId('session-search').fill('');
+    await page.locator(`[data-testid=session-row][data-id="${pending[0].id}"]`).click();
+    await page.getByTestId('reader-pending').waitFor();
+    await screenshot(page, 'first-start');
+    assert.deepEqual(page.errors.filter((e) => !/Failed to load resource|503/.test(e)), []);
   });
 });
 

@@ -290,13 +290,22 @@ export function SessionsView({ route }: { route: Route }) {
 
 /** A first index at work: chats are listed at once and read newest first; says how far it is. */
 function IndexingNote({ event, pending, total, searching }: { event: IndexEvent | null; pending: number; total: number; searching: boolean }) {
-  const pct = event?.total ? Math.min(100, Math.round(((event.done ?? 0) / event.total) * 100)) : undefined;
+  // Until the next progress event (a page opened mid-index), the list itself says how far it is.
+  const pct = event?.total
+    ? Math.min(100, Math.round(((event.done ?? 0) / event.total) * 100))
+    : total
+      ? Math.round(((total - pending) / total) * 100)
+      : undefined;
   const eta = event?.eta_ms != null && event.done !== event.total ? `, about ${duration(Math.ceil(event.eta_ms / 1000))} left` : '';
   return (
     <div class="indexing-note" data-testid="indexing-note" role="status">
       <progress max={100} value={pct} aria-label="Indexing progress" />
       <span class="small">
-        {event?.total ? `Indexing chats, newest first: ${event.done} of ${event.total}${eta}` : 'Indexing chats…'}
+        {event?.total
+          ? `Indexing chats, newest first: ${event.done} of ${event.total}${eta}`
+          : total
+            ? `Indexing chats, newest first: ${(total - pending).toLocaleString()} of ${total.toLocaleString()} read`
+            : 'Indexing chats…'}
         {pending > 0 && searching && (
           <span data-testid="search-coverage"> · still indexing: {(total - pending).toLocaleString()} of {total.toLocaleString()} chats searchable</span>
         )}

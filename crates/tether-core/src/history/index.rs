@@ -415,18 +415,29 @@ fn index_global(
     report: &mut SourceReport,
     problems: &mut Tally,
 ) -> Result<i64> {
-    let known: HashMap<String, String> = store.read(|c| {
+    // Fingerprint and time of what we hold (skipped composers have no time).
+    let stored: HashMap<String, (String, Option<i64>)> = store.read(|c| {
         let mut stmt = c.prepare(
-            "SELECT id, coalesce(fingerprint, '') FROM sessions WHERE source_id = ?1
-             UNION ALL SELECT id, fingerprint FROM skipped WHERE source_id = ?1",
+            "SELECT id, coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions WHERE source_id = ?1
+             UNION ALL SELECT id, fingerprint, NULL FROM skipped WHERE source_id = ?1",
         )?;
-        let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })?;
+    let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
     let db = CursorDb::open(&src.path, scratch)?;
     let composers = global::list_composers(&db, problems)?;
     let tabs = global::read_global_chat_tabs(&db, problems)?;
     let tab_ids: HashSet<String> = tabs.iter().map(|t| t.id.clone()).collect();
+    // Before anything else is read: every chat we have no row for is listed now.
+    let new = composers.values().filter(|r| !known.contains_key(r.id.as_str()));
+    let (listed, mut times) = list_first(store, &db, source_id, new)?;
+    progress(&Progress::Listed { sessions: listed });
+    for (id, (_, t)) in &stored {
+        if let Some(t) = t {
+            times.entry(id.clone()).or_insert(*t);
+        }
+    }
 
     // Which composers to fingerprint at all.
     let quick_candidates: Option<HashSet<String>> = match (depth, old_watermark) {
@@ -447,7 +458,7 @@ fn index_global(
             (None, Some(cands)) => {
                 // New composers always write their row, so they are among the candidates; known
                 // ones are also checked when their own row changed in place.
-                let head_changed = known.get(id).is_some_and(|k| !k.starts_with(&head_prefix(r)));
+                let head_changed = known.get(id.as_str()).is_some_and(|k| !k.starts_with(&head_prefix(r)));
                 if !head_changed && !cands.contains(id) {
                     continue;
                 }
@@ -456,13 +467,13 @@ fn index_global(
             (None, None) => unreachable!("one of the two is always set"),
         };
         let fp = r.fingerprint(stats);
-        if depth == Depth::Force || known.get(id) != Some(&fp) {
+        if depth == Depth::Force || known.get(id.as_str()) != Some(&fp.as_str()) {
             let bytes = (r.head.map_or(0, |h| h.1) + stats.2).max(0) as u64;
-            todo.push(Todo { r: r.clone(), fp, bytes, time: None });
+            let header_time = r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at));
+            let time = header_time.or_else(|| times.get(id).copied());
+            todo.push(Todo { r: r.clone(), fp, bytes, time });
         }
     }
-    let listed = list_first(store, &db, source_id, &mut todo)?;
-    progress(&Progress::Listed { sessions: listed });
     // Newest first: the chats someone most likely wants are searchable first. Ids still follow
     // time, whatever the order (see `message_id_base`). Without a time, the row's rowid stands
     // in: Cursor replaces the row on each update.
@@ -504,22 +515,24 @@ fn index_global(
         let mut seen = HashSet::new();
         let mut meter = Meter::new(total, bytes_total);
         let mut ctx = WriteCtx::new(store)?;
-        let mut conn = store.writer();
-        let mut txn = conn.transaction()?;
-        let mut batch_bytes = 0u64;
-        let mut batch_len = 0usize;
+        let mut batch: Option<Batch<'_>> = None;
+        let (mut batch_bytes, mut batch_len) = (0u64, 0usize);
         // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
         // FTS5 starts a new segment whenever a rowid goes down inside one.
         for item in rx {
             let Item { session, hints, note, id, fp, bytes } = item?;
             meter.add(bytes);
+            let txn = match &mut batch {
+                Some(b) => b,
+                None => batch.insert(Batch::begin(store)?),
+            };
             match session {
                 Some((s, terms)) => {
                     seen.insert(s.id.clone());
                     txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
                         .execute(params![source_id, id])?;
                     let sid = s.id.clone();
-                    if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &hints, Some(terms))? {
+                    if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &hints, Some(terms))? {
                         report.written += 1;
                         report.changed.push(sid);
                     }
@@ -538,22 +551,29 @@ fn index_global(
             batch_bytes += bytes;
             batch_len += 1;
             if batch_len >= test_hooks::batch_sessions() || batch_bytes >= BATCH_BYTES {
-                txn.commit()?;
+                if let Some(b) = batch.take() {
+                    b.commit()?;
+                }
                 test_hooks::committed();
                 progress(&meter.progress());
-                txn = conn.transaction()?;
                 (batch_len, batch_bytes) = (0, 0);
             }
         }
+        let txn = match &mut batch {
+            Some(b) => b,
+            None => batch.insert(Batch::begin(store)?),
+        };
         for s in tabs {
             seen.insert(s.id.clone());
             let sid = s.id.clone();
-            if write_session(&txn, &mut ctx, source_id, SourceKind::Global, s, &[], None)? {
+            if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &[], None)? {
                 report.written += 1;
                 report.changed.push(sid);
             }
         }
-        txn.commit()?;
+        if let Some(b) = batch.take() {
+            b.commit()?;
+        }
         progress(&meter.progress());
         Ok(seen)
     })?;
@@ -600,6 +620,43 @@ struct Todo {
 const BATCH_SESSIONS: usize = 256;
 const BATCH_BYTES: u64 = 32 << 20;
 
+/// One transaction of a pass, holding the writer only while it is open: between batches the
+/// daemon's other writes (tags, tasks, signals) get their turn instead of waiting for the whole
+/// pass. Rolled back when dropped uncommitted (an error midway).
+struct Batch<'a> {
+    conn: std::sync::MutexGuard<'a, Connection>,
+    open: bool,
+}
+
+impl<'a> Batch<'a> {
+    fn begin(store: &'a Store) -> Result<Self> {
+        let conn = store.writer();
+        conn.execute_batch("BEGIN")?;
+        Ok(Self { conn, open: true })
+    }
+
+    fn commit(mut self) -> Result<()> {
+        self.conn.execute_batch("COMMIT")?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Batch<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
 /// Counts what was read and extrapolates the rest.
 struct Meter {
     t0: Instant,
@@ -635,30 +692,37 @@ impl Meter {
     }
 }
 
-/// Lists every chat about to be read before reading any: a row (title, dates, project; not
-/// searchable yet) for each one we do not have, so a first start shows all chats at once. Gives
-/// each its time for the newest-first order. Returns how many rows it added.
-fn list_first(store: &Store, db: &CursorDb, source_id: i64, todo: &mut [Todo]) -> Result<u64> {
+/// Lists chats before any is read: a row (title, dates, project; not searchable yet) for each
+/// composer we have no row for, so a first start shows every chat at once. Returns how many rows
+/// it added and each listed composer's time, for the newest-first order.
+fn list_first<'a>(
+    store: &Store,
+    db: &CursorDb,
+    source_id: i64,
+    composers: impl Iterator<Item = &'a ComposerRef>,
+) -> Result<(u64, HashMap<String, i64>)> {
     let mut ctx = WriteCtx::new(store)?;
     let mut conn = store.writer();
     let txn = conn.transaction()?;
-    let mut added = 0;
-    for t in todo.iter_mut() {
+    let (mut added, mut times) = (0, HashMap::new());
+    for r in composers {
         // A 3.x header has all the list shows; older DBs need a look at the composer's own row.
-        let listed = t.r.header.as_ref().filter(|h| h.name.is_some() && h.updated_at.is_some());
+        let listed = r.header.as_ref().filter(|h| h.name.is_some() && h.updated_at.is_some());
         let head = match listed {
             Some(h) => Some(global::ComposerHead { info: h.clone(), bubbles: 0, inline: false, skip: h.subagent }),
-            None => global::read_head(db, &t.r)?,
+            None => global::read_head(db, r)?,
         };
         let Some(head) = head else { continue };
-        t.time = head.info.updated_at.or(head.info.created_at);
-        if !head.skip && write_placeholder(&txn, &mut ctx, source_id, global::listed_session(&t.r.id, &head))? {
+        if let Some(t) = head.info.updated_at.or(head.info.created_at) {
+            times.insert(r.id.clone(), t);
+        }
+        if !head.skip && write_placeholder(&txn, &mut ctx, source_id, global::listed_session(&r.id, &head))? {
             added += 1;
         }
     }
     txn.commit()?;
     test_hooks::committed();
-    Ok(added)
+    Ok((added, times))
 }
 
 /// A listed chat's row, unless the chat is stored already.
@@ -704,8 +768,8 @@ fn session_time(s: &ParsedSession) -> Option<i64> {
 /// real time across sources and indexing order, newest lowest, with room for a million messages
 /// a minute. Newest lowest because the first index goes newest first: its ids only grow, so
 /// every B-tree (messages, FTS5's doclists and docsizes) is appended to. Minutes, not finer: FTS5
-/// stores the gap between two ids of a doclist as a varint, and gaps of seconds << 31 cost ~15 %
-/// more index time than minutes << 20 (docs/benchmarks.md).
+/// stores the gap between two ids of a doclist as a varint, and seconds << 31 made the first index
+/// of the 1 GB set 17 % slower than ids in indexing order (docs/benchmarks.md, notes).
 fn message_id_base(time_ms: Option<i64>, now_ms: i64) -> i64 {
     const MAX_MINUTES: i64 = 4_200_000_000;
     let minutes = time_ms.unwrap_or(0).clamp(0, now_ms.max(0)) / 60_000;
