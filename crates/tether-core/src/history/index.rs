@@ -456,9 +456,9 @@ fn index_global(
         let stats = match (&stats_all, &quick_candidates) {
             (Some(all), _) => all.get(id).copied().unwrap_or_default(),
             (None, Some(cands)) => {
-                // New composers always write their row, so they are among the candidates; known
-                // ones are also checked when their own row changed in place.
-                let head_changed = known.get(id.as_str()).is_some_and(|k| !k.starts_with(&head_prefix(r)));
+                // New composers are read whatever rows they wrote (one listed from a header alone
+                // has none); known ones when their own row changed in place or a bubble was added.
+                let head_changed = known.get(id.as_str()).is_none_or(|k| !k.starts_with(&head_prefix(r)));
                 if !head_changed && !cands.contains(id) {
                     continue;
                 }
@@ -1079,10 +1079,18 @@ fn write_messages(
                     Some(id) => id,
                     None => {
                         let base = message_id_base(time, now_ms());
-                        conn.prepare_cached(
-                            "SELECT coalesce(max(id) + 1, ?1) FROM messages WHERE id >= ?1 AND id < ?2",
-                        )?
-                        .query_row(params![base, base + (1 << 20)], |r| r.get(0))?
+                        let id: i64 = conn
+                            .prepare_cached(
+                                "SELECT coalesce(max(id) + 1, ?1) FROM messages WHERE id >= ?1 AND id < ?2",
+                            )?
+                            .query_row(params![base, base + (1 << 20)], |r| r.get(0))?;
+                        if id + (messages.len() as i64) < base + (1 << 20) {
+                            id
+                        } else {
+                            // The minute is full (chats without a time share one): any free ids.
+                            conn.prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM messages")?
+                                .query_row([], |r| r.get(0))?
+                        }
                     }
                 };
                 next_id = Some(id + 1);

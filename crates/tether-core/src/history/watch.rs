@@ -113,9 +113,17 @@ pub fn start(
         .spawn(move || {
             let _debouncer = debouncer;
             let mut last_deep = Instant::now();
+            // One more look at the sources of the last event-driven pass, shortly after it: a
+            // commit whose WAL frames (the event) were written before it became visible in the
+            // `-shm` index (no event: shared memory) is otherwise seen only by the deep pass.
+            let mut recheck: Option<(Instant, Vec<Source>)> = None;
             loop {
-                // Sleeps until a change, a stop, or the next deep pass: nothing wakes it idle.
-                let timeout = cfg.deep_every.saturating_sub(last_deep.elapsed());
+                // Sleeps until a change, a stop, a recheck or the next deep pass: nothing wakes
+                // it idle.
+                let mut timeout = cfg.deep_every.saturating_sub(last_deep.elapsed());
+                if let Some((at, _)) = &recheck {
+                    timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+                }
                 match rx.recv_timeout(timeout) {
                     Ok(Msg::Stop) => return,
                     Ok(Msg::Paths(mut paths)) => {
@@ -146,10 +154,20 @@ pub fn start(
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
+                            recheck = Some((Instant::now() + RECHECK_AFTER, sources));
                         }
                     }
                     Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
                     Err(RecvTimeoutError::Timeout) => {
+                        if let Some((_, sources)) = recheck.take_if(|(at, _)| *at <= Instant::now()) {
+                            // Unchanged files are not opened (their fingerprint includes the
+                            // `-shm` header), so this costs a few stats when nothing was missed.
+                            if let Ok(r) = tether.index_sources(&sources, Depth::Quick)
+                                && r.sessions_written + r.sessions_deleted > 0
+                            {
+                                on_event(WatchEvent::Indexed(Box::new(r)));
+                            }
+                        }
                         if last_deep.elapsed() >= cfg.deep_every {
                             last_deep = Instant::now();
                             on_event(match tether.index(Depth::Deep, &crate::history::index::no_progress) {
@@ -166,6 +184,9 @@ pub fn start(
     drop(tx);
     Ok(WatchHandle { stop: Some(stop_tx), thread: Some(thread) })
 }
+
+/// How long after an event-driven pass its sources are looked at once more; see `recheck`.
+const RECHECK_AFTER: Duration = Duration::from_millis(250);
 
 /// Whether an event can mean new data. Opening and reading a file (which our own read-only
 /// passes do) and a `-shm` change (SQLite readers record read marks there, ours included) never

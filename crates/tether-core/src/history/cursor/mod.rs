@@ -189,5 +189,13 @@ pub fn file_fingerprint(path: &Path) -> Option<String> {
     if !path.exists() {
         return None;
     }
-    Some(format!("{}|{}", stat(path), stat(&sqlite::sidecar(path, "-wal"))))
+    // The wal-index header (the first 48 bytes of `-shm`: last valid frame, checksums) changes
+    // when a commit becomes visible, which may be after the `-wal` write that raised the event.
+    let shm = std::fs::File::open(sqlite::sidecar(path, "-shm")).ok().and_then(|mut f| {
+        let mut hdr = [0u8; 48];
+        std::io::Read::read_exact(&mut f, &mut hdr).ok()?;
+        Some(xxhash_rust::xxh3::xxh3_64(&hdr))
+    });
+    let shm = shm.map_or_else(|| "-".to_owned(), |h| format!("{h:x}"));
+    Some(format!("{}|{}|{shm}", stat(path), stat(&sqlite::sidecar(path, "-wal"))))
 }
