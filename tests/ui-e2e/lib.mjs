@@ -92,7 +92,15 @@ export async function startFirstIndexDaemon() {
     TETHER_TEST_PAUSE_AFTER_BATCHES: '2',
     TETHER_TEST_PAUSE_MARKER: marker,
   });
-  d.proc = spawn(path.join(BIN, 'tether'), ['serve', '--port', '0'], { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return serve(d, ['serve', '--port', '0'], { also: () => existsSync(marker), what: 'a paused first index' });
+}
+
+/**
+ * Spawns `tether ARGS` for `d` and waits (30 s) until its daemon.json names it with a port and
+ * `also()` holds, then runs `after()`; on any failure the daemon is stopped and its dir removed.
+ */
+async function serve(d, args, { also = () => true, what = 'daemon.json', after = async () => {} } = {}) {
+  d.proc = spawn(path.join(BIN, 'tether'), args, { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
   d.proc.stderr.setEncoding('utf8').on('data', (x) => (d.stderr += x));
   d.exited = new Promise((resolve) => d.proc.once('exit', (code, sig) => resolve({ code, sig })));
   try {
@@ -100,8 +108,9 @@ export async function startFirstIndexDaemon() {
       if (d.proc.exitCode !== null) throw new Error(`tether serve exited early: ${d.stderr}`);
       const info = JSON.parse(readFileSync(path.join(d.env.TETHER_HOME, 'daemon.json'), 'utf8'));
       if (info.pid === d.proc.pid && info.port) d.port = info.port;
-      return d.port && existsSync(marker);
-    }, 'a paused first index', 30_000);
+      return d.port && also();
+    }, what, 30_000);
+    await after();
   } catch (e) {
     await d.stop().catch(() => {});
     d.cleanup();
@@ -136,23 +145,9 @@ export async function startEmptyDaemon({ savedPort } = {}) {
     mkdirSync(d.env.TETHER_HOME, { recursive: true });
     writeFileSync(path.join(d.env.TETHER_HOME, 'settings.json'), JSON.stringify({ port: savedPort }));
   }
-  d.proc = spawn(path.join(BIN, 'tether'), args, { env: d.env, stdio: ['ignore', 'ignore', 'pipe'] });
-  d.proc.stderr.setEncoding('utf8').on('data', (x) => (d.stderr += x));
-  d.exited = new Promise((resolve) => d.proc.once('exit', (code, sig) => resolve({ code, sig })));
-  try {
-    await waitUntil(() => {
-      if (d.proc.exitCode !== null) throw new Error(`tether serve exited early: ${d.stderr}`);
-      const info = JSON.parse(readFileSync(path.join(d.env.TETHER_HOME, 'daemon.json'), 'utf8'));
-      if (info.pid === d.proc.pid && info.port) d.port = info.port;
-      return d.port;
-    }, 'daemon.json', 30_000);
-    await waitUntil(async () => (await d.health()).index?.state === 'idle', 'an idle index', 30_000);
-  } catch (e) {
-    await d.stop().catch(() => {});
-    d.cleanup();
-    throw e;
-  }
-  return d;
+  return serve(d, args, {
+    after: () => waitUntil(async () => (await d.health()).index?.state === 'idle', 'an idle index', 30_000),
+  });
 }
 
 /** The one-time login URL, exactly as a person gets it. */

@@ -522,10 +522,7 @@ fn index_global(
         for item in rx {
             let Item { session, hints, note, id, fp, bytes } = item?;
             meter.add(bytes);
-            let txn = match &mut batch {
-                Some(b) => b,
-                None => batch.insert(Batch::begin(store)?),
-            };
+            let txn = Batch::open(&mut batch, store)?;
             match session {
                 Some((s, terms)) => {
                     seen.insert(s.id.clone());
@@ -559,10 +556,7 @@ fn index_global(
                 (batch_len, batch_bytes) = (0, 0);
             }
         }
-        let txn = match &mut batch {
-            Some(b) => b,
-            None => batch.insert(Batch::begin(store)?),
-        };
+        let txn = Batch::open(&mut batch, store)?;
         for s in tabs {
             seen.insert(s.id.clone());
             let sid = s.id.clone();
@@ -629,6 +623,14 @@ struct Batch<'a> {
 }
 
 impl<'a> Batch<'a> {
+    /// The open batch, or a new one.
+    fn open<'b>(batch: &'b mut Option<Self>, store: &'a Store) -> Result<&'b mut Self> {
+        Ok(match batch {
+            Some(b) => b,
+            None => batch.insert(Self::begin(store)?),
+        })
+    }
+
     fn begin(store: &'a Store) -> Result<Self> {
         let conn = store.writer();
         conn.execute_batch("BEGIN")?;

@@ -323,17 +323,10 @@ pub fn listed_session(id: &str, head: &ComposerHead) -> ParsedSession {
     s
 }
 
+/// A chat Cursor keeps only a header of: what the list shows, counted as such.
 fn header_only(r: &ComposerRef) -> ParsedSession {
-    let mut s = ParsedSession::new(&r.id, "ide", "composer");
-    if let Some(h) = &r.header {
-        s.title = h.name.clone();
-        s.created_at = h.created_at;
-        s.updated_at = h.updated_at.or(h.created_at);
-        s.archived = h.archived;
-        s.mode = h.mode.clone();
-        s.workspace_id = h.workspace_id.clone();
-        s.set_project(h.project.clone(), crate::history::model::ProjectVia::Identifier);
-    }
+    let info = r.header.clone().unwrap_or_default();
+    let mut s = listed_session(&r.id, &ComposerHead { info, ..Default::default() });
     s.problems.add("note:header_only");
     s
 }
