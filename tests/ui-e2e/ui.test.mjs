@@ -440,6 +440,8 @@ describe('GUI in a real browser', () => {
 
     await page.keyboard.press('Control+k');
     await page.getByTestId('palette-input').fill('axolotl');
+    // Enter runs the selected command: wait until the typed text has made it the search.
+    await page.locator('[data-testid=cmd-search][aria-selected=true]').waitFor();
     await page.keyboard.press('Enter');
     await page.locator(`[data-testid=session-row][data-id="${C_V10}"] [data-testid=snippet] mark`).first().waitFor();
     await page.keyboard.press('Escape');
