@@ -22,6 +22,7 @@ use tether_core::history::watch::WatchConfig;
 use tether_core::paths::{CursorLocations, Paths};
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
+mod engines;
 mod mcp;
 mod runs;
 mod signals;
@@ -49,8 +50,9 @@ struct Args {
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
-    /// signals doorbell (`signals`, needs no generated data), or all of them.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs"])]
+    /// signals doorbell (`signals`, needs no generated data), or all of them. `engines` (FTS5 next
+    /// to tantivy, see bench/engines) only runs when asked for.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "engines"])]
     suite: String,
     /// Events the fake Cursor CLI writes in the runs benchmark, and at what rate (per second).
     #[arg(long, default_value_t = 6000)]
@@ -268,6 +270,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(args.suite.as_str(), "all" | "index") {
         sections.push(("index", index_suite(args, &dir, &user_dir, &db, &gen_stats)?));
     }
+    if args.suite == "engines" {
+        sections.push(("engines", engines::run(&dir, &user_dir, args.seed)?));
+    }
     if matches!(args.suite.as_str(), "all" | "mcp") {
         let f = mcp::run(&dir, &user_dir, args.mcp_calls, args.mcp_secs)?;
         sections.push(("mcp", render_mcp(&f)));
@@ -368,6 +373,18 @@ fn rows_table(w: &mut String, rows: &[Row]) {
     }
 }
 
+/// A first index into `home` in a child process (so its peak RSS is its own); its JSON report.
+fn index_child_process(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Result<Value> {
+    let out = Command::new(std::env::current_exe()?)
+        .args(["index-child", &home.to_string_lossy(), &user_dir.to_string_lossy(), "--seed", &seed.to_string()])
+        .output()
+        .context("running the index child")?;
+    if !out.status.success() {
+        bail!("index child failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
 fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &Value) -> anyhow::Result<String> {
     let (dir, user_dir, db) = (dir.to_owned(), user_dir.to_owned(), db.to_owned());
     let file_bytes = std::fs::metadata(&db)?.len() as f64;
@@ -379,14 +396,7 @@ fn index_suite(args: &Args, dir: &Path, user_dir: &Path, db: &Path, gen_stats: &
     eprintln!("full index in a child process …");
     let home = dir.join("home");
     let _ = std::fs::remove_dir_all(&home);
-    let out = Command::new(std::env::current_exe()?)
-        .args(["index-child", &home.to_string_lossy(), &user_dir.to_string_lossy(), "--seed", &args.seed.to_string()])
-        .output()
-        .context("running the index child")?;
-    if !out.status.success() {
-        bail!("index child failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let child: Value = serde_json::from_slice(&out.stdout)?;
+    let child = index_child_process(&home, &user_dir, args.seed)?;
     let index_secs = child["secs"].as_f64().unwrap_or(f64::NAN);
     let rss_mb = child["hwm_kb"].as_f64().unwrap_or(0.0) / 1024.0;
     let index_mbs = file_mb / index_secs;
