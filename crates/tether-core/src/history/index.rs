@@ -126,10 +126,23 @@ pub fn run_sources(
 ) -> Result<IndexReport> {
     let t0 = Instant::now();
     let mut report = IndexReport::default();
+    // Workspace DBs first: global chats take their projects from workspace membership. Global DBs
+    // last: the CLI's chats (a small file each) are then not held up behind a first read of a big
+    // global DB, whose chats are all listed before anything else is read (`list_global`).
+    let order = |k: SourceKind| if k == SourceKind::Global { u8::MAX } else { k as u8 };
     let mut sorted: Vec<&Source> = sources.iter().collect();
-    sorted.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.path.cmp(&b.path)));
+    sorted.sort_by(|a, b| order(a.kind).cmp(&order(b.kind)).then_with(|| a.path.cmp(&b.path)));
     progress(&Progress::Started { sources: sorted.len() });
+    let workspaces = sorted.iter().take_while(|s| s.kind == SourceKind::Workspace).count();
     for (i, src) in sorted.iter().enumerate() {
+        if i == workspaces {
+            for global in sorted.iter().filter(|s| s.kind == SourceKind::Global) {
+                if let Err(e) = list_global(store, global, scratch, progress) {
+                    // The full read below reports it.
+                    tracing::warn!(path = %global.path.display(), error = %e, "listing failed");
+                }
+            }
+        }
         progress(&Progress::Source { index: i, path: src.path.display().to_string(), kind: src.kind });
         let r = index_source(store, src, scratch, depth, progress);
         let r = match r {
@@ -403,6 +416,27 @@ fn remove_missing_sources(store: &Store, present: &[&Source]) -> Result<u64> {
     Ok(deleted)
 }
 
+/// A global DB read for the first time (a first start, or after a migration that re-reads all):
+/// every chat it holds is listed before any other source is read (see `run_sources`).
+fn list_global(store: &Store, src: &Source, scratch: &Path, progress: ProgressFn<'_>) -> Result<()> {
+    let row = source_row(&store.writer(), src)?;
+    if row.watermark.is_some() {
+        return Ok(());
+    }
+    let known: HashSet<String> = store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT id FROM sessions WHERE source_id = ?1 UNION ALL SELECT id FROM skipped WHERE source_id = ?1",
+        )?;
+        Ok(stmt.query_map([row.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+    })?;
+    let db = CursorDb::open(&src.path, scratch)?;
+    // What is wrong in it is counted once, by the full read.
+    let composers = global::list_composers(&db, &mut Tally::default())?;
+    let (listed, _) = list_first(store, &db, row.id, composers.values().filter(|r| !known.contains(&r.id)))?;
+    progress(&Progress::Listed { sessions: listed });
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn index_global(
     store: &Store,
@@ -429,7 +463,8 @@ fn index_global(
     let composers = global::list_composers(&db, problems)?;
     let tabs = global::read_global_chat_tabs(&db, problems)?;
     let tab_ids: HashSet<String> = tabs.iter().map(|t| t.id.clone()).collect();
-    // Before anything else is read: every chat we have no row for is listed now.
+    // Before any message is read, every chat we have no row for is listed (on a first read,
+    // `list_global` did so already, ahead of the other sources).
     let new = composers.values().filter(|r| !known.contains_key(r.id.as_str()));
     let (listed, mut times) = list_first(store, &db, source_id, new)?;
     progress(&Progress::Listed { sessions: listed });
@@ -703,10 +738,14 @@ fn list_first<'a>(
     source_id: i64,
     composers: impl Iterator<Item = &'a ComposerRef>,
 ) -> Result<(u64, HashMap<String, i64>)> {
+    let composers: Vec<&ComposerRef> = composers.collect();
+    let (mut added, mut times) = (0, HashMap::new());
+    if composers.is_empty() {
+        return Ok((added, times));
+    }
     let mut ctx = WriteCtx::new(store)?;
     let mut conn = store.writer();
     let txn = conn.transaction()?;
-    let (mut added, mut times) = (0, HashMap::new());
     for r in composers {
         // A 3.x header has all the list shows; older DBs need a look at the composer's own row.
         let listed = r.header.as_ref().filter(|h| h.name.is_some() && h.updated_at.is_some());

@@ -107,3 +107,68 @@ fn message_ids_follow_the_chats_time_across_sources() {
         }
     }
 }
+
+/// A first start lists every chat of the global DB before reading anything else, then reads the
+/// CLI's chats (a small file each) before the global chats' messages, so neither waits for the
+/// other's bulk.
+#[test]
+fn a_first_index_lists_global_chats_then_reads_cli_chats_first() {
+    use tether_core::history::cursor::SourceKind;
+    use tether_core::history::index::{Depth, Progress};
+    let fx = CursorFixture::new();
+    tether_testkit::eras::build_all(&fx);
+    let e = Env::new(fx);
+    // (id, origin, searchable) of every chat: all of them now, and when the indexer first turns
+    // to each kind of source.
+    let chats = || -> Vec<(String, String, bool)> {
+        e.t.store
+            .read(|c| {
+                let mut stmt = c.prepare("SELECT id, origin, searchable FROM sessions")?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .unwrap()
+    };
+    let seen: std::sync::Mutex<Vec<(SourceKind, Vec<(String, String, bool)>)>> = Default::default();
+    let on_progress = |p: &Progress| {
+        if let Progress::Source { kind, .. } = p {
+            let mut seen = seen.lock().unwrap();
+            if !seen.iter().any(|s| s.0 == *kind) {
+                seen.push((*kind, chats()));
+            }
+        }
+    };
+    e.t.index(Depth::Deep, &on_progress).unwrap();
+    let seen = seen.into_inner().unwrap();
+    let kinds: Vec<SourceKind> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(
+        kinds,
+        [SourceKind::Workspace, SourceKind::CliStore, SourceKind::Transcript, SourceKind::Global],
+        "workspaces (project membership), the CLI's chats, then the global DB"
+    );
+    let all = chats();
+    let ide: Vec<&String> = all.iter().filter(|c| c.1 == "ide").map(|c| &c.0).collect();
+    let cli: Vec<&String> = all.iter().filter(|c| c.1 == "cli").map(|c| &c.0).collect();
+    assert!(!ide.is_empty() && !cli.is_empty(), "{all:?}");
+    let global: Vec<String> =
+        e.t.store
+            .read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT s.id FROM sessions s JOIN sources src ON src.id = s.source_id WHERE src.kind = 'global'",
+                )?;
+                Ok(stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+            })
+            .unwrap();
+    assert!(!global.is_empty());
+    let before_cli = &seen[1].1;
+    for id in &global {
+        assert!(
+            before_cli.iter().any(|c| &c.0 == id && !c.2),
+            "{id}: every global chat is listed, and none read, before the CLI's chats: {before_cli:?}"
+        );
+    }
+    let before_global = &seen[3].1;
+    for id in cli {
+        assert!(before_global.iter().any(|c| &c.0 == id && c.2), "{id} is searchable before the global DB is read");
+    }
+}
