@@ -194,10 +194,17 @@ fn index_content(data: &std::path::Path) -> IndexContent {
     (sessions.map(Result::unwrap).collect(), messages.map(Result::unwrap).collect())
 }
 
+/// FTS5's stored automerge setting (`None`: never set, its default).
+fn automerge(db: &rusqlite::Connection) -> Option<i64> {
+    use rusqlite::OptionalExtension;
+    db.query_row("SELECT v FROM messages_fts_config WHERE k = 'automerge'", [], |r| r.get(0)).optional().unwrap()
+}
+
 /// A first index killed with SIGKILL at several points (after listing every chat, after one and
 /// after three batches of chats) converges when run again: every chat once, all searchable, the
 /// same messages and search results as an index never interrupted, and a tag set meanwhile kept.
-/// At each stop the chats already searchable are the newest ones.
+/// At each stop the chats already searchable are the newest ones. The killed pass is a bulk one
+/// (FTS5 merging deferred); the pass after it puts merging back.
 #[cfg(unix)]
 #[test]
 fn a_first_index_killed_at_any_point_converges() {
@@ -225,6 +232,8 @@ fn a_first_index_killed_at_any_point_converges() {
             .env("TETHER_TEST_BATCH_SESSIONS", batch.to_string())
             .env("TETHER_TEST_PAUSE_AFTER_BATCHES", pause_at.to_string())
             .env("TETHER_TEST_PAUSE_MARKER", &marker)
+            // A bulk pass, whatever the size: FTS5 merging deferred until the end.
+            .env("TETHER_TEST_BULK_BYTES", "0")
             .args(["index"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -244,6 +253,9 @@ fn a_first_index_killed_at_any_point_converges() {
         assert_eq!(searchable, (batch * (pause_at - 1) as usize).min(rows.len()), "pause {pause_at}");
         assert!(rows.iter().take(searchable).all(|r| r.2), "pause {pause_at}: the newest chats go first: {rows:?}");
         let pending = rows.iter().find(|r| !r.2).expect("a chat not read yet").0.clone();
+        if pause_at > 1 {
+            assert_eq!(automerge(&db), Some(0), "pause {pause_at}: the bulk pass defers merging");
+        }
         drop(db);
         // Search answers from what is indexed and says how much that is.
         let out = tether(dir.path())
@@ -265,8 +277,11 @@ fn a_first_index_killed_at_any_point_converges() {
         child.kill().unwrap();
         child.wait().unwrap();
 
+        // Not a bulk pass (a small fixture): it finds the killed pass's setting and restores it.
         run(dir.path(), &["index"]);
         assert_eq!(index_content(&dir.path().join("data")), want, "pause {pause_at}: converged");
+        let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+        assert_ne!(automerge(&db), Some(0), "pause {pause_at}: FTS5 merges as it writes again");
         assert_eq!(run(dir.path(), &["sessions", "search", word, "--json"]), want_hits, "pause {pause_at}");
         let tagged = run(dir.path(), &["sessions", "list", "--tag", "keep", "--json"]);
         assert!(tagged.contains(&pending), "pause {pause_at}: the tag survives: {tagged}");

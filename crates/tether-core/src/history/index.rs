@@ -516,6 +516,8 @@ fn index_global(
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
     let bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
+    let bulk = bytes_total >= test_hooks::bulk_bytes().unwrap_or(BULK_BYTES);
+    let unmerged = defer_merging(&store.writer(), bulk)?;
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
     struct Item {
@@ -606,6 +608,10 @@ fn index_global(
         progress(&meter.progress());
         Ok(seen)
     })?;
+    if unmerged || bulk {
+        defer_merging(&store.writer(), false)?;
+        merge_deferred(store)?;
+    }
 
     // Remove sessions that left Cursor, and ones we now skip (emptied, turned draft).
     let conn = store.writer();
@@ -632,6 +638,41 @@ fn index_global(
         }
     }
     Ok(watermark)
+}
+
+/// A pass that reads this much of Cursor's JSON defers FTS5's merging of its segments until every
+/// chat it reads is searchable (`defer_merging`).
+const BULK_BYTES: u64 = 64 << 20;
+
+/// FTS5 merges its segments as it writes (automerge), ~4 s of the writer's ~22 s on a first index
+/// of the 1 GB benchmark set (perf, 2026-11-24). A bulk pass turns that off (and the crisis merge
+/// up) and merges once its chats are searchable (`merge_deferred`). The setting is stored with
+/// the FTS table, so every pass sets the one it wants: a pass after a killed bulk pass restores it.
+/// Returns whether bulk settings were in place before.
+fn defer_merging(conn: &Connection, bulk: bool) -> Result<bool> {
+    let automerge: Option<i64> =
+        conn.query_row("SELECT v FROM messages_fts_config WHERE k = 'automerge'", [], |r| r.get(0)).optional()?;
+    let was_bulk = automerge == Some(0);
+    if was_bulk != bulk {
+        let (automerge, crisismerge) = if bulk { (0, 64) } else { (4, 16) };
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', ?1)", [automerge])?;
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('crisismerge', ?1)", [crisismerge])?;
+    }
+    Ok(was_bulk)
+}
+
+/// Merges the segments a bulk pass left, a slice per transaction so that the daemon's other
+/// writes get their turn between slices. Search works throughout, a little slower until done.
+fn merge_deferred(store: &Store) -> Result<()> {
+    loop {
+        let conn = store.writer();
+        let before = conn.total_changes();
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 500)", [])?;
+        // Fewer than two changes: nothing was left to merge (FTS5's documented test).
+        if conn.total_changes() - before < 2 {
+            return Ok(());
+        }
+    }
 }
 
 /// A composer to read: what we listed, its new fingerprint, its bytes in Cursor's DB (for the
@@ -820,7 +861,8 @@ fn message_id_base(time_ms: Option<i64>, now_ms: i64) -> i64 {
 /// For kill -9 tests, which need to stop a first index at known points: with
 /// `TETHER_TEST_PAUSE_AFTER_BATCHES=n`, after its n-th commit (1 = the listing, then each batch
 /// of chats) the process creates the file `TETHER_TEST_PAUSE_MARKER` and waits to be killed;
-/// `TETHER_TEST_BATCH_SESSIONS` makes batches small enough for a small fixture to have several.
+/// `TETHER_TEST_BATCH_SESSIONS` makes batches small enough for a small fixture to have several;
+/// `TETHER_TEST_BULK_BYTES` makes a small pass a bulk one (`defer_merging`).
 mod test_hooks {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -832,6 +874,12 @@ mod test_hooks {
     pub(super) fn batch_sessions() -> usize {
         static N: OnceLock<Option<u64>> = OnceLock::new();
         N.get_or_init(|| var("TETHER_TEST_BATCH_SESSIONS")).map_or(super::BATCH_SESSIONS, |n| n.max(1) as usize)
+    }
+
+    /// `TETHER_TEST_BULK_BYTES`: the size from which a pass defers FTS5 merging.
+    pub(super) fn bulk_bytes() -> Option<u64> {
+        static N: OnceLock<Option<u64>> = OnceLock::new();
+        *N.get_or_init(|| var("TETHER_TEST_BULK_BYTES"))
     }
 
     pub(super) fn committed() {

@@ -120,7 +120,8 @@ fn a_first_index_lists_global_chats_then_reads_cli_chats_first() {
     let e = Env::new(fx);
     // (id, origin, searchable) of every chat: all of them now, and when the indexer first turns
     // to each kind of source.
-    let chats = || -> Vec<(String, String, bool)> {
+    type Chats = Vec<(String, String, bool)>;
+    let chats = || -> Chats {
         e.t.store
             .read(|c| {
                 let mut stmt = c.prepare("SELECT id, origin, searchable FROM sessions")?;
@@ -129,7 +130,7 @@ fn a_first_index_lists_global_chats_then_reads_cli_chats_first() {
             })
             .unwrap()
     };
-    let seen: std::sync::Mutex<Vec<(SourceKind, Vec<(String, String, bool)>)>> = Default::default();
+    let seen: std::sync::Mutex<Vec<(SourceKind, Chats)>> = Default::default();
     let on_progress = |p: &Progress| {
         if let Progress::Source { kind, .. } = p {
             let mut seen = seen.lock().unwrap();
