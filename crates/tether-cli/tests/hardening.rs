@@ -287,3 +287,61 @@ fn a_first_index_killed_at_any_point_converges() {
         assert!(tagged.contains(&pending), "pause {pause_at}: the tag survives: {tagged}");
     }
 }
+
+/// A composer that Cursor's DB cannot give us (a damaged page, here a test hook) is skipped and
+/// counted: the source says partial and why, every other chat is read, older ones included, and
+/// the next pass over the DB (once Cursor writes to it) reads it.
+#[test]
+fn an_unreadable_composer_is_skipped_counted_and_read_again_later() {
+    use tether_testkit::generate::{GenSpec, generate_global};
+    let fx = tether_testkit::CursorFixture::new();
+    generate_global(&fx.global_path(), &GenSpec { target_bytes: 1 << 20, seed: 5 }).unwrap();
+    let index = |dir: &std::path::Path, unreadable: Option<&str>| {
+        let mut cmd = tether(dir);
+        cmd.env("TETHER_CURSOR_DIR", &fx.user_dir).args(["index"]);
+        if let Some(id) = unreadable {
+            cmd.env("TETHER_TEST_UNREADABLE", id);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let clean = tempfile::tempdir().unwrap();
+    index(clean.path(), None);
+    let want = index_content(&clean.path().join("data"));
+    // The newest chat: every other one is read after it.
+    let newest: String = rusqlite::Connection::open(clean.path().join("data/index.db"))
+        .unwrap()
+        .query_row("SELECT id FROM sessions ORDER BY coalesce(updated_at, created_at) DESC LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    index(dir.path(), Some(&newest));
+    let got = index_content(&dir.path().join("data"));
+    let others: Vec<_> = want.0.iter().filter(|s| s.0 != newest).cloned().collect();
+    assert!(got.0 == others, "every other chat is read and searchable; the unreadable one is not listed");
+    let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+    let (status, reasons): (String, String) = db
+        .query_row("SELECT status, reasons FROM sources WHERE kind = 'global'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!((status.as_str(), reasons.as_str()), ("partial", r#"{"unreadable":1}"#));
+    drop(db);
+
+    // Cursor writes to its DB again (another chat gets a message): the next pass reads it.
+    let mut cursor = rusqlite::Connection::open(fx.global_path()).unwrap();
+    let other = tether_testkit::generate::split_composer_ids(&cursor, 10)
+        .unwrap()
+        .into_iter()
+        .find(|id| *id != newest)
+        .unwrap();
+    tether_testkit::generate::append_bubble(&mut cursor, &other, "appended-bubble", "one more message").unwrap();
+    drop(cursor);
+    index(dir.path(), None);
+    let got = index_content(&dir.path().join("data"));
+    let session = |c: &IndexContent| c.0.iter().find(|s| s.0 == newest).cloned();
+    let messages = |c: &IndexContent| c.1.iter().filter(|m| m.0 == newest).cloned().collect::<Vec<_>>();
+    assert!(session(&got).is_some() && session(&got) == session(&want), "read on the next pass");
+    assert!(messages(&got) == messages(&want), "with all its messages");
+    let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+    let status: String = db.query_row("SELECT status FROM sources WHERE kind = 'global'", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "complete");
+}

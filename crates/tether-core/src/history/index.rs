@@ -528,28 +528,36 @@ fn index_global(
         fp: String,
         bytes: u64,
     }
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
-    let written_ids: HashSet<String> = std::thread::scope(|scope| -> Result<HashSet<String>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Item>(64);
+    let (written_ids, unreadable) = std::thread::scope(|scope| -> Result<(HashSet<String>, HashSet<String>)> {
         let todo_ref = &todo;
         scope.spawn(move || {
             for t in todo_ref {
-                let item = global::read_composer(&db, &t.r).map(|read| {
-                    let (session, hints, note) = match read {
-                        ComposerRead::Session(mut s, hints) => {
-                            s.fingerprint = t.fp.clone();
-                            let terms = Vocabulary::of_session(&s);
-                            (Some((*s, terms)), hints, "")
-                        }
-                        ComposerRead::Skipped(note) => (None, Vec::new(), note),
-                    };
-                    Item { session, hints, note, id: t.r.id.clone(), fp: t.fp.clone(), bytes: t.bytes }
-                });
+                let read =
+                    global::read_composer(&db, &t.r).and_then(|r| test_hooks::unreadable(&t.r.id).map_or(Ok(r), Err));
+                let (session, hints, note, fp) = match read {
+                    Ok(ComposerRead::Session(mut s, hints)) => {
+                        s.fingerprint = t.fp.clone();
+                        let terms = Vocabulary::of_session(&s);
+                        (Some((*s, terms)), hints, "", t.fp.clone())
+                    }
+                    Ok(ComposerRead::Skipped(note)) => (None, Vec::new(), note, t.fp.clone()),
+                    // A composer Cursor's DB cannot give us (a damaged page, say) is skipped and
+                    // counted; the chats behind it are still read. Without a fingerprint it is
+                    // tried again by the next pass over the DB (Cursor wrote to it, or --force).
+                    Err(e) => {
+                        tracing::warn!(composer = %t.r.id, error = %e, "unreadable composer skipped");
+                        (None, Vec::new(), UNREADABLE, String::new())
+                    }
+                };
+                let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes: t.bytes };
                 if tx.send(item).is_err() {
                     return;
                 }
             }
         });
         let mut seen = HashSet::new();
+        let mut unreadable = HashSet::new();
         let mut meter = Meter::new(total, bytes_total);
         let mut ctx = WriteCtx::new(store)?;
         let mut batch: Option<Batch<'_>> = None;
@@ -557,7 +565,7 @@ fn index_global(
         // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
         // FTS5 starts a new segment whenever a rowid goes down inside one.
         for item in rx {
-            let Item { session, hints, note, id, fp, bytes } = item?;
+            let Item { session, hints, note, id, fp, bytes } = item;
             meter.add(bytes);
             let txn = Batch::open(&mut batch, store)?;
             match session {
@@ -572,6 +580,9 @@ fn index_global(
                     }
                 }
                 None => {
+                    if note == UNREADABLE {
+                        unreadable.insert(id.clone());
+                    }
                     txn.prepare_cached(
                         "INSERT INTO skipped(source_id, id, fingerprint, reason) VALUES (?1, ?2, ?3, ?4)
                          ON CONFLICT(source_id, id) DO UPDATE SET fingerprint = excluded.fingerprint, reason = excluded.reason",
@@ -606,7 +617,7 @@ fn index_global(
             b.commit()?;
         }
         progress(&meter.progress());
-        Ok(seen)
+        Ok((seen, unreadable))
     })?;
     if unmerged || bulk {
         defer_merging(&store.writer(), false)?;
@@ -626,8 +637,12 @@ fn index_global(
     for id in gone_skipped.iter().filter(|id| !present.contains(id.as_str())) {
         conn.execute("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2", params![source_id, id])?;
     }
-    let skipped_now: HashSet<&str> =
-        todo.iter().map(|t| t.r.id.as_str()).filter(|id| !written_ids.contains(*id)).collect();
+    // What a chat that can no longer be read had stays as it was.
+    let skipped_now: HashSet<&str> = todo
+        .iter()
+        .map(|t| t.r.id.as_str())
+        .filter(|id| !written_ids.contains(*id) && !unreadable.contains(*id))
+        .collect();
     for id in stored {
         if (!present.contains(id.as_str()) && !tab_ids.contains(&id)) || skipped_now.contains(id.as_str()) {
             let n = delete_sessions(&conn, "s.id = ?1 AND s.source_id = ?2", params![id, source_id])?;
@@ -639,6 +654,9 @@ fn index_global(
     }
     Ok(watermark)
 }
+
+/// The `skipped` reason of a composer whose rows could not be read.
+const UNREADABLE: &str = "unreadable";
 
 /// A pass that reads this much of Cursor's JSON defers FTS5's merging of its segments until every
 /// chat it reads is searchable (`defer_merging`).
@@ -862,7 +880,8 @@ fn message_id_base(time_ms: Option<i64>, now_ms: i64) -> i64 {
 /// `TETHER_TEST_PAUSE_AFTER_BATCHES=n`, after its n-th commit (1 = the listing, then each batch
 /// of chats) the process creates the file `TETHER_TEST_PAUSE_MARKER` and waits to be killed;
 /// `TETHER_TEST_BATCH_SESSIONS` makes batches small enough for a small fixture to have several;
-/// `TETHER_TEST_BULK_BYTES` makes a small pass a bulk one (`defer_merging`).
+/// `TETHER_TEST_BULK_BYTES` makes a small pass a bulk one (`defer_merging`);
+/// `TETHER_TEST_UNREADABLE` fails the read of one composer.
 mod test_hooks {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -874,6 +893,15 @@ mod test_hooks {
     pub(super) fn batch_sessions() -> usize {
         static N: OnceLock<Option<u64>> = OnceLock::new();
         N.get_or_init(|| var("TETHER_TEST_BATCH_SESSIONS")).map_or(super::BATCH_SESSIONS, |n| n.max(1) as usize)
+    }
+
+    /// `TETHER_TEST_UNREADABLE`: a composer id whose read fails as a damaged DB page would.
+    pub(super) fn unreadable(id: &str) -> Option<crate::error::Error> {
+        static ID: OnceLock<Option<String>> = OnceLock::new();
+        let bad = ID.get_or_init(|| std::env::var("TETHER_TEST_UNREADABLE").ok());
+        (bad.as_deref() == Some(id)).then(|| {
+            crate::error::Error::io("reading composerData (test hook)", std::io::ErrorKind::InvalidData.into())
+        })
     }
 
     /// `TETHER_TEST_BULK_BYTES`: the size from which a pass defers FTS5 merging.
