@@ -525,8 +525,8 @@ describe('GUI during a first index', () => {
     await page.goto(loginUrl(daemon));
     await page.locator('[data-testid=session-row]').first().waitFor();
     const { sessions } = await apiCall(daemon, 'GET', '/api/sessions?limit=1000');
-    // Workspace DBs are read whole before the global one is listed; of the global DB's chats one
-    // is read, the CLI's come after it.
+    // Workspace DBs are read whole, then the global DB's chats listed, then the CLI's chats read;
+    // of the global DB's chats one is read (the pause comes after its first batch).
     const pending = sessions.filter((s) => s.searchable === false);
     const ready = sessions.length - pending.length;
     assert.ok(pending.length >= 3 && ready >= 1, `chats listed but not read: ${JSON.stringify(sessions)}`);

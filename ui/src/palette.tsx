@@ -48,11 +48,14 @@ export function Palette({ open, onClose }: { open: boolean; onClose: () => void 
   const [sel, setSel] = useState(0);
   const input = useRef<HTMLInputElement>(null);
   const cmds = useMemo(() => commandsFor(text), [text]);
+  // Cleared on closing, not on opening: a reset after opening could wipe what was typed at once
+  // (the browser tests type right after Ctrl+K and lost the text that way).
   useEffect(() => {
     if (open) {
+      setTimeout(() => input.current?.focus(), 0);
+    } else {
       setText('');
       setSel(0);
-      setTimeout(() => input.current?.focus(), 0);
     }
   }, [open]);
   useEffect(() => setSel(0), [text]);

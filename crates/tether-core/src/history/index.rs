@@ -821,7 +821,11 @@ fn list_first<'a>(
         }
     }
     txn.commit()?;
-    test_hooks::committed();
+    drop(conn);
+    // A listing that found nothing new to list (only chats it skips) is no step of a first index.
+    if added > 0 {
+        test_hooks::committed();
+    }
     Ok((added, times))
 }
 
