@@ -46,7 +46,8 @@ fn render(runs: &Value, first: &Value) -> String {
          above (which took {:.1} s end to end, parsing included), loaded into memory first; then each \
          variant in a process of its own, the same messages in the same order (newest chats first), \
          a commit per 32 MB of text. `fts5`: Tether's messages table and FTS5 table, one writer, as \
-         the indexer writes them. `rows`: the same table without full-text. `tantivy-N`: tantivy 0.27 \
+         the indexer writes them (with FTS5's merging on; a first index defers it). `rows`: the same \
+         table without full-text. `tantivy-N`: tantivy 0.27 \
          (positions, BM25, the id as a fast field, text not stored) on N indexing threads. \
          `rows+tantivy`: the rows and tantivy at once, on two threads. Queries: 40 words, 40 two-word \
          phrases and 40 four-letter prefixes taken from random messages, 3 rounds each, the top 20 \

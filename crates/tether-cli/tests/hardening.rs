@@ -217,9 +217,19 @@ fn a_first_index_killed_at_any_point_converges() {
         String::from_utf8(out.stdout).unwrap()
     };
     let clean = tempfile::tempdir().unwrap();
-    run(clean.path(), &["index"]);
+    // Uninterrupted and a bulk pass: it merges at the end and puts FTS5's merging back.
+    let out = tether(clean.path())
+        .env("TETHER_CURSOR_DIR", &fx.user_dir)
+        .env("TETHER_TEST_BULK_BYTES", "0")
+        .args(["index"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let want = index_content(&clean.path().join("data"));
     assert_eq!(want.0.len() as u64, stats.composers, "every generated chat is indexed");
+    let db = rusqlite::Connection::open(clean.path().join("data/index.db")).unwrap();
+    assert_eq!(automerge(&db), Some(4), "a bulk pass restores FTS5's merging when done");
+    drop(db);
     let word = "\"return value\"";
     let want_hits = run(clean.path(), &["sessions", "search", word, "--json"]);
 
@@ -344,4 +354,21 @@ fn an_unreadable_composer_is_skipped_counted_and_read_again_later() {
     let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
     let status: String = db.query_row("SELECT status FROM sources WHERE kind = 'global'", [], |r| r.get(0)).unwrap();
     assert_eq!(status, "complete");
+    drop(db);
+
+    // A chat read before that turns unreadable keeps what was read, and is read again later.
+    let mut cursor = rusqlite::Connection::open(fx.global_path()).unwrap();
+    tether_testkit::generate::append_bubble(&mut cursor, &newest, "appended-to-newest", "a later message").unwrap();
+    drop(cursor);
+    let count = |dir: &std::path::Path| messages(&index_content(&dir.join("data"))).len();
+    let before = count(dir.path());
+    index(dir.path(), Some(&newest));
+    let got = index_content(&dir.path().join("data"));
+    assert!(messages(&got) == messages(&want), "what was read of it stays, unchanged");
+    let db = rusqlite::Connection::open(dir.path().join("data/index.db")).unwrap();
+    let reasons: String = db.query_row("SELECT reasons FROM sources WHERE kind = 'global'", [], |r| r.get(0)).unwrap();
+    assert_eq!(reasons, r#"{"unreadable":1}"#);
+    drop(db);
+    index(dir.path(), None);
+    assert_eq!(count(dir.path()), before + 1, "read again by the next pass, with the new message");
 }

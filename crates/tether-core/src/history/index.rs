@@ -134,8 +134,9 @@ pub fn run_sources(
     sorted.sort_by(|a, b| order(a.kind).cmp(&order(b.kind)).then_with(|| a.path.cmp(&b.path)));
     progress(&Progress::Started { sources: sorted.len() });
     let workspaces = sorted.iter().take_while(|s| s.kind == SourceKind::Workspace).count();
+    let read_between = sorted.iter().any(|s| !matches!(s.kind, SourceKind::Workspace | SourceKind::Global));
     for (i, src) in sorted.iter().enumerate() {
-        if i == workspaces {
+        if i == workspaces && read_between {
             for global in sorted.iter().filter(|s| s.kind == SourceKind::Global) {
                 if let Err(e) = list_global(store, global, scratch, progress) {
                     // The full read below reports it.
@@ -162,6 +163,10 @@ pub fn run_sources(
     }
     if complete_set {
         report.sessions_deleted += remove_missing_sources(store, &sorted)?;
+    }
+    // A bulk pass that ended early (killed, or its source failed or went) left merging off.
+    if defer_merging(&store.writer(), false)? {
+        merge_deferred(store)?;
     }
     let (s, m) = store.read(|c| {
         Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
@@ -301,6 +306,8 @@ fn index_source(
     }
     let (reasons, notes) = aggregate_problems(store, row.id, &src_problems)?;
     let status = if reasons.is_empty() { "complete" } else { "partial" };
+    // Chats skipped as unreadable are tried again by the next pass, not only once the file changes.
+    let fp = if reasons.0.contains_key(UNREADABLE) { None } else { fp };
     report.status = status.into();
     report.reasons = reasons.clone();
     report.notes = notes.clone();
@@ -433,7 +440,9 @@ fn list_global(store: &Store, src: &Source, scratch: &Path, progress: ProgressFn
     // What is wrong in it is counted once, by the full read.
     let composers = global::list_composers(&db, &mut Tally::default())?;
     let (listed, _) = list_first(store, &db, row.id, composers.values().filter(|r| !known.contains(&r.id)))?;
-    progress(&Progress::Listed { sessions: listed });
+    if listed > 0 {
+        progress(&Progress::Listed { sessions: listed });
+    }
     Ok(())
 }
 
@@ -452,7 +461,10 @@ fn index_global(
     // Fingerprint and time of what we hold (skipped composers have no time).
     let stored: HashMap<String, (String, Option<i64>)> = store.read(|c| {
         let mut stmt = c.prepare(
-            "SELECT id, coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions WHERE source_id = ?1
+            // A chat read once and unreadable now has both rows: the skipped one (without a
+            // fingerprint) decides, so that it is read again.
+            "SELECT id, coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions
+             WHERE source_id = ?1 AND id NOT IN (SELECT id FROM skipped WHERE source_id = ?1)
              UNION ALL SELECT id, fingerprint, NULL FROM skipped WHERE source_id = ?1",
         )?;
         let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
@@ -467,7 +479,9 @@ fn index_global(
     // `list_global` did so already, ahead of the other sources).
     let new = composers.values().filter(|r| !known.contains_key(r.id.as_str()));
     let (listed, mut times) = list_first(store, &db, source_id, new)?;
-    progress(&Progress::Listed { sessions: listed });
+    if listed > 0 {
+        progress(&Progress::Listed { sessions: listed });
+    }
     for (id, (_, t)) in &stored {
         if let Some(t) = t {
             times.entry(id.clone()).or_insert(*t);
@@ -528,13 +542,12 @@ fn index_global(
         fp: String,
         bytes: u64,
     }
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Item>(64);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
     let (written_ids, unreadable) = std::thread::scope(|scope| -> Result<(HashSet<String>, HashSet<String>)> {
         let todo_ref = &todo;
         scope.spawn(move || {
             for t in todo_ref {
-                let read =
-                    global::read_composer(&db, &t.r).and_then(|r| test_hooks::unreadable(&t.r.id).map_or(Ok(r), Err));
+                let read = test_hooks::unreadable(&t.r.id).map_or_else(|| global::read_composer(&db, &t.r), Err);
                 let (session, hints, note, fp) = match read {
                     Ok(ComposerRead::Session(mut s, hints)) => {
                         s.fingerprint = t.fp.clone();
@@ -542,16 +555,22 @@ fn index_global(
                         (Some((*s, terms)), hints, "", t.fp.clone())
                     }
                     Ok(ComposerRead::Skipped(note)) => (None, Vec::new(), note, t.fp.clone()),
-                    // A composer Cursor's DB cannot give us (a damaged page, say) is skipped and
-                    // counted; the chats behind it are still read. Without a fingerprint it is
-                    // tried again by the next pass over the DB (Cursor wrote to it, or --force).
-                    Err(e) => {
+                    // A composer on a damaged page of Cursor's DB is skipped and counted; the
+                    // chats behind it are still read. Without a fingerprint it is tried again by
+                    // the next pass (the source keeps none either, see `index_source`).
+                    Err(e) if is_damage(&e) => {
                         tracing::warn!(composer = %t.r.id, error = %e, "unreadable composer skipped");
                         (None, Vec::new(), UNREADABLE, String::new())
                     }
+                    // Anything else (the DB locked, gone, an I/O error) ends the pass as before:
+                    // the source is marked in error and read again whole.
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
                 };
                 let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes: t.bytes };
-                if tx.send(item).is_err() {
+                if tx.send(Ok(item)).is_err() {
                     return;
                 }
             }
@@ -565,7 +584,7 @@ fn index_global(
         // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
         // FTS5 starts a new segment whenever a rowid goes down inside one.
         for item in rx {
-            let Item { session, hints, note, id, fp, bytes } = item;
+            let Item { session, hints, note, id, fp, bytes } = item?;
             meter.add(bytes);
             let txn = Batch::open(&mut batch, store)?;
             match session {
@@ -657,6 +676,13 @@ fn index_global(
 
 /// The `skipped` reason of a composer whose rows could not be read.
 const UNREADABLE: &str = "unreadable";
+
+/// Whether an error reading Cursor's DB means damaged data (skip that chat) rather than a DB
+/// that cannot be read right now (end the pass, try again).
+fn is_damage(e: &crate::error::Error) -> bool {
+    matches!(e, crate::error::Error::Sql(rusqlite::Error::SqliteFailure(f, _))
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+}
 
 /// A pass that reads this much of Cursor's JSON defers FTS5's merging of its segments until every
 /// chat it reads is searchable (`defer_merging`).
@@ -904,7 +930,8 @@ mod test_hooks {
         static ID: OnceLock<Option<String>> = OnceLock::new();
         let bad = ID.get_or_init(|| std::env::var("TETHER_TEST_UNREADABLE").ok());
         (bad.as_deref() == Some(id)).then(|| {
-            crate::error::Error::io("reading composerData (test hook)", std::io::ErrorKind::InvalidData.into())
+            let code = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT);
+            rusqlite::Error::SqliteFailure(code, Some("database disk image is malformed (test hook)".into())).into()
         })
     }
 
