@@ -730,10 +730,10 @@ side-by-side pairs, 2026-11-24). Also tried (one run each, ±2 s noise): a 64 MB
 128 MB, no difference; mmap on the writer, −3 s but its mapped pages count as RSS; mimalloc, −1 s for +35 MB. \
 Full-text engines side by side (FTS5, tantivy): the \"engines\" section below.
 - Peak RSS is measured with the searches of the first-start rows running: their reader maps our index file \
-(mmap, 1 GB window, for search latency) and the pages it touches count as resident, though they are the kernel's \
-page cache, clean and reclaimable. Side by side on 2026-11-24: 299 MB with the mapping, 131 MB with the readers' \
-mmap off (search during indexing p95 14 ms instead of 10); the first index alone, without searches, peaks at \
-~115 MB.
+(mmap, for search latency) and the pages it touches count as resident, though they are the kernel's page cache, \
+clean and reclaimable. Side by side on 2026-11-24 (two runs each): a 1 GB window 303–304 MB, 256 MB 244–246 MB, \
+128 MB (kept) 197–198 MB, search p95 after the index 3.21–3.23 ms for all three, during it 10–12 ms; with the \
+readers' mmap off 131 MB (during p95 14 ms). The first index alone, without searches, peaks at ~115–140 MB.
 - First start: chats are listed from their `composerData` heads before any bubble is read, then read newest \
 first in transactions of at most 256 chats or 32 MB. Message ids come from the chat's minute (newest lowest): \
 FTS5 stores the gap between consecutive ids, and time-based ids cost index time against ids in indexing order \
