@@ -85,8 +85,24 @@ export function cursorContinueLink(id: string, title: string): string {
   return url.length <= DEEPLINK_MAX ? url : `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text.slice(0, 2000))}`;
 }
 
-/** Waits (up to 10 s) for the daemon to answer on `port`, then loads this page from there. */
-export async function followPort(port: number): Promise<boolean> {
+let moving: { port: number; done: Promise<boolean> } | null = null;
+
+/**
+ * Waits (up to 10 s) for the daemon to answer on `port`, then loads this page from there. The
+ * save that moved it and the daemon's "moving" event both ask: they share one navigation, as a
+ * second `location.assign` would abort the first.
+ */
+export function followPort(port: number): Promise<boolean> {
+  if (moving?.port === port) return moving.done;
+  const done = follow(port);
+  moving = { port, done };
+  void done.then((ok) => {
+    if (!ok && moving?.done === done) moving = null;
+  });
+  return done;
+}
+
+async function follow(port: number): Promise<boolean> {
   const target = new URL(location.href);
   if (target.port === String(port)) return true;
   target.port = String(port);

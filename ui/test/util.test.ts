@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { cursorContinueLink, cursorOpenLink } from '../src/util';
+import { cursorContinueLink, cursorOpenLink, followPort } from '../src/util';
 
 describe('Cursor links', () => {
   it('opens a folder with cursor://file, escaping what a URL cannot hold', () => {
@@ -16,5 +16,18 @@ describe('Cursor links', () => {
     expect(text).toContain('session_read (id abc-123)');
     expect(text).toContain('Fix the "login" bug & more');
     expect(cursorContinueLink('x', 'y'.repeat(10_000)).length).toBeLessThanOrEqual(8000);
+  });
+});
+
+describe('followPort', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('navigates once when the save and the daemon\'s event both ask to follow', async () => {
+    const assign = vi.fn();
+    vi.stubGlobal('location', { href: 'http://127.0.0.1:4000/#/settings', assign });
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(null)));
+    const [a, b] = await Promise.all([followPort(4100), followPort(4100)]);
+    expect([a, b]).toEqual([true, true]);
+    expect(assign.mock.calls).toEqual([['http://127.0.0.1:4100/#/settings']]);
   });
 });
