@@ -164,7 +164,8 @@ pub fn run_sources(
     if complete_set {
         report.sessions_deleted += remove_missing_sources(store, &sorted)?;
     }
-    // A bulk pass that ended early (killed, or its source failed or went) left merging off.
+    // Merging a bulk pass turned off goes back on, whether the pass ran to its end, failed, or
+    // was killed in an earlier run.
     if defer_merging(&store.writer(), false)? {
         merge_deferred(store)?;
     }
@@ -430,20 +431,31 @@ fn list_global(store: &Store, src: &Source, scratch: &Path, progress: ProgressFn
     if row.watermark.is_some() {
         return Ok(());
     }
-    let known: HashSet<String> = store.read(|c| {
-        let mut stmt = c.prepare(
-            "SELECT id FROM sessions WHERE source_id = ?1 UNION ALL SELECT id FROM skipped WHERE source_id = ?1",
-        )?;
-        Ok(stmt.query_map([row.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
-    })?;
+    let known = stored_chats(store, row.id)?;
     let db = CursorDb::open(&src.path, scratch)?;
     // What is wrong in it is counted once, by the full read.
     let composers = global::list_composers(&db, &mut Tally::default())?;
-    let (listed, _) = list_first(store, &db, row.id, composers.values().filter(|r| !known.contains(&r.id)))?;
+    let (listed, _) = list_first(store, &db, row.id, composers.values().filter(|r| !known.contains_key(&r.id)))?;
     if listed > 0 {
         progress(&Progress::Listed { sessions: listed });
     }
     Ok(())
+}
+
+/// Every chat of a source we hold, read or skipped, with its fingerprint and time (skipped
+/// composers have no time).
+fn stored_chats(store: &Store, source_id: i64) -> Result<HashMap<String, (String, Option<i64>)>> {
+    store.read(|c| {
+        let mut stmt = c.prepare(
+            // A chat read once and unreadable now has both rows: the skipped one (without a
+            // fingerprint) decides, so that it is read again.
+            "SELECT id, coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions
+             WHERE source_id = ?1 AND id NOT IN (SELECT id FROM skipped WHERE source_id = ?1)
+             UNION ALL SELECT id, fingerprint, NULL FROM skipped WHERE source_id = ?1",
+        )?;
+        let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -458,18 +470,7 @@ fn index_global(
     report: &mut SourceReport,
     problems: &mut Tally,
 ) -> Result<i64> {
-    // Fingerprint and time of what we hold (skipped composers have no time).
-    let stored: HashMap<String, (String, Option<i64>)> = store.read(|c| {
-        let mut stmt = c.prepare(
-            // A chat read once and unreadable now has both rows: the skipped one (without a
-            // fingerprint) decides, so that it is read again.
-            "SELECT id, coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions
-             WHERE source_id = ?1 AND id NOT IN (SELECT id FROM skipped WHERE source_id = ?1)
-             UNION ALL SELECT id, fingerprint, NULL FROM skipped WHERE source_id = ?1",
-        )?;
-        let rows = stmt.query_map([source_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    })?;
+    let stored = stored_chats(store, source_id)?;
     let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
     let db = CursorDb::open(&src.path, scratch)?;
     let composers = global::list_composers(&db, problems)?;
@@ -530,8 +531,10 @@ fn index_global(
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
     let bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
-    let bulk = bytes_total >= test_hooks::bulk_bytes().unwrap_or(BULK_BYTES);
-    let unmerged = defer_merging(&store.writer(), bulk)?;
+    if bytes_total >= test_hooks::bulk_bytes().unwrap_or(BULK_BYTES) {
+        // Put back, and the segments merged, at the end of the run (`run_sources`).
+        defer_merging(&store.writer(), true)?;
+    }
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
     struct Item {
@@ -638,10 +641,6 @@ fn index_global(
         progress(&meter.progress());
         Ok((seen, unreadable))
     })?;
-    if unmerged || bulk {
-        defer_merging(&store.writer(), false)?;
-        merge_deferred(store)?;
-    }
 
     // Remove sessions that left Cursor, and ones we now skip (emptied, turned draft).
     let conn = store.writer();
@@ -690,8 +689,8 @@ const BULK_BYTES: u64 = 64 << 20;
 
 /// FTS5 merges its segments as it writes (automerge), ~4 s of the writer's ~22 s on a first index
 /// of the 1 GB benchmark set (perf, 2026-11-24). A bulk pass turns that off (and the crisis merge
-/// up) and merges once its chats are searchable (`merge_deferred`). The setting is stored with
-/// the FTS table, so every pass sets the one it wants: a pass after a killed bulk pass restores it.
+/// up); the end of every run turns it back on and merges (`merge_deferred`), once the chats are
+/// searchable. The setting is stored with the FTS table, so a run after a killed one restores it.
 /// Returns whether bulk settings were in place before.
 fn defer_merging(conn: &Connection, bulk: bool) -> Result<bool> {
     let automerge: Option<i64> =
