@@ -274,7 +274,8 @@ export const api = {
   drainSignals: () => request<{ signals: Signal[] }>('POST', '/api/signals/drain').then((r) => r.signals),
   runs: (f: { status?: RunStatus[]; task?: string; chat?: string; limit?: number } = {}) =>
     request<{ runs: Run[] }>('GET', '/api/runs', { query: { ...f } }).then((r) => r.runs),
-  run: (id: string, tail?: number) => request<RunDetail>('GET', `/api/runs/${enc(id)}`, { query: { tail } }),
+  run: (id: string, tail?: number, before?: number) => request<RunDetail>('GET', `/api/runs/${enc(id)}`, { query: { tail, before } }),
+  approveRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/approve`),
   runOptions: () => request<RunOptions>('GET', '/api/runs/options'),
   startRun: (r: NewRun) => request<Run>('POST', '/api/runs', { body: r }),
   cancelRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/cancel`),

@@ -344,6 +344,10 @@ export interface Run {
   usage: Usage | null;
   requested_by: string;
   cancel_requested: boolean;
+  /** Queued but waiting for the person: `approval`. Absent when not held. */
+  held?: string;
+  /** Output past the log's size limit: counted, not kept. */
+  log_dropped?: { lines: number; bytes: number };
   created_at: string;
   started_at: string | null;
   ended_at: string | null;
@@ -375,7 +379,10 @@ export type RunEvent =
 export type StoredEvent = RunEvent & { seq: number; at: string };
 
 export interface RunDetail extends Run {
+  /** A page: the newest events, or those before `before`. */
   events: StoredEvent[];
+  /** Every event the run's log holds. */
+  events_total: number;
   children: string[];
 }
 

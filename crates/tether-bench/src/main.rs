@@ -95,6 +95,8 @@ const INDEX_TARGET_MBS: f64 = 100.0;
 const RSS_TARGET_MB: f64 = 250.0;
 
 fn main() -> anyhow::Result<()> {
+    // The MCP and run suites build HTTP clients (rmcp's, reqwest's).
+    tether_cloud::install_tls_provider();
     let args = Args::parse();
     if let Some(Cmd::IndexChild { home, user_dir, seed }) = &args.cmd {
         return index_child(home, user_dir, *seed);

@@ -195,6 +195,13 @@ pub enum RunsCmd {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Let a run held for your approval start (a wake that signals from outside this machine
+    /// caused, with write or shell permissions). `cancel` refuses it.
+    Approve {
+        id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
     /// Continue a run's Cursor chat with a new prompt, as a new run.
     Followup {
         id: String,

@@ -17,12 +17,15 @@ const MAX_PAYLOAD: u64 = 1 << 20;
 pub fn run(paths: &Paths, event: &str) {
     let mut payload = Vec::new();
     let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut payload);
-    let followup = match forward(paths, event, &payload) {
-        Ok(f) => f,
-        Err(e) => {
+    // Whatever goes wrong in forwarding (a bug included), Cursor still gets its answer.
+    let forwarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| forward(paths, event, &payload)));
+    let followup = match forwarded {
+        Ok(Ok(f)) => f,
+        Ok(Err(e)) => {
             tracing::debug!(error = %e, "hook not delivered (fail-open)");
             None
         }
+        Err(_) => None,
     };
     // Cursor reads a JSON answer from hooks that can gate an action; we never gate. On `stop`,
     // the daemon may ask the chat to take another turn to read its signals.
@@ -41,12 +44,14 @@ fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option
     let info = tether_core::daemon::running(paths).ok_or_else(|| err("no daemon"))?;
     let port = info.port.ok_or_else(|| err("daemon has no port"))?;
     let token = std::fs::read_to_string(paths.data_dir.join("hook-token"))?;
-    let mut body: serde_json::Value = serde_json::from_slice(payload).map_err(|e| err(&e.to_string()))?;
+    let serde_json::Value::Object(mut body) = serde_json::from_slice(payload).map_err(|e| err(&e.to_string()))? else {
+        return Err(err("the payload is not a JSON object"));
+    };
     // The event name comes from our command line when the payload lacks it.
     if body.get("hook_event_name").and_then(|v| v.as_str()).is_none_or(str::is_empty) {
-        body["hook_event_name"] = serde_json::Value::String(event.to_owned());
+        body.insert("hook_event_name".into(), serde_json::Value::String(event.to_owned()));
     }
-    let body = body.to_string();
+    let body = serde_json::Value::Object(body).to_string();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut s = TcpStream::connect_timeout(&addr, DEADLINE)?;
     s.set_write_timeout(Some(DEADLINE))?;

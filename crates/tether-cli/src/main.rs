@@ -26,6 +26,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    tether_cloud::install_tls_provider();
     let cli = cli::Cli::parse();
     init_logging(cli.verbose);
     match commands::run(cli) {

@@ -155,10 +155,18 @@ pub fn runs(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
                 rt.block_on(follow_events(&Arc::new(t), &id, true))?;
             } else {
-                let d = b.run(&id, None)?;
+                // A page at a time: a big run's log is never held whole.
                 let mut p = output::EventPrinter::default();
-                for e in &d.events {
-                    p.print(e);
+                let mut after = 0;
+                loop {
+                    let page = b.run_events_after(&id, after, 1000)?;
+                    for e in &page {
+                        p.print(e);
+                    }
+                    match page.last() {
+                        Some(e) if page.len() == 1000 => after = e.seq,
+                        _ => break,
+                    }
                 }
                 p.finish();
             }
@@ -173,6 +181,15 @@ pub fn runs(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
                     RunStatus::Cancelled => println!("{} cancelled before it started.", r.id),
                     _ => println!("{}: asked to stop; its runner ends it within a second.", r.id),
                 }
+                Ok(())
+            }
+        }
+        RunsCmd::Approve { id, out } => {
+            let r = b.approve_run(&id)?;
+            if out.json {
+                output::json(&r)
+            } else {
+                println!("{} approved; it starts when a runner is free.", r.id);
                 Ok(())
             }
         }

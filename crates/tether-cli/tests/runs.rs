@@ -434,3 +434,160 @@ fn processes_in(ws: &Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// A repository cloned from anywhere shapes its own `.cursor/`: links there never lead a run's
+/// files out of the workspace, and nothing outside is ever read into it.
+#[test]
+fn a_hostile_repositorys_links_never_lead_a_runs_files_out() {
+    use std::os::unix::fs::symlink;
+    let e = Env::new(json!({}));
+    let ws = e.ws.to_string_lossy().into_owned();
+    let outside = e.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = outside.join("id_ed25519");
+    std::fs::write(&secret, b"-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n").unwrap();
+    let victim = outside.join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let cursor = e.ws.join(".cursor");
+    let allow = ["--allow", "Write(**)", "--role", "backend"];
+    let listing = |d: &Path| {
+        let mut v: Vec<String> =
+            std::fs::read_dir(d).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
+        v.sort();
+        v
+    };
+    let before = listing(&outside);
+
+    // `.cursor` is a link out: refused before the agent starts, nothing written through it.
+    std::fs::rename(&cursor, e.dir.path().join("saved-cursor")).unwrap();
+    symlink(&outside, &cursor).unwrap();
+    let r = e.json(&[&["run", "hi", "--workspace", &ws][..], &allow[..]].concat());
+    assert_eq!(r["status"], "failed", "{r}");
+    assert!(r["error"].as_str().unwrap().contains(".cursor is a symbolic link"), "{r}");
+    assert!(r["chat_id"].is_null(), "the agent never started");
+    assert_eq!(listing(&outside), before, "nothing placed outside");
+    std::fs::remove_file(&cursor).unwrap();
+    std::fs::rename(e.dir.path().join("saved-cursor"), &cursor).unwrap();
+
+    // `.cursor/rules` is a link out: the same.
+    symlink(&outside, cursor.join("rules")).unwrap();
+    let r = e.json(&[&["run", "hi", "--workspace", &ws][..], &allow[..]].concat());
+    assert_eq!(r["status"], "failed", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("rules is a symbolic link"), "{r}");
+    assert_eq!(listing(&outside), before);
+    assert_eq!(std::fs::read(cursor.join("cli.json")).unwrap(), USER_CLI_JSON, "what was placed first came back");
+    std::fs::remove_file(cursor.join("rules")).unwrap();
+
+    // `cli.json` is a link to a private key, and the old temporary names are planted as links:
+    // the run gets a file of its own, the key is never copied in, and the link comes back as it was.
+    std::fs::rename(cursor.join("cli.json"), e.dir.path().join("saved-cli.json")).unwrap();
+    symlink(&secret, cursor.join("cli.json")).unwrap();
+    symlink(&victim, cursor.join("cli.tether-tmp")).unwrap();
+    std::fs::create_dir_all(cursor.join("rules")).unwrap();
+    symlink(&victim, cursor.join("rules/tether-role-backend.tether-tmp")).unwrap();
+    let r = e.json(&[&["run", "hi", "--workspace", &ws][..], &allow[..]].concat());
+    assert_eq!(r["status"], "succeeded", "{r}");
+    let d = e.dump(r["chat_id"].as_str().unwrap());
+    assert!(d["cli_json"].as_str().unwrap().contains("Write(**)"), "the agent saw the run's permissions: {d}");
+    assert_eq!(std::fs::read_link(cursor.join("cli.json")).unwrap(), secret, "put back as the same link");
+    assert_eq!(std::fs::read(&secret).unwrap(), b"-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me", "planted names are never written through");
+    assert_eq!(listing(&outside), before);
+    for entry in walk(&e.ws) {
+        if entry.is_file() && !entry.is_symlink() {
+            assert!(
+                !std::fs::read(&entry).unwrap().windows(6).any(|w| w == b"secret"),
+                "{} holds the key",
+                entry.display()
+            );
+        }
+    }
+}
+
+/// The workspace is checked again when the run starts: a folder replaced by a link after the run
+/// was queued (here, while another run held the queue) does not lead the run out of the roots.
+#[test]
+fn a_workspace_replaced_by_a_link_after_queueing_is_refused_at_start() {
+    let e = Env::new(json!({"max_total": 1}));
+    let ws = e.ws.to_string_lossy().into_owned();
+    let outside = e.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let mut first = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--timeout", "20s"]);
+    e.wait_for("the first run", 15, || e.status("R-1") == "running");
+    let second = e.spawn(&["run", "hi", "--workspace", &ws, "--allow", "Write(**)", "--json"]);
+    e.wait_for("the second run to queue", 15, || e.status("R-2") == "queued");
+    let moved = e.dir.path().join("moved-ws");
+    std::fs::rename(&e.ws, &moved).unwrap();
+    std::os::unix::fs::symlink(&outside, &e.ws).unwrap();
+    assert!(e.run(&["runs", "cancel", "R-1"]).status.success());
+    let _ = first.wait();
+    let out = second.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(r["status"], "failed", "{r} {}", String::from_utf8_lossy(&out.stderr));
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains("outside the folders runs may use") || err.contains("now leads to"), "{err}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing was placed outside");
+    assert_eq!(std::fs::read(moved.join(".cursor/cli.json")).unwrap(), USER_CLI_JSON);
+}
+
+/// Two runs sharing a workspace, the later ending first: the last one out puts back exactly the
+/// person's bytes, never the other run's permissions.
+#[test]
+fn overlapping_runs_in_one_workspace_leave_the_persons_own_file() {
+    let e = Env::new(json!({"max_per_workspace": 2}));
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut first = e.spawn(&["run", "[fake:hang]", "--workspace", &ws, "--allow", "Write(**)", "--timeout", "30s"]);
+    e.wait_for("the first run", 15, || e.status("R-1") == "running");
+    let r = e.run_here("quick", &["--allow", "Shell(*)"]);
+    assert_eq!(r["status"], "succeeded", "{r}");
+    let now = std::fs::read_to_string(e.ws.join(".cursor/cli.json")).unwrap();
+    assert!(now.contains("Write(**)") || now.contains("Shell(*)"), "the first run still holds a placement: {now}");
+    assert!(e.run(&["runs", "cancel", "R-1"]).status.success());
+    let _ = first.wait();
+    e.wait_for("the first run to end", 10, || e.status("R-1") == "cancelled");
+    e.user_file_intact();
+}
+
+/// A run printing tens of megabytes keeps every line up to the log's limit and says what it left
+/// out past it, never dropping lines silently.
+#[test]
+fn big_outputs_are_kept_whole_or_say_what_was_left_out() {
+    let e = Env::new(json!({"max_log_mb": 8}));
+    let r = e.run_here("[fake:big=4]", &[]);
+    assert_eq!(r["status"], "succeeded", "{r}");
+    assert!(r.get("log_dropped").is_none(), "{r}");
+    let events = e.json(&["runs", "show", r["id"].as_str().unwrap(), "--events"]);
+    let text: usize = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["kind"] == "assistant")
+        .map(|v| v["text"].as_str().unwrap().len())
+        .sum();
+    assert!(text >= 4 << 20, "every line of 4 MB is stored: {text} bytes");
+
+    let r = e.run_here("[fake:big=20]", &[]);
+    assert_eq!(r["status"], "succeeded", "{r}");
+    let dropped = &r["log_dropped"];
+    assert!(dropped["lines"].as_i64().unwrap() > 1000 && dropped["bytes"].as_i64().unwrap() > 10 << 20, "{r}");
+    let shown = e.json(&["runs", "show", r["id"].as_str().unwrap(), "--events"]);
+    let kinds: Vec<&str> = shown["events"].as_array().unwrap().iter().map(|v| v["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"result"), "the result is always kept");
+    assert!(
+        shown["events"].as_array().unwrap().iter().any(|v| v["status"] == "log_truncated"),
+        "the log says where it stopped keeping"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

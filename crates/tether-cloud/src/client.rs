@@ -207,8 +207,7 @@ impl Client {
         }
         let base = tether_core::settings::check_remote_url("Cursor API URL", base)
             .map_err(|e| CloudError::config(e.to_string()))?;
-        // reqwest is built without a default crypto provider (ring builds faster than aws-lc).
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))

@@ -545,7 +545,7 @@ impl<'a> Driver<'a> {
         }
         let warning = (status == RunStatus::Succeeded && self.spec.auto_pr && self.spec.pr_url.is_none())
             .then(|| "a pull request was asked for, but Cursor reported none".to_owned());
-        Outcome { status, exit_code: None, error, warning }
+        Outcome { status, exit_code: None, error, warning, log_dropped: None }
     }
 
     /// Cancels the run at Cursor (for a cancel or the time limit), waits a little for it to say
@@ -594,7 +594,7 @@ impl<'a> Driver<'a> {
             }
             _ => (RunStatus::Cancelled, "cancelled (at Cursor too)".to_owned()),
         };
-        Outcome { status, exit_code: None, error: Some(error), warning: note }
+        Outcome { status, exit_code: None, error: Some(error), warning: note, log_dropped: None }
     }
 }
 

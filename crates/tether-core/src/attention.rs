@@ -9,7 +9,7 @@ use crate::error::Result;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Attention {
-    /// `idle_with_task`, `question_for_human`, `obligation_overdue` or `source_failed`.
+    /// `idle_with_task`, `question_for_human`, `run_held`, `obligation_overdue` or `source_failed`.
     pub kind: &'static str,
     pub message: String,
     /// What it is about, for a link to it: the signal's id, the agent's name, the source's path.
@@ -42,6 +42,21 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
                 subject: s.id.clone(),
             });
         }
+    }
+    let held = crate::board::runs::list(
+        &t.store,
+        &crate::board::runs::RunFilter {
+            statuses: vec![crate::board::runs::RunStatus::Queued],
+            limit: 200,
+            ..Default::default()
+        },
+    )?;
+    for r in held.into_iter().filter(|r| r.held.is_some()) {
+        out.push(Attention {
+            kind: "run_held",
+            message: format!("{} waits for your approval: {}", r.id, first_line(&r.prompt)),
+            subject: r.id.clone(),
+        });
     }
     let settings = t.settings().unwrap_or_default();
     for (kind, minutes) in &settings.signal_sla_minutes {

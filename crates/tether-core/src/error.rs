@@ -102,6 +102,10 @@ pub enum Error {
     AgentMissing(String),
     #[error("{} is outside the folders runs may use ({}); add it with `tether settings` (runs.roots) or pick a project Tether has seen", path.display(), roots.join(", "))]
     OutsideRoots { path: PathBuf, roots: Vec<String> },
+    /// A workspace a run cannot use safely (a link where Tether would place or restore a file,
+    /// a folder swapped after it was checked).
+    #[error("{0}")]
+    UnsafeWorkspace(String),
 }
 
 impl Error {
@@ -115,7 +119,7 @@ impl Error {
             | Error::RunNotFound(_)
             | Error::AgentMissing(_) => ErrorCode::NotFound,
             Error::RunEnded { .. } => ErrorCode::Conflict,
-            Error::OutsideRoots { .. } => ErrorCode::Forbidden,
+            Error::OutsideRoots { .. } | Error::UnsafeWorkspace(_) => ErrorCode::Forbidden,
             Error::AgentNameTaken(_) => ErrorCode::Conflict,
             Error::TaskHeld { .. } => ErrorCode::TaskHeld,
             Error::IllegalTransition { .. } => ErrorCode::IllegalTransition,

@@ -197,7 +197,7 @@ impl Tether {
             .filter(|w| !w.trim().is_empty())
             .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
             .ok_or_else(|| Error::invalid("workspace", "say which project folder the agent works in"))?;
-        let workspace = self.allowed_workspace(Path::new(&ws))?;
+        let workspace = self.check_run_workspace(Path::new(&ws))?;
         if let Some(r) = &new.role {
             board::roles::rule(&self.paths.roles_dir(), r)?;
         }
@@ -306,12 +306,14 @@ impl Tether {
     pub fn followup_run(&self, requested_by: &str, id: &str, prompt: &str) -> Result<board::runs::Run> {
         let valid = board::runs::followup_of(&self.store, id, prompt)?;
         if valid.cloud.is_none() {
-            self.allowed_workspace(Path::new(&valid.workspace))?;
+            self.check_run_workspace(Path::new(&valid.workspace))?;
         }
         board::runs::create(&self.store, requested_by, &valid)
     }
 
-    fn allowed_workspace(&self, ws: &Path) -> Result<PathBuf> {
+    /// A run's folder, canonical, checked to be inside the allowed roots: when a run is queued,
+    /// and again when it starts (a folder may be replaced by a link in between).
+    pub fn check_run_workspace(&self, ws: &Path) -> Result<PathBuf> {
         let canon = ws.canonicalize().map_err(|e| {
             Error::invalid("workspace", format!("{}: {e} (give an existing project folder)", ws.display()))
         })?;

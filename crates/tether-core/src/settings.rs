@@ -123,6 +123,13 @@ pub struct RunSettings {
     /// How often an hour at most one agent (an idle chat Tether ran) is woken by a follow-up run
     /// for the signals waiting for it, when its person turned that on.
     pub resume_wakes_per_hour: u32,
+    /// Senders outside this machine (agent names, e.g. `run R-7` for a cloud run) whose signals
+    /// may wake a chat with write or shell permissions without asking first. Anyone else's wait
+    /// in the Inbox for the person's approval.
+    pub wake_remote_senders: Vec<String>,
+    /// How much of a run's output is kept (MiB); past it lines are counted, not stored, and the
+    /// run says how many were left out. Its start, result and status changes are always kept.
+    pub max_log_mb: u32,
 }
 
 impl Default for RunSettings {
@@ -136,6 +143,8 @@ impl Default for RunSettings {
             result_grace_secs: 20,
             kill_grace_secs: 5,
             resume_wakes_per_hour: crate::board::wake::DEFAULT_PER_HOUR,
+            wake_remote_senders: Vec::new(),
+            max_log_mb: 64,
         }
     }
 }
@@ -153,6 +162,8 @@ pub struct RunSettingsPatch {
     pub result_grace_secs: Option<u32>,
     pub kill_grace_secs: Option<u32>,
     pub resume_wakes_per_hour: Option<u32>,
+    pub wake_remote_senders: Option<Vec<String>>,
+    pub max_log_mb: Option<u32>,
 }
 
 impl Default for Settings {
@@ -280,6 +291,10 @@ impl Settings {
             runs.result_grace_secs = r.result_grace_secs.unwrap_or(runs.result_grace_secs);
             runs.kill_grace_secs = r.kill_grace_secs.unwrap_or(runs.kill_grace_secs);
             runs.resume_wakes_per_hour = r.resume_wakes_per_hour.unwrap_or(runs.resume_wakes_per_hour);
+            runs.max_log_mb = r.max_log_mb.unwrap_or(runs.max_log_mb);
+            if let Some(v) = &r.wake_remote_senders {
+                runs.wake_remote_senders = v.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
+            }
         }
         if let Some(c) = &patch.cloud {
             let cloud = &mut s.cloud;
@@ -320,6 +335,7 @@ impl Settings {
             ("grace after the result (seconds)", r.result_grace_secs, 0..=600),
             ("grace before SIGKILL (seconds)", r.kill_grace_secs, 0..=120),
             ("wakes by resume per hour", r.resume_wakes_per_hour, 1..=60),
+            ("run log size (MiB)", r.max_log_mb, 1..=4096),
             ("cloud runs at once", self.cloud.max_running, 1..=64),
             ("cloud poll interval (seconds)", self.cloud.poll_secs, 1..=3600),
             ("cloud run time limit (minutes)", self.cloud.timeout_minutes, 1..=1440),

@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0010_cloud_runs.sql"),
     include_str!("store/migrations/0011_cloud_callbacks.sql"),
     include_str!("store/migrations/0012_time_ordered_messages.sql"),
+    include_str!("store/migrations/0013_runs_safety.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

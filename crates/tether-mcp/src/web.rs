@@ -99,6 +99,7 @@ pub(crate) fn router(ctx: Ctx) -> Router<Ctx> {
         .route("/runs/{id}", get(run_get))
         .route("/runs/{id}/events", get(run_events))
         .route("/runs/{id}/cancel", post(run_cancel))
+        .route("/runs/{id}/approve", post(run_approve))
         .route("/runs/{id}/followup", post(run_followup))
         .route("/signals", get(signal_list).post(signal_send))
         .route("/signals/drain", post(signal_drain))
@@ -782,12 +783,20 @@ async fn cloud_doctor(State(ctx): State<Ctx>) -> Response {
 
 #[derive(Deserialize, Default)]
 struct RunGetParams {
+    /// How many events (the newest, or those before `before`); default 500, at most 5,000.
     tail: Option<usize>,
+    /// Page back: events before this one.
+    before: Option<i64>,
 }
+
+/// Events a run view gets per page: a big run's log is never sent whole.
+const RUN_PAGE_DEFAULT: usize = 500;
+const RUN_PAGE_MAX: usize = 5000;
 
 async fn run_get(State(ctx): State<Ctx>, Path(id): Path<String>, Query(p): Query<RunGetParams>) -> Response {
     let t = Arc::clone(&ctx.app.tether);
-    run(move || t.board().run(&id, p.tail)).await
+    let limit = p.tail.unwrap_or(RUN_PAGE_DEFAULT).min(RUN_PAGE_MAX);
+    run(move || t.board().run_page(&id, p.before, Some(limit))).await
 }
 
 async fn run_cancel(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
@@ -799,6 +808,15 @@ async fn run_cancel(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response 
         },
         None => run(move || app.tether.board().cancel_run(&id)).await,
     }
+}
+
+async fn run_approve(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let app = Arc::clone(&ctx.app);
+    let r = run(move || app.tether.board().approve_run(&id)).await;
+    if let Some(runner) = ctx.app.runner() {
+        runner.kick();
+    }
+    r
 }
 
 #[derive(Deserialize)]
@@ -824,64 +842,124 @@ struct RunEventsParams {
     after: Option<i64>,
 }
 
-/// A run's events as Server-Sent Events (`event` per stored event, `status` when it changes):
-/// what is stored after `after` first, then live until the run ends.
+/// A run's events as Server-Sent Events (`events`: a batch of stored events, `status` when it
+/// changes, `lagged` when this subscriber fell behind the live stream): what is stored after
+/// `after` first, read from the store a page at a time, then live until the run ends. A
+/// subscriber that falls behind is told so and caught up from the store, so it holds at most a
+/// page and the live buffer in memory, however big the run.
 async fn run_events(
     State(ctx): State<Ctx>,
     Path(id): Path<String>,
     Query(p): Query<RunEventsParams>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
-    let t = Arc::clone(&ctx.app.tether);
     // Subscribe before reading the backlog, so nothing falls between the two.
     let live = ctx.app.runner().map(|r| r.subscribe());
+    let t = Arc::clone(&ctx.app.tether);
     let key = id.clone();
-    let (backlog, detail) = match tokio::task::spawn_blocking(move || {
-        let b = t.board();
-        Ok::<_, tether_core::Error>((b.run_events_after(&key, p.after.unwrap_or(0), 100_000)?, b.run(&key, Some(0))?))
-    })
-    .await
-    {
-        Ok(Ok(v)) => v,
+    let run = match tokio::task::spawn_blocking(move || t.board().run(&key, Some(0))).await {
+        Ok(Ok(d)) => d.run,
         Ok(Err(e)) => return Err(core_error(&e)),
         Err(e) => return Err(error(StatusCode::INTERNAL_SERVER_ERROR, None, &e.to_string())),
     };
-    let run_id = detail.run.id.clone();
-    let last = backlog.last().map_or(p.after.unwrap_or(0), |e| e.seq);
-    let ended = detail.run.status.is_terminal();
-    let first: Vec<Result<Event, Infallible>> = backlog
-        .into_iter()
-        .filter_map(|e| Event::default().event("event").id(e.seq.to_string()).json_data(&e).ok())
-        .chain(Event::default().event("status").json_data(json!({"run": run_id, "status": detail.run.status})).ok())
-        .map(Ok)
-        .collect();
-    let rest = futures_util::stream::unfold((live, ended, last), move |(rx, done, mut last)| {
-        let run_id = run_id.clone();
-        async move {
-            let mut rx = rx.filter(|_| !done)?;
-            loop {
-                match rx.recv().await {
-                    Ok(tether_runs::RunUpdate::Events { run, events }) if run == run_id => {
-                        let fresh: Vec<_> = events.into_iter().filter(|e| e.seq > last).collect();
-                        let Some(end) = fresh.last().map(|e| e.seq) else { continue };
-                        last = end;
-                        let batch: Vec<String> = fresh.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
-                        let ev =
-                            Event::default().event("events").id(end.to_string()).data(format!("[{}]", batch.join(",")));
-                        return Some((Ok(ev), (Some(rx), false, last)));
-                    }
-                    Ok(tether_runs::RunUpdate::Status { run, status }) if run == run_id => {
-                        let ev =
-                            Event::default().event("status").json_data(json!({"run": run, "status": status})).ok()?;
-                        return Some((Ok(ev), (Some(rx), status.is_terminal(), last)));
-                    }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+    let follow = RunFollow {
+        tether: Arc::clone(&ctx.app.tether),
+        live: live.filter(|_| !run.status.is_terminal()),
+        run: run.id,
+        status: Some(run.status),
+        last: p.after.unwrap_or(0),
+        catching_up: true,
+    };
+    let stream = futures_util::stream::unfold(follow, |mut f| async move {
+        let ev = f.next().await?;
+        Some((Ok(ev), f))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// Events read from the store per step while catching up.
+const RUN_EVENTS_PAGE: usize = 500;
+
+struct RunFollow {
+    tether: Arc<tether_core::Tether>,
+    live: Option<tokio::sync::broadcast::Receiver<tether_runs::RunUpdate>>,
+    run: String,
+    /// The status to say once caught up (then cleared).
+    status: Option<tether_core::board::runs::RunStatus>,
+    last: i64,
+    catching_up: bool,
+}
+
+impl RunFollow {
+    async fn stored_after(&self, after: i64, limit: usize) -> Vec<tether_core::board::runs::StoredEvent> {
+        let (t, id) = (Arc::clone(&self.tether), self.run.clone());
+        tokio::task::spawn_blocking(move || t.board().run_events_after(&id, after, limit))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default()
+    }
+
+    fn batch(&mut self, events: &[tether_core::board::runs::StoredEvent]) -> Option<Event> {
+        let end = events.last()?.seq;
+        self.last = end;
+        let items: Vec<String> = events.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
+        Some(Event::default().event("events").id(end.to_string()).data(format!("[{}]", items.join(","))))
+    }
+
+    async fn next(&mut self) -> Option<Event> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            if self.catching_up {
+                let page = self.stored_after(self.last, RUN_EVENTS_PAGE).await;
+                if page.len() < RUN_EVENTS_PAGE {
+                    self.catching_up = false;
                 }
+                if let Some(ev) = self.batch(&page) {
+                    return Some(ev);
+                }
+                continue;
+            }
+            if let Some(st) = self.status.take() {
+                return Event::default().event("status").json_data(json!({"run": self.run, "status": st})).ok();
+            }
+            let rx = self.live.as_mut()?;
+            match rx.recv().await {
+                Ok(tether_runs::RunUpdate::Events { run, events }) if run == self.run => {
+                    let fresh: Vec<_> = events.into_iter().filter(|e| e.seq > self.last).collect();
+                    let Some(first) = fresh.first().map(|e| e.seq) else { continue };
+                    if first > self.last + 1 {
+                        // Shown live before this subscriber came: the store has them (or will
+                        // in a moment: the log is written right behind the live view).
+                        let mut gap = self.stored_after(self.last, (first - self.last - 1) as usize).await;
+                        gap.retain(|e| e.seq < first);
+                        gap.extend(fresh);
+                        return self.batch(&gap);
+                    }
+                    return self.batch(&fresh);
+                }
+                Ok(tether_runs::RunUpdate::Status { run, status }) if run == self.run => {
+                    if status.is_terminal() {
+                        // Whatever was stored before the end, then the end.
+                        self.live = None;
+                        self.catching_up = true;
+                    }
+                    self.status = Some(status);
+                    if !status.is_terminal() {
+                        continue;
+                    }
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(n)) => {
+                    self.catching_up = true;
+                    return Event::default()
+                        .event("lagged")
+                        .json_data(json!({"run": self.run, "skipped_updates": n, "after": self.last}))
+                        .ok();
+                }
+                Err(RecvError::Closed) => return None,
             }
         }
-    });
-    Ok(Sse::new(futures_util::StreamExt::chain(futures_util::stream::iter(first), rest))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    }
 }
 
 async fn reindex(State(ctx): State<Ctx>) -> Response {

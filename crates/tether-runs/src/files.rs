@@ -1,34 +1,76 @@
 //! The files a run puts in its workspace — `.cursor/cli.json` with the run's permissions and the
 //! role's rule `.cursor/rules/tether-role-<role>.mdc` — and putting the person's own back.
 //!
-//! Each placement is recorded durably (with the file's old bytes) before the file is written,
-//! so whatever happens next (the run ends, fails, is cancelled, or Tether is killed) the old
-//! file comes back: at the run's end, or at the next start. A file the person changed while the
-//! run went is left as they made it.
+//! Each placement is recorded durably (with what was there: a file's bytes, or a link's target)
+//! before the file is written, so whatever happens next (the run ends, fails, is cancelled, or
+//! Tether is killed) the old file comes back: at the run's end, or at the next start. A file the
+//! person changed while the run went is left as they made it. Runs sharing a workspace share the
+//! placement: the last one out restores the person's own bytes.
+//!
+//! Nothing here follows a symbolic link (see [`crate::nofollow`]): a `.cursor` or `rules` folder
+//! that is a link refuses the run; a `cli.json` or role rule that is a link is replaced by the
+//! run's file (the link itself, not its target) and put back as the same link.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::{Component, Path};
 
 use serde_json::{Value, json};
 use tether_core::Tether;
 use tether_core::board::runs::{self, PlacedFile, Run};
 
-/// Places the run's files; an error here fails the run before the agent starts.
-pub fn place(t: &Tether, run: &Run) -> tether_core::Result<()> {
-    let Some(ws) = run.workspace.as_deref().map(PathBuf::from) else { return Ok(()) };
+use crate::nofollow::{Dir, Entry, Unsafe};
+
+/// Opens the run's workspace for its start: canonical again, inside the allowed roots again (a
+/// folder may have been replaced by a link since the run was queued), the same folder the run
+/// was queued for, and held by its handle from here on.
+pub fn open_workspace(t: &Tether, run: &Run) -> tether_core::Result<Option<Dir>> {
+    let Some(recorded) = run.workspace.as_deref() else { return Ok(None) };
+    let canon = t.check_run_workspace(Path::new(recorded))?;
+    if canon != Path::new(recorded) {
+        return Err(tether_core::Error::UnsafeWorkspace(format!(
+            "the workspace {recorded} now leads to {} (it was replaced by a link after the run was queued); \
+             the run did not start",
+            canon.display()
+        )));
+    }
+    Dir::open_canonical(&canon).map(Some).map_err(|e| unsafe_err(e, "the run did not start"))
+}
+
+/// Places the run's files in `ws`; an error here fails the run before the agent starts.
+pub fn place(t: &Tether, run: &Run, ws: &Dir) -> tether_core::Result<()> {
     let num = run.num();
+    let refuse = |e| unsafe_err(e, "the run did not start");
     if !run.permissions.is_empty() {
-        let path = ws.join(".cursor").join("cli.json");
-        let original = read(&path)?;
-        let placed = cli_json(original.as_deref(), &run.permissions.allow, &run.permissions.deny);
-        put(t, num, &ws, &path, original, placed.into_bytes())?;
+        let cursor = folder(t, num, ws, ".cursor")?;
+        let name = OsStr::new("cli.json");
+        let original = cursor.read(name).map_err(refuse)?;
+        let theirs = match &original {
+            Entry::File { bytes, .. } => Some(bytes.as_slice()),
+            _ => None,
+        };
+        let placed = cli_json(theirs, &run.permissions.allow, &run.permissions.deny);
+        put(t, num, &cursor, name, original, placed.into_bytes())?;
     }
     if let Some(role) = &run.role {
         let text = tether_core::board::roles::rule(&t.paths.roles_dir(), role)?;
-        let path = ws.join(".cursor").join("rules").join(format!("tether-role-{role}.mdc"));
-        let original = read(&path)?;
-        put(t, num, &ws, &path, original, text.into_bytes())?;
+        let rules = folder(t, num, &folder(t, num, ws, ".cursor")?, "rules")?;
+        let name = format!("tether-role-{role}.mdc");
+        let original = rules.read(OsStr::new(&name)).map_err(refuse)?;
+        put(t, num, &rules, OsStr::new(&name), original, text.into_bytes())?;
     }
     Ok(())
+}
+
+/// The sub-folder `name` of `parent`, created (and recorded first, so it goes again) when
+/// missing; a link there refuses the run.
+fn folder(t: &Tether, run: i64, parent: &Dir, name: &str) -> tether_core::Result<Dir> {
+    let refuse = |e| unsafe_err(e, "the run did not start");
+    if let Some(d) = parent.sub(OsStr::new(name)).map_err(refuse)? {
+        return Ok(d);
+    }
+    let key = format!("{}/", parent.path().join(name).to_string_lossy());
+    runs::record_placement(&t.store, &PlacedFile { run, path: key, ..PlacedFile::default() })?;
+    parent.create_sub(OsStr::new(name)).map_err(refuse)
 }
 
 /// The run's permissions as Cursor's project `cli.json`. The person's own `deny` list is kept:
@@ -49,39 +91,28 @@ fn cli_json(original: Option<&[u8]>, allow: &[String], deny: &[String]) -> Strin
     format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
 }
 
-/// Records the placement (and each folder it creates) durably, then writes the file.
-fn put(
-    t: &Tether,
-    run: i64,
-    ws: &Path,
-    path: &Path,
-    original: Option<Vec<u8>>,
-    placed: Vec<u8>,
-) -> tether_core::Result<()> {
-    let mut missing: Vec<PathBuf> =
-        path.ancestors().skip(1).take_while(|d| *d != ws && !d.exists()).map(Path::to_path_buf).collect();
-    missing.reverse();
-    for d in &missing {
-        let dir = PlacedFile { run, path: dir_key(d), original: None, placed: Vec::new() };
-        runs::record_placement(&t.store, &dir)?;
-    }
-    let f = PlacedFile { run, path: path.to_string_lossy().into_owned(), original, placed };
+/// Records the placement durably, then writes the file (keeping a file's permissions).
+fn put(t: &Tether, run: i64, dir: &Dir, name: &OsStr, original: Entry, placed: Vec<u8>) -> tether_core::Result<()> {
+    let mode = match &original {
+        Entry::File { mode, .. } => *mode,
+        _ => 0o644,
+    };
+    let (original, original_link) = match original {
+        Entry::Missing => (None, None),
+        Entry::File { bytes, .. } => (Some(bytes), None),
+        Entry::Link(target) => (None, Some(target.to_string_lossy().into_owned())),
+    };
+    let path = dir.path().join(name).to_string_lossy().into_owned();
+    let f = PlacedFile { run, path, original, original_link, placed, workspace: None };
     runs::record_placement(&t.store, &f)?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-    }
-    write_atomic(path, &f.placed)
+    dir.write(name, &f.placed, mode).map_err(|e| unsafe_err(e, "the run did not start"))
 }
 
-/// Folders are recorded with a trailing `/`: removed at restore when empty.
-fn dir_key(d: &Path) -> String {
-    format!("{}/", d.to_string_lossy())
-}
-
-/// Puts back what `run` placed (files first, then the folders it created, deepest first).
-pub fn restore_run(t: &Tether, run: i64) {
+/// Puts back what `run` placed (files first, then the folders it created, deepest first), in
+/// `held` — the workspace the run started in — when given.
+pub fn restore_run(t: &Tether, run: i64, held: Option<&Dir>) {
     match runs::take_restores(&t.store, run) {
-        Ok(files) => restore_all(t, files),
+        Ok(files) => restore_all(t, files, held),
         Err(e) => tracing::warn!(run, error = %e, "cannot read what the run placed; the next start will put it back"),
     }
 }
@@ -89,15 +120,19 @@ pub fn restore_run(t: &Tether, run: i64) {
 /// Puts back every placement left by runs that no longer run (after a crash).
 pub fn restore_orphans(t: &Tether) {
     match runs::orphaned_placements(&t.store) {
-        Ok(files) => restore_all(t, files),
+        Ok(nums) => {
+            for n in nums {
+                restore_run(t, n, None);
+            }
+        }
         Err(e) => tracing::warn!(error = %e, "cannot read the placements to restore"),
     }
 }
 
-fn restore_all(t: &Tether, mut files: Vec<PlacedFile>) {
+fn restore_all(t: &Tether, mut files: Vec<PlacedFile>, held: Option<&Dir>) {
     files.sort_by_key(|f| (f.path.ends_with('/'), std::cmp::Reverse(f.path.len())));
     for f in files {
-        match restore(&f) {
+        match restore(&f, held) {
             Ok(()) => {
                 if let Err(e) = runs::mark_restored(&t.store, f.run, &f.path) {
                     tracing::warn!(path = %f.path, error = %e, "restored, but could not record it");
@@ -108,44 +143,61 @@ fn restore_all(t: &Tether, mut files: Vec<PlacedFile>) {
     }
 }
 
-fn restore(f: &PlacedFile) -> tether_core::Result<()> {
-    if let Some(dir) = f.path.strip_suffix('/') {
+fn restore(f: &PlacedFile, held: Option<&Dir>) -> Result<(), Unsafe> {
+    let Some(ws) = f.workspace.as_deref() else { return Ok(()) };
+    let Ok(rel) = Path::new(f.path.trim_end_matches('/')).strip_prefix(ws).map(Path::to_path_buf) else {
+        tracing::warn!(path = %f.path, workspace = ws, "a placement outside its run's workspace; left alone");
+        return Ok(());
+    };
+    let opened;
+    let base = match held {
+        Some(d) => d,
+        None => {
+            opened = Dir::open_canonical(Path::new(ws))?;
+            &opened
+        }
+    };
+    let names: Vec<&OsStr> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(n) => Ok(n),
+            _ => Err(Unsafe::NotCanonical { path: rel.clone() }),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some((last, parents)) = names.split_last() else { return Ok(()) };
+    let mut walked: Option<Dir> = None;
+    for name in parents {
+        match walked.as_ref().unwrap_or(base).sub(name)? {
+            Some(d) => walked = Some(d),
+            // The folder is gone, and what the run placed in it with it.
+            None => return Ok(()),
+        }
+    }
+    let dir = walked.as_ref().unwrap_or(base);
+    if f.path.ends_with('/') {
         // Only when empty: anything the person added there stays.
-        let _ = std::fs::remove_dir(dir);
+        dir.remove_empty_dir(last);
         return Ok(());
     }
-    let path = Path::new(&f.path);
-    let now = read(path)?;
-    if now.as_deref() != Some(&f.placed[..]) {
-        tracing::warn!(path = %f.path, "changed since the run placed it; left as it is");
-        return Ok(());
-    }
-    match &f.original {
-        Some(bytes) => write_atomic(path, bytes),
-        None => std::fs::remove_file(path).map_err(|e| io(path, e)),
-    }
-}
-
-fn read(path: &Path) -> tether_core::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io(path, e)),
+    let mode = match dir.read(last)? {
+        Entry::File { bytes, mode } if bytes == f.placed => mode,
+        _ => {
+            tracing::warn!(path = %f.path, "changed since the run placed it; left as it is");
+            return Ok(());
+        }
+    };
+    match (&f.original, &f.original_link) {
+        (Some(bytes), _) => dir.write(last, bytes, mode),
+        (None, Some(target)) => dir.symlink(last, Path::new(target)),
+        (None, None) => dir.remove(last),
     }
 }
 
-/// Writes through a temporary file and a rename, keeping the old file's permissions.
-fn write_atomic(path: &Path, bytes: &[u8]) -> tether_core::Result<()> {
-    let tmp = path.with_extension("tether-tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+fn unsafe_err(e: Unsafe, then: &str) -> tether_core::Error {
+    match e {
+        Unsafe::Io { context, source } => tether_core::Error::Io { context, source },
+        e => tether_core::Error::UnsafeWorkspace(format!("{e}; {then}")),
     }
-    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
-}
-
-fn io(path: &Path, e: std::io::Error) -> tether_core::Error {
-    tether_core::Error::Io { context: format!("writing {} for a run", path.display()), source: e }
 }
 
 #[cfg(test)]

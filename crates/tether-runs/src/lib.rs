@@ -10,6 +10,7 @@
 //! clap or tauri.
 
 mod files;
+pub mod nofollow;
 pub mod process;
 
 use std::collections::HashMap;
@@ -24,6 +25,12 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// Live updates kept for subscribers: one that falls this far behind skips ahead (it is told
+/// how far, and can read the rest from the store). With [`BATCH_BYTES`] this bounds what a stalled
+/// subscriber can hold in memory to a few MiB.
+const UPDATES: usize = 64;
+const BATCH_BYTES: usize = 64 << 10;
 
 /// How a stopped run is told apart from one that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +164,7 @@ impl Runner {
             kick: Notify::new(),
             live: Mutex::default(),
             pokes: Mutex::default(),
-            updates: broadcast::channel(4096).0,
+            updates: broadcast::channel(UPDATES).0,
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(Arc::clone(&runner).schedule(stop.clone()));
@@ -294,8 +301,12 @@ impl Runner {
     async fn wake_idle_chats(&self) {
         let t = Arc::clone(&self.tether);
         let woken = blocking(move || {
-            let per_hour = t.settings().unwrap_or_default().runs.resume_wakes_per_hour;
-            t.board().wake_idle_chats(per_hour)
+            let r = t.settings().unwrap_or_default().runs;
+            let policy = tether_core::board::wake::Policy {
+                per_hour: r.resume_wakes_per_hour,
+                allow_remote: r.wake_remote_senders,
+            };
+            t.board().wake_idle_chats(&policy)
         })
         .await;
         match woken {
@@ -321,14 +332,26 @@ impl Runner {
                 }
             }
         } else {
-            match self.drive(&run, &tok).await {
+            let mut held = None;
+            let o = match self.drive(&run, &tok, &mut held).await {
                 Ok(o) => o,
                 Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
-            }
+            };
+            let t = Arc::clone(&self.tether);
+            // Put back in the folder the run started in (held by its handle), whatever its name
+            // leads to now.
+            let _ = blocking(move || {
+                files::restore_run(&t, num, held.as_ref());
+                Ok(())
+            })
+            .await;
+            o
         };
         let t = Arc::clone(&self.tether);
         let ended = blocking(move || {
-            files::restore_run(&t, num);
+            if run.is_cloud() {
+                files::restore_run(&t, num, None);
+            }
             runs::finish(&t.store, num, &outcome)
         })
         .await;
@@ -354,18 +377,38 @@ impl Runner {
         self.kick();
     }
 
-    /// Places the files, runs the agent and watches it to its end.
-    async fn drive(&self, run: &Run, tok: &CancellationToken) -> tether_core::Result<Outcome> {
+    /// Checks the workspace again and holds it, places the files, runs the agent and watches it
+    /// to its end. `held` keeps the workspace's handle for putting the files back.
+    async fn drive(
+        &self,
+        run: &Run,
+        tok: &CancellationToken,
+        held: &mut Option<nofollow::Dir>,
+    ) -> tether_core::Result<Outcome> {
         let t = Arc::clone(&self.tether);
         let settings = t.settings()?.runs;
         let Some((bin, _)) = tether_core::paths::cursor_agent(settings.cursor_agent.as_deref()) else {
             return Ok(failed(format!("the Cursor CLI was not found: {INSTALL_HINT}")));
         };
         let workspace = PathBuf::from(run.workspace.clone().unwrap_or_default());
-        {
+        let ws = {
             let (t, r) = (Arc::clone(&t), run.clone());
-            blocking(move || files::place(&t, &r)).await?;
-        }
+            match blocking(move || {
+                let ws = files::open_workspace(&t, &r)?;
+                if let Some(d) = &ws {
+                    files::place(&t, &r, d)?;
+                }
+                Ok(ws)
+            })
+            .await
+            {
+                Ok(Some(ws)) => ws,
+                Ok(None) => return Ok(failed("a local run needs a workspace".into())),
+                Err(e) => return Ok(failed(e.to_string())),
+            }
+        };
+        let cwd = ws.path_for_child();
+        *held = Some(ws);
         let mut args: Vec<String> =
             ["-p", "--output-format", "stream-json", "--trust", "--workspace"].map(str::to_owned).into();
         args.push(workspace.to_string_lossy().into_owned());
@@ -386,7 +429,7 @@ impl Runner {
         if let Ok(Some((key, _))) = tether_core::token::cursor_key(&t.paths) {
             env.push(("CURSOR_API_KEY".into(), key));
         }
-        let mut child = match process::spawn(&bin, &args, &env, &workspace) {
+        let mut child = match process::spawn(&bin, &args, &env, &cwd) {
             Ok(c) => c,
             Err(e) => return Ok(failed(format!("could not start {}: {e}", bin.display()))),
         };
@@ -451,7 +494,7 @@ impl Runner {
             let (t, num) = (Arc::clone(&t), run.num());
             blocking(move || runs::last_seq(&t.store, num)).await?
         };
-        let mut watch = Watch { seq, ..Watch::default() };
+        let mut watch = Watch::new(seq, settings.max_log_mb);
         let log = Log::start(Arc::clone(&t), run.num());
         let mut lingered = false;
         let mut stopped: Option<Stop> = None;
@@ -495,12 +538,14 @@ impl Runner {
             // The CLI is gone; anything it started in its group goes with it.
             process::signal_group(pid, process::Sig::Kill);
         }
-        // What is still in the pipes belongs to the run's log.
-        for r in [out_reader, err_reader].into_iter().flatten() {
-            let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
-        }
-        while let Ok(first) = rx.try_recv() {
+        // What is still in the pipes belongs to the run's log: read until both readers end
+        // (every line kept however much there is), unless nothing comes for 2 s (something
+        // outside the process group holds the pipe open).
+        while let Ok(Some(first)) = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await {
             self.take_events(run, first, &mut rx, &mut watch, &log, resume.as_deref());
+        }
+        for r in [out_reader, err_reader].into_iter().flatten() {
+            r.abort();
         }
         log.flush().await;
         let stderr = stderr_tail.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
@@ -528,7 +573,8 @@ impl Runner {
             let (t, num) = (Arc::clone(&self.tether), run.num());
             blocking(move || runs::last_seq(&t.store, num)).await.unwrap_or(0)
         };
-        let mut watch = Watch { seq, ..Watch::default() };
+        let max_log_mb = self.tether.settings().map(|s| s.runs.max_log_mb).unwrap_or(64);
+        let mut watch = Watch::new(seq, max_log_mb);
         let log = Log::start(Arc::clone(&self.tether), run.num());
         let driving = async move {
             let end = tether_cloud::drive::drive(&ctx, run, tok).await;
@@ -553,7 +599,10 @@ impl Runner {
         self.pokes.lock().unwrap_or_else(|p| p.into_inner()).remove(&run.num());
         log.flush().await;
         match end {
-            tether_cloud::drive::End::Done(o) => Some(o),
+            tether_cloud::drive::End::Done(mut o) => {
+                o.log_dropped = watch.dropped();
+                Some(o)
+            }
             tether_cloud::drive::End::Detached => None,
         }
     }
@@ -569,10 +618,16 @@ impl Runner {
         log: &Log,
         resume: Option<&str>,
     ) {
+        // Bounded in count and bytes: a subscriber that stalls holds at most the broadcast's
+        // capacity of these.
+        let mut bytes = first.approx_len();
         let mut batch = vec![first];
-        while batch.len() < 512 {
+        while batch.len() < 512 && bytes < BATCH_BYTES {
             match rx.try_recv() {
-                Ok(e) => batch.push(e),
+                Ok(e) => {
+                    bytes += e.approx_len();
+                    batch.push(e);
+                }
                 Err(_) => break,
             }
         }
@@ -596,7 +651,31 @@ impl Runner {
             }
         }
         let now = tether_core::clock::now_ms();
-        let stored: Vec<StoredEvent> = batch
+        let mut kept = Vec::with_capacity(batch.len());
+        for event in batch {
+            let len = event.approx_len() as u64;
+            if watch.kept + len > watch.cap && !event.is_essential() {
+                if watch.dropped_lines == 0 {
+                    // Said once, where it happens, and on the run when it ends.
+                    kept.push(RunEvent::status(
+                        "log_truncated",
+                        Some(format!(
+                            "the log keeps the first {} MiB of output (runs.max_log_mb); later lines are counted, not kept",
+                            watch.cap >> 20
+                        )),
+                    ));
+                }
+                watch.dropped_lines += 1;
+                watch.dropped_bytes += len as i64;
+                continue;
+            }
+            watch.kept += len;
+            kept.push(event);
+        }
+        if kept.is_empty() {
+            return;
+        }
+        let stored: Vec<StoredEvent> = kept
             .into_iter()
             .map(|event| {
                 watch.seq += 1;
@@ -656,11 +735,26 @@ impl Log {
 struct Watch {
     /// The last event number given out.
     seq: i64,
+    /// What the log may keep (bytes), what it kept, and what it left out past that.
+    cap: u64,
+    kept: u64,
+    dropped_lines: i64,
+    dropped_bytes: i64,
     chat: Option<String>,
     /// A `--resume` that the CLI answered with another chat.
     fresh_chat: bool,
     result: Option<(bool, String)>,
     result_at: Option<tokio::time::Instant>,
+}
+
+impl Watch {
+    fn new(seq: i64, max_log_mb: u32) -> Self {
+        Watch { seq, cap: u64::from(max_log_mb) << 20, ..Watch::default() }
+    }
+
+    fn dropped(&self) -> Option<runs::LogDropped> {
+        (self.dropped_lines > 0).then_some(runs::LogDropped { lines: self.dropped_lines, bytes: self.dropped_bytes })
+    }
 }
 
 struct OutcomeInput<'a> {
@@ -687,7 +781,13 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
     }
     match i.stopped {
         Some(Stop::Cancelled) => {
-            return Outcome { status: RunStatus::Cancelled, exit_code, error: Some("cancelled".into()), warning };
+            return Outcome {
+                status: RunStatus::Cancelled,
+                exit_code,
+                error: Some("cancelled".into()),
+                warning,
+                log_dropped: i.watch.dropped(),
+            };
         }
         Some(Stop::TimedOut) => {
             let m = i.timeout_secs / 60;
@@ -697,6 +797,7 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
                 exit_code,
                 error: Some(format!("ran past its time limit of {limit}; stopped")),
                 warning,
+                log_dropped: i.watch.dropped(),
             };
         }
         Some(Stop::Shutdown) => {
@@ -705,6 +806,7 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
                 exit_code,
                 error: Some("Tether stopped while the run was going (its agent was stopped too)".into()),
                 warning,
+                log_dropped: i.watch.dropped(),
             };
         }
         None => {}
@@ -716,11 +818,13 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
         ));
     }
     match &i.watch.result {
-        Some((false, _)) => Outcome { status: RunStatus::Succeeded, exit_code, error: None, warning },
+        Some((false, _)) => {
+            Outcome { status: RunStatus::Succeeded, exit_code, error: None, warning, log_dropped: i.watch.dropped() }
+        }
         Some((true, text)) => {
             let why =
                 if text.trim().is_empty() { "the agent reported an error".to_owned() } else { text.trim().to_owned() };
-            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning }
+            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning, log_dropped: i.watch.dropped() }
         }
         None => {
             let first = i.stderr.lines().map(str::trim).find(|l| !l.is_empty());
@@ -741,7 +845,7 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
                     (None, None, None) => "the Cursor CLI was killed by a signal".to_owned(),
                 }
             };
-            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning }
+            Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning, log_dropped: i.watch.dropped() }
         }
     }
 }

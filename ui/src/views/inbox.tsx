@@ -90,6 +90,7 @@ export function InboxView({ route }: { route: Route }) {
         )}
       </div>
       <ErrorNote error={mine.error ?? open.error} />
+      <HeldRuns />
       <Compose agents={agents.data ?? []} onSent={() => open.reload()} />
 
       <section class="inbox-section">
@@ -122,6 +123,45 @@ export function InboxView({ route }: { route: Route }) {
         <Obligations list={open.data ?? []} onTrace={(t) => setFilter('trace', t)} />
       </section>
     </div>
+  );
+}
+
+/** Runs waiting for the person: wakes that signals from outside this machine caused, with write
+ * or shell permissions. Shown only when there are any. */
+function HeldRuns() {
+  const queued = useAsync(() => api.runs({ status: ['queued'], limit: 200 }), []);
+  useLive(['runs'], () => queued.reload());
+  const held = (queued.data ?? []).filter((r) => r.held);
+  if (!held.length) return null;
+  const act = (p: Promise<unknown>, what: string) => p.then(() => (queued.reload(), toast(what)), (e) => reportError(e, 'Failed'));
+  return (
+    <section class="inbox-section" data-testid="inbox-held">
+      <div class="section-head">
+        <h2>Waiting for your approval</h2>
+        <span class="muted small">Signals from outside this machine would wake these chats with write or shell permissions.</span>
+      </div>
+      <ul class="signal-list">
+        {held.map((r) => (
+          <li key={r.id} class="signal-card" data-testid="held-run" data-id={r.id}>
+            <div class="meta-line small">
+              <button type="button" class="link" onClick={() => navigate('runs', r.id)}>
+                {r.id}
+              </button>{' '}
+              · resumes chat {r.resume_chat?.slice(0, 8)} in {r.workspace} · allows {r.permissions.allow.join(', ')}
+            </div>
+            <pre class="held-prompt">{r.prompt.slice(0, 600)}</pre>
+            <div class="actions">
+              <button type="button" class="primary" onClick={() => act(api.approveRun(r.id), `${r.id} approved`)} data-testid="held-approve">
+                Approve
+              </button>
+              <button type="button" class="danger" onClick={() => act(api.cancelRun(r.id), `${r.id} cancelled`)} data-testid="held-deny">
+                Cancel it
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

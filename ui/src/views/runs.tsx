@@ -177,9 +177,13 @@ export function RunsView({ route }: { route: Route }) {
   );
 }
 
+/** Events a run view keeps in memory while following a live run; older ones are paged in on demand. */
+const KEEP_EVENTS = 5000;
+
 function RunDetailPane({ id }: { id: string }) {
   const [run, setRun] = useState<Run | null>(null);
   const [events, setEvents] = useState<StoredEvent[]>([]);
+  const [loadingEarlier, setLoadingEarlier] = useState(false);
   const [err, setErr] = useState<Error | null>(null);
   const [followup, setFollowup] = useState('');
   const bottom = useRef<HTMLDivElement>(null);
@@ -194,7 +198,11 @@ function RunDetailPane({ id }: { id: string }) {
         setEvents(d.events);
         const last = d.events.length ? d.events[d.events.length - 1].seq : 0;
         stop = followRun(id, last, {
-          events: (evs) => setEvents((cur) => [...cur, ...(evs as StoredEvent[]).filter((e) => !cur.length || e.seq > cur[cur.length - 1].seq)]),
+          events: (evs) =>
+            setEvents((cur) => {
+              const next = [...cur, ...(evs as StoredEvent[]).filter((e) => !cur.length || e.seq > cur[cur.length - 1].seq)];
+              return next.length > KEEP_EVENTS ? next.slice(next.length - KEEP_EVENTS) : next;
+            }),
           status: () => reload(),
         });
       },
@@ -214,6 +222,19 @@ function RunDetailPane({ id }: { id: string }) {
   if (!run) return <div class="reader loading">Loading…</div>;
   const live = !isTerminal(run.status);
   const cancel = () => api.cancelRun(run.id).then((r) => (setRun(r), toast(`${r.id}: stopping`)), (e) => reportError(e, 'Cancel failed'));
+  const approve = () => api.approveRun(run.id).then((r) => (setRun(r), toast(`${r.id}: approved`)), (e) => reportError(e, 'Approval failed'));
+  const firstSeq = events.length ? events[0].seq : 0;
+  const earlier = firstSeq > 1 ? firstSeq - 1 : 0;
+  const loadEarlier = () => {
+    setLoadingEarlier(true);
+    api.run(run.id, 500, firstSeq).then(
+      (d) => {
+        setEvents((cur) => [...d.events.filter((e) => !cur.length || e.seq < cur[0].seq), ...cur]);
+        setLoadingEarlier(false);
+      },
+      (e) => (setLoadingEarlier(false), reportError(e, 'Could not load earlier events')),
+    );
+  };
   const sendFollowup = (e: Event) => {
     e.preventDefault();
     if (!followup.trim()) return;
@@ -234,6 +255,11 @@ function RunDetailPane({ id }: { id: string }) {
           </span>
           <h2>{run.id}</h2>
           <span class="spacer" />
+          {run.held && (
+            <button type="button" class="primary" onClick={approve} data-testid="run-approve">
+              Approve
+            </button>
+          )}
           {live && (
             <button type="button" class="danger" onClick={cancel} disabled={run.cancel_requested} data-testid="run-cancel">
               {run.cancel_requested ? 'Stopping…' : 'Cancel'}
@@ -281,8 +307,25 @@ function RunDetailPane({ id }: { id: string }) {
         </div>
         {run.error && <div class="error-note" data-testid="run-error">{run.error}</div>}
         {run.warning && <div class="note-warn" data-testid="run-warning">{run.warning}</div>}
+        {run.held && (
+          <div class="note-warn" data-testid="run-held">
+            Waiting for your approval: signals from outside this machine would wake this chat with write or shell permissions. Approve
+            it, or cancel it.
+          </div>
+        )}
+        {run.log_dropped && (
+          <div class="note-warn" data-testid="run-log-dropped">
+            The log keeps the first part of the output: {run.log_dropped.lines.toLocaleString()} later lines (
+            {(run.log_dropped.bytes / 1048576).toFixed(1)} MiB) were counted, not kept (Settings → runs.max_log_mb).
+          </div>
+        )}
       </div>
       <div class="messages run-events" data-testid="run-events">
+        {earlier > 0 && (
+          <button type="button" class="link small" onClick={loadEarlier} disabled={loadingEarlier} data-testid="run-earlier">
+            {loadingEarlier ? 'Loading…' : `Show earlier events (${earlier.toLocaleString()} before these)`}
+          </button>
+        )}
         {items.map((it, i) => (
           <RunItem key={i} it={it} />
         ))}

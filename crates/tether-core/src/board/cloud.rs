@@ -351,7 +351,7 @@ pub fn scoped_update(store: &Store, run: &Run, c: &ScopedTaskChange) -> Result<s
 
 /// Sends a signal as the run's agent.
 pub fn scoped_signal(store: &Store, run: &Run, new: &super::signals::NewSignal) -> Result<super::signals::Signal> {
-    super::signals::send(store, &super::signals::Sender::Agent(run_actor(run).who), new)
+    super::signals::send_remote(store, &super::signals::Sender::Agent(run_actor(run).who), new)
 }
 
 #[cfg(test)]

@@ -129,10 +129,10 @@ impl<'a> Board<'a> {
     }
 
     /// Queues a follow-up run for every opted-in idle chat with signals waiting; the runs queued.
-    pub fn wake_idle_chats(&self, per_hour: u32) -> Result<Vec<runs::Run>> {
+    pub fn wake_idle_chats(&self, policy: &wake::Policy) -> Result<Vec<runs::Run>> {
         let mut queued = Vec::new();
-        for agent in wake::due(self.store, per_hour)? {
-            queued.extend(wake::wake(self.store, &agent, per_hour)?);
+        for agent in wake::due(self.store, policy.per_hour)? {
+            queued.extend(wake::wake(self.store, &agent, policy)?);
         }
         Ok(queued)
     }
@@ -146,6 +146,11 @@ impl<'a> Board<'a> {
         runs::get(self.store, id, tail)
     }
 
+    /// A run with a page of its events: the last `limit` before event `before`.
+    pub fn run_page(&self, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<runs::RunDetail> {
+        runs::get_page(self.store, id, before, limit)
+    }
+
     pub fn run_events_after(&self, id: &str, seq: i64, limit: usize) -> Result<Vec<runs::StoredEvent>> {
         runs::events_after(self.store, id, seq, limit)
     }
@@ -153,6 +158,11 @@ impl<'a> Board<'a> {
     /// Asks a run to stop (a queued one is cancelled at once).
     pub fn cancel_run(&self, id: &str) -> Result<runs::Run> {
         runs::request_cancel(self.store, id)
+    }
+
+    /// Lets a run held for the person's approval go.
+    pub fn approve_run(&self, id: &str) -> Result<runs::Run> {
+        runs::approve(self.store, id)
     }
 
     /// Bumped by every run write, in any process.

@@ -281,6 +281,13 @@ pub struct Run {
     pub usage: Option<Usage>,
     pub requested_by: String,
     pub cancel_requested: bool,
+    /// Queued but held until the person allows it: `approval` (a wake that signals from outside
+    /// this machine caused, with write or shell permissions). `None`: not held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
+    /// Output past the log's size limit (`runs.max_log_mb`): counted, not kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_dropped: Option<LogDropped>,
     pub created_at: String,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
@@ -304,6 +311,13 @@ impl Run {
     }
 }
 
+/// How much of a run's output its log left out (past `runs.max_log_mb`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogDropped {
+    pub lines: i64,
+    pub bytes: i64,
+}
+
 /// An event as stored: its place in the run's log and when it was seen.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct StoredEvent {
@@ -319,7 +333,10 @@ pub struct StoredEvent {
 pub struct RunDetail {
     #[serde(flatten)]
     pub run: Run,
+    /// The newest events (or those before `before` when paging back), oldest first.
     pub events: Vec<StoredEvent>,
+    /// How many events the run's log holds in all (`events` may be a page of them).
+    pub events_total: i64,
     /// Follow-ups of this run.
     pub children: Vec<String>,
     /// The signals it carried, when Tether started it to wake an idle chat.
@@ -536,6 +553,35 @@ pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
     get_run(store, num)
 }
 
+/// Lets a held run go (the person approved it): it is queued like any other from now on.
+pub fn approve(store: &Store, id: &str) -> Result<Run> {
+    let num = parse_id(id)?;
+    store.durable(|txn| {
+        let (status, held): (String, Option<String>) = txn
+            .query_row("SELECT status, held FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| Error::RunNotFound(id.to_owned()))?;
+        let status: RunStatus = status.parse()?;
+        if status.is_terminal() {
+            return Err(Error::RunEnded { id: format_id(num), status: status.as_str() });
+        }
+        if held.is_none() {
+            return Err(Error::invalid("approval", format!("{} is not waiting for approval", format_id(num))));
+        }
+        txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [num])?;
+        append_in(txn, num, &[RunEvent::status("queued", Some("approved by the person".into()))])?;
+        bump_rev(txn)
+    })?;
+    get_run(store, num)
+}
+
+/// Holds a queued run until the person allows it, saying why in its log.
+pub(crate) fn hold_in(txn: &Transaction<'_>, num: i64, reason: &str, why: &str) -> Result<()> {
+    txn.execute("UPDATE runs SET held = ?2 WHERE num = ?1 AND status = 'queued'", params![num, reason])?;
+    append_in(txn, num, &[RunEvent::status("held", Some(why.to_owned()))])?;
+    Ok(())
+}
+
 /// Limits on how many runs go at once, and which runs a runner takes.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -563,7 +609,7 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
         let next: Option<(i64, Option<String>)> = txn
             .query_row(
                 "SELECT q.num, q.workspace FROM runs q
-                 WHERE q.status = 'queued' AND (?2 IS NULL OR q.num = ?2)
+                 WHERE q.status = 'queued' AND q.held IS NULL AND (?2 IS NULL OR q.num = ?2)
                    AND ((q.kind = 'local' AND ?3 < ?4
                          AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
                                 AND r.workspace IS q.workspace) < ?1)
@@ -713,6 +759,7 @@ pub struct Outcome {
     pub exit_code: Option<i64>,
     pub error: Option<String>,
     pub warning: Option<String>,
+    pub log_dropped: Option<LogDropped>,
 }
 
 /// Ends a run (once: a run that already ended keeps its first outcome) and moves its task: on
@@ -722,9 +769,19 @@ pub fn finish(store: &Store, num: i64, o: &Outcome) -> Result<Run> {
     let ended = store.durable(|txn| {
         let changed = txn.execute(
             "UPDATE runs SET status = ?2, exit_code = coalesce(?3, exit_code), error = coalesce(?4, error),
-                 warning = coalesce(?5, warning), ended_at = ?6
+                 warning = coalesce(?5, warning), ended_at = ?6,
+                 log_dropped_lines = coalesce(?7, log_dropped_lines), log_dropped_bytes = coalesce(?8, log_dropped_bytes)
              WHERE num = ?1 AND status IN ('queued', 'running')",
-            params![num, o.status.as_str(), o.exit_code, o.error, o.warning, now_ms()],
+            params![
+                num,
+                o.status.as_str(),
+                o.exit_code,
+                o.error,
+                o.warning,
+                now_ms(),
+                o.log_dropped.map(|d| d.lines),
+                o.log_dropped.map(|d| d.bytes)
+            ],
         )?;
         if changed == 1 {
             append_in(txn, num, &[RunEvent::status(o.status.as_str(), o.error.clone())])?;
@@ -794,84 +851,104 @@ pub fn cancel_requested(store: &Store, runner_pid: u32) -> Result<Vec<i64>> {
     })
 }
 
-/// A workspace file a run placed, with what was there before.
-#[derive(Debug, Clone, PartialEq)]
+/// A workspace file a run placed, with what was there before: a file's bytes (`original`), a
+/// symbolic link's target (`original_link`), or nothing. A path ending in `/` is a folder the
+/// run created.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlacedFile {
     pub run: i64,
     pub path: String,
     pub original: Option<Vec<u8>>,
+    pub original_link: Option<String>,
     pub placed: Vec<u8>,
+    /// The run's workspace (read with the placement; not written by [`record_placement`]).
+    pub workspace: Option<String>,
 }
 
 /// Records, durably and before the file is touched, what a run is about to write and what the
-/// file held. When another unrestored record exists for the path (a run sharing the workspace),
-/// its original is the person's, so that one is kept and this run's placement just rides on it.
+/// file held. Runs sharing a workspace share the path's placement, counted by their records:
+/// the first record's original is the person's and every later one carries it; every record
+/// for the path learns what is on disk now (this run's bytes), so whichever run ends last puts
+/// the person's own file back.
 pub fn record_placement(store: &Store, f: &PlacedFile) -> Result<()> {
     store.durable(|txn| {
-        let earlier: Option<Option<Vec<u8>>> = txn
+        let earlier: Option<(Option<Vec<u8>>, Option<String>)> = txn
             .query_row(
-                "SELECT original FROM run_files WHERE path = ?1 AND restored_at IS NULL ORDER BY rowid LIMIT 1",
+                "SELECT original, original_link FROM run_files WHERE path = ?1 AND restored_at IS NULL
+                 ORDER BY rowid LIMIT 1",
                 [&f.path],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        let original = earlier.unwrap_or_else(|| f.original.clone());
+        let (original, link) = earlier.unwrap_or_else(|| (f.original.clone(), f.original_link.clone()));
         txn.execute(
-            "INSERT OR REPLACE INTO run_files(run, path, original, placed) VALUES (?1, ?2, ?3, ?4)",
-            params![f.run, f.path, original, f.placed],
+            "INSERT OR REPLACE INTO run_files(run, path, original, original_link, placed) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![f.run, f.path, original, link, f.placed],
+        )?;
+        txn.execute(
+            "UPDATE run_files SET placed = ?2 WHERE path = ?1 AND restored_at IS NULL AND placed != ?2",
+            params![f.path, f.placed],
         )?;
         Ok(())
     })
 }
 
-/// The files `run` placed that still wait to be put back, unless another running run uses the
-/// same path (then they are handed to it and put back when it ends).
+const PLACED: &str = "SELECT f.run, f.path, f.original, f.original_link, f.placed, r.workspace
+                      FROM run_files f JOIN runs r ON r.num = f.run";
+
+fn placed_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlacedFile> {
+    Ok(PlacedFile {
+        run: r.get(0)?,
+        path: r.get(1)?,
+        original: r.get(2)?,
+        original_link: r.get(3)?,
+        placed: r.get(4)?,
+        workspace: r.get(5)?,
+    })
+}
+
+/// The files `run` placed that still wait to be put back, unless another running run shares
+/// the path: then this run's record is done (the other carries the person's original and the
+/// bytes on disk) and the last run out restores.
 pub fn take_restores(store: &Store, run: i64) -> Result<Vec<PlacedFile>> {
     store.durable(|txn| {
         let mine: Vec<PlacedFile> = txn
-            .prepare_cached("SELECT run, path, original, placed FROM run_files WHERE run = ?1 AND restored_at IS NULL")?
-            .query_map([run], |r| {
-                Ok(PlacedFile { run: r.get(0)?, path: r.get(1)?, original: r.get(2)?, placed: r.get(3)? })
-            })?
+            .prepare_cached(&format!("{PLACED} WHERE f.run = ?1 AND f.restored_at IS NULL"))?
+            .query_map([run], placed_file)?
             .collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::new();
         for f in mine {
-            let other: Option<i64> = txn
+            let shared = txn
                 .query_row(
-                    "SELECT f.run FROM run_files f JOIN runs r ON r.num = f.run
+                    "SELECT 1 FROM run_files f JOIN runs r ON r.num = f.run
                      WHERE f.path = ?1 AND f.run != ?2 AND f.restored_at IS NULL AND r.status = 'running' LIMIT 1",
                     params![f.path, run],
-                    |r| r.get(0),
+                    |_| Ok(()),
                 )
-                .optional()?;
-            match other {
-                Some(o) => {
-                    // The other run's record carries the person's original from now on.
-                    txn.execute(
-                        "UPDATE run_files SET original = ?3 WHERE run = ?1 AND path = ?2",
-                        params![o, f.path, f.original],
-                    )?;
-                    txn.execute(
-                        "UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2",
-                        params![run, f.path, now_ms()],
-                    )?;
-                }
-                None => out.push(f),
+                .optional()?
+                .is_some();
+            if shared {
+                txn.execute(
+                    "UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2",
+                    params![run, f.path, now_ms()],
+                )?;
+            } else {
+                out.push(f);
             }
         }
         Ok(out)
     })
 }
 
-/// Every placement not yet put back whose run is no longer running (a crash, a kill): what a
-/// starting daemon restores.
-pub fn orphaned_placements(store: &Store) -> Result<Vec<PlacedFile>> {
+/// Runs that are no longer running but left placements not yet put back (a crash, a kill):
+/// what a starting runner restores, each through [`take_restores`].
+pub fn orphaned_placements(store: &Store) -> Result<Vec<i64>> {
     store.read(|c| {
         Ok(c.prepare_cached(
-            "SELECT f.run, f.path, f.original, f.placed FROM run_files f JOIN runs r ON r.num = f.run
-             WHERE f.restored_at IS NULL AND r.status != 'running' ORDER BY f.rowid",
+            "SELECT DISTINCT f.run FROM run_files f JOIN runs r ON r.num = f.run
+             WHERE f.restored_at IS NULL AND r.status != 'running' ORDER BY f.run",
         )?
-        .query_map([], |r| Ok(PlacedFile { run: r.get(0)?, path: r.get(1)?, original: r.get(2)?, placed: r.get(3)? }))?
+        .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?)
     })
 }
@@ -955,14 +1032,23 @@ impl RunKey for String {
 
 /// A run with its events: all, or the last `tail` ones.
 pub fn get(store: &Store, id: &str, tail: Option<usize>) -> Result<RunDetail> {
+    get_page(store, id, None, tail)
+}
+
+/// A run with the last `limit` events (all when `None`) before event `before` (the newest when
+/// `None`): a view pages back through a big log instead of loading it whole.
+pub fn get_page(store: &Store, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
     let num = parse_id(id)?;
     store.read(|c| {
         let run = load(c, num)?;
-        let limit = tail.map_or(-1, |t| t as i64);
+        let limit = limit.map_or(-1, |t| t as i64);
         let mut events: Vec<StoredEvent> = c
-            .prepare_cached("SELECT seq, at, data FROM run_events WHERE run = ?1 ORDER BY seq DESC LIMIT ?2")?
-            .query_map(params![num, limit], event_row)?
+            .prepare_cached(
+                "SELECT seq, at, data FROM run_events WHERE run = ?1 AND seq < ?3 ORDER BY seq DESC LIMIT ?2",
+            )?
+            .query_map(params![num, limit, before.unwrap_or(i64::MAX)], event_row)?
             .collect::<rusqlite::Result<_>>()?;
+        let events_total: i64 = c.query_row("SELECT count(*) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?;
         events.reverse();
         let children = c
             .prepare_cached("SELECT num FROM runs WHERE parent = ?1 ORDER BY num")?
@@ -972,7 +1058,7 @@ pub fn get(store: &Store, id: &str, tail: Option<usize>) -> Result<RunDetail> {
             .prepare_cached("SELECT signal FROM run_signals WHERE run = ?1 ORDER BY signal")?
             .query_map([num], |r| r.get::<_, i64>(0).map(super::signals::format_id))?
             .collect::<rusqlite::Result<_>>()?;
-        Ok(RunDetail { run, events, children, signals })
+        Ok(RunDetail { run, events, events_total, children, signals })
     })
 }
 
@@ -1041,7 +1127,7 @@ pub fn for_chat(store: &Store, chat: &str) -> Result<Option<String>> {
 const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions, timeout_ms,
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
-    ended_at, resume_chat, coalesce(root, num), cloud";
+    ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes";
 
 pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
     c.prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
@@ -1086,6 +1172,11 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
                 resume_chat: r.get(29)?,
                 root: r.get(30)?,
                 cloud: r.get::<_, Option<String>>(31)?.and_then(|c| serde_json::from_str(&c).ok()),
+                held: r.get(32)?,
+                log_dropped: match r.get::<_, Option<i64>>(33)? {
+                    Some(lines) => Some(LogDropped { lines, bytes: r.get::<_, Option<i64>>(34)?.unwrap_or(0) }),
+                    None => None,
+                },
             })
         })
         .optional()?
@@ -1173,12 +1264,58 @@ mod tests {
             path: "/w/.cursor/cli.json".into(),
             original: Some(b"mine".to_vec()),
             placed: b"run".to_vec(),
+            ..PlacedFile::default()
         };
         record_placement(&s, &f).unwrap();
         assert!(orphaned_placements(&s).unwrap().is_empty(), "its run still runs");
         let lost = mark_lost(&s, |pid| pid != 4242).unwrap();
         assert_eq!(lost, vec![Orphan { num: r.num(), child_pid: Some(999), child_started: Some(12) }]);
         assert_eq!(get_run(&s, r.num()).unwrap().status, RunStatus::Lost);
-        assert_eq!(orphaned_placements(&s).unwrap(), vec![f]);
+        assert_eq!(orphaned_placements(&s).unwrap(), vec![r.num()]);
+        let back = take_restores(&s, r.num()).unwrap();
+        assert_eq!(back, vec![PlacedFile { workspace: Some("/w".into()), ..f }]);
+    }
+
+    /// Runs sharing a workspace share a placement: whichever order they end in, only the last one
+    /// out restores, and it restores the person's bytes (or their link) over the bytes on disk.
+    #[test]
+    fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_file() {
+        let limits = Limits { total: 3, per_workspace: 3, cloud: 2, only: None };
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+            let s = Store::open_in_memory().unwrap();
+            let runs: Vec<Run> = (0..3).map(|i| create(&s, "me", &valid(&format!("r{i}"), "/w")).unwrap()).collect();
+            for _ in 0..3 {
+                claim_next(&s, 1, limits).unwrap().unwrap();
+            }
+            let path = "/w/.cursor/cli.json".to_owned();
+            for (i, r) in runs.iter().enumerate() {
+                // Each run reads what is on disk: the person's link first, then the earlier run's bytes.
+                let (original, original_link) =
+                    if i == 0 { (None, Some("/home/me/.ssh/key".to_owned())) } else { (Some(vec![i as u8]), None) };
+                let f = PlacedFile {
+                    run: r.num(),
+                    path: path.clone(),
+                    original,
+                    original_link,
+                    placed: vec![10 + i as u8],
+                    workspace: None,
+                };
+                record_placement(&s, &f).unwrap();
+            }
+            for (n, i) in order.iter().enumerate() {
+                let r = &runs[*i];
+                let back = take_restores(&s, r.num()).unwrap();
+                finish(&s, r.num(), &Outcome { status: RunStatus::Succeeded, ..Default::default() }).unwrap();
+                if n < 2 {
+                    assert!(back.is_empty(), "{order:?}: run {i} ended while others still run");
+                    continue;
+                }
+                assert_eq!(back.len(), 1, "{order:?}");
+                let last = &back[0];
+                assert_eq!(last.original_link.as_deref(), Some("/home/me/.ssh/key"), "the person's link, {order:?}");
+                assert_eq!(last.original, None);
+                assert_eq!(last.placed, vec![12], "what is on disk: the last placement, {order:?}");
+            }
+        }
     }
 }

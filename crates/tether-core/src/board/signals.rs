@@ -174,6 +174,9 @@ pub struct Signal {
     pub created_at: String,
     pub answered_at: Option<String>,
     pub answered_by: Option<String>,
+    /// Sent from outside this machine (a cloud run's scoped bearer): what it wakes runs only
+    /// with the person's approval when it would write or run commands.
+    pub remote: bool,
     pub deliveries: Vec<Delivery>,
 }
 
@@ -312,9 +315,20 @@ fn trace_id() -> Result<String> {
 /// Sends a signal and returns it with its deliveries. Nothing is written when any part of it is
 /// wrong (unknown type or recipient, oversized body, a missing signal or task).
 pub fn send(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+    send_with(store, from, new, false)
+}
+
+/// [`send`] for a sender outside this machine (a cloud run's scoped bearer): the signal is
+/// marked `remote`, so a wake it causes waits for the person before it may write or run commands.
+pub fn send_remote(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+    send_with(store, from, new, true)
+}
+
+fn send_with(store: &Store, from: &Sender, new: &NewSignal, remote: bool) -> Result<Signal> {
     let checked = check(new)?;
     let num = store.durable(|txn| {
-        let sender = sender_in(txn, from)?;
+        let mut sender = sender_in(txn, from)?;
+        sender.remote = remote;
         send_in(txn, &sender, &checked)
     })?;
     get_signal(store, num)
@@ -365,16 +379,17 @@ pub(crate) fn check(new: &NewSignal) -> Result<Checked> {
 pub(crate) struct From {
     name: String,
     agent: Option<String>,
+    remote: bool,
 }
 
 pub(crate) fn sender_in(txn: &Transaction<'_>, from: &Sender) -> Result<From> {
     Ok(match from {
         Sender::Agent(who) => {
             let (id, name) = super::tasks::actor_name(txn, who)?;
-            From { name, agent: Some(id) }
+            From { name, agent: Some(id), remote: false }
         }
-        Sender::Human => From { name: HUMAN.into(), agent: None },
-        Sender::Tether => From { name: TETHER.into(), agent: None },
+        Sender::Human => From { name: HUMAN.into(), agent: None, remote: false },
+        Sender::Tether => From { name: TETHER.into(), agent: None, remote: false },
     })
 }
 
@@ -414,8 +429,8 @@ pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result
         })?;
     txn.execute(
         "INSERT INTO signals(num, type, sender, sender_agent, address, body, reply_to, task, trace_id,
-                             action_required, reply_required, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                             action_required, reply_required, created_at, remote)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             num,
             kind.as_str(),
@@ -428,7 +443,8 @@ pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result
             trace,
             reply_required || c.action_required == Some(true),
             reply_required,
-            now
+            now,
+            from.remote
         ],
     )?;
     let obligation = if kind.is_system() { "none" } else { "open" };
@@ -573,7 +589,7 @@ pub(crate) fn task_assigned_in(
 
 pub(crate) fn from_actor_in(txn: &Transaction<'_>, who: &Identity) -> Result<From> {
     if who.kind == agents::AgentKind::Cli {
-        return Ok(From { name: HUMAN.into(), agent: None });
+        return Ok(From { name: HUMAN.into(), agent: None, remote: false });
     }
     sender_in(txn, &Sender::Agent(who.clone()))
 }
@@ -942,7 +958,7 @@ pub fn overdue(store: &Store, kind: SignalType, min_age_ms: i64) -> Result<Vec<(
 pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
     let mut stmt = c.prepare_cached(
         "SELECT type, sender, address, body, reply_to, task, trace_id, action_required, reply_required,
-                created_at, answered_at, answered_by
+                created_at, answered_at, answered_by, remote
          FROM signals WHERE num = ?1",
     )?;
     let mut s = stmt
@@ -961,6 +977,7 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
                 created_at: iso(r.get(9)?),
                 answered_at: r.get::<_, Option<i64>>(10)?.map(iso),
                 answered_by: r.get::<_, Option<i64>>(11)?.map(format_id),
+                remote: r.get(12)?,
                 deliveries: Vec::new(),
             })
         })

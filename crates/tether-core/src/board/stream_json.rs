@@ -91,6 +91,37 @@ pub enum RunEvent {
 }
 
 impl RunEvent {
+    /// Roughly how many bytes the event takes in a log: its texts, and its tool call's arguments
+    /// and result (each already cut to [`MAX_FIELD_CHARS`]).
+    pub fn approx_len(&self) -> usize {
+        let opt = |o: &Option<String>| o.as_ref().map_or(0, String::len);
+        64 + match self {
+            RunEvent::Init { session_id, model, cwd } => session_id.len() + opt(model) + opt(cwd),
+            RunEvent::User { text }
+            | RunEvent::Assistant { text, .. }
+            | RunEvent::Notice { text }
+            | RunEvent::Stderr { text } => text.len(),
+            RunEvent::Thinking { text, .. } => opt(text),
+            RunEvent::ToolCall { call_id, tool, path, command, args, result, .. } => {
+                call_id.len()
+                    + tool.len()
+                    + opt(path)
+                    + opt(command)
+                    + args.to_string().len()
+                    + result.to_string().len()
+            }
+            RunEvent::Result { text, .. } => text.len(),
+            RunEvent::Raw { text, reason } => text.len() + reason.len(),
+            RunEvent::Status { status, message } => status.len() + opt(message),
+        }
+    }
+
+    /// What a log always keeps, past its size limit too: how the run started, its result, and
+    /// what happened to it.
+    pub fn is_essential(&self) -> bool {
+        matches!(self, RunEvent::Init { .. } | RunEvent::Result { .. } | RunEvent::Status { .. })
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             RunEvent::Init { .. } => "init",

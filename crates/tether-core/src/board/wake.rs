@@ -66,9 +66,29 @@ pub fn due(store: &Store, per_hour: u32) -> Result<Vec<String>> {
     })
 }
 
+/// What bounds a wake: how often per agent and hour, and which senders outside this machine
+/// may cause one that writes or runs commands without the person's approval.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub per_hour: u32,
+    pub allow_remote: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self { per_hour: DEFAULT_PER_HOUR, allow_remote: Vec::new() }
+    }
+}
+
 /// Queues the follow-up run that wakes `agent` with its waiting signals, draining them in the
 /// same transaction (so no other reader gets them too). `None`: it is not due (any more).
-pub fn wake(store: &Store, agent: &str, per_hour: u32) -> Result<Option<Run>> {
+///
+/// A wake acts on the signals' words with the chain's permissions. When any carried signal came
+/// from outside this machine (and its sender is not allowed by the person) and those permissions
+/// allow writes or commands, the run is queued held (`approval`): it starts only once the person
+/// approves it.
+pub fn wake(store: &Store, agent: &str, policy: &Policy) -> Result<Option<Run>> {
+    let per_hour = policy.per_hour;
     let num = store.durable(|txn| {
         let now = now_ms();
         let due = txn
@@ -107,6 +127,22 @@ pub fn wake(store: &Store, agent: &str, per_hour: u32) -> Result<Option<Run>> {
         }
         let v = runs::followup_from(&parent, &prompt(&carried))?;
         let num = runs::insert_in(txn, REQUESTED_BY, &v)?;
+        let mut outsiders: Vec<&str> = carried
+            .iter()
+            .filter(|s| s.remote && !policy.allow_remote.iter().any(|a| a == &s.from))
+            .map(|s| s.from.as_str())
+            .collect();
+        outsiders.dedup();
+        if !outsiders.is_empty() && v.permissions.allows_writes() {
+            let why = format!(
+                "held for your approval: signals from {} (outside this machine) would wake chat {} with write or \
+                 shell permissions; approve it in the Inbox or with `tether runs approve {}`, or cancel it",
+                outsiders.join(", "),
+                v.resume_chat.as_deref().unwrap_or("?"),
+                runs::format_id(num)
+            );
+            runs::hold_in(txn, num, "approval", &why)?;
+        }
         let mut carry = txn.prepare_cached("INSERT INTO run_signals(run, signal) VALUES (?1, ?2)")?;
         for n in &nums {
             carry.execute(params![num, n])?;
@@ -189,6 +225,10 @@ mod tests {
 
     /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
     fn finished_run(s: &Store, chat: &str) -> Run {
+        finished_run_with(s, chat, Permissions::default())
+    }
+
+    fn finished_run_with(s: &Store, chat: &str, permissions: Permissions) -> Run {
         let v = ValidRun {
             prompt: "build it".into(),
             task: None,
@@ -197,7 +237,7 @@ mod tests {
             mode: RunMode::Agent,
             role: Some("backend".into()),
             timeout_ms: 90_000,
-            permissions: Permissions::default(),
+            permissions,
             complete: false,
             parent: None,
             resume_chat: None,
@@ -247,7 +287,7 @@ mod tests {
         let agent = set(&s, "run R-1", true).unwrap();
         assert_eq!((agent.wake_by_resume, agent.surface), (true, Some("resume")));
         assert_eq!(due(&s, 4).unwrap(), std::slice::from_ref(&agent.id));
-        let woke = wake(&s, &agent.id, 4).unwrap().expect("queued");
+        let woke = wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().expect("queued");
         assert_eq!(woke.parent.as_deref(), Some(first.id.as_str()));
         assert_eq!(woke.resume_chat.as_deref(), Some("chat-9"), "continues the chat");
         assert_eq!((woke.workspace.as_deref(), woke.model.as_deref()), (Some("/w"), Some("m-1")));
@@ -256,7 +296,10 @@ mod tests {
         let d = &signals::get(&s, &q.id).unwrap();
         assert!(d.signal.deliveries[0].drained_at.is_some(), "drained into the prompt");
         assert_eq!(d.wakes.last().map(|w| w.path.as_str()), Some("resume"));
-        assert!(wake(&s, &agent.id, 4).unwrap().is_none(), "nothing waits any more");
+        assert!(
+            wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().is_none(),
+            "nothing waits any more"
+        );
         assert!(signals::pending(&s, &signals::Recipient::Agent(agent.id.clone())).unwrap().is_empty());
 
         // While the woken run goes, the chain is working; a new signal waits for it to end.
@@ -274,7 +317,7 @@ mod tests {
 
         // The second question wakes it again; then the hourly bound holds.
         assert_eq!(due(&s, 2).unwrap(), std::slice::from_ref(&agent.id));
-        let again = wake(&s, &agent.id, 2).unwrap().unwrap();
+        let again = wake(&s, &agent.id, &Policy { per_hour: 2, ..Policy::default() }).unwrap().unwrap();
         ran(&s, &again, "chat-9", "Postgres.");
         ask(&s, "run R-1", "One more?");
         assert!(due(&s, 2).unwrap().is_empty(), "two wakes this hour");
@@ -296,7 +339,7 @@ mod tests {
         finished_run(&s, "chat-1");
         set(&s, "run R-1", true).unwrap();
         let q = ask(&s, "run R-1", "Status?");
-        let woke = wake(&s, "run:R-1", 4).unwrap().unwrap();
+        let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
         runs::claim_next(&s, 1, LIMITS).unwrap();
         runs::finish(
             &s,
@@ -310,5 +353,56 @@ mod tests {
         // A long answer is cut to what a signal holds.
         let long = clip(&"é".repeat(20_000), signals::MAX_BODY_BYTES - 64, "R-9");
         assert!(long.len() <= signals::MAX_BODY_BYTES && long.ends_with("run R-9)"));
+    }
+
+    #[test]
+    fn a_wake_that_a_signal_from_outside_causes_waits_for_the_person_before_it_may_write() {
+        let s = Store::open_in_memory().unwrap();
+        let writes = Permissions { allow: vec!["Write(**)".into(), "Shell(*)".into()], deny: vec![] };
+        finished_run_with(&s, "chat-1", writes);
+        set(&s, "run R-1", true).unwrap();
+        // A cloud agent (its run's scoped bearer) speaks from outside this machine.
+        let cloud = runs::run_identity(7, None);
+        let new = NewSignal { to: Some("run R-1".into()), body: "rm -rf the tests".into(), ..Default::default() };
+        let sig = signals::send_remote(&s, &Sender::Agent(cloud), &new).unwrap();
+        assert!(sig.remote);
+
+        let woke = wake(&s, "run:R-1", &Policy::default()).unwrap().unwrap();
+        assert_eq!(woke.held.as_deref(), Some("approval"));
+        let why = runs::get(&s, &woke.id, None).unwrap().events.last().cloned().unwrap();
+        assert!(
+            matches!(&why.event, RunEvent::Status { status, message: Some(m) } if status == "held" && m.contains("run R-7")),
+            "{why:?}"
+        );
+        assert!(runs::claim_next(&s, 1, LIMITS).unwrap().is_none(), "a held run is not taken");
+        assert!(due(&s, 4).unwrap().is_empty(), "no second wake while one waits");
+
+        let ok = runs::approve(&s, &woke.id).unwrap();
+        assert_eq!(ok.held, None);
+        assert_eq!(runs::claim_next(&s, 1, LIMITS).unwrap().unwrap().id, woke.id, "taken once approved");
+        assert_eq!(
+            runs::approve(&s, &woke.id).unwrap_err().code(),
+            crate::ErrorCode::InvalidInput,
+            "not held any more"
+        );
+    }
+
+    #[test]
+    fn remote_wakes_go_at_once_when_read_only_or_from_a_sender_the_person_allowed() {
+        for (perms, allow, held) in [
+            (Permissions::default(), vec![], false),
+            (Permissions { allow: vec!["Read(**)".into()], deny: vec![] }, vec![], false),
+            (Permissions { allow: vec!["Shell(git)".into()], deny: vec![] }, vec!["run R-7".to_owned()], false),
+            (Permissions { allow: vec!["Shell(git)".into()], deny: vec![] }, vec!["run R-8".to_owned()], true),
+        ] {
+            let s = Store::open_in_memory().unwrap();
+            finished_run_with(&s, "chat-1", perms.clone());
+            set(&s, "run R-1", true).unwrap();
+            let new = NewSignal { to: Some("run R-1".into()), body: "status?".into(), ..Default::default() };
+            signals::send_remote(&s, &Sender::Agent(runs::run_identity(7, None)), &new).unwrap();
+            let woke =
+                wake(&s, "run:R-1", &Policy { allow_remote: allow.clone(), ..Policy::default() }).unwrap().unwrap();
+            assert_eq!(woke.held.is_some(), held, "{perms:?} allowing {allow:?}");
+        }
     }
 }
