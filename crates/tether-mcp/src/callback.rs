@@ -9,7 +9,7 @@
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,7 +28,27 @@ pub(crate) fn router() -> Router<Ctx> {
         .route("/api/agent/signals", post(signal))
         .route("/api/skills/index", get(skills))
         .route("/api/skills/{name}", get(skill))
-        .layer(DefaultBodyLimit::max(256 * 1024))
+        .route_layer(axum::middleware::map_response(trusted_on_success))
+}
+
+/// Each of these routes answers 2xx only to a proven credential (a signature, a bootstrap
+/// token, a run's bearer): the connection is trusted from then on (see [`crate::conn`]).
+async fn trusted_on_success(res: Response) -> Response {
+    if res.status().is_success() { crate::http::authenticated(res) } else { res }
+}
+
+/// What a public caller may send, and how long it may take: these routes answer anyone the
+/// tunnel lets through, so a body that trickles in or never comes costs seconds, not a seat.
+const MAX_BODY: usize = 256 * 1024;
+const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The body of a public request, read only after the route decided it wants one.
+async fn body(req: Request) -> Result<Bytes, Response> {
+    match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(req.into_body(), MAX_BODY)).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(answer(StatusCode::PAYLOAD_TOO_LARGE, "invalid_input", "the body is over 256 KiB")),
+        Err(_) => Err(answer(StatusCode::REQUEST_TIMEOUT, "invalid_input", "the body did not arrive within 5 s")),
+    }
 }
 
 fn answer(status: StatusCode, code: &str, message: &str) -> Response {
@@ -57,10 +77,15 @@ fn off(ctx: &Ctx) -> Option<Response> {
 
 /// Cursor's `statusChange`: signature over the raw body first (401), then shape (400), then kept
 /// by its delivery id (a duplicate is answered, not applied twice), then the run is told.
-async fn webhook(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Response {
+async fn webhook(State(ctx): State<Ctx>, req: Request) -> Response {
     if let Some(r) = off(&ctx) {
         return r;
     }
+    let headers = req.headers().clone();
+    let body = match body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let h = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let Some(secret) = webhook_secret(&ctx).await else {
         return answer(StatusCode::UNAUTHORIZED, "bad_signature", "this Tether has no webhook secret yet");
@@ -115,10 +140,14 @@ async fn webhook_secret(ctx: &Ctx) -> Option<String> {
     Some(s)
 }
 
-async fn exchange(State(ctx): State<Ctx>, body: Bytes) -> Response {
+async fn exchange(State(ctx): State<Ctx>, req: Request) -> Response {
     if let Some(r) = off(&ctx) {
         return r;
     }
+    let body = match body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let token = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v.get("bootstrap_token").and_then(Value::as_str).map(str::to_owned));
@@ -173,9 +202,13 @@ async fn task(State(ctx): State<Ctx>, headers: HeaderMap) -> Response {
     }
 }
 
-async fn task_update(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Response {
-    let run = match scoped(&ctx, &headers).await {
+async fn task_update(State(ctx): State<Ctx>, req: Request) -> Response {
+    let run = match scoped(&ctx, req.headers()).await {
         Ok(r) => r,
+        Err(r) => return r,
+    };
+    let body = match body(req).await {
+        Ok(b) => b,
         Err(r) => return r,
     };
     let change: cloud::ScopedTaskChange = match serde_json::from_slice(&body) {
@@ -192,9 +225,13 @@ async fn task_update(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) ->
     }
 }
 
-async fn signal(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> Response {
-    let run = match scoped(&ctx, &headers).await {
+async fn signal(State(ctx): State<Ctx>, req: Request) -> Response {
+    let run = match scoped(&ctx, req.headers()).await {
         Ok(r) => r,
+        Err(r) => return r,
+    };
+    let body = match body(req).await {
+        Ok(b) => b,
         Err(r) => return r,
     };
     let new: tether_core::board::signals::NewSignal = match serde_json::from_slice(&body) {

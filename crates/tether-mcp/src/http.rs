@@ -95,10 +95,6 @@ impl SessionStore for SqliteSessions {
     }
 }
 
-/// Connections served at once; more are closed at once (each costs a descriptor, and anyone on
-/// the machine can open them without a token). The descriptor limit is raised well above this
-/// at start, so the database, the watcher and the agents' pipes always have room.
-const MAX_CONNECTIONS: usize = 2048;
 /// A client must send a request's headers within this long (also the idle limit between
 /// requests on a kept-alive connection). Open streams are not affected: they are responses.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -109,7 +105,7 @@ pub async fn serve_http(
     app: Arc<App>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    raise_descriptor_limit();
+    let budget = crate::conn::Budget::for_descriptors(crate::conn::raise_descriptor_limit());
     // Any loopback address may be bound (`--host 127.0.0.2`); requests naming it are ours.
     let bound = listener.local_addr().map(|a| a.ip()).ok().filter(|ip| ip.is_loopback());
     let listener = tokio::net::TcpListener::from_std(listener)
@@ -147,7 +143,7 @@ pub async fn serve_http(
     let reaper = tokio::spawn(reap(ctx, Arc::clone(&sm)));
     let tasks = tokio::spawn(crate::watch_board(Arc::clone(&app)));
     let bell = tokio::spawn(crate::doorbell::run(Arc::clone(&app)));
-    let r = accept_loop(listener, router, ct.clone(), shutdown).await;
+    let r = accept_loop(listener, router, budget, ct.clone(), shutdown).await;
     ct.cancel();
     reaper.abort();
     tasks.abort();
@@ -155,33 +151,17 @@ pub async fn serve_http(
     r
 }
 
-/// Lifts the soft limit on open files toward the hard one (Linux defaults the soft one to 1,024,
-/// which idle connections alone would use up).
-fn raise_descriptor_limit() {
-    #[cfg(unix)]
-    {
-        use nix::sys::resource::{Resource, getrlimit, setrlimit};
-        if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-            let want = hard.min(65_536);
-            if soft < want && setrlimit(Resource::RLIMIT_NOFILE, want, hard).is_err() {
-                tracing::debug!(soft, hard, "cannot raise the open-file limit");
-            }
-        }
-    }
-}
-
-/// Accepts connections (at most [`MAX_CONNECTIONS`] at once) and serves each with HTTP/1 and a
+/// Accepts connections within the [`crate::conn::Budget`] and serves each with HTTP/1 and a
 /// header timeout, until `shutdown`; then asks open connections to finish and gives them a
 /// moment before closing them (event streams never finish on their own).
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: Router,
+    budget: Arc<crate::conn::Budget>,
     stop: CancellationToken,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::service::TowerToHyperService;
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut conns = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -197,16 +177,28 @@ async fn accept_loop(
                 }
             },
         };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            tracing::debug!("too many connections; closing a new one");
+        let Some(seat) = budget.admit() else {
+            tracing::debug!("every connection is held by a client with a token; closing a new one");
             continue;
         };
+        let seat = Arc::new(seat);
         // rmcp writes each SSE event separately; without NODELAY, Nagle + delayed ACK add ~40 ms.
         let _ = stream.set_nodelay(true);
-        let svc = TowerToHyperService::new(router.clone());
+        let (router, mine) = (router.clone(), Arc::clone(&seat));
+        let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let (router, seat) = (router.clone(), Arc::clone(&mine));
+            async move {
+                let res = tower::ServiceExt::oneshot(router, req.map(Body::new)).await;
+                if let Ok(r) = &res
+                    && r.extensions().get::<crate::conn::Authenticated>().is_some()
+                {
+                    seat.trust();
+                }
+                res
+            }
+        });
         let stop = stop.clone();
         conns.spawn(async move {
-            let _slot = slot;
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
@@ -214,6 +206,8 @@ async fn accept_loop(
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
+                // Room was needed and this connection had proven nothing.
+                _ = seat.evicted.cancelled() => {}
                 _ = stop.cancelled() => {
                     conn.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
@@ -242,6 +236,19 @@ async fn mcp_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
     if !ctx.app.token_matches(given) {
         return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token (see `tether token show`)\n").into_response();
     }
+    let res = mcp_session(&ctx, req, next).await;
+    authenticated(res)
+}
+
+/// Marks a response as answering a proven credential (see [`crate::conn`]).
+pub(crate) fn authenticated(mut res: Response) -> Response {
+    res.extensions_mut().insert(crate::conn::Authenticated);
+    res
+}
+
+/// Session bookkeeping around an authenticated MCP request: unknown-session deletes, the 204
+/// for a deleted session, and the GET stream guard for the reaper.
+async fn mcp_session(ctx: &Ctx, req: Request, next: Next) -> Response {
     let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let method = req.method().clone();
     if method == Method::DELETE
@@ -317,6 +324,10 @@ async fn hook(State(ctx): State<Ctx>, req: Request) -> Response {
     if !tether_core::token::matches(&ctx.app.hook_token, given) {
         return (StatusCode::UNAUTHORIZED, "missing or wrong hook token\n").into_response();
     }
+    authenticated(hook_event(ctx, req).await)
+}
+
+async fn hook_event(ctx: Ctx, req: Request) -> Response {
     let body = match axum::body::to_bytes(req.into_body(), MAX_HOOK_BODY).await {
         Ok(b) => b,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "hook payload over 1 MiB\n").into_response(),

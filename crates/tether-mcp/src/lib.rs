@@ -5,6 +5,7 @@
 //! A thin host over `tether-core`: no index or query logic here. Must not depend on tauri or clap.
 
 mod callback;
+mod conn;
 mod doorbell;
 pub mod host;
 mod http;

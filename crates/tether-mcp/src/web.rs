@@ -166,7 +166,7 @@ async fn api_guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
     if req.method() != Method::GET && h.get("x-tether").and_then(|v| v.to_str().ok()) != Some("1") {
         return error(StatusCode::FORBIDDEN, None, "send the header `X-Tether: 1` with requests that change things");
     }
-    next.run(req).await
+    crate::http::authenticated(next.run(req).await)
 }
 
 /// axum answers a malformed query or body in plain text, and a wrong method with an empty body;
