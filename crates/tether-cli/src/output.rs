@@ -185,7 +185,7 @@ pub fn index_report(r: &IndexReport) {
     }
 }
 
-pub fn doctor(d: &tether_core::history::doctor::DoctorReport) {
+pub fn doctor(d: &tether_core::doctor::DoctorReport) {
     println!("{}", bold(&format!("Tether {}", d.version)));
     println!("data dir     {}", d.data_dir);
     println!("index        {} ({:.1} MB)", d.index_db, d.index_bytes as f64 / 1e6);

@@ -7,17 +7,16 @@
 //! rmcp, and prints nothing: it logs through `tracing`.
 
 pub mod attention;
-pub mod board;
-pub mod clock;
 pub mod daemon;
-pub mod error;
-pub mod history;
+pub mod doctor;
 pub mod init;
 pub mod insights;
-pub mod paths;
 pub mod settings;
-pub mod store;
 pub mod token;
+
+pub use tether_board as board;
+pub use tether_history as history;
+pub use tether_store::{clock, error, paths, store};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +29,7 @@ use history::index::{Depth, IndexReport, ProgressFn};
 use history::sessions::{
     ListQuery, ProjectFilter, SearchHit, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagUpdate,
 };
-use history::{cursor, doctor, export, sessions, watch};
+use history::{cursor, export, sessions, watch};
 use store::Store;
 
 /// The engine for one data dir and one set of Cursor locations.
@@ -372,6 +371,20 @@ impl Tether {
         on_event: impl Fn(watch::WatchEvent) + Send + 'static,
     ) -> Result<watch::WatchHandle> {
         watch::start(Arc::clone(self), cfg, on_event)
+    }
+}
+
+impl watch::Indexer for Tether {
+    fn locations(&self) -> CursorLocations {
+        self.cursor()
+    }
+
+    fn index(&self, depth: Depth) -> Result<IndexReport> {
+        Tether::index(self, depth, &history::index::no_progress)
+    }
+
+    fn index_sources(&self, sources: &[cursor::Source], depth: Depth) -> Result<IndexReport> {
+        Tether::index_sources(self, sources, depth)
     }
 }
 

@@ -251,12 +251,7 @@ pub fn matches(expected: &str, given: &str) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// 32 random bytes as hex: a fresh secret or one-time token.
-pub fn generate() -> String {
-    let mut buf = [0u8; 32];
-    getrandom::fill(&mut buf).expect("the OS random number generator failed");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use tether_store::random_token as generate;
 
 fn write_private(path: &Path, content: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");

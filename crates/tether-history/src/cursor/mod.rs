@@ -1,6 +1,6 @@
 //! Reading Cursor's chat history, read-only, in every storage era.
 //!
-//! Depends on nothing else in the engine but [`crate::history::model`]; never touches our store.
+//! Depends on nothing else in the engine but [`crate::model`]; never touches our store.
 //! [`discover`] lists the files to read; the submodules read each kind.
 
 pub mod cli;
@@ -107,7 +107,7 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
                 }));
             }
         }
-        let mut notes = crate::history::model::Tally::default();
+        let mut notes = crate::model::Tally::default();
         for (path, name) in cli::find_transcripts(&home.join("projects"), &mut notes) {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
         }

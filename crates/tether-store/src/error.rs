@@ -139,11 +139,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
     }
 
-    pub(crate) fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
+    pub fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
         Error::Invalid { what, reason: reason.into() }
     }
 }

@@ -1,14 +1,16 @@
 //! Cursor's chat history: the read-only Cursor readers, our index of them (incremental, kept fresh
 //! by a watcher), and the list / search / read / tag / export queries over it.
 //!
-//! Depends on the store, paths and errors; never on the board (tasks, agents, signals).
+//! Depends on the store, paths and errors (tether-store); never on the board (tasks, agents,
+//! signals), hosts or transports.
 
 pub mod cloud;
 pub mod cursor;
-pub mod doctor;
 pub mod export;
 pub mod index;
 pub mod model;
 pub mod sessions;
 pub mod terms;
 pub mod watch;
+
+pub(crate) use tether_store::{clock, error, paths, store};

@@ -1250,7 +1250,7 @@ mod tests {
         finish(&s, r.num(), &Outcome { status: RunStatus::Cancelled, ..Default::default() }).unwrap();
         finish(&s, r.num(), &Outcome { status: RunStatus::Succeeded, ..Default::default() }).unwrap();
         assert_eq!(get_run(&s, r.num()).unwrap().status, RunStatus::Cancelled, "the first ending stands");
-        assert_eq!(request_cancel(&s, &r.id).unwrap_err().code(), crate::ErrorCode::Conflict);
+        assert_eq!(request_cancel(&s, &r.id).unwrap_err().code(), crate::error::ErrorCode::Conflict);
     }
 
     #[test]

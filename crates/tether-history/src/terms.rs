@@ -138,7 +138,7 @@ impl Vocabulary {
 
     /// The distinct terms of one session's title and messages; the index's parser thread computes
     /// them so the writer thread only merges them (`add_terms`).
-    pub fn of_session(s: &crate::history::model::ParsedSession) -> Vec<String> {
+    pub fn of_session(s: &crate::model::ParsedSession) -> Vec<String> {
         let mut v = Vocabulary::default();
         v.add_text(s.title.as_deref().unwrap_or(""));
         for m in &s.messages {

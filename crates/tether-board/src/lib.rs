@@ -1,9 +1,10 @@
 //! The board people and agents share: tasks (claimed atomically on a lease), agent sessions,
 //! signals between them (with obligations and wake telemetry), agent runs (and waking an idle
 //! chat by one), what Cursor's hooks say about each chat, and task import/export. [`Board`] is the one door
-//! hosts use, as [`crate::Tether`] is for the chat history.
+//! hosts use.
 //!
-//! Depends on the store, the clock and errors; never on the history (Cursor readers, index).
+//! Depends on the store, the clock and errors (tether-store); never on the history (Cursor
+//! readers, index), hosts or transports.
 
 pub mod agents;
 pub mod cloud;
@@ -17,6 +18,8 @@ pub mod tasks;
 pub mod wake;
 
 use std::path::Path;
+
+pub(crate) use tether_store::{clock, error, store};
 
 use crate::error::Result;
 use crate::store::Store;

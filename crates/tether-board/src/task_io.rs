@@ -15,9 +15,9 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::board::tasks::{self, Actor, Insert, NewTask, Status, TaskDetail, TaskFilter};
 use crate::error::{Error, Result};
 use crate::store::Store;
+use crate::tasks::{self, Actor, Insert, NewTask, Status, TaskDetail, TaskFilter};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {

@@ -4,7 +4,7 @@
 //! piece of conversation text: it is untrusted input.
 
 use crate::error::{Error, Result};
-use crate::history::sessions::{SessionDetail, ShowOptions, show};
+use crate::sessions::{SessionDetail, ShowOptions, show};
 use crate::store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

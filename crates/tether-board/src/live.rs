@@ -105,7 +105,7 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
         params![ev.conversation_id, roots, status_for(&ev.hook_event_name), ev.hook_event_name, now_ms(), ev.transcript_path],
     )?;
     // A chat that is still talking is still working on what it holds.
-    crate::board::tasks::renew_leases(store, &ev.conversation_id, crate::board::tasks::DEFAULT_LEASE_MS)?;
+    crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
     if ev.hook_event_name == "sessionEnd" {
         store.durable(|txn| super::agents::end_in(txn, &ev.conversation_id))?;
     }

@@ -1008,7 +1008,7 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::agents::{AgentKind, Identity};
+    use crate::agents::{AgentKind, Identity};
 
     fn agent(id: &str) -> Identity {
         Identity { id: id.into(), kind: AgentKind::Mcp, mcp_session: Some(format!("sess-{id}")), project: None }

@@ -12,14 +12,14 @@ use std::time::Instant;
 use rusqlite::{Connection, OptionalExtension, params};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::cursor::global::{self, ComposerRead, ComposerRef};
+use crate::cursor::sqlite::CursorDb;
+use crate::cursor::{self, Source, SourceKind, cli, uri, workspace};
 use crate::error::Result;
-use crate::history::cursor::global::{self, ComposerRead, ComposerRef};
-use crate::history::cursor::sqlite::CursorDb;
-use crate::history::cursor::{self, Source, SourceKind, cli, uri, workspace};
-use crate::history::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
-use crate::history::terms::{Forget, Vocabulary};
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Tally};
 use crate::paths::CursorLocations;
 use crate::store::Store;
+use crate::terms::{Forget, Vocabulary};
 
 /// How thoroughly to look for changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -281,7 +281,7 @@ fn index_source(
                 let cursor_home = src.path.ancestors().find(|a| a.ends_with("projects")).and_then(Path::parent);
                 let known = known_projects(store)?;
                 let p = cli::transcript_project(name, &id, cursor_home, &s.path_hints, &known);
-                s.set_project(p, crate::history::model::ProjectVia::Cwd);
+                s.set_project(p, crate::model::ProjectVia::Cwd);
             }
             s.fingerprint = fp.clone().unwrap_or_default();
             let sessions = if s.is_conversation() {
@@ -298,7 +298,7 @@ fn index_source(
             let text = std::fs::read_to_string(&src.path)
                 .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
             let id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let mut s = crate::history::cloud::parse(&id, &text);
+            let mut s = crate::cloud::parse(&id, &text);
             s.fingerprint = fp.clone().unwrap_or_default();
             src_problems.merge(&s.problems);
             let sessions = if s.is_conversation() { vec![s] } else { Vec::new() };
@@ -1107,7 +1107,7 @@ fn write_session(
     if no_index {
         s.messages.clear();
     }
-    let text_count = s.messages.iter().filter(|m| m.kind == crate::history::model::Kind::Text).count() as i64;
+    let text_count = s.messages.iter().filter(|m| m.kind == crate::model::Kind::Text).count() as i64;
     let values = params![
         s.id,
         source_id,

@@ -218,8 +218,8 @@ fn clip(text: &str, max: usize, run: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
-    use crate::board::stream_json::RunEvent;
+    use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
+    use crate::stream_json::RunEvent;
 
     const LIMITS: Limits = Limits { total: 3, per_workspace: 1, cloud: 2, only: None };
 
@@ -334,7 +334,7 @@ mod tests {
         let who = agents::Identity::cli("pat");
         agents::start(&s, &who, None, None).unwrap();
         let e = set(&s, "pat", true).unwrap_err();
-        assert_eq!(e.code(), crate::ErrorCode::InvalidInput, "{e}");
+        assert_eq!(e.code(), crate::error::ErrorCode::InvalidInput, "{e}");
 
         finished_run(&s, "chat-1");
         set(&s, "run R-1", true).unwrap();
@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(runs::claim_next(&s, 1, LIMITS).unwrap().unwrap().id, woke.id, "taken once approved");
         assert_eq!(
             runs::approve(&s, &woke.id).unwrap_err().code(),
-            crate::ErrorCode::InvalidInput,
+            crate::error::ErrorCode::InvalidInput,
             "not held any more"
         );
     }

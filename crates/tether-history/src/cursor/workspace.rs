@@ -11,7 +11,7 @@ use super::sqlite::{CursorDb, Table};
 use super::uri::project_from_uri;
 use super::value::{Decoded, decode, non_empty, str_field, timestamp_ms};
 use crate::error::Result;
-use crate::history::model::{ParsedSession, ProjectVia, Tally};
+use crate::model::{ParsedSession, ProjectVia, Tally};
 
 #[derive(Debug, Default)]
 pub struct WorkspaceRead {

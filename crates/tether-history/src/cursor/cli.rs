@@ -11,7 +11,7 @@ use super::composer::{finish, tool_summary};
 use super::sqlite::CursorDb;
 use super::value::{non_empty, str_field, timestamp_ms};
 use crate::error::Result;
-use crate::history::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally};
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally};
 
 /// Parse the `meta` value: hex-encoded JSON in most builds, plain JSON in some.
 pub fn parse_meta(raw: &[u8]) -> Option<Value> {

@@ -13,10 +13,18 @@ use std::time::{Duration, Instant};
 use notify::RecursiveMode;
 use notify_debouncer_full::new_debouncer;
 
-use crate::Tether;
+use crate::cursor::{self, Source, SourceKind};
 use crate::error::Result;
-use crate::history::cursor::{self, Source, SourceKind};
-use crate::history::index::{Depth, IndexReport};
+use crate::index::{Depth, IndexReport};
+use crate::paths::CursorLocations;
+
+/// What the watcher drives: where Cursor's data is now, and index passes over all of it or some
+/// sources. The engine's context implements it; the watcher knows nothing more of it.
+pub trait Indexer: Send + Sync + 'static {
+    fn locations(&self) -> CursorLocations;
+    fn index(&self, depth: Depth) -> Result<IndexReport>;
+    fn index_sources(&self, sources: &[Source], depth: Depth) -> Result<IndexReport>;
+}
 
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
@@ -72,8 +80,8 @@ enum Msg {
 }
 
 /// Start watching. `on_event` is called from the watcher thread after each pass.
-pub fn start(
-    tether: Arc<Tether>,
+pub fn start<I: Indexer>(
+    tether: Arc<I>,
     cfg: WatchConfig,
     on_event: impl Fn(WatchEvent) + Send + 'static,
 ) -> Result<WatchHandle> {
@@ -98,7 +106,7 @@ pub fn start(
             let _ = ev_tx.send(msg);
         })?;
     let mut watched = Vec::new();
-    for (dir, recursive) in cursor::watch_roots(&tether.cursor()) {
+    for (dir, recursive) in cursor::watch_roots(&tether.locations()) {
         if dir.is_dir() {
             let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
             match debouncer.watch(&dir, mode) {
@@ -140,11 +148,11 @@ pub fn start(
                         if stop {
                             return;
                         }
-                        let sources = affected_sources(&tether, &paths);
+                        let sources = affected_sources(tether.as_ref(), &paths);
                         if paths.iter().any(|p| !p.exists()) {
                             // Something was deleted: a pass over everything (unchanged files are
                             // not opened) drops the sessions of vanished sources.
-                            on_event(match tether.index(Depth::Quick, &crate::history::index::no_progress) {
+                            on_event(match tether.index(Depth::Quick) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
@@ -170,7 +178,7 @@ pub fn start(
                         }
                         if last_deep.elapsed() >= cfg.deep_every {
                             last_deep = Instant::now();
-                            on_event(match tether.index(Depth::Deep, &crate::history::index::no_progress) {
+                            on_event(match tether.index(Depth::Deep) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
@@ -196,8 +204,8 @@ fn carries_data(e: &notify::Event) -> bool {
 }
 
 /// Map changed paths to the sources to re-index (a `-wal` change means its database).
-fn affected_sources(tether: &Tether, paths: &[PathBuf]) -> Vec<Source> {
-    let all = cursor::discover(&tether.cursor());
+fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
+    let all = cursor::discover(&tether.locations());
     let mut out: Vec<Source> = Vec::new();
     for p in paths {
         let base = strip_sidecar(p);

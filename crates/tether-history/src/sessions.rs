@@ -87,7 +87,7 @@ fn project_clause(f: &ProjectFilter, params: &mut Vec<rusqlite::types::Value>) -
         ProjectFilter::All => "1".into(),
         ProjectFilter::Path(p) => {
             let mut ors = Vec::new();
-            for alias in crate::history::cursor::uri::path_aliases(p) {
+            for alias in crate::cursor::uri::path_aliases(p) {
                 // Inside the project, or the project inside it.
                 params.push(alias.clone().into());
                 let i = params.len();
@@ -401,7 +401,7 @@ pub fn fts_query(q: &str) -> Result<String> {
     if advanced {
         return Ok(q.to_owned());
     }
-    Ok(q.split_whitespace().map(crate::history::terms::quote).collect::<Vec<_>>().join(" "))
+    Ok(q.split_whitespace().map(crate::terms::quote).collect::<Vec<_>>().join(" "))
 }
 
 /// A session in the running: id, best message (seq, id) unless only its title matched, score, title.
@@ -432,7 +432,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let limit = if q.limit == 0 { 20 } else { q.limit.min(500) };
     let candidates = (limit * 8).max(64);
     store.read(|c| {
-        let fts = crate::history::terms::expand_prefixes(c, &fts)?;
+        let fts = crate::terms::expand_prefixes(c, &fts)?;
         let mut p: Vec<rusqlite::types::Value> = vec![fts.clone().into()];
         let proj = project_clause(&q.project, &mut p);
         let from = format!(
@@ -582,7 +582,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         // Snippets from the hits' text: FTS5's snippet() would set up a MATCH per hit.
         let wanted: Vec<i64> = best.iter().filter_map(|b| b.1.map(|(_, id)| id)).collect();
         let mut snippets: HashMap<i64, String> = HashMap::new();
-        let marker = crate::history::terms::Highlighter::new(&fts);
+        let marker = crate::terms::Highlighter::new(&fts);
         if !wanted.is_empty() {
             let mut stmt = c.prepare_cached("SELECT id, text FROM messages WHERE id IN (SELECT value FROM json_each(?1))")?;
             let it = stmt.query_map([serde_json::to_string(&wanted)?], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
@@ -616,9 +616,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Vec<SearchHit>> {
 /// The words of a plain query (one without FTS5 syntax), as `fts_query` quotes them.
 fn plain_terms(q: &str) -> Vec<String> {
     match fts_query(q) {
-        Ok(f) if f.starts_with('"') && !q.contains('"') => {
-            q.split_whitespace().map(crate::history::terms::quote).collect()
-        }
+        Ok(f) if f.starts_with('"') && !q.contains('"') => q.split_whitespace().map(crate::terms::quote).collect(),
         _ => Vec::new(),
     }
 }
@@ -706,7 +704,7 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
                     .collect::<rusqlite::Result<_>>()?;
                 txn.execute("DELETE FROM messages WHERE session_id = ?1", [&id])?;
                 txn.execute("UPDATE sessions SET message_count = 0 WHERE id = ?1", [&id])?;
-                crate::history::terms::forget(txn, texts.iter().map(String::as_str))?;
+                crate::terms::forget(txn, texts.iter().map(String::as_str))?;
             }
             // Forget fingerprints so the next pass reads the session (and its file) again.
             txn.execute("UPDATE sessions SET fingerprint = NULL WHERE id = ?1", [&id])?;

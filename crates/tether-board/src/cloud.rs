@@ -216,7 +216,7 @@ fn hash(token: &str) -> String {
 
 /// A one-time bootstrap token bound to a run (valid [`BOOTSTRAP_TTL_MS`]); only its hash is kept.
 pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
-    let token = crate::token::generate();
+    let token = tether_store::random_token();
     store.durable(|txn| {
         txn.execute(
             "INSERT INTO cloud_grants(hash, kind, run, expires_at) VALUES (?1, 'bootstrap', ?2, ?3)",
@@ -231,7 +231,7 @@ pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
 /// at ms)`. `None` for a token that is unknown, expired or already spent.
 pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
     let now = crate::clock::now_ms();
-    let bearer = crate::token::generate();
+    let bearer = tether_store::random_token();
     let expires = now + BEARER_TTL_MS;
     let run: Option<i64> = store.durable(|txn| {
         let run: Option<i64> = txn

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::lexical;
 use super::uri::project_from_uri_value;
 use super::value::{Decoded, decode, maybe_nested, non_empty, str_field, timestamp_ms};
-use crate::history::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally, truncate_chars};
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally, truncate_chars};
 
 /// Newest `composerData._v` / bubble `_v` we know the shape of; newer ones are read on a
 /// best-effort basis and noted.
@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(s.messages.len(), 2, "toolFormerData without a name is not a tool call");
         assert_eq!(s.messages[0].tool_name.as_deref(), Some("run_terminal_cmd"));
         assert_eq!(s.messages[0].text, "npm test");
-        assert_eq!(s.messages[1].kind, crate::history::model::Kind::Thinking);
+        assert_eq!(s.messages[1].kind, crate::model::Kind::Thinking);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::composer::{Bubbles, HeaderInfo, parse_chat_tabs, parse_composer};
 use super::sqlite::{CursorDb, Table};
 use super::value::{Decoded, decode, timestamp_ms};
 use crate::error::Result;
-use crate::history::model::{ParsedSession, Tally};
+use crate::model::{ParsedSession, Tally};
 
 /// What we know about one composer before reading it.
 #[derive(Debug, Clone, Default)]
@@ -319,7 +319,7 @@ pub fn listed_session(id: &str, head: &ComposerHead) -> ParsedSession {
     s.archived = h.archived;
     s.mode = h.mode.clone();
     s.workspace_id = h.workspace_id.clone();
-    s.set_project(h.project.clone(), crate::history::model::ProjectVia::Identifier);
+    s.set_project(h.project.clone(), crate::model::ProjectVia::Identifier);
     s
 }
 
