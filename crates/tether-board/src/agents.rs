@@ -7,50 +7,15 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
-use super::signals::SignalType;
+pub use crate::principal::{AgentKind, Identity};
+use crate::principal::{ensure_in, normalise_name};
+use crate::signals::SignalType;
 use crate::clock::iso;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
 /// An MCP client or CLI user not seen for this long counts as idle.
 const IDLE_AFTER_MS: i64 = 5 * 60 * 1000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    Cursor,
-    Mcp,
-    Cli,
-    /// A run of the Cursor CLI that Tether started (`run R-3`).
-    Run,
-}
-
-impl AgentKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            AgentKind::Cursor => "cursor",
-            AgentKind::Mcp => "mcp",
-            AgentKind::Cli => "cli",
-            AgentKind::Run => "run",
-        }
-    }
-}
-
-/// Who is asking: enough to find or register the agent.
-#[derive(Debug, Clone)]
-pub struct Identity {
-    /// Stable key: a Cursor conversation id, `mcp:<session>` or `cli:<user>`.
-    pub id: String,
-    pub kind: AgentKind,
-    pub mcp_session: Option<String>,
-    pub project: Option<String>,
-}
-
-impl Identity {
-    pub fn cli(user: &str) -> Self {
-        Self { id: format!("cli:{user}"), kind: AgentKind::Cli, mcp_session: None, project: None }
-    }
-}
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Agent {
@@ -108,7 +73,7 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
             let (name, role): (String, Option<String>) =
                 txn.query_row("SELECT name, role FROM agents WHERE id = ?1", [&id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             let role = role.map(|r| format!(" ({r})")).unwrap_or_default();
-            super::signals::announce_in(txn, SignalType::PeerJoined, &id, &format!("{name}{role} joined"))?;
+            crate::signals::announce_in(txn, SignalType::PeerJoined, &id, &format!("{name}{role} joined"))?;
         }
         Ok(())
     })?;
@@ -122,38 +87,9 @@ pub(crate) fn end_in(txn: &Transaction<'_>, id: &str) -> Result<()> {
         txn.query_row("SELECT name FROM agents WHERE id = ?1 AND ended_at IS NULL", [id], |r| r.get(0)).optional()?;
     if let Some(name) = name {
         txn.execute("UPDATE agents SET ended_at = ?2 WHERE id = ?1", params![id, now])?;
-        super::signals::announce_in(txn, SignalType::PeerLeft, id, &format!("{name} left"))?;
+        crate::signals::announce_in(txn, SignalType::PeerLeft, id, &format!("{name} left"))?;
     }
     Ok(())
-}
-
-/// The agent's row id and name, registering it on first sight; bumps its last activity.
-pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String> {
-    let now = crate::clock::now_ms();
-    let known: Option<String> =
-        txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
-    match known {
-        Some(id) => {
-            txn.execute(
-                "UPDATE agents SET last_seen = ?2, mcp_session = coalesce(?3, mcp_session), project = coalesce(?4, project) WHERE id = ?1",
-                params![id, now, who.mcp_session, who.project],
-            )?;
-            Ok(id)
-        }
-        None => {
-            let name = match who.kind {
-                AgentKind::Cli => who.id.trim_start_matches("cli:").to_owned(),
-                AgentKind::Run => who.id.replacen("run:", "run ", 1),
-                _ => generate_name(txn)?,
-            };
-            let name = unique_name(txn, &name)?;
-            txn.execute(
-                "INSERT INTO agents(id, name, kind, project, mcp_session, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                params![who.id, name, who.kind.as_str(), who.project, who.mcp_session, now],
-            )?;
-            Ok(who.id.clone())
-        }
-    }
 }
 
 /// The agent registered for an MCP session by `session_start`, if any.
@@ -212,12 +148,7 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
             } else {
                 "idle".to_owned()
             };
-            let kind = match kind.as_str() {
-                "cursor" => AgentKind::Cursor,
-                "mcp" => AgentKind::Mcp,
-                "run" => AgentKind::Run,
-                _ => AgentKind::Cli,
-            };
+            let kind = AgentKind::parse(&kind);
             let surface = match kind {
                 AgentKind::Cli => None,
                 _ if reachable && ended.is_none() => Some("full"),
@@ -255,55 +186,4 @@ pub fn end_mcp_session(store: &Store, session: &str) -> Result<()> {
         }
         Ok(())
     })
-}
-
-/// Names that mean someone else in a signal's address.
-fn reserved(n: &str) -> bool {
-    n.eq_ignore_ascii_case(super::signals::HUMAN)
-        || n.eq_ignore_ascii_case(super::signals::TETHER)
-        || n.starts_with("role:")
-        || n == "peers"
-}
-
-fn normalise_name(n: &str) -> Result<String> {
-    let n = n.trim();
-    if n.is_empty() || n.len() > 40 || n.chars().any(|c| c.is_control()) {
-        return Err(Error::invalid("agent name", "give 1–40 printable characters"));
-    }
-    if reserved(n) {
-        return Err(Error::invalid("agent name", format!("{n:?} is reserved for signal addresses")));
-    }
-    Ok(n.to_owned())
-}
-
-fn unique_name(txn: &Transaction<'_>, base: &str) -> Result<String> {
-    let taken = |n: &str| -> Result<bool> {
-        Ok(txn.query_row("SELECT 1 FROM agents WHERE name = ?1", [n], |_| Ok(())).optional()?.is_some())
-    };
-    if !reserved(base) && !taken(base)? {
-        return Ok(base.to_owned());
-    }
-    for i in 2.. {
-        let n = format!("{base}-{i}");
-        if !taken(&n)? {
-            return Ok(n);
-        }
-    }
-    unreachable!("names are finite")
-}
-
-const ADJECTIVES: &[&str] = &[
-    "amber", "brisk", "calm", "dapper", "eager", "fuzzy", "gentle", "hazel", "ivory", "jolly", "keen", "lucid",
-    "mellow", "nimble", "olive", "plucky", "quiet", "rusty", "sunny", "tidy", "umber", "vivid", "witty", "zesty",
-];
-const ANIMALS: &[&str] = &[
-    "otter", "badger", "heron", "lynx", "marten", "puffin", "quokka", "raven", "stoat", "tapir", "wombat", "yak",
-    "bison", "crane", "dingo", "egret", "ferret", "gecko", "ibis", "koala", "lemur", "newt", "osprey", "panda",
-];
-
-fn generate_name(txn: &Transaction<'_>) -> Result<String> {
-    let mut b = [0u8; 2];
-    getrandom::fill(&mut b).map_err(|e| Error::invalid("random", e.to_string()))?;
-    let name = format!("{}-{}", ADJECTIVES[b[0] as usize % ADJECTIVES.len()], ANIMALS[b[1] as usize % ANIMALS.len()]);
-    unique_name(txn, &name)
 }

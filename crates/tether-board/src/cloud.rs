@@ -9,84 +9,12 @@
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::runs::{self, Run};
+use crate::runs::{self, Run};
+pub use crate::runs::{CloudSpec, mint_agent_id};
 use crate::error::{Error, Result};
 use crate::store::Store;
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CloudSpec {
-    /// `https://github.com/org/repo`.
-    pub repo: String,
-    /// The ref the agent starts from.
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub git_ref: Option<String>,
-    /// An existing branch the agent works on and pushes to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default)]
-    pub auto_pr: bool,
-    /// Cursor's agent id, minted by Tether before launching (`bc-<uuid>`): a launch retried
-    /// after a crash or a lost answer finds the agent instead of starting a second one.
-    pub agent_id: String,
-    /// This run continues an agent an earlier run launched (a follow-up), rather than launching.
-    #[serde(default)]
-    pub continues: bool,
-    /// Cursor's id of this run (`run-<uuid>`), once launched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// The agent's page at cursor.com.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_url: Option<String>,
-    /// The status as Cursor last said it (`CREATING`, `RUNNING`, `FINISHED`, `EXPIRED`, or
-    /// anything new), kept as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_status: Option<String>,
-    /// The branch the agent pushed (Cursor's per-agent git state).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pushed_branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pr_url: Option<String>,
-    /// The last stream event id seen: a re-attached runner resumes the stream from it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_event_id: Option<String>,
-    /// Launched through v0 with a webhook to Tether's public URL.
-    #[serde(default)]
-    pub webhook: bool,
-}
-
-impl CloudSpec {
-    pub fn new(repo: String, git_ref: Option<String>, branch: Option<String>, auto_pr: bool) -> Self {
-        Self { repo, git_ref, branch, auto_pr, agent_id: mint_agent_id(), ..Self::default() }
-    }
-
-    /// The spec of a follow-up: the same agent (its repository and git state), a new run.
-    pub fn followup(&self) -> Self {
-        Self {
-            repo: self.repo.clone(),
-            git_ref: self.git_ref.clone(),
-            branch: self.branch.clone(),
-            auto_pr: self.auto_pr,
-            agent_id: self.agent_id.clone(),
-            continues: true,
-            agent_url: self.agent_url.clone(),
-            pushed_branch: self.pushed_branch.clone(),
-            pr_url: self.pr_url.clone(),
-            ..Self::default()
-        }
-    }
-}
-
-/// A fresh `bc-<uuid v4>`.
-pub fn mint_agent_id() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("the OS random source");
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("bc-{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
-}
 
 /// A repository as Cursor wants it: `https://host/owner/name`. Takes the shapes people paste
 /// (`github.com/o/r`, `git@github.com:o/r.git`, `ssh://git@github.com/o/r`, a trailing `/`).

@@ -8,11 +8,14 @@
 
 pub mod agents;
 pub mod cloud;
+pub mod ids;
+pub mod principal;
 pub mod live;
 pub mod roles;
 pub mod runs;
+/// The run events, where hosts have always found them.
+pub use runs::event as stream_json;
 pub mod signals;
-pub mod stream_json;
 pub mod task_io;
 pub mod tasks;
 pub mod wake;
@@ -23,7 +26,8 @@ pub(crate) use tether_store::{clock, error, store};
 
 use crate::error::Result;
 use crate::store::Store;
-use agents::{Agent, Identity};
+use agents::Agent;
+use principal::Identity;
 use signals::{NewSignal, PendingSummary, Recipient, Sender, Signal, SignalDetail, SignalFilter};
 use tasks::{Actor, NewTask, QueryResult, SessionStart, Task, TaskChange, TaskDetail, TaskFilter, TaskQuery};
 
@@ -161,6 +165,15 @@ impl<'a> Board<'a> {
     /// Asks a run to stop (a queued one is cancelled at once).
     pub fn cancel_run(&self, id: &str) -> Result<runs::Run> {
         runs::request_cancel(self.store, id)
+    }
+
+    /// Ends a run with its outcome (once), moves its task, and — for a run that woke an idle
+    /// chat — answers the questions it carried with its result. Composed here so runs and wakes
+    /// do not lean on each other.
+    pub fn finish_run(&self, num: i64, outcome: &runs::Outcome) -> Result<runs::Run> {
+        let run = runs::finish(self.store, num, outcome)?;
+        wake::answer_carried(self.store, &run)?;
+        Ok(run)
     }
 
     /// Lets a run held for the person's approval go.

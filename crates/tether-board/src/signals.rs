@@ -19,7 +19,8 @@ use std::str::FromStr;
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 
-use super::agents::{self, Identity};
+pub use crate::principal::{HUMAN, Recipient, Sender, TETHER};
+use crate::principal::{AgentKind, Identity};
 use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -32,8 +33,6 @@ pub const HOOK_LOOP_LIMIT: u32 = 3;
 /// was active this recently.
 pub const LIVE_WITHIN_MS: i64 = 24 * 3600 * 1000;
 
-pub const HUMAN: &str = "human";
-pub const TETHER: &str = "tether";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,22 +101,13 @@ impl FromStr for SignalType {
 }
 
 pub fn parse_id(s: &str) -> Result<i64> {
-    let t = s.trim();
-    let n = t.strip_prefix("S-").or_else(|| t.strip_prefix("s-")).unwrap_or(t);
-    n.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| Error::SignalNotFound(s.to_owned()))
+    crate::ids::SignalId::parse(s).map(crate::ids::SignalId::num)
 }
 
 pub fn format_id(num: i64) -> String {
-    format!("S-{num}")
+    crate::ids::SignalId::new(num).to_string()
 }
 
-/// Who sends: an agent (registered on first sight), the person, or Tether itself.
-#[derive(Debug, Clone)]
-pub enum Sender {
-    Agent(Identity),
-    Human,
-    Tether,
-}
 
 /// A signal to send, as hosts receive it. Its docs are also the MCP tool's argument descriptions.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -385,7 +375,7 @@ pub(crate) struct From {
 pub(crate) fn sender_in(txn: &Transaction<'_>, from: &Sender) -> Result<From> {
     Ok(match from {
         Sender::Agent(who) => {
-            let (id, name) = super::tasks::actor_name(txn, who)?;
+            let (id, name) = crate::principal::actor_name(txn, who)?;
             From { name, agent: Some(id), remote: false }
         }
         Sender::Human => From { name: HUMAN.into(), agent: None, remote: false },
@@ -588,7 +578,7 @@ pub(crate) fn task_assigned_in(
 }
 
 pub(crate) fn from_actor_in(txn: &Transaction<'_>, who: &Identity) -> Result<From> {
-    if who.kind == agents::AgentKind::Cli {
+    if who.kind == AgentKind::Cli {
         return Ok(From { name: HUMAN.into(), agent: None, remote: false });
     }
     sender_in(txn, &Sender::Agent(who.clone()))
@@ -612,21 +602,6 @@ pub(crate) fn task_settled_in(txn: &Transaction<'_>, task: i64) -> Result<()> {
     Ok(())
 }
 
-/// The recipient key of a caller: its agent id, or `human`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recipient {
-    Agent(String),
-    Human,
-}
-
-impl Recipient {
-    fn key(&self) -> &str {
-        match self {
-            Recipient::Agent(id) => id,
-            Recipient::Human => HUMAN,
-        }
-    }
-}
 
 /// Drains the caller's inbox: returns every undrained signal to it (oldest first) and marks them
 /// drained in the same transaction, closing the obligations a drain closes.
@@ -1008,6 +983,7 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Signal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents;
     use crate::agents::{AgentKind, Identity};
 
     fn agent(id: &str) -> Identity {

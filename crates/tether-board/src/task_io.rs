@@ -395,7 +395,7 @@ fn write_all(
         })
         .collect();
     store.durable(|txn| {
-        let (_, who) = tasks::actor_name(txn, &actor.who)?;
+        let (_, who) = crate::principal::actor_name(txn, &actor.who)?;
         let mut nums: HashMap<&str, i64> = HashMap::new();
         for f in &items {
             let title = tasks::clean_title(&f.title)?;

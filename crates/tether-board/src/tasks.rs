@@ -13,15 +13,16 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::agents::{self, Identity};
-use super::signals;
+use crate::agents;
+pub use crate::principal::{Actor, DEFAULT_LEASE_MS, Identity, actor_label};
+use crate::principal::actor_name;
+use crate::signals;
 use crate::clock::iso;
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
 /// How long an agent's claim holds without activity, unless the caller says otherwise.
-pub const DEFAULT_LEASE_MS: i64 = 30 * 60 * 1000;
 /// The most tasks one query lists; more is an error, never a silent cut.
 pub const MAX_LIST: usize = 500;
 
@@ -116,13 +117,11 @@ pub fn priority_name(p: i64) -> &'static str {
 
 /// `T-12`, `t-12`, `#12` or `12` → 12.
 pub fn parse_id(s: &str) -> Result<i64> {
-    let t = s.trim();
-    let digits = t.strip_prefix("T-").or_else(|| t.strip_prefix("t-")).or_else(|| t.strip_prefix('#')).unwrap_or(t);
-    digits.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| Error::TaskNotFound(s.to_owned()))
+    crate::ids::TaskId::parse(s).map(crate::ids::TaskId::num)
 }
 
 pub fn format_id(num: i64) -> String {
-    format!("T-{num}")
+    crate::ids::TaskId::new(num).to_string()
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -247,19 +246,6 @@ pub enum ClaimTarget {
     },
 }
 
-/// Who acts: their identity (registered as an agent on first sight) and how long their claims hold.
-#[derive(Debug, Clone)]
-pub struct Actor {
-    pub who: Identity,
-    /// `None`: claims never expire (a person).
-    pub lease_ms: Option<i64>,
-}
-
-impl Actor {
-    pub fn person(user: &str) -> Self {
-        Self { who: Identity::cli(user), lease_ms: None }
-    }
-}
 
 fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
     txn.execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", [])?;
@@ -279,16 +265,6 @@ pub(crate) fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, de
     Ok(())
 }
 
-/// The name an actor goes by on the board (registering it on first sight).
-pub fn actor_label(store: &Store, who: &Identity) -> Result<String> {
-    store.durable(|txn| actor_name(txn, who).map(|(_, name)| name))
-}
-
-pub(crate) fn actor_name(txn: &Transaction<'_>, who: &Identity) -> Result<(String, String)> {
-    let id = agents::ensure_in(txn, who)?;
-    let name: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
-    Ok((id, name))
-}
 
 fn exists(txn: &Transaction<'_>, num: i64) -> Result<bool> {
     Ok(txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [num], |_| Ok(())).optional()?.is_some())
@@ -635,21 +611,26 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
             let (name, agent) = match a.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
                 None => (None, None),
                 Some(n) => {
-                    let agent: Option<String> =
-                        txn.query_row("SELECT id FROM agents WHERE name = ?1", [n], |r| r.get(0)).optional()?;
+                    let agent: Option<(String, String)> = txn
+                        .query_row("SELECT id, kind FROM agents WHERE name = ?1", [n], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()?;
                     (Some(n.to_owned()), agent)
                 }
             };
-            // A new holder starts a fresh lease; people hold without one.
-            let lease = agent.as_ref().filter(|a| !a.starts_with("cli:")).map(|_| now + DEFAULT_LEASE_MS);
+            // People hold without a lease and hear of nothing; an agent starts a fresh lease.
+            let agent_holder: Option<String> = agent
+                .as_ref()
+                .filter(|(_, kind)| crate::principal::AgentKind::parse(kind) != crate::principal::AgentKind::Cli)
+                .map(|(id, _)| id.clone());
+            let lease = agent_holder.as_ref().map(|_| now + DEFAULT_LEASE_MS);
+            let agent = agent.map(|(id, _)| id);
             txn.execute(
                 "UPDATE tasks SET assignee = ?2, assignee_agent = ?3, lease_until = ?4 WHERE num = ?1",
                 params![num, name, agent, lease],
             )?;
             event(txn, num, &who, "assigned", json!({"assignee": name}))?;
             // Given to an agent by someone else: the agent hears of it as a signal.
-            if let (Some(agent), Some(name)) = (&agent, &name)
-                && !agent.starts_with("cli:")
+            if let (Some(agent), Some(name)) = (&agent_holder, &name)
                 && *agent != agent_id
                 && assignee.as_deref() != Some(name.as_str())
             {

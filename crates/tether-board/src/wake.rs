@@ -10,7 +10,8 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::agents::{self, Agent, AgentKind};
+use super::agents::{self, Agent};
+use crate::principal::AgentKind;
 use super::runs::{self, Run, RunStatus};
 use super::signals::{self, NewSignal, Sender, Wake, WakePath, WakeResult};
 use crate::clock::now_ms;
@@ -175,7 +176,7 @@ fn prompt(carried: &[signals::Signal]) -> String {
 
 /// After a waking run ends: on success, its result answers each carried signal that expects a
 /// reply and has none yet, from the run's agent.
-pub(crate) fn answer_carried(store: &Store, run: &Run) -> Result<()> {
+pub fn answer_carried(store: &Store, run: &Run) -> Result<()> {
     let body = run.result.as_deref().map(str::trim).unwrap_or("");
     if run.status != RunStatus::Succeeded || body.is_empty() {
         return Ok(());
@@ -219,7 +220,7 @@ fn clip(text: &str, max: usize, run: &str) -> String {
 mod tests {
     use super::*;
     use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
-    use crate::stream_json::RunEvent;
+    use crate::runs::event::RunEvent;
 
     const LIMITS: Limits = Limits { total: 3, per_workspace: 1, cloud: 2, only: None };
 
@@ -266,7 +267,8 @@ mod tests {
             ],
         )
         .unwrap();
-        runs::finish(s, r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
+        crate::Board::new(s)
+            .finish_run(r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
             .unwrap()
     }
 
@@ -341,8 +343,7 @@ mod tests {
         let q = ask(&s, "run R-1", "Status?");
         let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
         runs::claim_next(&s, 1, LIMITS).unwrap();
-        runs::finish(
-            &s,
+        crate::Board::new(&s).finish_run(
             woke.num(),
             &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
         )

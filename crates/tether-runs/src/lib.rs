@@ -12,6 +12,7 @@
 mod files;
 pub mod nofollow;
 pub mod process;
+pub mod stream_json;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,7 +21,8 @@ use std::time::Duration;
 
 use tether_core::Tether;
 use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus, StoredEvent};
-use tether_core::board::stream_json::{self, RunEvent, StreamParser};
+use stream_json::StreamParser;
+use tether_core::board::runs::event::RunEvent;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, broadcast, mpsc};
 use tokio::task::JoinHandle;
@@ -352,7 +354,7 @@ impl Runner {
             if run.is_cloud() {
                 files::restore_run(&t, num, None);
             }
-            runs::finish(&t.store, num, &outcome)
+            t.board().finish_run(num, &outcome)
         })
         .await;
         self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);

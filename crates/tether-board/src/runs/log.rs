@@ -1,0 +1,125 @@
+//! A run's event log: append-only, numbered by its runner (which shows events live before they
+//! are stored), and what the events say about the run (its chat, result and tokens).
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::event::RunEvent;
+use super::model::*;
+use crate::clock::{iso, now_ms};
+use crate::error::{Error, Result};
+use crate::principal::DEFAULT_LEASE_MS;
+use crate::store::Store;
+
+/// A run bound to a task renews the task's lease on its events at most this often.
+const LEASE_RENEW_EVERY_MS: i64 = 60_000;
+
+/// The number of a run's last event: a runner numbers what it adds after it.
+pub fn last_seq(store: &Store, num: i64) -> Result<i64> {
+    store.read(|c| Ok(c.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?))
+}
+
+/// Numbers events after the run's last one (for callers that do not number their own).
+pub fn append_events(store: &Store, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
+    let from = last_seq(store, num)?;
+    let now = now_ms();
+    let stored: Vec<StoredEvent> = events
+        .iter()
+        .zip(from + 1..)
+        .map(|(e, seq)| StoredEvent { seq, at: iso(now), at_ms: now, event: e.clone() })
+        .collect();
+    store_events(store, num, &stored)?;
+    Ok(stored)
+}
+
+/// Stores events a runner numbered (and may already have shown live), taking what they say
+/// about the run: the chat id from `init`, the result, durations and tokens from `result`. A
+/// task-bound run's events renew its lease.
+pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<()> {
+    if stored.is_empty() {
+        return Ok(());
+    }
+    let mut conn = store.writer();
+    let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    {
+        let mut stmt = txn
+            .prepare_cached("INSERT OR IGNORE INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for e in stored {
+            stmt.execute(params![num, e.seq, e.at_ms, e.event.kind(), serde_json::to_string(&e.event)?])?;
+        }
+    }
+    for e in stored.iter().map(|s| &s.event) {
+        match e {
+            RunEvent::Init { session_id, .. } => {
+                txn.execute("UPDATE runs SET chat_id = ?2 WHERE num = ?1", params![num, session_id])?;
+            }
+            RunEvent::Result { is_error, text, duration_ms, duration_api_ms, usage } => {
+                let u = usage.clone().unwrap_or_default();
+                txn.execute(
+                    "UPDATE runs SET result = ?2, duration_ms = ?3, duration_api_ms = ?4, input_tokens = ?5,
+                         output_tokens = ?6, cache_read_tokens = ?7, cache_write_tokens = ?8,
+                         error = CASE WHEN ?9 THEN coalesce(error, ?2) ELSE error END
+                     WHERE num = ?1",
+                    params![
+                        num,
+                        text,
+                        duration_ms,
+                        duration_api_ms,
+                        usage.as_ref().map(|_| u.input_tokens),
+                        usage.as_ref().map(|_| u.output_tokens),
+                        usage.as_ref().map(|_| u.cache_read_tokens),
+                        usage.as_ref().map(|_| u.cache_write_tokens),
+                        is_error
+                    ],
+                )?;
+            }
+            _ => {}
+        }
+    }
+    let now = now_ms();
+    txn.execute(
+        "UPDATE tasks SET lease_until = ?2
+         WHERE assignee_agent = (SELECT 'run:R-' || coalesce(root, num) FROM runs WHERE num = ?1)
+           AND status = 'in_progress' AND lease_until IS NOT NULL AND lease_until < ?3",
+        params![num, now + DEFAULT_LEASE_MS, now + DEFAULT_LEASE_MS - LEASE_RENEW_EVERY_MS],
+    )?;
+    txn.commit()?;
+    Ok(())
+}
+
+pub(super) fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
+    let mut seq: i64 =
+        txn.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?;
+    let now = now_ms();
+    let mut stmt =
+        txn.prepare_cached("INSERT INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut out = Vec::with_capacity(events.len());
+    for e in events {
+        seq += 1;
+        stmt.execute(params![num, seq, now, e.kind(), serde_json::to_string(e)?])?;
+        out.push(StoredEvent { seq, at: iso(now), at_ms: now, event: e.clone() });
+    }
+    Ok(out)
+}
+
+/// Events after `seq`, oldest first (for following a run).
+pub fn events_after(store: &Store, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
+    let num = parse_id(id)?;
+    store.read(|c| {
+        let known = c.query_row("SELECT 1 FROM runs WHERE num = ?1", [num], |_| Ok(())).optional()?.is_some();
+        if !known {
+            return Err(Error::RunNotFound(id.to_owned()));
+        }
+        Ok(c.prepare_cached("SELECT seq, at, data FROM run_events WHERE run = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?
+            .query_map(params![num, seq, limit as i64], event_row)?
+            .collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+pub(super) fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let data: String = r.get(2)?;
+    let event = serde_json::from_str(&data)
+        .unwrap_or_else(|e| RunEvent::Raw { text: data.clone(), reason: format!("unreadable stored event: {e}") });
+    let at_ms: i64 = r.get(1)?;
+    Ok(StoredEvent { seq: r.get(0)?, at: iso(at_ms), at_ms, event })
+}
+

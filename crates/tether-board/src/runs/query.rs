@@ -1,0 +1,158 @@
+//! Reading runs: one run (with a page of its events), lists, and the revision every run write
+//! bumps.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::log::event_row;
+use super::model::*;
+use super::event::Usage;
+use crate::clock::iso;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+pub(super) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
+    txn.execute("UPDATE counters SET value = value + 1 WHERE name = 'runs_rev'", [])?;
+    Ok(())
+}
+
+/// Changes whenever any run is queued, started, cancelled or ends, in any process.
+pub fn revision(store: &Store) -> Result<i64> {
+    store.read(|c| Ok(c.query_row("SELECT value FROM counters WHERE name = 'runs_rev'", [], |r| r.get(0))?))
+}
+
+pub fn get_run(store: &Store, num_or_id: impl RunKey) -> Result<Run> {
+    let num = num_or_id.num()?;
+    store.read(|c| load(c, num))
+}
+
+/// A run with its events: all, or the last `tail` ones.
+pub fn get(store: &Store, id: &str, tail: Option<usize>) -> Result<RunDetail> {
+    get_page(store, id, None, tail)
+}
+
+/// A run with the last `limit` events (all when `None`) before event `before` (the newest when
+/// `None`): a view pages back through a big log instead of loading it whole.
+pub fn get_page(store: &Store, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
+    let num = parse_id(id)?;
+    store.read(|c| {
+        let run = load(c, num)?;
+        let limit = limit.map_or(-1, |t| t as i64);
+        let mut events: Vec<StoredEvent> = c
+            .prepare_cached(
+                "SELECT seq, at, data FROM run_events WHERE run = ?1 AND seq < ?3 ORDER BY seq DESC LIMIT ?2",
+            )?
+            .query_map(params![num, limit, before.unwrap_or(i64::MAX)], event_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        let events_total: i64 = c.query_row("SELECT count(*) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?;
+        events.reverse();
+        let children = c
+            .prepare_cached("SELECT num FROM runs WHERE parent = ?1 ORDER BY num")?
+            .query_map([num], |r| r.get::<_, i64>(0).map(format_id))?
+            .collect::<rusqlite::Result<_>>()?;
+        let signals = c
+            .prepare_cached("SELECT signal FROM run_signals WHERE run = ?1 ORDER BY signal")?
+            .query_map([num], |r| r.get::<_, i64>(0).map(crate::signals::format_id))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(RunDetail { run, events, events_total, children, signals })
+    })
+}
+
+/// Runs, newest first.
+pub fn list(store: &Store, f: &RunFilter) -> Result<Vec<Run>> {
+    let statuses: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
+    let task = f.task.as_deref().map(crate::tasks::parse_id).transpose()?;
+    let limit = if f.limit == 0 { 200 } else { f.limit.min(10_000) } as i64;
+    store.read(|c| {
+        let nums: Vec<i64> = c
+            .prepare_cached(
+                "SELECT num FROM runs
+                 WHERE (?1 = '[]' OR status IN (SELECT value FROM json_each(?1)))
+                   AND (?2 IS NULL OR task = ?2) AND (?3 IS NULL OR chat_id = ?3)
+                 ORDER BY num DESC LIMIT ?4",
+            )?
+            .query_map(params![serde_json::to_string(&statuses)?, task, f.chat, limit], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        nums.into_iter().map(|n| load(c, n)).collect()
+    })
+}
+
+/// How many runs are queued and running now (the tray).
+pub fn active_counts(store: &Store) -> Result<(usize, usize)> {
+    store.read(|c| {
+        Ok(c.query_row(
+            "SELECT coalesce(sum(status = 'queued'), 0), coalesce(sum(status = 'running'), 0) FROM runs
+             WHERE status IN ('queued', 'running')",
+            [],
+            |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)),
+        )?)
+    })
+}
+
+/// The run that started a Cursor chat, if one did (the reader's "started by run R-n").
+pub fn for_chat(store: &Store, chat: &str) -> Result<Option<String>> {
+    store.read(|c| {
+        Ok(c.query_row("SELECT num FROM runs WHERE chat_id = ?1 ORDER BY num LIMIT 1", [chat], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(format_id))
+    })
+}
+
+const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions, timeout_ms,
+    parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
+    output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
+    ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes";
+
+pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
+    c.prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
+        .query_row([num], |r| {
+            let perms: String = r.get(9)?;
+            let tokens: Option<i64> = r.get(20)?;
+            Ok(Run {
+                id: format_id(r.get(0)?),
+                kind: r.get(1)?,
+                prompt: r.get(2)?,
+                workspace: r.get(3)?,
+                model: r.get(4)?,
+                mode: r.get::<_, String>(5)?.parse().unwrap_or_default(),
+                role: r.get(6)?,
+                task: r.get::<_, Option<i64>>(7)?.map(crate::tasks::format_id),
+                complete_task: r.get(8)?,
+                permissions: serde_json::from_str(&perms).unwrap_or_default(),
+                timeout_secs: r.get::<_, i64>(10)? / 1000,
+                parent: r.get::<_, Option<i64>>(11)?.map(format_id),
+                status: r.get::<_, String>(12)?.parse().unwrap_or(RunStatus::Lost),
+                chat_id: r.get(13)?,
+                exit_code: r.get(14)?,
+                result: r.get(15)?,
+                error: r.get(16)?,
+                warning: r.get(17)?,
+                duration_ms: r.get(18)?,
+                duration_api_ms: r.get(19)?,
+                usage: match tokens {
+                    Some(input_tokens) => Some(Usage {
+                        input_tokens,
+                        output_tokens: r.get::<_, Option<i64>>(21)?.unwrap_or(0),
+                        cache_read_tokens: r.get::<_, Option<i64>>(22)?.unwrap_or(0),
+                        cache_write_tokens: r.get::<_, Option<i64>>(23)?.unwrap_or(0),
+                    }),
+                    None => None,
+                },
+                requested_by: r.get(24)?,
+                cancel_requested: r.get::<_, Option<i64>>(25)?.is_some(),
+                created_at: iso(r.get(26)?),
+                started_at: r.get::<_, Option<i64>>(27)?.map(iso),
+                ended_at: r.get::<_, Option<i64>>(28)?.map(iso),
+                resume_chat: r.get(29)?,
+                root: r.get(30)?,
+                cloud: r.get::<_, Option<String>>(31)?.and_then(|c| serde_json::from_str(&c).ok()),
+                held: r.get(32)?,
+                log_dropped: match r.get::<_, Option<i64>>(33)? {
+                    Some(lines) => Some(LogDropped { lines, bytes: r.get::<_, Option<i64>>(34)?.unwrap_or(0) }),
+                    None => None,
+                },
+            })
+        })
+        .optional()?
+        .ok_or_else(|| Error::RunNotFound(format_id(num)))
+}
+

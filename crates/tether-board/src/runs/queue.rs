@@ -1,0 +1,226 @@
+//! The queue: queueing a run, holding it for the person, cancelling it, and a runner taking the
+//! next one within the limits (atomically: two runners never take the same run).
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::event::RunEvent;
+use super::finish::{Outcome, finish};
+use super::log::append_in;
+use super::model::*;
+use super::query::{bump_rev, get_run};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+use crate::principal::{self, Actor};
+use crate::store::Store;
+use crate::tasks;
+
+/// Queues a run.
+pub fn create(store: &Store, requested_by: &str, r: &ValidRun) -> Result<Run> {
+    let num = store.durable(|txn| {
+        if let Some(t) = r.task {
+            let known = txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [t], |_| Ok(())).optional()?.is_some();
+            if !known {
+                return Err(Error::TaskNotFound(tasks::format_id(t)));
+            }
+        }
+        insert_in(txn, requested_by, r)
+    })?;
+    get_run(store, num)
+}
+
+/// Queues a run inside a caller's transaction; its number.
+pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun) -> Result<i64> {
+    {
+        let num: i64 =
+            txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'run_num' RETURNING value", [], |row| {
+                row.get(0)
+            })?;
+        let root: i64 = match r.parent {
+            Some(p) => txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [p], |row| row.get(0))?,
+            None => num,
+        };
+        txn.execute(
+            "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
+                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud)
+             VALUES (?1, CASE WHEN ?16 IS NULL THEN 'local' ELSE 'cloud' END, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            params![
+                num,
+                r.prompt,
+                r.cloud.is_none().then_some(&r.workspace),
+                r.model,
+                r.mode.as_str(),
+                r.role,
+                r.task,
+                r.complete,
+                serde_json::to_string(&r.permissions)?,
+                r.timeout_ms,
+                r.parent,
+                r.resume_chat,
+                requested_by,
+                now_ms(),
+                root,
+                r.cloud.as_ref().map(serde_json::to_string).transpose()?
+            ],
+        )?;
+        append_in(txn, num, &[RunEvent::status("queued", None)])?;
+        bump_rev(txn)?;
+        Ok(num)
+    }
+}
+
+/// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its runner
+/// (which notices within a second, in any process). An ended run is left as it is.
+pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
+    let num = parse_id(id)?;
+    store.durable(|txn| {
+        let status: String = txn
+            .query_row("SELECT status FROM runs WHERE num = ?1", [num], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| Error::RunNotFound(id.to_owned()))?;
+        match status.parse()? {
+            RunStatus::Queued => {
+                txn.execute(
+                    "UPDATE runs SET status = 'cancelled', cancel_requested_at = ?2, ended_at = ?2, error = 'cancelled before it started'
+                     WHERE num = ?1",
+                    params![num, now_ms()],
+                )?;
+                append_in(txn, num, &[RunEvent::status("cancelled", Some("cancelled before it started".into()))])?;
+            }
+            RunStatus::Running => {
+                txn.execute(
+                    "UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, ?2) WHERE num = ?1",
+                    params![num, now_ms()],
+                )?;
+            }
+            ended => {
+                return Err(Error::RunEnded { id: format_id(num), status: ended.as_str() });
+            }
+        }
+        bump_rev(txn)
+    })?;
+    get_run(store, num)
+}
+
+/// Lets a held run go (the person approved it): it is queued like any other from now on.
+pub fn approve(store: &Store, id: &str) -> Result<Run> {
+    let num = parse_id(id)?;
+    store.durable(|txn| {
+        let (status, held): (String, Option<String>) = txn
+            .query_row("SELECT status, held FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| Error::RunNotFound(id.to_owned()))?;
+        let status: RunStatus = status.parse()?;
+        if status.is_terminal() {
+            return Err(Error::RunEnded { id: format_id(num), status: status.as_str() });
+        }
+        if held.is_none() {
+            return Err(Error::invalid("approval", format!("{} is not waiting for approval", format_id(num))));
+        }
+        txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [num])?;
+        append_in(txn, num, &[RunEvent::status("queued", Some("approved by the person".into()))])?;
+        bump_rev(txn)
+    })?;
+    get_run(store, num)
+}
+
+/// Holds a queued run until the person allows it, saying why in its log.
+pub(crate) fn hold_in(txn: &Transaction<'_>, num: i64, reason: &str, why: &str) -> Result<()> {
+    txn.execute("UPDATE runs SET held = ?2 WHERE num = ?1 AND status = 'queued'", params![num, reason])?;
+    append_in(txn, num, &[RunEvent::status("held", Some(why.to_owned()))])?;
+    Ok(())
+}
+
+/// Limits on how many runs go at once, and which runs a runner takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Local runs (the Cursor CLI on this machine) at once.
+    pub total: usize,
+    pub per_workspace: usize,
+    /// Cloud runs at once (they take no local resources; one at a time per cloud agent anyway).
+    pub cloud: usize,
+    /// A foreground runner (`tether run` without a daemon) takes only its own run.
+    pub only: Option<i64>,
+}
+
+/// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
+/// one transaction (two runners never take the same run). A task-bound run claims its task here;
+/// when it cannot (someone else holds it), the run fails at once with the reason.
+pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
+    let claimed = store.durable(|txn| {
+        let (local, cloud): (i64, i64) = txn.query_row(
+            "SELECT coalesce(sum(kind = 'local'), 0), coalesce(sum(kind = 'cloud'), 0) FROM runs WHERE status = 'running'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
+        // waits in the queue until the run before it ended.
+        let next: Option<(i64, Option<String>)> = txn
+            .query_row(
+                "SELECT q.num, q.workspace FROM runs q
+                 WHERE q.status = 'queued' AND q.held IS NULL AND (?2 IS NULL OR q.num = ?2)
+                   AND ((q.kind = 'local' AND ?3 < ?4
+                         AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
+                                AND r.workspace IS q.workspace) < ?1)
+                     OR (q.kind = 'cloud' AND ?5 < ?6
+                         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
+                                AND json_extract(r.cloud, '$.agent_id') = json_extract(q.cloud, '$.agent_id'))))
+                 ORDER BY q.num LIMIT 1",
+                params![
+                    limits.per_workspace as i64,
+                    limits.only,
+                    local,
+                    limits.total as i64,
+                    cloud,
+                    limits.cloud as i64
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((num, workspace)) = next else { return Ok(None) };
+        let now = now_ms();
+        txn.execute(
+            "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3 WHERE num = ?1 AND status = 'queued'",
+            params![num, now, runner_pid],
+        )?;
+        // Every run is an agent (its chain's), so it can be signalled and shows on the Agents view.
+        let root: i64 = txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [num], |r| r.get(0))?;
+        principal::ensure_in(txn, &run_identity(root, workspace.as_deref()))?;
+        append_in(txn, num, &[RunEvent::status("running", None)])?;
+        bump_rev(txn)?;
+        Ok(Some(num))
+    })?;
+    let Some(num) = claimed else { return Ok(None) };
+    let run = get_run(store, num)?;
+    if let Some(task) = &run.task {
+        let actor =
+            Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(tasks::DEFAULT_LEASE_MS) };
+        if let Err(e) = tasks::claim(store, &actor, &tasks::ClaimTarget::Id(task.clone())) {
+            let msg = format!("could not claim {task}: {e}");
+            finish(store, num, &Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() })?;
+            return get_run(store, num).map(Some);
+        }
+    }
+    Ok(Some(run))
+}
+
+/// Records the agent's process (and process group) for a run, so a later start can stop an
+/// orphan it left.
+pub fn set_child(store: &Store, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
+    store
+        .writer()
+        .execute("UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1", params![num, pid, started])?;
+    Ok(())
+}
+
+/// Runs of `runner_pid`'s that were asked to stop.
+pub fn cancel_requested(store: &Store, runner_pid: u32) -> Result<Vec<i64>> {
+    store.read(|c| {
+        Ok(c.prepare_cached(
+            "SELECT num FROM runs WHERE status = 'running' AND runner_pid = ?1 AND cancel_requested_at IS NOT NULL",
+        )?
+        .query_map([runner_pid], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+    })
+}
+
