@@ -7,11 +7,11 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
+use crate::clock::iso;
+use crate::error::{Error, Result};
 pub use crate::principal::{AgentKind, Identity};
 use crate::principal::{ensure_in, normalise_name};
 use crate::signals::SignalType;
-use crate::clock::iso;
-use crate::error::{Error, Result};
 use crate::store::Store;
 
 /// An MCP client or CLI user not seen for this long counts as idle.

@@ -11,9 +11,9 @@ use std::path::Path;
 use rusqlite::{OptionalExtension, params};
 use serde::Deserialize;
 
+use crate::error::{Error, Result};
 use crate::runs::{self, Run};
 pub use crate::runs::{CloudSpec, mint_agent_id};
-use crate::error::{Error, Result};
 use crate::store::Store;
 
 /// A repository as Cursor wants it: `https://host/owner/name`. Takes the shapes people paste

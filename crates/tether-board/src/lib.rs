@@ -9,8 +9,8 @@
 pub mod agents;
 pub mod cloud;
 pub mod ids;
-pub mod principal;
 pub mod live;
+pub mod principal;
 pub mod roles;
 pub mod runs;
 /// The run events, where hosts have always found them.

@@ -69,7 +69,12 @@ impl Identity {
     /// The agent a run acts as: one per chain (a run and its follow-ups), named after the
     /// chain's first run, `root`.
     pub fn run(root: RunId, workspace: Option<&str>) -> Self {
-        Self { id: format!("run:{root}"), kind: AgentKind::Run, mcp_session: None, project: workspace.map(str::to_owned) }
+        Self {
+            id: format!("run:{root}"),
+            kind: AgentKind::Run,
+            mcp_session: None,
+            project: workspace.map(str::to_owned),
+        }
     }
 
     pub fn is_person(&self) -> bool {
@@ -234,10 +239,7 @@ pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String>
 
 /// Names that mean someone else in a signal's address.
 fn reserved(n: &str) -> bool {
-    n.eq_ignore_ascii_case(HUMAN)
-        || n.eq_ignore_ascii_case(TETHER)
-        || n.starts_with("role:")
-        || n == "peers"
+    n.eq_ignore_ascii_case(HUMAN) || n.eq_ignore_ascii_case(TETHER) || n.starts_with("role:") || n == "peers"
 }
 
 pub(crate) fn normalise_name(n: &str) -> Result<String> {
@@ -282,4 +284,3 @@ fn generate_name(txn: &Transaction<'_>) -> Result<String> {
     let name = format!("{}-{}", ADJECTIVES[b[0] as usize % ADJECTIVES.len()], ANIMALS[b[1] as usize % ANIMALS.len()]);
     unique_name(txn, &name)
 }
-

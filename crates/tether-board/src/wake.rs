@@ -11,11 +11,11 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::agents::{self, Agent};
-use crate::principal::AgentKind;
 use super::runs::{self, Run, RunStatus};
 use super::signals::{self, NewSignal, Sender, Wake, WakePath, WakeResult};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
+use crate::principal::AgentKind;
 use crate::store::Store;
 
 /// Wakes per agent and hour unless the settings say otherwise.
@@ -219,8 +219,8 @@ fn clip(text: &str, max: usize, run: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
     use crate::runs::event::RunEvent;
+    use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
 
     const LIMITS: Limits = Limits { total: 3, per_workspace: 1, cloud: 2, only: None };
 
@@ -343,11 +343,12 @@ mod tests {
         let q = ask(&s, "run R-1", "Status?");
         let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
         runs::claim_next(&s, 1, LIMITS).unwrap();
-        crate::Board::new(&s).finish_run(
-            woke.num(),
-            &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
-        )
-        .unwrap();
+        crate::Board::new(&s)
+            .finish_run(
+                woke.num(),
+                &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
+            )
+            .unwrap();
         let q = signals::get(&s, &q.id).unwrap().signal;
         assert!(q.answered_at.is_none(), "nobody answered");
         assert_eq!(q.deliveries[0].obligation, "open", "still owed: it shows as overdue in time");

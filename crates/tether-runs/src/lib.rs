@@ -19,10 +19,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tether_core::Tether;
-use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus, StoredEvent};
 use stream_json::StreamParser;
+use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
+use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus, StoredEvent};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, broadcast, mpsc};
 use tokio::task::JoinHandle;

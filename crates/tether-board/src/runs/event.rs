@@ -139,4 +139,3 @@ impl RunEvent {
         RunEvent::Status { status: status.to_owned(), message }
     }
 }
-

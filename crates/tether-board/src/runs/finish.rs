@@ -92,11 +92,9 @@ fn move_task(store: &Store, run: &Run, task: &str) -> Result<()> {
 pub fn note_chat_on_task(store: &Store, num: i64) -> Result<()> {
     let run = get_run(store, num)?;
     if let (Some(task), Some(chat)) = (&run.task, &run.chat_id) {
-        let actor =
-            Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(DEFAULT_LEASE_MS) };
+        let actor = Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(DEFAULT_LEASE_MS) };
         let ch = TaskChange { comment: Some(format!("{} works in Cursor chat {chat}", run.id)), ..Default::default() };
         tasks::update(store, &actor, task, &ch)?;
     }
     Ok(())
 }
-

@@ -122,4 +122,3 @@ pub(super) fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> 
     let at_ms: i64 = r.get(1)?;
     Ok(StoredEvent { seq: r.get(0)?, at: iso(at_ms), at_ms, event })
 }
-

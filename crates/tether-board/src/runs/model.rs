@@ -378,7 +378,6 @@ impl RunKey for String {
     }
 }
 
-
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloudSpec {
     /// `https://github.com/org/repo`.
@@ -451,4 +450,3 @@ pub fn mint_agent_id() -> String {
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
     format!("bc-{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }
-

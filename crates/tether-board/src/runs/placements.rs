@@ -115,4 +115,3 @@ pub fn mark_restored(store: &Store, run: i64, path: &str) -> Result<()> {
         .execute("UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2", params![run, path, now_ms()])?;
     Ok(())
 }
-

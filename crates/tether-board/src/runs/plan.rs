@@ -89,4 +89,3 @@ pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
         resume_chat: Some(chat),
     })
 }
-

@@ -3,9 +3,9 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::event::Usage;
 use super::log::event_row;
 use super::model::*;
-use super::event::Usage;
 use crate::clock::iso;
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -155,4 +155,3 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
         .optional()?
         .ok_or_else(|| Error::RunNotFound(format_id(num)))
 }
-

@@ -223,4 +223,3 @@ pub fn cancel_requested(store: &Store, runner_pid: u32) -> Result<Vec<i64>> {
         .collect::<rusqlite::Result<_>>()?)
     })
 }
-

@@ -41,4 +41,3 @@ pub fn mark_lost(store: &Store, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Or
     }
     Ok(out)
 }
-

@@ -135,4 +135,3 @@ fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_
         }
     }
 }
-

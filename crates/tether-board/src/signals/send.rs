@@ -1,0 +1,325 @@
+//! Sending: checking a signal, resolving its recipients (an agent, a role's live agents, the
+//! person), recording it with one delivery each, and the answers and notices other parts of the
+//! board send inside their own transactions.
+
+use std::str::FromStr;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::model::*;
+use super::query::{bump_rev, get_signal};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+use crate::principal::{AgentKind, HUMAN, Identity, Sender, TETHER};
+use crate::store::Store;
+
+fn trace_id() -> Result<String> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| Error::invalid("random", e.to_string()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Sends a signal and returns it with its deliveries. Nothing is written when any part of it is
+/// wrong (unknown type or recipient, oversized body, a missing signal or task).
+pub fn send(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+    send_with(store, from, new, false)
+}
+
+/// [`send`] for a sender outside this machine (a cloud run's scoped bearer): the signal is
+/// marked `remote`, so a wake it causes waits for the person before it may write or run commands.
+pub fn send_remote(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+    send_with(store, from, new, true)
+}
+
+fn send_with(store: &Store, from: &Sender, new: &NewSignal, remote: bool) -> Result<Signal> {
+    let checked = check(new)?;
+    let num = store.durable(|txn| {
+        let mut sender = sender_in(txn, from)?;
+        sender.remote = remote;
+        send_in(txn, &sender, &checked)
+    })?;
+    get_signal(store, num)
+}
+
+/// A signal whose text and type are valid; recipients are resolved inside the transaction.
+#[derive(Debug, Clone)]
+pub(crate) struct Checked {
+    kind: Option<SignalType>,
+    to: Option<String>,
+    body: String,
+    reply_to: Option<i64>,
+    task: Option<i64>,
+    action_required: Option<bool>,
+}
+
+pub(crate) fn check(new: &NewSignal) -> Result<Checked> {
+    let kind = new.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(SignalType::from_str).transpose()?;
+    let body = new.body.trim();
+    if body.is_empty() {
+        return Err(Error::invalid("signal body", "it is empty; say what you need"));
+    }
+    if body.len() > MAX_BODY_BYTES {
+        return Err(Error::invalid(
+            "signal body",
+            format!(
+                "it is {} bytes, more than the {MAX_BODY_BYTES} allowed; point to the work (a task, a file) instead",
+                body.len()
+            ),
+        ));
+    }
+    if let (Some(k), Some(false)) = (kind, new.action_required)
+        && k.reply_required()
+    {
+        return Err(Error::invalid("action_required", format!("a {k} always needs a reply")));
+    }
+    Ok(Checked {
+        kind,
+        to: new.to.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned),
+        body: body.to_owned(),
+        reply_to: new.reply_to.as_deref().filter(|r| !r.trim().is_empty()).map(parse_id).transpose()?,
+        task: new
+            .task
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| crate::ids::TaskId::parse(t).map(crate::ids::TaskId::num))
+            .transpose()?,
+        action_required: new.action_required,
+    })
+}
+
+/// The sender's display name and agent id.
+pub(crate) struct From {
+    name: String,
+    agent: Option<String>,
+    remote: bool,
+}
+
+pub(crate) fn sender_in(txn: &Transaction<'_>, from: &Sender) -> Result<From> {
+    Ok(match from {
+        Sender::Agent(who) => {
+            let (id, name) = crate::principal::actor_name(txn, who)?;
+            From { name, agent: Some(id), remote: false }
+        }
+        Sender::Human => From { name: HUMAN.into(), agent: None, remote: false },
+        Sender::Tether => From { name: TETHER.into(), agent: None, remote: false },
+    })
+}
+
+pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result<i64> {
+    let now = now_ms();
+    let original = match c.reply_to {
+        Some(n) => Some(
+            txn.query_row("SELECT sender, trace_id FROM signals WHERE num = ?1", [n], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()?
+            .ok_or_else(|| Error::SignalNotFound(format_id(n)))?,
+        ),
+        None => None,
+    };
+    if let Some(t) = c.task {
+        let known = txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [t], |_| Ok(())).optional()?.is_some();
+        if !known {
+            return Err(Error::TaskNotFound(crate::ids::TaskId::new(t).to_string()));
+        }
+    }
+    let kind = c.kind.unwrap_or(if original.is_some() { SignalType::Acknowledgment } else { SignalType::Question });
+    let to = match (&c.to, &original) {
+        (Some(t), _) => t.clone(),
+        (None, Some((sender, _))) if sender != TETHER => sender.clone(),
+        _ => return Err(Error::invalid("signal recipient", "say who it is for: an agent's name, a role or `human`")),
+    };
+    let (address, recipients) = resolve(txn, &to, from.agent.as_deref(), now)?;
+    let reply_required = kind.reply_required() || (!kind.is_system() && c.action_required == Some(true));
+    let trace = match &original {
+        Some((_, t)) => t.clone(),
+        None => trace_id()?,
+    };
+    let num: i64 =
+        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", [], |r| {
+            r.get(0)
+        })?;
+    txn.execute(
+        "INSERT INTO signals(num, type, sender, sender_agent, address, body, reply_to, task, trace_id,
+                             action_required, reply_required, created_at, remote)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            num,
+            kind.as_str(),
+            from.name,
+            from.agent,
+            address,
+            c.body,
+            c.reply_to,
+            c.task,
+            trace,
+            reply_required || c.action_required == Some(true),
+            reply_required,
+            now,
+            from.remote
+        ],
+    )?;
+    let obligation = if kind.is_system() { "none" } else { "open" };
+    for (id, name) in &recipients {
+        txn.execute(
+            "INSERT INTO signal_deliveries(signal, recipient, recipient_name, obligation) VALUES (?1, ?2, ?3, ?4)",
+            params![num, id, name, obligation],
+        )?;
+    }
+    if let Some(orig) = c.reply_to {
+        answer_in(txn, orig, num, from, now)?;
+    }
+    bump_rev(txn)?;
+    Ok(num)
+}
+
+/// A reply from someone the original went to closes the original's obligation (for every
+/// recipient: the question is answered).
+fn answer_in(txn: &Transaction<'_>, orig: i64, reply: i64, from: &From, now: i64) -> Result<()> {
+    let me = from.agent.as_deref().unwrap_or(from.name.as_str());
+    let was_recipient = txn
+        .query_row(
+            "SELECT 1 FROM signal_deliveries WHERE signal = ?1 AND recipient = ?2",
+            params![orig, me],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !was_recipient {
+        return Ok(());
+    }
+    let open: bool =
+        txn.query_row("SELECT reply_required AND answered_at IS NULL FROM signals WHERE num = ?1", [orig], |r| {
+            r.get(0)
+        })?;
+    if open {
+        txn.execute("UPDATE signals SET answered_at = ?2, answered_by = ?3 WHERE num = ?1", params![orig, now, reply])?;
+        txn.execute(
+            "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2 WHERE signal = ?1 AND obligation = 'open'",
+            params![orig, now],
+        )?;
+    }
+    Ok(())
+}
+
+/// `human`, an agent's name, or a role (`role:` forces it): the address to record and each
+/// recipient's (id, name).
+fn resolve(
+    txn: &Transaction<'_>,
+    to: &str,
+    sender_agent: Option<&str>,
+    now: i64,
+) -> Result<(String, Vec<(String, String)>)> {
+    if to.eq_ignore_ascii_case(HUMAN) {
+        return Ok((HUMAN.into(), vec![(HUMAN.into(), HUMAN.into())]));
+    }
+    let (role, explicit) = match to.strip_prefix("role:") {
+        Some(r) => (r.trim(), true),
+        None => (to, false),
+    };
+    if !explicit
+        && let Some(id) =
+            txn.query_row("SELECT id FROM agents WHERE name = ?1", [to], |r| r.get::<_, String>(0)).optional()?
+    {
+        return Ok((to.to_owned(), vec![(id, to.to_owned())]));
+    }
+    let mut stmt = txn.prepare_cached(
+        "SELECT a.id, a.name FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
+         WHERE a.role = ?1 AND a.ended_at IS NULL AND max(a.last_seen, coalesce(ca.last_at, 0)) >= ?2
+           AND a.id IS NOT ?3
+         ORDER BY a.name",
+    )?;
+    let live: Vec<(String, String)> = stmt
+        .query_map(params![role, now - LIVE_WITHIN_MS, sender_agent], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    if live.is_empty() {
+        let names: Vec<String> = txn
+            .prepare_cached("SELECT name FROM agents WHERE ended_at IS NULL ORDER BY last_seen DESC LIMIT 8")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        return Err(Error::UnknownRecipient { to: to.to_owned(), known: names });
+    }
+    Ok((format!("role:{role}"), live))
+}
+
+/// Sends a system signal from Tether to every live agent but `about` (which joined or left).
+pub(crate) fn announce_in(txn: &Transaction<'_>, kind: SignalType, about: &str, body: &str) -> Result<()> {
+    let now = now_ms();
+    let peers: Vec<(String, String)> = txn
+        .prepare_cached(
+            "SELECT a.id, a.name FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
+             WHERE a.ended_at IS NULL AND a.kind != 'cli' AND a.id != ?1
+               AND max(a.last_seen, coalesce(ca.last_at, 0)) >= ?2",
+        )?
+        .query_map(params![about, now - LIVE_WITHIN_MS], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    if peers.is_empty() {
+        return Ok(());
+    }
+    let num: i64 =
+        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", [], |r| {
+            r.get(0)
+        })?;
+    txn.execute(
+        "INSERT INTO signals(num, type, sender, address, body, trace_id, action_required, reply_required, created_at)
+         VALUES (?1, ?2, ?3, 'peers', ?4, ?5, 0, 0, ?6)",
+        params![num, kind.as_str(), TETHER, body, trace_id()?, now],
+    )?;
+    for (id, name) in peers {
+        txn.execute(
+            "INSERT INTO signal_deliveries(signal, recipient, recipient_name, obligation) VALUES (?1, ?2, ?3, 'none')",
+            params![num, id, name],
+        )?;
+    }
+    bump_rev(txn)
+}
+
+/// A task was given to an agent by someone else: tell it, with an obligation that its reply, or
+/// the task reaching review or an end, closes.
+pub(crate) fn task_assigned_in(
+    txn: &Transaction<'_>,
+    from: &From,
+    agent_name: &str,
+    task: i64,
+    title: &str,
+) -> Result<()> {
+    let c = Checked {
+        kind: Some(SignalType::TaskAssigned),
+        to: Some(agent_name.to_owned()),
+        body: format!(
+            "{} assigned {} \"{title}\" to you. Read it with task_list (id), work on it, and reply to this signal \
+             (or complete the task) when it is done.",
+            from.name,
+            crate::ids::TaskId::new(task)
+        ),
+        reply_to: None,
+        task: Some(task),
+        action_required: None,
+    };
+    send_in(txn, from, &c).map(|_| ())
+}
+
+pub(crate) fn from_actor_in(txn: &Transaction<'_>, who: &Identity) -> Result<From> {
+    if who.kind == AgentKind::Cli {
+        return Ok(From { name: HUMAN.into(), agent: None, remote: false });
+    }
+    sender_in(txn, &Sender::Agent(who.clone()))
+}
+
+/// The task reached review or an end: its open `task_assigned` obligations are met.
+pub(crate) fn task_settled_in(txn: &Transaction<'_>, task: i64) -> Result<()> {
+    let now = now_ms();
+    let n = txn.execute(
+        "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2
+         WHERE obligation = 'open' AND signal IN (SELECT num FROM signals WHERE task = ?1 AND type = 'task_assigned')",
+        params![task, now],
+    )?;
+    if n > 0 {
+        txn.execute(
+            "UPDATE signals SET answered_at = ?2 WHERE task = ?1 AND type = 'task_assigned' AND answered_at IS NULL",
+            params![task, now],
+        )?;
+        bump_rev(txn)?;
+    }
+    Ok(())
+}

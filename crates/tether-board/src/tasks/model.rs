@@ -1,0 +1,278 @@
+//! A task's data model: its statuses and priorities, what hosts send (a new task, a change, a
+//! query) and what the board keeps. Types and their parsing only: no SQL.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agents;
+use crate::error::{Error, Result};
+
+/// The most tasks one query lists; more is an error, never a silent cut.
+pub const MAX_LIST: usize = 500;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Todo,
+    InProgress,
+    Blocked,
+    InReview,
+    Done,
+    Cancelled,
+}
+
+impl Status {
+    pub const ALL: [Status; 6] =
+        [Status::Todo, Status::InProgress, Status::Blocked, Status::InReview, Status::Done, Status::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Todo => "todo",
+            Status::InProgress => "in_progress",
+            Status::Blocked => "blocked",
+            Status::InReview => "in_review",
+            Status::Done => "done",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Finished: counts as resolved for dependants.
+    pub fn is_closed(self) -> bool {
+        matches!(self, Status::Done | Status::Cancelled)
+    }
+
+    /// The workflow: anything not listed here is an illegal transition.
+    pub fn can_become(self, to: Status) -> bool {
+        use Status::*;
+        match (self, to) {
+            (a, b) if a == b => false,
+            (Todo, InProgress | Blocked | Done | Cancelled) => true,
+            (InProgress, Todo | Blocked | InReview | Done | Cancelled) => true,
+            (Blocked, Todo | InProgress | Cancelled) => true,
+            (InReview, Todo | InProgress | Done | Cancelled) => true,
+            (Done | Cancelled, Todo) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Status {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let k = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+        Ok(match k.as_str() {
+            "todo" | "to_do" | "open" | "pending" => Status::Todo,
+            "in_progress" | "doing" | "wip" => Status::InProgress,
+            "blocked" => Status::Blocked,
+            "in_review" | "review" => Status::InReview,
+            "done" | "complete" | "completed" => Status::Done,
+            "cancelled" | "canceled" => Status::Cancelled,
+            _ => {
+                return Err(Error::invalid(
+                    "status",
+                    format!("{s:?}; use one of todo, in_progress, blocked, in_review, done, cancelled"),
+                ));
+            }
+        })
+    }
+}
+
+/// 0 critical, 1 high, 2 medium (default), 3 low.
+pub fn parse_priority(s: &str) -> Result<i64> {
+    Ok(match s.trim().to_ascii_lowercase().as_str() {
+        "critical" | "urgent" | "p0" | "0" => 0,
+        "high" | "p1" | "1" => 1,
+        "medium" | "normal" | "p2" | "2" => 2,
+        "low" | "p3" | "3" => 3,
+        _ => return Err(Error::invalid("priority", format!("{s:?}; use critical, high, medium or low"))),
+    })
+}
+
+pub fn priority_name(p: i64) -> &'static str {
+    ["critical", "high", "medium", "low"].get(p.clamp(0, 3) as usize).copied().unwrap_or("medium")
+}
+
+/// `T-12`, `t-12`, `#12` or `12` → 12.
+pub fn parse_id(s: &str) -> Result<i64> {
+    crate::ids::TaskId::parse(s).map(crate::ids::TaskId::num)
+}
+
+pub fn format_id(num: i64) -> String {
+    crate::ids::TaskId::new(num).to_string()
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub status: Status,
+    pub priority: &'static str,
+    pub role: Option<String>,
+    pub project: Option<String>,
+    pub labels: Vec<String>,
+    pub depends_on: Vec<String>,
+    /// Dependencies not yet done or cancelled: while any remain, the task cannot be claimed.
+    pub blocked_by: Vec<String>,
+    pub acceptance: Vec<String>,
+    pub assignee: Option<String>,
+    pub lease_until: Option<String>,
+    /// The holder's lease ran out: anyone may claim the task.
+    pub lease_expired: bool,
+    pub summary: Option<String>,
+    pub external_ref: Option<String>,
+    pub created_by: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Event {
+    pub at: String,
+    pub actor: String,
+    pub kind: String,
+    pub detail: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TaskDetail {
+    #[serde(flatten)]
+    pub task: Task,
+    /// Comments and handoff notes, oldest first.
+    pub notes: Vec<Event>,
+    pub history: Vec<Event>,
+}
+
+/// A task to create. Its docs are also the MCP tool's argument descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct NewTask {
+    pub title: String,
+    /// Markdown.
+    #[serde(default)]
+    pub description: String,
+    /// critical, high, medium (default) or low.
+    #[serde(default)]
+    pub priority: Option<String>,
+    /// The role that should do it (claim-next matches it).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// A project path the task belongs to.
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Ids of tasks that must be done first, e.g. ["T-3"].
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// How to tell it is done.
+    #[serde(default)]
+    pub acceptance: Vec<String>,
+    /// todo (default) or blocked.
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    pub statuses: Vec<Status>,
+    /// An agent's name, a person, or `none` for unassigned.
+    pub assignee: Option<String>,
+    pub role: Option<String>,
+    pub project: Option<String>,
+    pub label: Option<String>,
+    /// Only tasks that could be claimed now.
+    pub ready: bool,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TaskChange {
+    pub status: Option<Status>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub priority: Option<String>,
+    pub role: Option<Option<String>>,
+    pub project: Option<Option<String>>,
+    pub add_labels: Vec<String>,
+    pub remove_labels: Vec<String>,
+    pub add_deps: Vec<String>,
+    pub remove_deps: Vec<String>,
+    pub acceptance: Option<Vec<String>>,
+    /// `Some(None)` unassigns; `Some(Some(name))` assigns to an agent (by name) or a person.
+    pub assignee: Option<Option<String>>,
+    pub comment: Option<String>,
+    /// The comment is a handoff note (for the next agent).
+    pub handoff: bool,
+    /// What was done; implies `done` when no status is given.
+    pub summary: Option<String>,
+    /// Give the task back: unassigned, back to `todo`.
+    pub release: bool,
+    /// Act on a task another agent holds (people at the CLI/GUI; never the default for agents).
+    pub force: bool,
+}
+
+/// Which task to claim.
+#[derive(Debug, Clone)]
+pub enum ClaimTarget {
+    Id(String),
+    /// The best claimable task for this role and project (either may be unset).
+    Next {
+        role: Option<String>,
+        project: Option<String>,
+    },
+}
+
+/// What an agent learns when it starts (or resumes) its session.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionStart {
+    pub agent: agents::Agent,
+    /// Tasks it holds now (a resumed chat picks up where it was).
+    pub holding: Vec<Task>,
+    /// How many tasks could be claimed now for its role.
+    pub ready: usize,
+    pub instructions: &'static str,
+}
+
+/// A listing request as hosts receive it: statuses as text, `me` as an assignee. Its docs are
+/// also the MCP tool's argument descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct TaskQuery {
+    /// One task with its notes, handoffs and history (the other fields are ignored).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: every open one).
+    #[serde(default, rename = "status")]
+    pub statuses: Vec<String>,
+    /// `me`, an agent or person name, or `none` for unassigned.
+    #[serde(default)]
+    pub assignee: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Only tasks that can be claimed now.
+    #[serde(default)]
+    pub ready: bool,
+    /// At most this many (default 50).
+    #[serde(default)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum QueryResult {
+    One(Box<TaskDetail>),
+    Many { tasks: Vec<Task> },
+}
