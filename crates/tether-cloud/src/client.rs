@@ -207,7 +207,7 @@ impl Client {
         }
         let base = tether_core::settings::check_remote_url("Cursor API URL", base)
             .map_err(|e| CloudError::config(e.to_string()))?;
-        crate::install_tls_provider();
+        crate::tls::install_tls_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
@@ -556,4 +556,19 @@ fn seg(id: &str) -> Result<&str> {
     } else {
         Err(CloudError::config(format!("{id:?} is not a Cursor id")))
     }
+}
+
+/// A client for this data dir's settings and key.
+pub fn client_for(t: &tether_core::Tether) -> Result<Client> {
+    let settings = t.settings().map_err(|e| CloudError::config(e.to_string()))?;
+    client_from(t, &settings)
+}
+
+/// A client for these settings and this data dir's key.
+pub fn client_from(t: &tether_core::Tether, settings: &tether_core::settings::Settings) -> Result<Client> {
+    let key = tether_core::token::cursor_key(&t.paths)
+        .map_err(|e| CloudError::config(e.to_string()))?
+        .map(|(k, _)| k)
+        .ok_or_else(|| CloudError::config("no Cursor API key: run `tether cloud login`, or set CURSOR_API_KEY"))?;
+    Client::new(&base_url(settings.cloud.api_url.as_deref())?, key)
 }

@@ -165,7 +165,7 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
 
 /// Whether our own `/health` answers through the public URL (the tunnel is up and leads here).
 async fn reachable(public: &str) -> Check {
-    crate::install_tls_provider();
+    crate::tls::install_tls_provider();
     let url = format!("{public}/health");
     let fix = "start your tunnel to this Tether's port (`tether status` shows it)";
     let http = reqwest::Client::builder()

@@ -134,7 +134,7 @@ impl<'a> Driver<'a> {
     fn new(ctx: &'a Ctx, run: &'a Run) -> Result<Self, CloudError> {
         let t = &ctx.tether;
         let settings = t.settings().map_err(|e| CloudError::config(e.to_string()))?;
-        let client = crate::client_from(t, &settings)?.with_pace(ctx.pace.clone());
+        let client = crate::client::client_from(t, &settings)?.with_pace(ctx.pace.clone());
         let spec = run.cloud.clone().ok_or_else(|| CloudError::config(format!("{} is not a cloud run", run.id)))?;
         Ok(Self {
             ctx,

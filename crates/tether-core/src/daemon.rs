@@ -138,3 +138,71 @@ mod tests {
         DaemonLock::acquire(&paths).expect("lock is free after the holder drops it");
     }
 }
+
+/// What the daemon in this process is doing now, for status, settings and the tray: kept by
+/// its components, read by operations. A process that runs no daemon keeps the defaults.
+#[derive(Debug)]
+pub struct State {
+    started: std::time::Instant,
+    indexing: std::sync::atomic::AtomicBool,
+    paused: std::sync::atomic::AtomicBool,
+    /// The port served on and what chose it (`--port/TETHER_PORT`, `settings`, `default`).
+    listening: std::sync::Mutex<Option<crate::settings::RunningPort>>,
+    /// The port this daemon last moved away from, and when (ms): clients set up with it are lost.
+    moved_from: std::sync::Mutex<Option<(u16, i64)>>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            started: std::time::Instant::now(),
+            indexing: Default::default(),
+            paused: Default::default(),
+            listening: Default::default(),
+            moved_from: Default::default(),
+        }
+    }
+}
+
+impl State {
+    pub fn uptime(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
+    pub fn indexing(&self) -> bool {
+        self.indexing.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Marks an index pass as running; false when one already was.
+    pub fn start_indexing(&self) -> bool {
+        !self.indexing.swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn stop_indexing(&self) {
+        self.indexing.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_paused(&self, on: bool) {
+        self.paused.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn listening(&self) -> Option<crate::settings::RunningPort> {
+        *self.listening.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_listening(&self, port: crate::settings::RunningPort) {
+        let old = self.listening.lock().unwrap_or_else(|p| p.into_inner()).replace(port);
+        if let Some(old) = old.filter(|o| o.port != port.port) {
+            *self.moved_from.lock().unwrap_or_else(|p| p.into_inner()) = Some((old.port, crate::clock::now_ms()));
+        }
+    }
+
+    /// The port this daemon moved away from, and when (ms since the epoch).
+    pub fn moved_from(&self) -> Option<(u16, i64)> {
+        *self.moved_from.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

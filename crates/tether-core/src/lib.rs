@@ -9,8 +9,10 @@
 pub mod attention;
 pub mod daemon;
 pub mod doctor;
+pub mod events;
 pub mod init;
 pub mod insights;
+pub mod ops;
 pub mod settings;
 pub mod token;
 
@@ -32,13 +34,20 @@ use history::sessions::{
 use history::{cursor, export, sessions, watch};
 use store::Store;
 
-/// The engine for one data dir and one set of Cursor locations.
+/// The engine for one data dir and one set of Cursor locations: what every operation runs
+/// against. It holds the settings (read once, swapped when they are saved or the file changes)
+/// and the event bus its writes announce themselves on.
 #[derive(Debug)]
 pub struct Tether {
     pub paths: Paths,
     /// Where Cursor's data is; a running daemon re-points it when the settings change.
     cursor: std::sync::RwLock<CursorLocations>,
     pub store: Store,
+    /// The saved settings as last read, or why they could not be.
+    settings: std::sync::RwLock<std::result::Result<settings::Settings, String>>,
+    pub bus: events::Bus,
+    /// What the daemon in this process is doing (nothing, in a one-shot CLI process).
+    pub daemon: daemon::State,
 }
 
 impl Tether {
@@ -48,7 +57,36 @@ impl Tether {
         cursor.cloud_dir = Some(paths.cloud_dir());
         // Made here so the daemon's watcher sees the first transcript a cloud run writes.
         let _ = std::fs::create_dir(paths.cloud_dir());
-        Ok(Self { paths, cursor: std::sync::RwLock::new(cursor), store })
+        let bus = events::Bus::default();
+        let announce = bus.clone();
+        store.announce_writes(move |c| announce.announce(c));
+        let settings = settings::Settings::load(&paths).map_err(|e| e.to_string());
+        Ok(Self {
+            paths,
+            cursor: std::sync::RwLock::new(cursor),
+            store,
+            settings: std::sync::RwLock::new(settings),
+            bus,
+            daemon: daemon::State::default(),
+        })
+    }
+
+    /// Reads `settings.json` again (it changed on disk); true when what it says changed.
+    pub fn reload_settings(&self) -> bool {
+        let now = settings::Settings::load(&self.paths).map_err(|e| e.to_string());
+        let mut held = self.settings.write().unwrap_or_else(|p| p.into_inner());
+        let changed = *held != now;
+        *held = now;
+        changed
+    }
+
+    /// The person at this machine, by the name they go by on the board: `TETHER_USER`, else the
+    /// login name, else `me`. The CLI (unless `--as` says otherwise) and the GUI both act as them.
+    pub fn person() -> String {
+        ["TETHER_USER", "USER", "USERNAME"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "me".into())
     }
 
     /// Where Cursor's data is now.
@@ -356,13 +394,21 @@ impl Tether {
         board::roles::list(&self.paths.roles_dir())
     }
 
-    /// The saved settings (`settings.json`), or the defaults.
+    /// The settings as held (read at open, swapped when saved or when the file changes), or the
+    /// defaults; an unreadable file is an error here until it is fixed.
     pub fn settings(&self) -> Result<settings::Settings> {
-        settings::Settings::load(&self.paths)
+        match &*self.settings.read().unwrap_or_else(|p| p.into_inner()) {
+            Ok(s) => Ok(s.clone()),
+            Err(why) => Err(Error::Invalid { what: "settings file", reason: why.clone() }),
+        }
     }
 
+    /// Saves a change to the settings (validated as a whole first) and holds the result.
     pub fn update_settings(&self, patch: &settings::SettingsPatch) -> Result<settings::Settings> {
-        settings::Settings::update(&self.paths, patch)
+        let s = settings::Settings::update(&self.paths, patch)?;
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Ok(s.clone());
+        self.bus.emit(events::Event::Settings(events::SettingsEvent::default()));
+        Ok(s)
     }
 
     pub fn watch(

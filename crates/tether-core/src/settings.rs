@@ -35,6 +35,10 @@ pub struct Settings {
     pub cloud: CloudSettings,
 }
 
+/// The loopback port of MCP and the GUI unless `--port`, `TETHER_PORT` or the settings say
+/// otherwise (documented in the README).
+pub const DEFAULT_PORT: u16 = 47821;
+
 /// Runs of Cursor Cloud agents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]

@@ -106,6 +106,14 @@ pub enum Error {
     /// a folder swapped after it was checked).
     #[error("{0}")]
     UnsafeWorkspace(String),
+    /// The principal may not do this (an agent forcing a change, a remote agent's request).
+    #[error("{0}")]
+    NotAllowed(String),
+    /// Something is already under way (an index pass).
+    #[error("{0}")]
+    Busy(String),
+    #[error("{0}")]
+    NotFound(String),
 }
 
 impl Error {
@@ -119,7 +127,7 @@ impl Error {
             | Error::RunNotFound(_)
             | Error::AgentMissing(_) => ErrorCode::NotFound,
             Error::RunEnded { .. } => ErrorCode::Conflict,
-            Error::OutsideRoots { .. } | Error::UnsafeWorkspace(_) => ErrorCode::Forbidden,
+            Error::OutsideRoots { .. } | Error::UnsafeWorkspace(_) | Error::NotAllowed(_) => ErrorCode::Forbidden,
             Error::AgentNameTaken(_) => ErrorCode::Conflict,
             Error::TaskHeld { .. } => ErrorCode::TaskHeld,
             Error::IllegalTransition { .. } => ErrorCode::IllegalTransition,
@@ -127,7 +135,8 @@ impl Error {
             Error::DependenciesOpen { .. } => ErrorCode::DependenciesOpen,
             Error::NothingToClaim(_) => ErrorCode::NothingToClaim,
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
-            Error::SessionPending(_) => ErrorCode::Busy,
+            Error::SessionPending(_) | Error::Busy(_) => ErrorCode::Busy,
+            Error::NotFound(_) => ErrorCode::NotFound,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } | Error::ConfigInvalid { .. } => ErrorCode::InvalidInput,
             Error::TokenWouldBeCommitted(_) => ErrorCode::Forbidden,

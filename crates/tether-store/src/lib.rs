@@ -11,6 +11,32 @@ pub mod paths;
 pub mod store;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// Deserialisers for request fields whose absence, `null` and value mean three things.
+pub mod de {
+    use serde::Deserialize;
+
+    /// For `Option<Option<String>>`: absent → `None` (leave it), `null` or blank → `Some(None)`
+    /// (clear it), text → `Some(Some(text))`.
+    pub fn some_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+        Ok(Some(Option::<String>::deserialize(d)?.filter(|s| !s.trim().is_empty())))
+    }
+
+    /// A value read through its `FromStr` (its error says what is accepted), for enums whose
+    /// textual form is the one people type.
+    pub fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+    {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(s) if s.trim().is_empty() => Ok(None),
+            Some(s) => s.parse().map(Some).map_err(serde::de::Error::custom),
+        }
+    }
+}
 pub use paths::{CursorLocations, Paths};
 pub use store::Store;
 

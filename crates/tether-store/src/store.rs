@@ -37,6 +37,65 @@ pub struct Store {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// The board's revisions as this process last announced them (its own writes, or others'
+    /// seen by [`Store::foreign_changes`]): every write is announced once, by whoever made it.
+    announced: Mutex<Revisions>,
+    /// Told of every write's [`Changed`] right after its commit (the host's event bus).
+    announcer: std::sync::OnceLock<Box<dyn Fn(Changed) + Send + Sync>>,
+}
+
+/// The board's revision counters, bumped by every write to their domain in any process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Revisions {
+    pub tasks: i64,
+    pub signals: i64,
+    pub runs: i64,
+}
+
+/// Which domains a write (or other processes' writes) changed: each with its new revision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Changed {
+    pub tasks: Option<i64>,
+    pub signals: Option<i64>,
+    pub runs: Option<i64>,
+}
+
+impl Changed {
+    pub fn any(self) -> bool {
+        self.tasks.is_some() || self.signals.is_some() || self.runs.is_some()
+    }
+}
+
+impl Revisions {
+    fn read(c: &Connection) -> Result<Self> {
+        let mut r = Revisions::default();
+        let mut stmt = c.prepare_cached(
+            "SELECT name, value FROM counters WHERE name IN ('tasks_rev', 'signals_rev', 'runs_rev')",
+        )?;
+        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+            let (name, v) = row?;
+            match name.as_str() {
+                "tasks_rev" => r.tasks = v,
+                "signals_rev" => r.signals = v,
+                _ => r.runs = v,
+            }
+        }
+        Ok(r)
+    }
+
+    /// Domains where `now` is past `self`.
+    fn changed_to(self, now: Revisions) -> Changed {
+        let moved = |was: i64, is: i64| (is > was).then_some(is);
+        Changed {
+            tasks: moved(self.tasks, now.tasks),
+            signals: moved(self.signals, now.signals),
+            runs: moved(self.runs, now.runs),
+        }
+    }
+
+    fn max(self, o: Revisions) -> Revisions {
+        Revisions { tasks: self.tasks.max(o.tasks), signals: self.signals.max(o.signals), runs: self.runs.max(o.runs) }
+    }
 }
 
 /// Calls back when any process writes the database (its WAL changes), so readers that care about
@@ -85,7 +144,14 @@ impl Store {
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
         tune_writer(&conn)?;
-        Ok(Self { path: path.to_owned(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
+        let announced = Mutex::new(Revisions::read(&conn)?);
+        Ok(Self {
+            path: path.to_owned(),
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            announced,
+            announcer: Default::default(),
+        })
     }
 
     /// An in-memory store, for unit tests.
@@ -93,7 +159,14 @@ impl Store {
         let mut conn = Connection::open_in_memory()?;
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
-        Ok(Self { path: PathBuf::new(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
+        let announced = Mutex::new(Revisions::read(&conn)?);
+        Ok(Self {
+            path: PathBuf::new(),
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            announced,
+            announcer: Default::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -109,16 +182,62 @@ impl Store {
     /// cannot be rebuilt from Cursor (tasks, agents). IMMEDIATE takes the write lock up front, so
     /// a read-check-write inside `f` is atomic across threads and processes alike.
     pub fn durable<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.durable_changes(f).map(|(v, _)| v)
+    }
+
+    /// [`Store::durable`], saying which of the board's domains the transaction changed. Those
+    /// revisions count as announced by this process (its caller announces them), so
+    /// [`Store::foreign_changes`] never reports this write again.
+    pub fn durable_changes<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<(T, Changed)> {
         let mut conn = self.writer();
         conn.pragma_update(None, "synchronous", "FULL")?;
         let out = (|| {
             let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            // Inside the write lock: no other process's write falls between the two reads.
+            let before = Revisions::read(&txn)?;
             let v = f(&txn)?;
+            let after = Revisions::read(&txn)?;
+            let changed = before.changed_to(after);
+            // Announced before it is visible, so the watcher cannot see it first.
+            let mut announced = self.announced.lock().unwrap_or_else(|p| p.into_inner());
             txn.commit()?;
-            Ok(v)
+            let mine = Revisions {
+                tasks: changed.tasks.unwrap_or(announced.tasks),
+                signals: changed.signals.unwrap_or(announced.signals),
+                runs: changed.runs.unwrap_or(announced.runs),
+            };
+            *announced = announced.max(mine);
+            drop(announced);
+            if changed.any()
+                && let Some(announce) = self.announcer.get()
+            {
+                announce(changed);
+            }
+            Ok((v, changed))
         })();
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         out
+    }
+
+    /// Tells `f` of every board write this store commits, once, right after it commits (set once;
+    /// later calls are ignored).
+    pub fn announce_writes(&self, f: impl Fn(Changed) + Send + Sync + 'static) {
+        let _ = self.announcer.set(Box::new(f));
+    }
+
+    /// What other processes changed on the board since this one last announced: the domains
+    /// whose revision moved past what was announced (now announced).
+    pub fn foreign_changes(&self) -> Result<Changed> {
+        if self.path.as_os_str().is_empty() {
+            // In memory: no other process, and reading takes the writer (a lock order a
+            // concurrent write takes the other way round).
+            return Ok(Changed::default());
+        }
+        let mut announced = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.read(Revisions::read)?;
+        let changed = announced.changed_to(now);
+        *announced = announced.max(now);
+        Ok(changed)
     }
 
     /// A pooled read connection; in-memory stores share the writer.
@@ -227,6 +346,35 @@ pub fn dump_schema(conn: &Connection) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_is_announced_once_by_the_process_that_made_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let (mine, theirs) = (Store::open(&db).unwrap(), Store::open(&db).unwrap());
+        let bump = |s: &Store, name: &str| {
+            s.durable_changes(|t| {
+                t.execute("UPDATE counters SET value = value + 1 WHERE name = ?1", [name])?;
+                Ok(())
+            })
+            .unwrap()
+            .1
+        };
+        let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let h = std::sync::Arc::clone(&heard);
+        mine.announce_writes(move |c| h.lock().unwrap().push(c));
+        assert_eq!(bump(&mine, "tasks_rev"), Changed { tasks: Some(1), ..Changed::default() });
+        assert_eq!(*heard.lock().unwrap(), vec![Changed { tasks: Some(1), ..Changed::default() }]);
+        assert!(!mine.foreign_changes().unwrap().any(), "my own write is not news to me");
+        assert_eq!(theirs.foreign_changes().unwrap(), Changed { tasks: Some(1), ..Changed::default() });
+        assert!(!theirs.foreign_changes().unwrap().any(), "and only once");
+        bump(&theirs, "signals_rev");
+        bump(&theirs, "runs_rev");
+        assert_eq!(mine.foreign_changes().unwrap(), Changed { tasks: None, signals: Some(1), runs: Some(1) });
+        assert_eq!(heard.lock().unwrap().len(), 1, "others' writes are announced by whoever watches for them");
+        // A write that changes nothing on the board announces nothing.
+        assert!(!mine.durable_changes(|_| Ok(())).unwrap().1.any());
+    }
 
     #[test]
     fn migrations_are_valid() {

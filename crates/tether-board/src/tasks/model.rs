@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 /// The most tasks one query lists; more is an error, never a silent cut.
 pub const MAX_LIST: usize = 500;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "board.ts")]
 pub enum Status {
     #[default]
     Todo,
@@ -195,29 +196,76 @@ pub struct TaskFilter {
     pub limit: usize,
 }
 
-#[derive(Debug, Clone, Default)]
+/// A change to a task, as every host sends it (the GUI's PATCH body, the MCP tool's arguments,
+/// the CLI's flags): absent fields are left as they are. Its docs are also the MCP tool's argument
+/// descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "requests.ts")]
 pub struct TaskChange {
+    /// New status: todo, in_progress, blocked, in_review, done, cancelled.
+    #[serde(default, deserialize_with = "tether_store::de::parsed")]
+    #[schemars(with = "Option<String>")]
+    #[ts(optional, as = "Option<Status>")]
     pub status: Option<Status>,
+    #[serde(default)]
+    #[ts(optional)]
     pub title: Option<String>,
+    /// Markdown.
+    #[serde(default)]
+    #[ts(optional)]
     pub description: Option<String>,
+    /// critical, high, medium or low.
+    #[serde(default)]
+    #[ts(optional)]
     pub priority: Option<String>,
+    /// The role that should do it; `null` or empty clears it.
+    #[serde(default, deserialize_with = "tether_store::de::some_or_null")]
+    #[ts(optional, type = "string | null")]
     pub role: Option<Option<String>>,
+    /// The project it belongs to; `null` or empty clears it.
+    #[serde(default, deserialize_with = "tether_store::de::some_or_null")]
+    #[ts(optional, type = "string | null")]
     pub project: Option<Option<String>>,
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub add_labels: Vec<String>,
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub remove_labels: Vec<String>,
+    /// Tasks that must be done first, e.g. ["T-3"].
+    #[serde(default, rename = "add_depends_on")]
+    #[ts(optional, rename = "add_depends_on", as = "Option<Vec<String>>")]
     pub add_deps: Vec<String>,
+    #[serde(default, rename = "remove_depends_on")]
+    #[ts(optional, rename = "remove_depends_on", as = "Option<Vec<String>>")]
     pub remove_deps: Vec<String>,
+    /// Replaces the acceptance criteria.
+    #[serde(default)]
+    #[ts(optional)]
     pub acceptance: Option<Vec<String>>,
-    /// `Some(None)` unassigns; `Some(Some(name))` assigns to an agent (by name) or a person.
+    /// Give it to an agent (by name) or a person; `null` or an empty string unassigns.
+    #[serde(default, deserialize_with = "tether_store::de::some_or_null")]
+    #[ts(optional, type = "string | null")]
     pub assignee: Option<Option<String>>,
+    /// A note on the task.
+    #[serde(default)]
+    #[ts(optional)]
     pub comment: Option<String>,
-    /// The comment is a handoff note (for the next agent).
+    /// The comment is a handoff note for whoever picks the task up next.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub handoff: bool,
-    /// What was done; implies `done` when no status is given.
+    /// What was done: completes the task (status done unless another status is given).
+    #[serde(default)]
+    #[ts(optional)]
     pub summary: Option<String>,
-    /// Give the task back: unassigned, back to `todo`.
+    /// Give the task back (unassigned, todo), e.g. with a handoff comment.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub release: bool,
-    /// Act on a task another agent holds (people at the CLI/GUI; never the default for agents).
+    /// Act on a task another agent holds (the person only).
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub force: bool,
 }
 

@@ -1,0 +1,69 @@
+//! Agents: who works on the board, with live status and how signals reach them; an agent's
+//! session start; waking an idle chat Tether ran (the person's choice); and what Cursor's hooks
+//! report about each chat.
+
+use serde::Deserialize;
+
+use crate::Tether;
+use crate::board::agents::Agent;
+use crate::board::live::{self, HookEvent};
+use crate::board::principal::Principal;
+use crate::board::signals;
+use crate::board::tasks::SessionStart;
+use crate::error::{Error, Result};
+use crate::events::Event;
+
+/// Every agent, with live status and surface support. With no daemon running nothing can reach
+/// an agent, so every surface reads `degraded`.
+pub fn list(t: &Tether) -> Result<Vec<Agent>> {
+    let mut all = t.board().agents()?;
+    if crate::daemon::running(&t.paths).is_none() {
+        for a in all.iter_mut().filter(|a| a.surface.is_some()) {
+            a.surface = Some("degraded");
+        }
+    }
+    Ok(all)
+}
+
+/// What an agent sends to start its session.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Start {
+    /// Your role, e.g. `dev`, `reviewer`, `tester`: claim-next prefers tasks for it.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// A name to be known by (unique); omit for a generated one such as `brisk-otter`.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Registers the calling agent with a role and a name and tells it what it holds.
+pub fn start_session(t: &Tether, who: &Principal, s: &Start) -> Result<SessionStart> {
+    let Some(id) = who.identity() else {
+        return Err(Error::invalid("session", "a session is an agent's; the person needs none"));
+    };
+    let r = t.board().start_session(id, s.role.as_deref(), s.name.as_deref())?;
+    t.bus.emit(Event::Agents {});
+    Ok(r)
+}
+
+/// Turns waking by resume on or off for a chain of runs (`run R-3`); the person's choice.
+pub fn set_wake(t: &Tether, who: &Principal, agent: &str, on: bool) -> Result<Agent> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("whether an idle chat is woken is the person's choice".into()));
+    }
+    let a = t.board().set_wake_by_resume(agent, on)?;
+    t.bus.emit(Event::Agents {});
+    Ok(a)
+}
+
+/// Records what a Cursor hook said about its chat (status for everyone; a talking chat renews
+/// what it holds). For `stop`, the answer for Cursor: a follow-up message that makes the chat
+/// drain its signals, when it has some and was not asked yet in this drain cycle.
+pub fn hook(t: &Tether, ev: &HookEvent) -> Result<Option<String>> {
+    live::record_hook(&t.store, ev)?;
+    t.bus.emit(Event::Agents {});
+    if ev.hook_event_name != "stop" {
+        return Ok(None);
+    }
+    signals::stop_hook(&t.store, &ev.conversation_id, ev.loop_count.unwrap_or(0), ev.status.as_deref())
+}

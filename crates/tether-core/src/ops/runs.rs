@@ -1,0 +1,257 @@
+//! Agent runs: start one (the Cursor CLI here, or a Cursor Cloud agent) for a prompt or a task,
+//! follow one up in its chat, cancel, approve a held one, list and read them. A run is checked
+//! here (the workspace inside the allowed roots, canonical, so a link cannot lead out; a known
+//! role; the task's prompt) and queued; the runner (`tether-runs`) takes it from the queue.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::Tether;
+use crate::board::principal::{Principal, TETHER, actor_label};
+use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
+use crate::board::{cloud, roles, tasks};
+use crate::error::{Error, Result};
+use crate::events::Event;
+
+/// The name a run records as who asked for it.
+fn requester(t: &Tether, who: &Principal) -> Result<String> {
+    match who {
+        Principal::Person(name) => Ok(name.clone()),
+        Principal::Agent { who, .. } => actor_label(&t.store, who),
+        Principal::Tether => Ok(TETHER.into()),
+    }
+}
+
+fn not_remote(who: &Principal, what: &str) -> Result<()> {
+    if who.is_remote() {
+        return Err(Error::NotAllowed(format!("{what} is not for agents outside this machine")));
+    }
+    Ok(())
+}
+
+/// Checks a run (prompt or task; a workspace inside the allowed roots; a known role) and queues
+/// it; the runner starts it.
+pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
+    not_remote(who, "starting a run")?;
+    let by = requester(t, who)?;
+    runs::check(new)?;
+    let place: runs::RunPlace = new.place.as_deref().unwrap_or_default().parse()?;
+    if place == runs::RunPlace::Cloud {
+        return start_cloud(t, &by, new);
+    }
+    if new.repo.is_some() || new.git_ref.is_some() || new.branch.is_some() || new.auto_pr {
+        return Err(Error::invalid("run", "repo, ref, branch and auto_pr are for cloud runs (where: cloud)"));
+    }
+    let settings = t.settings()?;
+    let (task, prompt) = prompt_of(t, new)?;
+    let ws = new
+        .workspace
+        .clone()
+        .filter(|w| !w.trim().is_empty())
+        .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
+        .ok_or_else(|| Error::invalid("workspace", "say which project folder the agent works in"))?;
+    let workspace = check_workspace(t, Path::new(&ws))?;
+    if let Some(r) = &new.role {
+        roles::rule(&t.paths.roles_dir(), r)?;
+    }
+    let valid = runs::ValidRun {
+        prompt,
+        task: task.map(|t| tasks::parse_id(&t.task.id)).transpose()?,
+        workspace: workspace.to_string_lossy().into_owned(),
+        model: new.model.clone(),
+        mode: new.mode.unwrap_or_default(),
+        role: new.role.clone(),
+        timeout_ms: new.timeout_secs.map_or(i64::from(settings.runs.timeout_minutes) * 60_000, |s| s as i64 * 1000),
+        permissions: new.permissions.clone(),
+        complete: new.complete,
+        parent: None,
+        resume_chat: None,
+        cloud: None,
+    };
+    runs::create(&t.store, &by, &valid)
+}
+
+/// The prompt of a run: the task's text (when bound to one) and the person's words.
+fn prompt_of(t: &Tether, new: &NewRun) -> Result<(Option<tasks::TaskDetail>, String)> {
+    let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
+    let task_text = task.as_ref().map(|d| runs::task_prompt(&t.store, &d.task.id)).transpose()?;
+    let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
+        (Some(p), Some(t)) => format!("{t}\n{p}\n"),
+        (Some(p), None) => p.to_owned(),
+        (None, Some(t)) => t,
+        (None, None) => return Err(Error::invalid("run", "give a prompt, a task, or both")),
+    };
+    Ok((task, prompt))
+}
+
+/// A Cursor Cloud run: the repository given, else the `origin` of the workspace (or the task's
+/// project); a task whose earlier cloud run worked on the same repository continues that agent.
+/// A role's rule goes into the prompt (there is no workspace to put it in); local permissions
+/// do not apply.
+fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
+    if !new.permissions.is_empty() {
+        return Err(Error::invalid(
+            "permissions",
+            "cloud agents run with Cursor's own sandbox; permissions are for local runs",
+        ));
+    }
+    if new.mode == Some(runs::RunMode::Ask) {
+        return Err(Error::invalid("run mode", "cloud agents take agent or plan"));
+    }
+    if new.git_ref.is_some() && new.branch.is_some() {
+        return Err(Error::invalid(
+            "branch",
+            "give --ref (start from it, push a new branch) or --branch (work on it), not both",
+        ));
+    }
+    let settings = t.settings()?;
+    let (task, mut prompt) = prompt_of(t, new)?;
+    let repo = match new.repo.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => cloud::normalize_repo(r)?,
+        None => {
+            let dir = new
+                .workspace
+                .clone()
+                .filter(|w| !w.trim().is_empty())
+                .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
+                .ok_or_else(|| Error::invalid("repository", "say which GitHub repository the agent works on (repo)"))?;
+            cloud::git_origin(Path::new(&dir)).ok_or_else(|| {
+                Error::invalid("repository", format!("{dir} has no git origin remote; say which repository (repo)"))
+            })?
+        }
+    };
+    if let Some(r) = &new.role {
+        let rule = roles::rule(&t.paths.roles_dir(), r)?;
+        prompt = format!("{}\n\n---\n\n{prompt}", rule.trim());
+    }
+    let task_num = task.as_ref().map(|d| tasks::parse_id(&d.task.id)).transpose()?;
+    let earlier = match task_num {
+        Some(n) => cloud::earlier_for_task(&t.store, n, &repo)?,
+        None => None,
+    };
+    let (spec, parent) = match &earlier {
+        Some(e) => (e.cloud.as_ref().map(cloud::CloudSpec::followup), Some(e.num())),
+        None => (Some(cloud::CloudSpec::new(repo, new.git_ref.clone(), new.branch.clone(), new.auto_pr)), None),
+    };
+    let valid = runs::ValidRun {
+        prompt,
+        task: task_num,
+        workspace: String::new(),
+        model: new.model.clone(),
+        mode: new.mode.unwrap_or_default(),
+        role: new.role.clone(),
+        timeout_ms: new.timeout_secs.map_or(i64::from(settings.cloud.timeout_minutes) * 60_000, |s| s as i64 * 1000),
+        permissions: runs::Permissions::default(),
+        complete: new.complete,
+        parent,
+        resume_chat: earlier.and_then(|e| e.chat_id),
+        cloud: spec,
+    };
+    runs::create(&t.store, by, &valid)
+}
+
+/// A follow-up run continuing `id`'s Cursor chat with a new prompt.
+pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<Run> {
+    not_remote(who, "following up a run")?;
+    let by = requester(t, who)?;
+    let valid = runs::followup_of(&t.store, id, prompt)?;
+    if valid.cloud.is_none() {
+        check_workspace(t, Path::new(&valid.workspace))?;
+    }
+    runs::create(&t.store, &by, &valid)
+}
+
+/// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its
+/// runner (now when it is this process's, within a second otherwise).
+pub fn cancel(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
+    not_remote(who, "cancelling a run")?;
+    let r = t.board().cancel_run(id)?;
+    t.bus.emit(Event::RunCancelRequested { run: r.num() });
+    Ok(r)
+}
+
+/// Lets a run held for the person's approval go (a wake that signals from outside this machine
+/// caused, with write or shell permissions). The person's decision only.
+pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("approving a held run is the person's decision".into()));
+    }
+    t.board().approve_run(id)
+}
+
+pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
+    t.board().runs(f)
+}
+
+/// A run with the last `limit` events before `before` (the newest when `None`).
+pub fn get(t: &Tether, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
+    t.board().run_page(id, before, limit)
+}
+
+/// Events after `seq`, oldest first (following a run).
+pub fn events_after(t: &Tether, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
+    t.board().run_events_after(id, seq, limit)
+}
+
+/// Folders runs may work in: the saved roots, and the projects Cursor's history knows that
+/// exist on this machine; canonical, without duplicates.
+pub fn roots(t: &Tether) -> Result<Vec<PathBuf>> {
+    let saved = t.settings()?.runs.roots;
+    let seen = crate::history::sessions::projects(&t.store)?.into_iter().map(|p| PathBuf::from(p.path));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in saved.into_iter().chain(seen) {
+        if let Ok(c) = p.canonicalize()
+            && c.is_dir()
+            && c.parent().is_some()
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A run's folder, canonical, checked to be inside the allowed roots: when a run is queued,
+/// and again when it starts (a folder may be replaced by a link in between).
+pub fn check_workspace(t: &Tether, ws: &Path) -> Result<PathBuf> {
+    let canon = ws
+        .canonicalize()
+        .map_err(|e| Error::invalid("workspace", format!("{}: {e} (give an existing project folder)", ws.display())))?;
+    if !canon.is_dir() {
+        return Err(Error::invalid("workspace", format!("{} is not a folder", canon.display())));
+    }
+    let roots = roots(t)?;
+    if roots.iter().any(|r| canon.starts_with(r)) {
+        Ok(canon)
+    } else {
+        Err(Error::OutsideRoots { path: canon, roots: roots.iter().map(|r| r.display().to_string()).collect() })
+    }
+}
+
+/// What a run form offers that the engine knows: roles, the folders runs may use, defaults, and
+/// whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    pub roles: Vec<roles::Role>,
+    pub roots: Vec<PathBuf>,
+    pub defaults: crate::settings::RunSettings,
+    pub cloud: CloudOptions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CloudOptions {
+    pub key: bool,
+    pub defaults: crate::settings::CloudSettings,
+}
+
+pub fn options(t: &Tether) -> Result<Options> {
+    let settings = t.settings()?;
+    let key = crate::token::cursor_key(&t.paths).ok().flatten().is_some();
+    Ok(Options {
+        roles: roles::list(&t.paths.roles_dir())?,
+        roots: roots(t)?,
+        defaults: settings.runs,
+        cloud: CloudOptions { key, defaults: settings.cloud },
+    })
+}

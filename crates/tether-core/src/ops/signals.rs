@@ -1,0 +1,64 @@
+//! Signals between agents and the person: send, reply, drain (exactly once), what waits, the
+//! piggyback notice on a tool result. A signal from outside this machine (a cloud run's scoped
+//! bearer) is marked `remote`, so a wake it causes waits for the person before it may write.
+
+use serde::Deserialize;
+
+use crate::Tether;
+use crate::board::principal::Principal;
+use crate::board::signals::{self, NewSignal, PendingSummary, Signal, SignalDetail, SignalFilter};
+use crate::error::Result;
+use crate::events::Event;
+
+pub fn send(t: &Tether, who: &Principal, new: &NewSignal) -> Result<Signal> {
+    let from = who.sender();
+    if who.is_remote() { signals::send_remote(&t.store, &from, new) } else { signals::send(&t.store, &from, new) }
+}
+
+/// A reply to a signal, as hosts send it (the signal is named by the route).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "requests.ts")]
+pub struct Reply {
+    pub body: String,
+    /// Default: acknowledgment.
+    #[serde(default, rename = "type")]
+    #[ts(optional, rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// Replies to `id` (to its sender, in its trace), closing its obligation.
+pub fn reply(t: &Tether, who: &Principal, id: &str, r: Reply) -> Result<Signal> {
+    let new = NewSignal { reply_to: Some(id.to_owned()), kind: r.kind, body: r.body, ..Default::default() };
+    send(t, who, &new)
+}
+
+/// The caller's undrained signals, now marked drained (exactly once); its doorbell may ring
+/// again.
+pub fn drain(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
+    let got = signals::drain(&t.store, &who.recipient())?;
+    if let Some(session) = who.identity().and_then(|i| i.mcp_session.clone())
+        && !got.is_empty()
+    {
+        t.bus.emit(Event::SignalsDrained { session });
+    }
+    Ok(got)
+}
+
+/// The caller's undrained signals, left undrained.
+pub fn pending(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
+    signals::pending(&t.store, &who.recipient())
+}
+
+/// The notice a tool result carries for the caller (recorded as a `piggyback` wake).
+pub fn piggyback(t: &Tether, who: &Principal) -> Result<PendingSummary> {
+    let session = who.identity().and_then(|i| i.mcp_session.clone());
+    signals::piggyback(&t.store, &who.recipient(), session.as_deref())
+}
+
+pub fn list(t: &Tether, f: &SignalFilter) -> Result<Vec<Signal>> {
+    signals::list(&t.store, f)
+}
+
+pub fn get(t: &Tether, id: &str) -> Result<SignalDetail> {
+    signals::get(&t.store, id)
+}

@@ -1,0 +1,91 @@
+//! The task board: create, list or show, claim, change, export and import. Every write is one
+//! durable transaction that announces itself (see [`crate::events`]); an assignment's signal to
+//! the new holder is announced with it.
+
+use serde::Deserialize;
+
+use crate::Tether;
+use crate::board::principal::{DEFAULT_LEASE_MS, Principal};
+use crate::board::task_io;
+use crate::board::tasks::{NewTask, QueryResult, Task, TaskChange, TaskDetail, TaskQuery};
+use crate::error::{Error, Result};
+
+pub fn create(t: &Tether, who: &Principal, new: &NewTask) -> Result<Task> {
+    t.board().create_task(&who.actor(), new)
+}
+
+/// A list (with filters), or one task with its notes and history when the query names an id.
+pub fn query(t: &Tether, who: &Principal, q: &TaskQuery) -> Result<QueryResult> {
+    t.board().query_tasks(&who.actor(), q)
+}
+
+pub fn get(t: &Tether, id: &str) -> Result<TaskDetail> {
+    t.board().task(id)
+}
+
+/// A claim, as hosts send it.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Claim {
+    /// The task to claim, e.g. "T-4". Omit to claim the best ready task for your role.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// With no id: prefer tasks for this role (default: the role given to session_start).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// With no id: only tasks of this project (or of none).
+    #[serde(default)]
+    pub project: Option<String>,
+    /// How long the claim holds without activity from you (default 30, at most 1440 minutes).
+    #[serde(default)]
+    pub lease_minutes: Option<u32>,
+}
+
+/// Claims a task atomically (never two holders): the one named, or the best ready one. An
+/// agent's claim holds on a lease its activity renews; a person's holds until they let go.
+pub fn claim(t: &Tether, who: &Principal, c: Claim) -> Result<Task> {
+    let mut actor = who.actor();
+    if let (Some(m), Some(_)) = (c.lease_minutes, actor.lease_ms) {
+        actor.lease_ms = Some(i64::from(m.clamp(1, 1440)) * 60_000);
+    } else if actor.lease_ms.is_some() {
+        actor.lease_ms = Some(DEFAULT_LEASE_MS);
+    }
+    t.board().claim(&actor, c.id, c.role, c.project)
+}
+
+/// A change to one task, as hosts send it: the task's id and the change.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Update {
+    /// The task, e.g. "T-4".
+    pub id: String,
+    #[serde(flatten)]
+    pub change: TaskChange,
+}
+
+/// Changes a task. A task another agent holds takes comments only, unless the person forces
+/// the change; an agent cannot force.
+pub fn update(t: &Tether, who: &Principal, u: &Update) -> Result<Task> {
+    if u.change.force && !who.is_person() {
+        return Err(Error::NotAllowed(
+            "only the person can force a change to a task another agent holds; comment on it, or signal its holder"
+                .into(),
+        ));
+    }
+    t.board().update_task(&who.actor(), &u.id, &u.change)
+}
+
+/// The board as markdown (the MCP resource `tether://tasks`).
+pub fn markdown(t: &Tether) -> Result<String> {
+    t.board().markdown()
+}
+
+pub fn export(t: &Tether, format: task_io::ExportFormat) -> Result<String> {
+    t.board().export_tasks(format)
+}
+
+/// Imports Taskmaster's tasks.json or a Backlog.md folder (again to refresh); the person's.
+pub fn import(t: &Tether, who: &Principal, path: &std::path::Path) -> Result<task_io::ImportReport> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("importing tasks from files is the person's to do".into()));
+    }
+    t.board().import_tasks(&who.actor(), path)
+}
