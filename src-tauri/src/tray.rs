@@ -15,7 +15,7 @@ use tether_core::board::runs::{RunFilter, RunStatus};
 use tether_core::settings::Settings;
 
 use crate::desktop::Alert;
-use crate::{Daemon, Shell};
+use crate::shell::{Daemon, Shell};
 
 const TRAY_ID: &str = "tether";
 /// Menu items with this id prefix open the window on the route that follows it.
@@ -91,7 +91,7 @@ fn snapshot(shell: &Shell) -> Snapshot {
         State::Running
     };
     let restart_pending = match &shell.daemon {
-        Daemon::Hosted(h) => !h.app.settings_view(settings.clone()).restart_needed.is_empty(),
+        Daemon::Hosted(h) => tether_core::ops::settings::get(&h.tether).is_ok_and(|v| !v.restart_needed.is_empty()),
         Daemon::Attached { .. } => false,
     };
     Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings, runs }
@@ -201,8 +201,8 @@ fn on_menu(app: &AppHandle, id: &str) {
     };
     let result: anyhow::Result<()> =
         match (id, hosted) {
-            ("open", _) => crate::open_window(app),
-            (id, _) if id.starts_with(OPEN_PREFIX) => crate::open_window_at(app, Some(&id[OPEN_PREFIX.len()..])),
+            ("open", _) => crate::shell::open_window(app),
+            (id, _) if id.starts_with(OPEN_PREFIX) => crate::shell::open_window_at(app, Some(&id[OPEN_PREFIX.len()..])),
             ("copy-url", _) => app.clipboard().write_text(shell.daemon.mcp_url(&shell.paths)).map_err(Into::into),
             ("server-toggle", Some(h)) => tauri::async_runtime::block_on(async move {
                 if h.serving() { h.stop_server().await } else { h.start_server() }
@@ -228,11 +228,11 @@ fn on_menu(app: &AppHandle, id: &str) {
                 r.map_err(Into::into)
             }
             ("restart-app", Some(_)) => {
-                crate::stop_daemon(app);
+                crate::shell::stop_daemon(app);
                 app.restart()
             }
             ("quit", _) => {
-                crate::stop_daemon(app);
+                crate::shell::stop_daemon(app);
                 app.exit(0);
                 Ok(())
             }

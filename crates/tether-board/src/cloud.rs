@@ -9,7 +9,6 @@
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
-use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::runs::{self, Run};
@@ -222,66 +221,6 @@ pub fn live_run_for_agent(store: &Store, agent: &str) -> Result<Option<Run>> {
 }
 
 /// What a run-scoped bearer may change on its run's task.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScopedTaskChange {
-    #[serde(default)]
-    pub comment: Option<String>,
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// in_progress, blocked, in_review or done.
-    #[serde(default)]
-    pub status: Option<String>,
-    /// The comment is a handoff note for whoever takes the task next.
-    #[serde(default)]
-    pub handoff: bool,
-}
-
-fn run_actor(run: &Run) -> super::tasks::Actor {
-    super::tasks::Actor {
-        who: runs::run_identity(run.root, run.workspace.as_deref()),
-        lease_ms: Some(super::tasks::DEFAULT_LEASE_MS),
-    }
-}
-
-fn bound_task(run: &Run) -> Result<String> {
-    run.task.clone().ok_or_else(|| Error::invalid("task", format!("{} was not started for a task", run.id)))
-}
-
-/// The task a cloud run works on, as its scoped bearer may read it.
-pub fn scoped_task(store: &Store, run: &Run) -> Result<super::tasks::TaskDetail> {
-    super::tasks::get(store, &bound_task(run)?)
-}
-
-/// Changes the run's own task, as the run's agent (the same rules as any agent's update).
-pub fn scoped_update(store: &Store, run: &Run, c: &ScopedTaskChange) -> Result<super::tasks::Task> {
-    let status = c.status.as_deref().map(str::parse::<super::tasks::Status>).transpose()?;
-    use super::tasks::Status as S;
-    let allowed = match status {
-        None | Some(S::InProgress | S::Blocked | S::InReview) => true,
-        // Done skips review: only when whoever started the run asked for that.
-        Some(S::Done) => run.complete_task,
-        Some(S::Todo | S::Cancelled) => false,
-    };
-    if !allowed {
-        let most = if run.complete_task { "done" } else { "in_review" };
-        return Err(Error::invalid("status", format!("this run may set in_progress, blocked or {most}")));
-    }
-    let change = super::tasks::TaskChange {
-        status,
-        summary: c.summary.clone(),
-        comment: c.comment.clone(),
-        handoff: c.handoff,
-        ..Default::default()
-    };
-    super::tasks::update(store, &run_actor(run), &bound_task(run)?, &change)
-}
-
-/// Sends a signal as the run's agent.
-pub fn scoped_signal(store: &Store, run: &Run, new: &super::signals::NewSignal) -> Result<super::signals::Signal> {
-    super::signals::send_remote(store, &super::signals::Sender::Agent(run_actor(run).who), new)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::from_env().context("finding the data dir")?;
     let settings = Settings::load(&paths)?;
     let cursor = CursorLocations::discover(cli.cursor_dir.clone(), &settings.cursor_dirs());
-    let port = |flag: Option<u16>| tether_mcp::host::choose_port(flag, "--port/TETHER_PORT", &settings);
+    let port = |flag: Option<u16>| tether_daemon::choose_port(flag, "--port/TETHER_PORT", &settings);
     let open = || {
         Tether::open(paths.clone(), cursor.clone())
             .with_context(|| format!("opening the index in {}", paths.data_dir.display()))
@@ -260,10 +260,10 @@ fn serve(
     // Signal handlers first, so SIGTERM during the initial index still shuts down cleanly.
     let shutdown = shutdown_signal()?;
     let bar = std::io::stderr().is_terminal().then(progress_bar);
-    let progress: Option<tether_mcp::host::ProgressSink> =
-        bar.clone().map(|b| Arc::new(move |p: &Progress| show_progress(&b, p)) as tether_mcp::host::ProgressSink);
-    let opts = tether_mcp::host::HostOptions { host: a.host.clone(), port, port_from };
-    let host = tether_mcp::host::Host::start(paths, cursor, &opts, progress)?;
+    let progress: Option<tether_daemon::ProgressSink> =
+        bar.clone().map(|b| Arc::new(move |p: &Progress| show_progress(&b, p)) as tether_daemon::ProgressSink);
+    let opts = tether_daemon::HostOptions { host: a.host.clone(), port, port_from };
+    let host = tether_daemon::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(
         "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
         host.url(),
@@ -285,8 +285,8 @@ fn serve(
 fn mcp_stdio(t: Tether) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     // No HTTP here, so no bearer or hook token: whoever spawned us already has our privileges.
-    let app = tether_mcp::App::new(Arc::new(t), String::new(), String::new());
-    rt.block_on(tether_mcp::serve_stdio(app))?;
+    let server = tether_server::Server::new(Arc::new(t), String::new(), String::new());
+    rt.block_on(tether_server::serve_stdio(server))?;
     Ok(())
 }
 
@@ -365,7 +365,7 @@ fn init(paths: &Paths, cursor: &CursorLocations, a: &InitArgs, port: u16, remove
 
 /// Asks the running daemon for a one-time login code and opens (or prints) the GUI's login link.
 fn open_gui(paths: &Paths, print: bool) -> anyhow::Result<()> {
-    let link = tether_mcp::login_link(paths)?;
+    let link = tether_server::login_link(paths)?;
     if print {
         println!("{link}");
         return Ok(());

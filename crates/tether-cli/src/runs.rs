@@ -73,9 +73,11 @@ fn start_or_follow(t: Tether, r: Run, follow: bool, json: bool) -> anyhow::Resul
         let end = tokio::select! {
             r = &mut follow => r,
             _ = &mut interrupted => {
-                if let Some(h) = &runner {
+                if runner.is_some() {
                     eprintln!("\ncancelling {id} …");
-                    h.runner().cancel(&id).await?;
+                    let (t2, key) = (Arc::clone(&t), id.clone());
+                    let me = tether_core::ops::Principal::person(&requested_by());
+                    tokio::task::spawn_blocking(move || tether_core::ops::runs::cancel(&t2, &me, &key)).await??;
                     follow.await
                 } else {
                     return Ok::<_, anyhow::Error>(None);

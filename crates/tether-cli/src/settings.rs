@@ -73,7 +73,7 @@ fn report_daemon(paths: &Paths, before: &Settings, after: &Settings) {
         }
         return;
     }
-    let wanted = after.port.unwrap_or(tether_mcp::DEFAULT_PORT);
+    let wanted = after.port.unwrap_or(tether_core::settings::DEFAULT_PORT);
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         match tether_core::daemon::running(paths) {

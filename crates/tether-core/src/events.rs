@@ -93,10 +93,10 @@ pub struct IndexEvent {
     /// At the end of a pass: the index's chats and messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub sessions: Option<i64>,
+    pub sessions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub messages: Option<i64>,
+    pub messages: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<String>,

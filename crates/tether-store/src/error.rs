@@ -27,6 +27,25 @@ pub enum ErrorCode {
     NothingToClaim,
 }
 
+impl ErrorCode {
+    /// The code's name on the wire (`not_found`, `task_held`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Internal => "internal",
+            ErrorCode::IllegalTransition => "illegal_transition",
+            ErrorCode::DependencyCycle => "dependency_cycle",
+            ErrorCode::TaskHeld => "task_held",
+            ErrorCode::DependenciesOpen => "dependencies_open",
+            ErrorCode::NothingToClaim => "nothing_to_claim",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -114,6 +133,9 @@ pub enum Error {
     Busy(String),
     #[error("{0}")]
     NotFound(String),
+    /// Already done (a webhook delivery seen before).
+    #[error("{0}")]
+    Conflict(String),
 }
 
 impl Error {
@@ -137,6 +159,7 @@ impl Error {
             Error::SessionNotIndexed(_) => ErrorCode::Forbidden,
             Error::SessionPending(_) | Error::Busy(_) => ErrorCode::Busy,
             Error::NotFound(_) => ErrorCode::NotFound,
+            Error::Conflict(_) => ErrorCode::Conflict,
             Error::NicknameTaken { .. } | Error::AlreadyRunning { .. } => ErrorCode::Conflict,
             Error::BadQuery { .. } | Error::Invalid { .. } | Error::ConfigInvalid { .. } => ErrorCode::InvalidInput,
             Error::TokenWouldBeCommitted(_) => ErrorCode::Forbidden,

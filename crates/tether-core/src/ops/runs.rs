@@ -180,6 +180,25 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     t.board().approve_run(id)
 }
 
+/// Cursor's webhook said a cloud agent changed (its signature checked): kept by its delivery id
+/// (a delivery seen again changes nothing), and the runner following that agent's run reads it
+/// now. The run, when a new delivery concerns one that runs.
+pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw: &str) -> Result<Option<Run>> {
+    if !cloud::record_webhook(&t.store, delivery, Some(agent), Some(status), raw)? {
+        return Err(Error::Conflict(format!("webhook delivery {delivery} was seen already")));
+    }
+    let run = cloud::live_run_for_agent(&t.store, agent)?;
+    if let Some(r) = &run {
+        t.bus.emit(Event::CloudRunChanged { run: r.num() });
+    }
+    Ok(run)
+}
+
+/// A cloud run's one-time bootstrap token exchanged for its scoped bearer: (bearer, run, expiry ms).
+pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
+    cloud::exchange(&t.store, bootstrap)
+}
+
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
     t.board().runs(f)
 }

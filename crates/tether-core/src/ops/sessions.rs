@@ -59,6 +59,111 @@ pub fn read_window(t: &Tether, key: &str, o: &WindowOptions) -> Result<Window> {
     sessions::read_window(&t.store, key, o)
 }
 
+/// An agent's look into past chats: full-text search when `query` is given, else the most
+/// recent ones. Its docs are also the MCP tool's argument descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Find {
+    /// Words to search for in past chats (full text; all words must occur). Omit to list recent chats.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// `current` (default: the calling chat's workspace), `all`, or a project path.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Only chats with this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// The chat with this nickname.
+    #[serde(default)]
+    pub nickname: Option<String>,
+    /// Only bookmarked chats.
+    #[serde(default)]
+    pub bookmarked: Option<bool>,
+    /// At most this many rows (default 10, max 50).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// What [`find`] found, and where it looked.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum FoundChats {
+    Hits {
+        scope: String,
+        hits: Vec<SearchHit>,
+        /// While a first index runs: how much of the history the hits come from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        still_indexing: Option<String>,
+    },
+    Listed {
+        scope: String,
+        sessions: Vec<SessionSummary>,
+    },
+}
+
+/// Searches or lists chats for an agent working in `caller_roots` (its chat's workspace).
+pub fn find(t: &Tether, caller_roots: &[String], f: Find) -> Result<FoundChats> {
+    let project = scope(f.project.as_deref(), "current", caller_roots);
+    let limit = f.limit.unwrap_or(10).clamp(1, 50);
+    let scope_name = match &project {
+        ProjectFilter::All => "all projects".to_owned(),
+        ProjectFilter::Path(p) => p.clone(),
+    };
+    if let Some(nick) = f.nickname {
+        return Ok(FoundChats::Listed { scope: scope_name, sessions: vec![summary(t, &nick)?] });
+    }
+    match f.query.filter(|q| !q.trim().is_empty()) {
+        Some(q) => {
+            let hits = sessions::search(&t.store, &SearchQuery { project, limit, ..SearchQuery::new(q) })?;
+            Ok(FoundChats::Hits { scope: scope_name, hits, still_indexing: coverage(t)?.notice() })
+        }
+        None => {
+            let q = ListQuery {
+                project,
+                tag: f.tag,
+                bookmarked: f.bookmarked.unwrap_or(false),
+                limit,
+                ..Default::default()
+            };
+            Ok(FoundChats::Listed { scope: scope_name, sessions: list(t, &q)? })
+        }
+    }
+}
+
+/// A bounded read of one chat for an agent. Its docs are also the MCP tool's argument
+/// descriptions.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Read {
+    /// Session id (or a unique prefix) or nickname, from `sessions_find`.
+    pub session: String,
+    /// First message to return (0-based). Ignored when `around` is given.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// At most this many messages (default 40).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Centre the window on the first message matching these words.
+    #[serde(default)]
+    pub around: Option<String>,
+    /// Include tool calls and thinking (default false: only the conversation).
+    #[serde(default)]
+    pub include_tools: Option<bool>,
+    /// Stop before the answer exceeds roughly this many tokens (default 4000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+/// A window of messages that fits a token budget.
+pub fn read(t: &Tether, r: Read) -> Result<Window> {
+    let o = WindowOptions {
+        offset: r.offset.unwrap_or(0),
+        limit: r.limit.unwrap_or(40).clamp(1, 200),
+        around: r.around,
+        include_tools: r.include_tools.unwrap_or(false),
+        max_tokens: r.max_tokens.unwrap_or(4000).clamp(200, 50_000),
+    };
+    read_window(t, &r.session, &o)
+}
+
 /// A nickname, tags, a bookmark or "do not index" for a chat, as hosts send it: absent leaves a
 /// field as it is; a `null` or empty nickname clears it.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
@@ -77,7 +182,7 @@ pub struct Tag {
     #[ts(optional, as = "Option<Vec<String>>")]
     pub remove_tags: Vec<String>,
     /// Bookmark (true) or unbookmark (false).
-    #[serde(default)]
+    #[serde(default, alias = "bookmark")]
     #[ts(optional)]
     pub bookmarked: Option<bool>,
     /// Drop the chat's messages from the index and never serve them (true), or index it again.

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::Tether;
 use crate::board::principal::{DEFAULT_LEASE_MS, Principal};
+use crate::board::runs::Run;
 use crate::board::task_io;
 use crate::board::tasks::{NewTask, QueryResult, Task, TaskChange, TaskDetail, TaskQuery};
 use crate::error::{Error, Result};
@@ -71,6 +72,52 @@ pub fn update(t: &Tether, who: &Principal, u: &Update) -> Result<Task> {
         ));
     }
     t.board().update_task(&who.actor(), &u.id, &u.change)
+}
+
+/// The task a run works on, as the run's own agent may read it (a cloud run's scoped bearer).
+pub fn of_run(t: &Tether, run: &Run) -> Result<TaskDetail> {
+    get(t, &bound_task(run)?)
+}
+
+fn bound_task(run: &Run) -> Result<String> {
+    run.task.clone().ok_or_else(|| Error::invalid("task", format!("{} was not started for a task", run.id)))
+}
+
+/// A run changing its own task through its scoped bearer: progress (a comment or handoff), a
+/// summary, and the statuses its work may reach (`done` only when whoever started it asked for
+/// that); nothing else, and no other task.
+pub fn update_by_run(t: &Tether, who: &Principal, run: &Run, change: &TaskChange) -> Result<Task> {
+    use crate::board::tasks::Status as S;
+    let c = change;
+    let touches_more = c.title.is_some()
+        || c.description.is_some()
+        || c.priority.is_some()
+        || c.role.is_some()
+        || c.project.is_some()
+        || !c.add_labels.is_empty()
+        || !c.remove_labels.is_empty()
+        || !c.add_deps.is_empty()
+        || !c.remove_deps.is_empty()
+        || c.acceptance.is_some()
+        || c.assignee.is_some()
+        || c.release
+        || c.force;
+    if touches_more {
+        return Err(Error::NotAllowed(
+            "a run may change only the status, summary, comment and handoff of its own task".into(),
+        ));
+    }
+    let allowed = match c.status {
+        None | Some(S::InProgress | S::Blocked | S::InReview) => true,
+        // Done skips review: only when whoever started the run asked for that.
+        Some(S::Done) => run.complete_task,
+        Some(S::Todo | S::Cancelled) => false,
+    };
+    if !allowed {
+        let most = if run.complete_task { "done" } else { "in_review" };
+        return Err(Error::invalid("status", format!("this run may set in_progress, blocked or {most}")));
+    }
+    t.board().update_task(&who.actor(), &bound_task(run)?, change)
 }
 
 /// The board as markdown (the MCP resource `tether://tasks`).

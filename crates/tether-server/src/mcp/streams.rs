@@ -3,7 +3,7 @@
 //! closes sessions that went quiet; the doorbell rings only sessions with a stream.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::json;
@@ -89,14 +89,5 @@ impl Streams {
             .collect();
         v.sort_by_key(|(idle, _)| *idle);
         v.into_iter().map(|(_, j)| j).collect()
-    }
-}
-
-/// Lives as long as one GET stream's body; tells the app when it closes.
-pub(crate) struct StreamGuard(pub(crate) Arc<crate::App>, pub(crate) String);
-
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        self.0.stream_closed(&self.1);
     }
 }

@@ -1,0 +1,85 @@
+//! Two small components that follow files: the store watcher (our database's WAL: what another
+//! process wrote to the board is announced on the bus, once — this process's own writes announce
+//! themselves) and the settings watcher (`settings.json` saved by another process, or by hand:
+//! the held settings are swapped and the daemon applies them). Each stops when dropped.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tether_core::Tether;
+use tokio::task::JoinHandle;
+
+/// How often the board is checked when no write was seen (a missed file event).
+const FALLBACK_POLL: Duration = Duration::from_secs(5);
+
+pub(crate) struct Watching {
+    _watcher: Option<Box<dyn std::any::Any + Send>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Announces the board writes of other processes (the CLI, another daemon's tools).
+pub(crate) fn store(t: &Arc<Tether>) -> Watching {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let w = t
+        .store
+        .watch_writes(move || {
+            let _ = tx.send(());
+        })
+        .map_err(|e| tracing::warn!(error = %e, "cannot watch the database; polling only"))
+        .ok();
+    let t = Arc::clone(t);
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = rx.recv() => {
+                    // The WAL is written before the commit is published in the -shm index; a
+                    // moment later the write is visible, and a burst is folded into one check.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ = tokio::time::sleep(FALLBACK_POLL) => {}
+            }
+            while rx.try_recv().is_ok() {}
+            let t2 = Arc::clone(&t);
+            if let Ok(Ok(c)) = tokio::task::spawn_blocking(move || t2.store.foreign_changes()).await {
+                t.bus.announce(c);
+            }
+        }
+    });
+    Watching { _watcher: w.map(|w| Box::new(w) as Box<dyn std::any::Any + Send>), task }
+}
+
+/// Follows `settings.json`: when it changes on disk, `apply` runs with the daemon (held weakly:
+/// the watcher never keeps it alive).
+pub(crate) fn settings<H: Send + Sync + 'static>(
+    t: &Arc<Tether>,
+    host: Weak<H>,
+    apply: impl Fn(Arc<H>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync + 'static,
+) -> Result<Watching, notify::Error> {
+    use notify::Watcher;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let name = t.paths.settings_json().file_name().map(|n| n.to_owned());
+    let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(ev) = res else { return };
+        let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
+        if writes && ev.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+            let _ = tx.send(());
+        }
+    })?;
+    w.watch(&t.paths.data_dir, notify::RecursiveMode::NonRecursive)?;
+    let task = tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            // A save is a write and a rename: take the burst as one change.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            while rx.try_recv().is_ok() {}
+            let Some(h) = host.upgrade() else { break };
+            apply(h).await;
+        }
+    });
+    Ok(Watching { _watcher: Some(Box::new(w)), task })
+}

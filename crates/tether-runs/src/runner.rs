@@ -1,0 +1,330 @@
+//! The runner: takes queued runs (any process may queue one) within the limits, claimed
+//! atomically, and runs each to its end — locally ([`crate::local`]) or at Cursor
+//! ([`crate::cloud`]) — then puts the workspace's files back and ends the run, which moves its
+//! task. Woken by the event bus (a run queued, approved or cancelled in this process, or seen in
+//! another's by the daemon's store watcher), and every second in case; it publishes each run's
+//! status on the bus's run log. At start it makes runs of dead runners `lost`, stops their
+//! orphans and restores their files; it re-attaches to cloud runs a stopped runner left going,
+//! and wakes idle chats that asked to be.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tether_core::Tether;
+use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus};
+use tether_core::events::{Event, RunLog};
+use tokio::sync::Notify;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::{blocking, cloud, files, local, process};
+
+/// Runs queued runs until stopped. One per process that runs agents (the daemon, or `tether run`
+/// in the foreground when no daemon is running).
+pub struct Runner {
+    tether: Arc<Tether>,
+    pid: u32,
+    /// Set for a foreground runner: the one run it is there for.
+    only: Option<i64>,
+    kick: Notify,
+    live: Mutex<HashMap<i64, CancellationToken>>,
+    /// Cloud runs going here, rung when Cursor's webhook says one changed.
+    pokes: Mutex<HashMap<i64, Arc<Notify>>>,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner").field("pid", &self.pid).finish_non_exhaustive()
+    }
+}
+
+/// Owns the runner's scheduling task; `stop` ends it and the runs it holds.
+pub struct RunnerHandle {
+    runner: Arc<Runner>,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+    listen: Option<JoinHandle<()>>,
+}
+
+impl RunnerHandle {
+    pub fn runner(&self) -> &Arc<Runner> {
+        &self.runner
+    }
+
+    /// Stops taking runs and ends the ones going (as `lost`: Tether stopped), putting their
+    /// files back. Returns once they are all finished.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        for t in [self.task.take(), self.listen.take()].into_iter().flatten() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for RunnerHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl Runner {
+    /// Recovers what a previous process left (runs it was running become `lost`, their agents
+    /// are stopped, their files put back), then starts taking queued runs. Call inside a Tokio
+    /// runtime.
+    pub fn start(tether: Arc<Tether>) -> RunnerHandle {
+        Self::start_with(tether, None)
+    }
+
+    /// A runner for one run only (`tether run` when no daemon is running): other processes'
+    /// queued runs wait for their own runner.
+    pub fn start_for(tether: Arc<Tether>, run: &Run) -> RunnerHandle {
+        Self::start_with(tether, Some(run.num()))
+    }
+
+    fn start_with(tether: Arc<Tether>, only: Option<i64>) -> RunnerHandle {
+        let runner = Arc::new(Runner {
+            tether,
+            pid: std::process::id(),
+            only,
+            kick: Notify::new(),
+            live: Mutex::default(),
+            pokes: Mutex::default(),
+        });
+        let stop = CancellationToken::new();
+        let listen = tokio::spawn(Arc::clone(&runner).listen(stop.clone()));
+        let task = tokio::spawn(Arc::clone(&runner).schedule(stop.clone()));
+        RunnerHandle { runner, stop, task: Some(task), listen: Some(listen) }
+    }
+
+    /// What the bus asks of this runner: look at the queue again (a run was queued, approved or
+    /// ended anywhere), stop a run now, re-read a cloud run Cursor's webhook says changed.
+    async fn listen(self: Arc<Self>, stop: CancellationToken) {
+        let mut bus = self.tether.bus.subscribe();
+        loop {
+            let ev = tokio::select! {
+                ev = bus.recv() => ev,
+                _ = stop.cancelled() => return,
+            };
+            match ev {
+                Ok(Event::Runs { .. }) | Err(RecvError::Lagged(_)) => self.kick(),
+                Ok(Event::RunCancelRequested { run }) => {
+                    if let Some(tok) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
+                        tok.cancel();
+                    }
+                    self.kick();
+                }
+                Ok(Event::CloudRunChanged { run }) => {
+                    if let Some(p) = self.pokes.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
+                        p.notify_one();
+                    }
+                }
+                Ok(_) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Something may have been queued or cancelled (by this or another process).
+    pub fn kick(&self) {
+        self.kick.notify_one();
+    }
+
+    /// How many runs this runner has going now.
+    pub fn running(&self) -> usize {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    fn publish_status(&self, run: &str, status: RunStatus) {
+        self.tether.bus.run_log(RunLog::Status { run: run.to_owned(), status });
+    }
+
+    async fn schedule(self: Arc<Self>, stop: CancellationToken) {
+        let t = Arc::clone(&self.tether);
+        if let Err(e) = blocking(move || recover(&t)).await {
+            tracing::warn!(error = %e, "recovering runs left by an earlier start");
+        }
+        let mut going: Vec<JoinHandle<()>> = Vec::new();
+        loop {
+            going.retain(|h| !h.is_finished());
+            if self.only.is_none() {
+                self.adopt_cloud_runs(&stop, &mut going).await;
+                self.wake_idle_chats().await;
+            }
+            loop {
+                let t = Arc::clone(&self.tether);
+                let (pid, only) = (self.pid, self.only);
+                let claimed = blocking(move || {
+                    let r = t.settings().unwrap_or_default().runs;
+                    let limits = Limits {
+                        total: r.max_total as usize,
+                        per_workspace: r.max_per_workspace as usize,
+                        cloud: t.settings().unwrap_or_default().cloud.max_running as usize,
+                        only,
+                    };
+                    runs::claim_next(&t.store, pid, limits)
+                })
+                .await;
+                match claimed {
+                    Ok(Some(run)) if run.status == RunStatus::Running => {
+                        let tok = stop.child_token();
+                        self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(run.num(), tok.clone());
+                        self.publish_status(&run.id, run.status);
+                        going.push(tokio::spawn(Arc::clone(&self).execute(run, tok)));
+                    }
+                    Ok(Some(run)) => self.publish_status(&run.id, run.status),
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "taking the next queued run");
+                        break;
+                    }
+                }
+            }
+            let t = Arc::clone(&self.tether);
+            let pid = self.pid;
+            if let Ok(asked) = blocking(move || runs::cancel_requested(&t.store, pid)).await {
+                let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+                for num in asked {
+                    if let Some(tok) = live.get(&num) {
+                        tok.cancel();
+                    }
+                }
+            }
+            tokio::select! {
+                _ = self.kick.notified() => {}
+                // Runs queued or cancelled by another process are seen within a second.
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = stop.cancelled() => break,
+            }
+        }
+        for h in going {
+            let _ = h.await;
+        }
+    }
+
+    /// Re-attaches to cloud runs a stopped runner left going (they run on at Cursor).
+    async fn adopt_cloud_runs(self: &Arc<Self>, stop: &CancellationToken, going: &mut Vec<JoinHandle<()>>) {
+        let t = Arc::clone(&self.tether);
+        let pid = self.pid;
+        let mine: Vec<i64> = self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
+        let adopted =
+            blocking(move || tether_core::board::cloud::adopt(&t.store, pid, &mine, process::is_tether)).await;
+        match adopted {
+            Ok(runs) => {
+                for run in runs {
+                    tracing::info!(run = %run.id, "re-attaching to a cloud run");
+                    let tok = stop.child_token();
+                    self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(run.num(), tok.clone());
+                    self.publish_status(&run.id, run.status);
+                    going.push(tokio::spawn(Arc::clone(self).execute(run, tok)));
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "adopting cloud runs"),
+        }
+    }
+
+    /// Queues a follow-up run for each opted-in idle chat that signals wait for (the daemon's
+    /// runner only; a foreground `tether run` runs just its own).
+    async fn wake_idle_chats(&self) {
+        let t = Arc::clone(&self.tether);
+        let woken = blocking(move || {
+            let r = t.settings().unwrap_or_default().runs;
+            let policy = tether_core::board::wake::Policy {
+                per_hour: r.resume_wakes_per_hour,
+                allow_remote: r.wake_remote_senders,
+            };
+            t.board().wake_idle_chats(&policy)
+        })
+        .await;
+        match woken {
+            Ok(runs) => {
+                for r in runs {
+                    tracing::info!(run = %r.id, chat = ?r.resume_chat, "waking an idle chat for its signals");
+                    self.publish_status(&r.id, r.status);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "waking idle chats"),
+        }
+    }
+
+    async fn execute(self: Arc<Self>, run: Run, tok: CancellationToken) {
+        let num = run.num();
+        let outcome = if run.is_cloud() {
+            let poke = Arc::new(Notify::new());
+            self.pokes.lock().unwrap_or_else(|p| p.into_inner()).insert(num, Arc::clone(&poke));
+            let driven = cloud::drive(&self.tether, &run, &tok, poke).await;
+            self.pokes.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+            match driven {
+                Some(o) => o,
+                None => {
+                    // Tether is stopping; the run goes on at Cursor until a runner re-attaches.
+                    self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+                    return;
+                }
+            }
+        } else {
+            let mut held = None;
+            let o = match local::drive(&self.tether, &run, &tok, &mut held).await {
+                Ok(o) => o,
+                Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
+            };
+            let t = Arc::clone(&self.tether);
+            // Put back in the folder the run started in (held by its handle), whatever its name
+            // leads to now.
+            let _ = blocking(move || {
+                files::restore_run(&t, num, held.as_ref());
+                Ok(())
+            })
+            .await;
+            o
+        };
+        let t = Arc::clone(&self.tether);
+        let ended = blocking(move || {
+            if run.is_cloud() {
+                files::restore_run(&t, num, None);
+            }
+            t.board().finish_run(num, &outcome)
+        })
+        .await;
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+        if let Ok(r) = &ended
+            && let Some(chat) = r.chat_id.clone().filter(|_| r.is_cloud())
+        {
+            let t = Arc::clone(&self.tether);
+            if let Err(e) = blocking(move || tether_cloud::transcript::write_and_index(&t, &chat)).await {
+                tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
+            }
+        }
+        match ended {
+            Ok(r) => {
+                let tail = self.tether.board().run(&r.id, Some(1)).ok().map(|d| d.events);
+                if let Some(last) = tail.and_then(|e| e.into_iter().last()) {
+                    self.tether.bus.run_log(RunLog::Events { run: r.id.clone(), events: vec![last].into() });
+                }
+                self.publish_status(&r.id, r.status);
+            }
+            Err(e) => tracing::warn!(run = num, error = %e, "recording the end of a run"),
+        }
+        self.kick();
+    }
+}
+
+/// Makes runs left `running` by a process that is gone `lost`, stops their agents if they still
+/// run (the same process, not one that reused its pid), and puts their files back.
+fn recover(t: &Tether) -> tether_core::Result<()> {
+    let me = std::process::id();
+    let orphans = runs::mark_lost(&t.store, |pid| pid == me || process::is_tether(pid))?;
+    for o in orphans {
+        if let Some(pid) = o.child_pid
+            && process::same_process(pid, o.child_started)
+        {
+            tracing::info!(run = o.num, pid, "stopping the agent a stopped Tether left running");
+            process::signal_group(pid, process::Sig::Term);
+            std::thread::sleep(Duration::from_millis(500));
+            process::signal_group(pid, process::Sig::Kill);
+        }
+    }
+    files::restore_orphans(t);
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Agent runs: list, start, options, one run (a page of its events), cancel, approve, follow
+//! up; the cloud setup's check. Its live events are [`crate::http::sse::run_events`].
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::Uri;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_core::board::runs::{NewRun, Run, RunDetail, RunFilter, RunStatus};
+use tether_core::ops::runs as op;
+
+use super::repeated;
+use crate::http::auth::Person;
+use crate::http::error::{ApiResult, blocking};
+use crate::state::Ctx;
+
+#[derive(Deserialize, Default)]
+pub(crate) struct ListParams {
+    task: Option<String>,
+    chat: Option<String>,
+    limit: Option<usize>,
+}
+
+pub(crate) async fn list(State(ctx): State<Ctx>, Query(p): Query<ListParams>, uri: Uri) -> ApiResult<Value> {
+    let statuses = repeated(&uri, "status").iter().map(|s| s.parse()).collect::<Result<Vec<RunStatus>, _>>()?;
+    let f = RunFilter { statuses, task: p.task, chat: p.chat, limit: p.limit.unwrap_or(200) };
+    blocking(&ctx, move |t| Ok(json!({"runs": op::list(t, &f)?}))).await
+}
+
+pub(crate) async fn start(State(ctx): State<Ctx>, Person(me): Person, Json(new): Json<NewRun>) -> ApiResult<Run> {
+    blocking(&ctx, move |t| op::start(t, &me, &new)).await
+}
+
+/// What the run form offers: roles, the folders runs may use, the Cursor CLI found, defaults.
+pub(crate) async fn options(State(ctx): State<Ctx>) -> ApiResult<Value> {
+    let cli = tether_runs::probe(&ctx.tether).await;
+    blocking(&ctx, move |t| {
+        let mut v = serde_json::to_value(op::options(t)?)?;
+        v["cursor_cli"] = json!(cli);
+        Ok(v)
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct GetParams {
+    /// How many events (the newest, or those before `before`); default 500, at most 5,000.
+    tail: Option<usize>,
+    /// Page back: events before this one.
+    before: Option<i64>,
+}
+
+pub(crate) async fn get(
+    State(ctx): State<Ctx>,
+    Path(id): Path<String>,
+    Query(p): Query<GetParams>,
+) -> ApiResult<RunDetail> {
+    let limit = p.tail.unwrap_or(500).min(5000);
+    blocking(&ctx, move |t| op::get(t, &id, p.before, Some(limit))).await
+}
+
+pub(crate) async fn cancel(State(ctx): State<Ctx>, Person(me): Person, Path(id): Path<String>) -> ApiResult<Run> {
+    blocking(&ctx, move |t| op::cancel(t, &me, &id)).await
+}
+
+pub(crate) async fn approve(State(ctx): State<Ctx>, Person(me): Person, Path(id): Path<String>) -> ApiResult<Run> {
+    blocking(&ctx, move |t| op::approve(t, &me, &id)).await
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Followup {
+    prompt: String,
+}
+
+pub(crate) async fn followup(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Path(id): Path<String>,
+    Json(b): Json<Followup>,
+) -> ApiResult<Run> {
+    blocking(&ctx, move |t| op::followup(t, &me, &id, &b.prompt)).await
+}
+
+/// The cloud environment test (asks Cursor whether the key is valid).
+pub(crate) async fn cloud_doctor(State(ctx): State<Ctx>) -> Json<Value> {
+    Json(json!({"checks": tether_cloud::doctor::run(&ctx.tether, &Default::default()).await}))
+}

@@ -1,0 +1,141 @@
+//! The MCP resources: the task board, the caller's signal inbox, past chats and agent runs, each
+//! as Markdown. Subscribers hear of changes (see [`super::notify`] and [`super::doorbell`]).
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use tether_core::board::principal::Principal;
+use tether_core::board::runs::RunDetail;
+use tether_core::board::signals::Signal;
+use tether_core::history::sessions::ListQuery;
+use tether_core::ops;
+
+use super::doorbell::INBOX_URI;
+use super::error::blocking;
+use crate::Server;
+
+pub const SESSION_URI_PREFIX: &str = "tether://session/";
+/// One agent run: status and recent events; subscribers hear as it goes.
+pub const RUN_URI_PREFIX: &str = "tether://run/";
+/// The task board, as markdown; subscribers hear of every task change.
+pub const TASKS_URI: &str = "tether://tasks";
+
+pub(crate) async fn list(server: &Arc<Server>) -> Result<ListResourcesResult, ErrorData> {
+    let rows =
+        blocking(&server.tether, |t| ops::sessions::list(t, &ListQuery { limit: 50, ..Default::default() })).await?;
+    let board = Resource::new(TASKS_URI, "Task board")
+        .with_description("Tether's shared task board (markdown); subscribe to hear of every change")
+        .with_mime_type("text/markdown");
+    let inbox = Resource::new(INBOX_URI, "Your signal inbox")
+        .with_description(
+            "Signals waiting for you (read without marking them read); subscribe to hear when one arrives, \
+             then call signals_pending",
+        )
+        .with_mime_type("text/markdown");
+    let items = [board, inbox]
+        .into_iter()
+        .chain(rows.into_iter().map(|s| {
+            Resource::new(
+                format!("{SESSION_URI_PREFIX}{}", s.id),
+                s.title.clone().unwrap_or_else(|| "(untitled chat)".into()),
+            )
+            .with_description(format!(
+                "Cursor chat, {} messages, updated {}",
+                s.messages,
+                s.updated_at.unwrap_or_default()
+            ))
+            .with_mime_type("text/markdown")
+        }))
+        .collect();
+    Ok(ListResourcesResult::with_all_items(items))
+}
+
+pub(crate) fn templates() -> ListResourceTemplatesResult {
+    ListResourceTemplatesResult::with_all_items(vec![
+        ResourceTemplate::new(format!("{SESSION_URI_PREFIX}{{id}}"), "Cursor chat")
+            .with_description("A past Cursor chat as markdown")
+            .with_mime_type("text/markdown"),
+        ResourceTemplate::new(format!("{RUN_URI_PREFIX}{{id}}"), "Agent run")
+            .with_description(
+                "A run of the Cursor CLI (agent_run): status, result and recent events; subscribe to follow it",
+            )
+            .with_mime_type("text/markdown"),
+    ])
+}
+
+pub(crate) async fn read(server: &Arc<Server>, uri: &str, who: &Principal) -> Result<ReadResourceResponse, ErrorData> {
+    let t = &server.tether;
+    let md = if uri == TASKS_URI {
+        blocking(t, ops::tasks::markdown).await?
+    } else if let Some(id) = uri.strip_prefix(RUN_URI_PREFIX).map(str::to_owned) {
+        blocking(t, move |t| ops::runs::get(t, &id, None, Some(40))).await.map(|d| run_markdown(&d))?
+    } else if uri == INBOX_URI {
+        let who = who.clone();
+        blocking(t, move |t| ops::signals::pending(t, &who)).await.map(|s| inbox_markdown(&s))?
+    } else if let Some(id) = uri.strip_prefix(SESSION_URI_PREFIX).map(str::to_owned) {
+        blocking(t, move |t| ops::sessions::export(t, &id, tether_core::history::export::Format::Markdown)).await?
+    } else {
+        return Err(ErrorData::resource_not_found(format!("unknown resource {uri}"), None));
+    };
+    let mut c = ResourceContents::text(md, uri.to_owned());
+    if let ResourceContents::TextResourceContents { mime_type, .. } = &mut c {
+        *mime_type = Some("text/markdown".into());
+    }
+    Ok(ReadResourceResult::new(vec![c]).into())
+}
+
+/// The inbox resource: what waits, in the order it came, and how to take it.
+fn inbox_markdown(signals: &[Signal]) -> String {
+    if signals.is_empty() {
+        return "No signals are waiting for you.\n".into();
+    }
+    let mut out =
+        format!("# {} signal(s) waiting\n\nCall `signals_pending` to read and mark them read.\n\n", signals.len());
+    for s in signals {
+        out.push_str(&format!("- {} {} from {} ({})\n", s.id, s.kind, s.from, s.created_at));
+    }
+    out
+}
+
+/// A run as the agent that started it reads it: status, result or error, the last events.
+fn run_markdown(d: &RunDetail) -> String {
+    use tether_core::board::runs::event::RunEvent as E;
+    let r = &d.run;
+    let mut out = format!("# {} — {}\n\n", r.id, r.status);
+    out.push_str(&format!("- workspace: {}\n", r.workspace.as_deref().unwrap_or("—")));
+    if let Some(c) = &r.chat_id {
+        out.push_str(&format!("- Cursor chat: {c}\n"));
+    }
+    if let Some(t) = &r.task {
+        out.push_str(&format!("- task: {t}\n"));
+    }
+    if let Some(e) = &r.error {
+        out.push_str(&format!("- error: {e}\n"));
+    }
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("- note: {w}\n"));
+    }
+    if let Some(res) = &r.result {
+        out.push_str(&format!("\n## Result\n\n{res}\n"));
+    }
+    out.push_str("\n## Last events\n\n");
+    for e in &d.events {
+        let line = match &e.event {
+            E::Assistant { text, .. } => format!("assistant: {}", text.trim()),
+            E::ToolCall { tool, phase, command, path, outcome, .. } => format!(
+                "tool {tool} {phase} {} {}",
+                command.as_deref().or(path.as_deref()).unwrap_or(""),
+                outcome.as_deref().unwrap_or("")
+            ),
+            E::Status { status, message } => format!("[{status}] {}", message.as_deref().unwrap_or("")),
+            E::Stderr { text } => format!("stderr: {text}"),
+            other => other.kind().to_owned(),
+        };
+        out.push_str(&format!("- {}\n", line.trim()));
+    }
+    out
+}

@@ -1,0 +1,113 @@
+//! The MCP handler: one [`TetherMcp`] per client session over the shared server — its tools
+//! ([`super::tools`]), prompts ([`super::prompts`]) and resources ([`super::resources`]).
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool_handler};
+
+use super::caller::session_of;
+use super::resources;
+use crate::Server;
+
+/// One MCP session's handler; the factory makes one per client session, sharing the server.
+#[derive(Clone)]
+pub struct TetherMcp {
+    pub(crate) server: Arc<Server>,
+    tool_router: ToolRouter<Self>,
+    prompt_router: PromptRouter<Self>,
+}
+
+impl TetherMcp {
+    pub fn new(server: Arc<Server>) -> Self {
+        Self { server, tool_router: Self::tools(), prompt_router: Self::prompts() }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for TetherMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Tether knows the user's PAST Cursor chats. Use sessions_find to look up earlier work, \
+             session_read to read it in small windows, session_tag to name or tag chats. \
+             It also keeps a task board shared by agents and people: session_start once, then \
+             task_list / task_claim (never work on a task you have not claimed) / task_update \
+             (comment, hand off, complete with a summary). Agents and the user talk through signals: \
+             signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
+             signal_send asks or answers an agent, a role or the user (`human`). agent_run starts the Cursor \
+             CLI agent on this machine, or a Cursor Cloud agent on a GitHub repository, for a prompt or a task.",
+        )
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        // 2026-07-28 changes the transport (no GET stream for subscriptions); Cursor speaks 2025-06-18.
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        if let Some(id) = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned))
+        {
+            self.server.mcp.register_peer(&id, ctx.peer.clone());
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        resources::list(&self.server).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        r: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let who = self.caller("inbox", &ctx, None).who;
+        resources::read(&self.server, &r.uri, &who).await
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(&self, r: SubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let sid = session_of(&ctx).unwrap_or_else(|| "stdio".into());
+        self.server.mcp.register_peer(&sid, ctx.peer.clone());
+        self.server.mcp.subscribe(&sid, &r.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, r: UnsubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let sid = session_of(&ctx).unwrap_or_else(|| "stdio".into());
+        self.server.mcp.unsubscribe(&sid, &r.uri);
+        Ok(())
+    }
+}

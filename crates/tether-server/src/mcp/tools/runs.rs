@@ -1,0 +1,52 @@
+//! Starting agents: the Cursor CLI here or a Cursor Cloud agent, or a follow-up of an earlier
+//! run. No tool merges, pushes or approves: those are the person's.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+use tether_core::board::runs::NewRun;
+use tether_core::ops::runs;
+
+use crate::mcp::error::{blocking, json_result};
+use crate::mcp::server::TetherMcp;
+
+/// `agent_run`'s arguments: a new run, or with `followup_of` the next prompt of an earlier one.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub(crate) struct RunArgs {
+    #[serde(flatten)]
+    run: NewRun,
+    /// Continue this run's Cursor chat instead (e.g. "R-3"), with `prompt` as the next message.
+    #[serde(default)]
+    followup_of: Option<String>,
+}
+
+#[tool_router(router = runs_tools, vis = "pub(crate)")]
+impl TetherMcp {
+    #[tool(
+        description = "Start an agent for a prompt or a board task (it claims the task and moves it to in_review when it succeeds). where: local (default) runs the Cursor CLI on this machine in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read); where: cloud launches a Cursor Cloud agent on a GitHub repository (repo, ref or branch, auto_pr; needs the user's Cursor API key). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
+    )]
+    async fn agent_run(
+        &self,
+        Parameters(a): Parameters<RunArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("agent_run", &ctx, None);
+        let who = c.who.clone();
+        let r = blocking(&self.server.tether, move |t| match a.followup_of.filter(|f| !f.trim().is_empty()) {
+            Some(parent) => runs::followup(t, &who, &parent, a.run.prompt.as_deref().unwrap_or("")),
+            None => runs::start(t, &who, &a.run),
+        })
+        .await;
+        let r = r.and_then(|run| {
+            let mut v = serde_json::to_value(&run).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            if tether_core::daemon::running(&self.server.tether.paths).is_none() {
+                v["note"] = json!("queued; no Tether daemon is running to start it: start the app or `tether serve`");
+            }
+            json_result(&v)
+        });
+        self.answer(&c, r).await
+    }
+}

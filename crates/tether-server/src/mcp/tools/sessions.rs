@@ -1,0 +1,76 @@
+//! Past Cursor chats: find, read, tag.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+use tether_core::ops::sessions::{self, Find, Read, Tag};
+
+use crate::mcp::error::{blocking, json_result};
+use crate::mcp::server::TetherMcp;
+
+/// `session_tag`'s arguments: which chat (the calling one when left out) and the change.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub(crate) struct TagArgs {
+    /// Session id or nickname. Omit to tag the chat that is calling (known through Tether's hooks).
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(flatten)]
+    tag: Tag,
+}
+
+#[tool_router(router = sessions_tools, vis = "pub(crate)")]
+impl TetherMcp {
+    #[tool(
+        description = "Find PAST or OTHER Cursor chats (not this one): full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked. Returns compact rows with ids to pass to session_read."
+    )]
+    async fn sessions_find(
+        &self,
+        Parameters(a): Parameters<Find>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("sessions_find", &ctx, a.query.as_deref());
+        let roots = c.roots.clone();
+        let r =
+            blocking(&self.server.tether, move |t| sessions::find(t, &roots, a)).await.and_then(|f| json_result(&f));
+        self.answer(&c, r).await
+    }
+
+    #[tool(
+        description = "Read a PAST Cursor chat found with sessions_find, by id or nickname. Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
+    )]
+    async fn session_read(
+        &self,
+        Parameters(a): Parameters<Read>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("session_read", &ctx, None);
+        let r = blocking(&self.server.tether, move |t| sessions::read(t, a)).await.and_then(|w| json_result(&w));
+        self.answer(&c, r).await
+    }
+
+    #[tool(
+        description = "Set a nickname, add/remove tags, or bookmark a Cursor chat. Without `session` it applies to the chat that is calling this tool. Nicknames are unique."
+    )]
+    async fn session_tag(
+        &self,
+        Parameters(a): Parameters<TagArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("session_tag", &ctx, None);
+        let calling = c.who.identity().filter(|i| i.kind == tether_core::board::principal::AgentKind::Cursor);
+        let key = a.session.or_else(|| calling.map(|i| i.id.clone()));
+        let r = match key {
+            None => Err(ErrorData::invalid_params(
+                "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
+                Some(json!({"code": "caller_unknown"})),
+            )),
+            Some(key) => blocking(&self.server.tether, move |t| sessions::tag(t, &key, a.tag))
+                .await
+                .and_then(|s| json_result(&s)),
+        };
+        self.answer(&c, r).await
+    }
+}
