@@ -4,6 +4,7 @@ Origin/Host), and each route against the generated Cursor data.
 """
 
 import json
+import os
 import threading
 import time
 
@@ -79,6 +80,10 @@ def test_sessions_search_tag_export_and_tags(daemon):
     assert c.get("/api/tags").json()["tags"] == []
 
 
+def person():
+    return os.environ.get("TETHER_USER") or os.environ.get("USER") or os.environ.get("USERNAME") or "me"
+
+
 def test_tasks_agents_doctor_and_live_events(daemon):
     c = logged_in(daemon)
     events = []
@@ -108,13 +113,14 @@ def test_tasks_agents_doctor_and_live_events(daemon):
     moved = c.patch(f"/api/tasks/{dep['id']}", headers=WRITE, json={"status": "in_progress"})
     assert moved.status_code == 409 and moved.json()["code"] == "dependencies_open"
     claimed = c.post(f"/api/tasks/{a['id']}/claim", headers=WRITE).json()
-    assert claimed["status"] == "in_progress" and claimed["assignee"] == "ui"
+    # The GUI acts as the person the CLI does (TETHER_USER, else the login name).
+    assert claimed["status"] == "in_progress" and claimed["assignee"] == person()
     c.patch(f"/api/tasks/{a['id']}", headers=WRITE, json={"comment": "handing over", "handoff": True, "release": True})
     detail = c.get(f"/api/tasks/{a['id']}").json()
     assert detail["notes"][0]["kind"] == "handoff" and detail["status"] == "todo"
     listed = c.get("/api/tasks", params=[("status", "todo"), ("status", "done")]).json()["tasks"]
     assert {t["title"] for t in listed} >= {"Board work", "After", "Made at the CLI"}
-    assert {a["name"] for a in c.get("/api/agents").json()["agents"]} >= {"pat", "ui"}
+    assert {a["name"] for a in c.get("/api/agents").json()["agents"]} >= {"pat", person()}
     doc = c.get("/api/doctor").json()
     assert doc["sources"] and all(s["status"] in ("complete", "partial", "error") for s in doc["sources"])
 

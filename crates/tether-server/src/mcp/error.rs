@@ -46,3 +46,15 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
         .map_err(engine)
 }
+
+/// A failed result whose text is not ours (rmcp's own words for arguments that do not parse)
+/// gets our shape: `{code: "invalid_input", message}`.
+pub(crate) fn coded(r: &mut CallToolResult) {
+    let Some(first) = r.content.first() else { return };
+    let Some(text) = first.as_text().map(|t| t.text.clone()) else { return };
+    if serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v.get("message").is_some()) {
+        return;
+    }
+    let message = text.strip_prefix("failed to deserialize parameters: ").unwrap_or(&text);
+    r.content[0] = ContentBlock::text(json!({"code": "invalid_input", "message": message}).to_string());
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     UnsubscribeRequestParams,
 };
@@ -34,6 +34,31 @@ impl TetherMcp {
 #[tool_handler(router = self.tool_router)]
 #[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for TetherMcp {
+    /// Arguments that do not fit a tool's schema (an unknown status, a string for a number)
+    /// are answered like any other failure of the call — `{code: "invalid_input", message}` in
+    /// a result with `isError` — not in rmcp's own plain words.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A tool that does not exist stays a protocol error.
+        let known = self.tool_router.has_route(&request.name);
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        match self.tool_router.call(tcc).await {
+            Ok(CallToolResponse::Complete(mut r)) if known && r.is_error == Some(true) => {
+                super::error::coded(&mut r);
+                Ok(CallToolResponse::Complete(r))
+            }
+            Err(e) if known && e.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
+                let mut r = CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.to_string())]);
+                super::error::coded(&mut r);
+                Ok(r.into())
+            }
+            other => other,
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
