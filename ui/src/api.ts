@@ -6,7 +6,7 @@
 import type { Insights } from './insights';
 import type {
   Agent,
-  DoctorReport,
+  Doctor,
   InitResult,
   NewRun,
   NewSignal,
@@ -281,7 +281,7 @@ export const api = {
   cancelRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/cancel`),
   followupRun: (id: string, prompt: string) => request<Run>('POST', `/api/runs/${enc(id)}/followup`, { body: { prompt } }),
   runEventsUrl: (id: string, after = 0) => apiUrl(`/api/runs/${enc(id)}/events`, { after }),
-  doctor: () => request<DoctorReport>('GET', '/api/doctor'),
+  doctor: () => request<Doctor>('GET', '/api/doctor'),
   cloudDoctor: () => request<{ checks: CloudCheck[] }>('GET', '/api/cloud/doctor'),
   reindex: () => request<void>('POST', '/api/index'),
   rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),

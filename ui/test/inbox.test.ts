@@ -33,6 +33,7 @@ function signal(id: string, created_at: string, deliveries: Delivery[]): Signal 
     answered_at: null,
     answered_by: null,
     deliveries,
+    remote: false,
   };
 }
 

@@ -21,7 +21,7 @@ pub fn run(dir: &Path, user_dir: &Path, seed: u64) -> anyhow::Result<String> {
     eprintln!("a first index for the engines to read …");
     let home = dir.join("engines-home");
     let _ = std::fs::remove_dir_all(&home);
-    let first = super::index_child_process(&home, user_dir, seed)?;
+    let first = crate::index::index_child_process(&home, user_dir, seed)?;
     eprintln!("engines side by side, each in its own process …");
     let out = Command::new(&bin)
         .arg(home.join("index.db"))
@@ -53,9 +53,9 @@ fn render(runs: &Value, first: &Value) -> String {
          phrases and 40 four-letter prefixes taken from random messages, 3 rounds each, the top 20 \
          newest (Tether's order for broad queries) or best by BM25. Peak RSS is over the loaded \
          messages.\n",
-        super::git_rev(),
+        crate::report::git_rev(),
         chrono::Utc::now().format("%Y-%m-%d"),
-        super::machine(),
+        crate::report::machine(),
         fts["messages"],
         fts["text_mb"].as_f64().unwrap_or(0.0),
         first["secs"].as_f64().unwrap_or(f64::NAN),

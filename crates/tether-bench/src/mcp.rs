@@ -21,7 +21,9 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::{Row, percentile, sorted};
+use std::fmt::Write as _;
+
+use crate::report::{Row, git_rev, machine, percentile, rows_table, sorted};
 
 const TOKEN: &str = "bench-token-not-a-secret";
 const SEQ_P50_TARGET_MS: f64 = 1.0;
@@ -381,4 +383,24 @@ pub fn run(dir: &Path, user_dir: &Path, calls: usize, secs: f64) -> anyhow::Resu
         );
         anyhow::Ok(McpFigures { rows, side, setup })
     })
+}
+
+pub(crate) fn render(f: &McpFigures) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "## MCP endpoint\n");
+    let _ = writeln!(
+        w,
+        "Commit `{}`, {}. Machine: {}. {}\n",
+        git_rev(),
+        chrono::Utc::now().format("%Y-%m-%d"),
+        machine(),
+        f.setup
+    );
+    rows_table(w, &f.rows);
+    let _ = writeln!(w, "\nSide by side, same run:\n\n| figure | value |\n|---|---|");
+    for r in &f.side {
+        let _ = writeln!(w, "| {} | {} |", r.metric, r.measured);
+    }
+    s
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use crate::mcp::{Proc, free_port, wait_http};
-use crate::{Row, percentile, sorted};
+use crate::report::{Row, percentile, sorted};
 
 const TOKEN: &str = "bench-token-not-a-secret";
 const P99_TARGET_MS: f64 = 50.0;

@@ -16,7 +16,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::mcp::{call, call_json, connect_with, start_tether_empty};
-use crate::{Row, percentile, sorted};
+use crate::report::{Row, percentile, sorted};
 
 const BELL_P50_TARGET_MS: f64 = 5.0;
 const BELL_P99_TARGET_MS: f64 = 20.0;

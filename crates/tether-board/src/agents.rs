@@ -17,7 +17,8 @@ use crate::store::Store;
 /// An MCP client or CLI user not seen for this long counts as idle.
 const IDLE_AFTER_MS: i64 = 5 * 60 * 1000;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Agent {
     pub id: String,
     pub name: String,

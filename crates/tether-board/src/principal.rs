@@ -17,7 +17,8 @@ pub const HUMAN: &str = "human";
 /// Tether's own name as a sender (notices, wakes).
 pub const TETHER: &str = "tether";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     /// A Cursor chat, known by its `conversation_id` through the hooks.

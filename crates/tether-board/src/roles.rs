@@ -42,7 +42,8 @@ const SEEDED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Role {
     pub name: String,
     pub description: String,

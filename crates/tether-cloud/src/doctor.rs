@@ -8,7 +8,8 @@ use tether_core::Tether;
 
 use crate::client::{self, Client};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "cloud.ts")]
 pub struct Check {
     pub name: &'static str,
     /// `ok`, `warn` or `fail`.

@@ -7,7 +7,8 @@ use serde::Serialize;
 use crate::Tether;
 use crate::error::Result;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Attention {
     /// `idle_with_task`, `question_for_human`, `run_held`, `obligation_overdue` or `source_failed`.
     pub kind: &'static str,

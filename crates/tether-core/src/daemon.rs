@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::paths::Paths;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct DaemonInfo {
     pub pid: u32,
     pub version: String,

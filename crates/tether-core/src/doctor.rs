@@ -6,7 +6,8 @@ use crate::Tether;
 use crate::error::Result;
 use crate::history::model::Tally;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct SourceStatus {
     pub path: String,
     pub kind: String,
@@ -19,13 +20,15 @@ pub struct SourceStatus {
     pub indexed_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Location {
     pub path: String,
     pub exists: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct DoctorReport {
     pub version: &'static str,
     pub data_dir: String,

@@ -19,7 +19,7 @@ use crate::board::runs::{RunStatus, StoredEvent};
 /// the rest are for the daemon's components.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "event", content = "data", rename_all = "snake_case")]
-#[ts(export, export_to = "events.ts")]
+#[ts(export, export_to = "core.ts")]
 pub enum Event {
     /// Indexed chats changed (the watcher, a re-index, a tag edit); `ids: null` means many.
     Sessions { ids: Option<Vec<String>> },
@@ -76,7 +76,7 @@ impl Event {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
-#[ts(export, export_to = "events.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct IndexEvent {
     /// `indexing`, `idle` or `paused`.
     pub state: String,
@@ -103,7 +103,7 @@ pub struct IndexEvent {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
-#[ts(export, export_to = "events.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct SettingsEvent {
     /// The daemon is about to move to this port (pages load themselves from there).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,7 +120,7 @@ pub struct SettingsEvent {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[ts(export, export_to = "events.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct Applied {
     pub port: Option<u16>,
     pub cursor: bool,

@@ -21,7 +21,8 @@ pub struct InsightsQuery {
     pub project: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Insights {
     pub totals: Totals,
     /// One entry per local day with activity, oldest first.
@@ -38,7 +39,8 @@ pub struct Insights {
     pub runs: Vec<RunStat>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Totals {
     pub chats: i64,
     pub messages: i64,
@@ -46,7 +48,8 @@ pub struct Totals {
     pub days_active: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Day {
     /// `YYYY-MM-DD`, local time.
     pub day: String,
@@ -58,7 +61,8 @@ pub struct Day {
     pub cloud: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct ProjectStat {
     /// `None`: chats with no known project.
     pub project: Option<String>,
@@ -66,7 +70,8 @@ pub struct ProjectStat {
     pub messages: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct ChatStat {
     pub id: String,
     pub title: Option<String>,
@@ -75,20 +80,23 @@ pub struct ChatStat {
     pub messages: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct TagStat {
     pub tag: String,
     pub chats: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct ModelStat {
     /// `unknown` when Cursor recorded none.
     pub model: String,
     pub chats: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct ModelWeek {
     pub week: String,
     pub model: String,
@@ -97,7 +105,8 @@ pub struct ModelWeek {
 
 /// Token figures exist only for Tether's own runs (the Cursor CLI's `result` usage); Cursor's
 /// chat databases mostly record zero, so no chat figure is shown rather than an invented one.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Tokens {
     pub runs: i64,
     pub runs_with_figures: i64,
@@ -106,27 +115,31 @@ pub struct Tokens {
     pub cache_read: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct TaskStats {
     pub done_per_day: Vec<DayCount>,
     /// From the last claim to done, over the tasks done in the range.
     pub claim_to_done: Option<Spread>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct DayCount {
     pub day: String,
     pub count: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Spread {
     pub count: i64,
     pub p50_ms: i64,
     pub p90_ms: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct RunStat {
     pub kind: String,
     pub status: String,

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::paths::{CursorLocations, Paths, SavedCursorDirs};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 #[serde(default)]
 pub struct Settings {
     /// Cursor's `User` folder (holding `globalStorage/`), instead of the detected one.
@@ -40,7 +41,8 @@ pub struct Settings {
 pub const DEFAULT_PORT: u16 = 47821;
 
 /// Runs of Cursor Cloud agents.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 #[serde(default)]
 pub struct CloudSettings {
     /// Cursor's API, instead of https://api.cursor.com (`TETHER_CURSOR_API_URL` wins): https, or
@@ -107,7 +109,8 @@ pub fn check_remote_url(what: &'static str, raw: &str) -> Result<String> {
 }
 
 /// Runs of the Cursor CLI agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 #[serde(default)]
 pub struct RunSettings {
     /// The Cursor CLI binary, instead of `TETHER_CURSOR_AGENT` or `cursor-agent` / `agent` on PATH.
@@ -389,7 +392,8 @@ impl Settings {
 }
 
 /// What the settings page shows: the saved settings next to what the running daemon uses.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct SettingsView {
     pub settings: Settings,
     /// The port the daemon listens on now.

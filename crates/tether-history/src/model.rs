@@ -201,7 +201,8 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
 }
 
 /// Counted reasons, e.g. `{"bad_json": 2, "missing_bubble": 1}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 #[serde(transparent)]
 pub struct Tally(pub BTreeMap<String, u64>);
 

@@ -29,7 +29,8 @@ pub struct ListQuery {
     pub offset: usize,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct SessionSummary {
     pub id: String,
     pub title: Option<String>,
@@ -131,7 +132,8 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
 }
 
 /// How much of the index a search covers: chats whose messages are indexed, of all listed.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct Coverage {
     pub searchable: u64,
     pub total: u64,
@@ -194,7 +196,8 @@ pub fn summary(conn: &Connection, id: &str) -> Result<SessionSummary> {
     conn.prepare_cached(&sql)?.query_row([id], summary_row).optional()?.ok_or_else(|| Error::SessionNotFound(id.into()))
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct MessageOut {
     pub seq: i64,
     pub role: String,
@@ -374,7 +377,8 @@ impl SearchQuery {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct SearchHit {
     pub session_id: String,
     pub title: Option<String>,
@@ -721,7 +725,8 @@ pub fn tag(store: &Store, key: &str, u: &TagUpdate) -> Result<SessionSummary> {
     })
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct TagCount {
     pub tag: String,
     pub sessions: i64,
@@ -758,7 +763,8 @@ pub fn delete_tag(store: &Store, tag: &str) -> Result<usize> {
     store.durable(|txn| Ok(txn.execute("DELETE FROM session_tags WHERE tag = ?1", [&tag])?))
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
 pub struct ProjectCount {
     pub path: String,
     pub sessions: i64,

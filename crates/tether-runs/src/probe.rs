@@ -6,7 +6,8 @@ use std::time::Duration;
 use tether_core::Tether;
 
 /// The Cursor CLI this machine would run, and whether it answers.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(export, export_to = "runner.ts")]
 pub struct CliInfo {
     pub found: bool,
     pub path: Option<PathBuf>,

@@ -522,7 +522,7 @@ function TaskDialog(props: { task: Task | 'new' | null; allTasks: Task[]; onClos
     setErr(null);
     setTitle(t?.title ?? '');
     setDescription(t?.description ?? '');
-    setPriority(t?.priority ?? 'medium');
+    setPriority((t?.priority ?? 'medium') as Priority);
     setRole(t?.role ?? '');
     setLabels(t?.labels.join(', ') ?? '');
     setDeps(t?.depends_on.join(', ') ?? '');

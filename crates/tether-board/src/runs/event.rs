@@ -11,7 +11,8 @@ pub const MAX_FIELD_CHARS: usize = 4000;
 pub const MAX_RESULT_CHARS: usize = 256 * 1024;
 
 /// Token counts from the `result` line (`usage`, camelCase or snake_case).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Usage {
     pub input_tokens: i64,
     pub output_tokens: i64,
@@ -20,7 +21,8 @@ pub struct Usage {
 }
 
 /// One event of a run: what the agent said or did, or what happened to the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunEvent {
     /// `system/init`: the chat id and the model's display name.

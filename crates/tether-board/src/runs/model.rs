@@ -11,7 +11,8 @@ use super::event::{RunEvent, Usage};
 use crate::error::{Error, Result};
 use crate::principal::Identity;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Queued,
@@ -71,7 +72,8 @@ impl FromStr for RunStatus {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum RunMode {
     #[default]
@@ -104,7 +106,8 @@ impl FromStr for RunMode {
 
 /// Cursor CLI permission tokens (`Shell(git)`, `Read(src/**)`, `Write(**)`, `WebFetch(x.com)`,
 /// `Mcp(server:tool)`), written to the workspace's `.cursor/cli.json` for the run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Permissions {
     #[serde(default)]
     pub allow: Vec<String>,
@@ -141,7 +144,8 @@ impl Permissions {
 }
 
 /// A run as hosts ask for it. Its docs are also the MCP tool's argument descriptions.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts", optional_fields = nullable)]
 pub struct NewRun {
     /// What the agent should do. May be left out when `task` is given: the task becomes the prompt.
     #[serde(default)]
@@ -167,9 +171,11 @@ pub struct NewRun {
     /// Permission tokens: `allow` (e.g. "Write(**)", "Shell(cargo)") and `deny`. Writes and
     /// commands run only when allowed.
     #[serde(default)]
+    #[ts(optional, as = "Option<Permissions>")]
     pub permissions: Permissions,
     /// On success the bound task goes to done instead of in_review.
     #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub complete: bool,
     /// `local` (default): the Cursor CLI on this machine, in `workspace`. `cloud`: a Cursor Cloud
     /// agent working on a GitHub repository (`repo`), which needs a Cursor API key.
@@ -187,6 +193,7 @@ pub struct NewRun {
     pub branch: Option<String>,
     /// Cloud runs: open a pull request when done.
     #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub auto_pr: bool,
 }
 
@@ -237,7 +244,8 @@ pub struct ValidRun {
     pub cloud: Option<CloudSpec>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Run {
     pub id: String,
     pub kind: String,
@@ -296,14 +304,16 @@ impl Run {
 }
 
 /// How much of a run's output its log left out (past `runs.max_log_mb`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct LogDropped {
     pub lines: i64,
     pub bytes: i64,
 }
 
 /// An event as stored: its place in the run's log and when it was seen.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct StoredEvent {
     pub seq: i64,
     pub at: String,
@@ -313,7 +323,8 @@ pub struct StoredEvent {
     pub event: RunEvent,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct RunDetail {
     #[serde(flatten)]
     pub run: Run,
@@ -378,7 +389,8 @@ impl RunKey for String {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct CloudSpec {
     /// `https://github.com/org/repo`.
     pub repo: String,
@@ -389,6 +401,7 @@ pub struct CloudSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     pub auto_pr: bool,
     /// Cursor's agent id, minted by Tether before launching (`bc-<uuid>`): a launch retried
     /// after a crash or a lost answer finds the agent instead of starting a second one.

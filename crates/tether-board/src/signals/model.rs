@@ -17,7 +17,8 @@ pub const HOOK_LOOP_LIMIT: u32 = 3;
 /// was active this recently.
 pub const LIVE_WITHIN_MS: i64 = 24 * 3600 * 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum SignalType {
     Question,
@@ -92,7 +93,8 @@ pub fn format_id(num: i64) -> String {
 }
 
 /// A signal to send, as hosts receive it. Its docs are also the MCP tool's argument descriptions.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts", optional_fields = nullable)]
 pub struct NewSignal {
     /// An agent's name, a role (every live agent with it; `role:NAME` to be explicit), or `human`.
     /// May be left out for a reply: it then goes to the sender of the signal it answers.
@@ -115,7 +117,8 @@ pub struct NewSignal {
     pub action_required: Option<bool>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Delivery {
     pub recipient: String,
     pub drained_at: Option<String>,
@@ -130,7 +133,8 @@ pub struct Delivery {
     pub last_wake_result: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Signal {
     pub id: String,
     #[serde(rename = "type")]
@@ -153,7 +157,8 @@ pub struct Signal {
 }
 
 /// One push outcome, as the log keeps it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct WakeRecord {
     pub signal: String,
     #[serde(rename = "type")]
@@ -166,7 +171,8 @@ pub struct WakeRecord {
     pub mcp_session: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct SignalDetail {
     #[serde(flatten)]
     pub signal: Signal,

@@ -111,7 +111,8 @@ pub fn format_id(num: i64) -> String {
     crate::ids::TaskId::new(num).to_string()
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Task {
     pub id: String,
     pub title: String,
@@ -137,7 +138,8 @@ pub struct Task {
     pub version: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct Event {
     pub at: String,
     pub actor: String,
@@ -145,7 +147,8 @@ pub struct Event {
     pub detail: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
 pub struct TaskDetail {
     #[serde(flatten)]
     pub task: Task,
@@ -155,11 +158,13 @@ pub struct TaskDetail {
 }
 
 /// A task to create. Its docs are also the MCP tool's argument descriptions.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts", optional_fields = nullable)]
 pub struct NewTask {
     pub title: String,
     /// Markdown.
     #[serde(default)]
+    #[ts(optional, as = "Option<String>")]
     pub description: String,
     /// critical, high, medium (default) or low.
     #[serde(default)]
@@ -171,12 +176,15 @@ pub struct NewTask {
     #[serde(default)]
     pub project: Option<String>,
     #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub labels: Vec<String>,
     /// Ids of tasks that must be done first, e.g. ["T-3"].
     #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub depends_on: Vec<String>,
     /// How to tell it is done.
     #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub acceptance: Vec<String>,
     /// todo (default) or blocked.
     #[serde(default)]
@@ -200,7 +208,7 @@ pub struct TaskFilter {
 /// the CLI's flags): absent fields are left as they are. Its docs are also the MCP tool's argument
 /// descriptions.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[ts(export, export_to = "requests.ts")]
+#[ts(export, export_to = "board.ts")]
 pub struct TaskChange {
     /// New status: todo, in_progress, blocked, in_review, done, cancelled.
     #[serde(default, deserialize_with = "tether_store::de::parsed")]

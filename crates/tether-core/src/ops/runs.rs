@@ -250,7 +250,8 @@ pub fn check_workspace(t: &Tether, ws: &Path) -> Result<PathBuf> {
 
 /// What a run form offers that the engine knows: roles, the folders runs may use, defaults, and
 /// whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Options {
     pub roles: Vec<roles::Role>,
     pub roots: Vec<PathBuf>,
@@ -258,7 +259,8 @@ pub struct Options {
     pub cloud: CloudOptions,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct CloudOptions {
     pub key: bool,
     pub defaults: crate::settings::CloudSettings,

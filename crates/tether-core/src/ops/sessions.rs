@@ -28,7 +28,8 @@ pub fn list(t: &Tether, q: &ListQuery) -> Result<Vec<SessionSummary>> {
 }
 
 /// Search hits, and how much of the history they come from (less than all during a first index).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Found {
     pub hits: Vec<SearchHit>,
     pub coverage: Coverage,
@@ -167,7 +168,7 @@ pub fn read(t: &Tether, r: Read) -> Result<Window> {
 /// A nickname, tags, a bookmark or "do not index" for a chat, as hosts send it: absent leaves a
 /// field as it is; a `null` or empty nickname clears it.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[ts(export, export_to = "requests.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct Tag {
     /// A unique, memorable name; `null` or an empty string clears it.
     #[serde(default, deserialize_with = "tether_store::de::some_or_null")]
@@ -214,7 +215,7 @@ pub fn tags(t: &Tether) -> Result<Vec<TagCount>> {
 }
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[ts(export, export_to = "requests.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct RenameTag {
     pub from: String,
     /// Renaming onto an existing tag merges them.

@@ -17,7 +17,7 @@ pub fn send(t: &Tether, who: &Principal, new: &NewSignal) -> Result<Signal> {
 
 /// A reply to a signal, as hosts send it (the signal is named by the route).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[ts(export, export_to = "requests.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct Reply {
     pub body: String,
     /// Default: acknowledgment.

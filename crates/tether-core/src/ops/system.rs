@@ -15,7 +15,8 @@ use crate::events::Event;
 use crate::{doctor, init, insights};
 
 /// What `/health` shows: no secrets, nothing that needs a token.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Health {
     pub status: &'static str,
     pub version: &'static str,
@@ -23,7 +24,8 @@ pub struct Health {
     pub index: IndexCounts,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct IndexCounts {
     /// `indexing` or `idle`.
     pub state: &'static str,
@@ -48,7 +50,8 @@ pub fn health(t: &Tether) -> Health {
 
 /// The daemon's state for the GUI and the tray: health, where it serves, whether watching is
 /// paused, the port it moved from, and what needs the person.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Status {
     #[serde(flatten)]
     pub health: Health,
@@ -58,7 +61,8 @@ pub struct Status {
     pub attention: Vec<Attention>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct MovedFrom {
     pub port: u16,
     pub at: String,
@@ -96,7 +100,7 @@ pub fn reindex(t: &Tether, who: &Principal) -> Result<()> {
 
 /// Installing Tether into a project from the GUI.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[ts(export, export_to = "requests.ts")]
+#[ts(export, export_to = "core.ts")]
 pub struct Install {
     pub project: PathBuf,
     /// Show what would change and write nothing.
@@ -105,7 +109,8 @@ pub struct Install {
     pub dry_run: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct Installed {
     pub diff: String,
     pub changed: Vec<String>,

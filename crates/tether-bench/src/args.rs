@@ -1,0 +1,67 @@
+//! The benchmark's command line (a leaf: the suites read their options from it).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Tether benchmarks: index MB/s, peak RSS, search percentiles, change-to-searchable latency")]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    pub(crate) cmd: Option<Cmd>,
+    /// Size of the generated Cursor DB in MB.
+    #[arg(long, default_value_t = 1024)]
+    pub(crate) size_mb: u64,
+    /// Where generated data lives (reused between runs when the size and seed match).
+    #[arg(long, default_value = "target/bench-data")]
+    pub(crate) dir: PathBuf,
+    /// Markdown report to write; `-` for none.
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub(crate) out: String,
+    /// Rounds over the fixed query set.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) rounds: usize,
+    /// Messages appended for the change-to-searchable measurement.
+    #[arg(long, default_value_t = 40)]
+    pub(crate) changes: usize,
+    #[arg(long, default_value_t = 42)]
+    pub(crate) seed: u64,
+    /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
+    /// signals doorbell (`signals`, needs no generated data), or all of them. `engines` (FTS5 next
+    /// to tantivy, see bench/engines) only runs when asked for.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "engines"])]
+    pub(crate) suite: String,
+    /// Events the fake Cursor CLI writes in the runs benchmark, and at what rate (per second).
+    #[arg(long, default_value_t = 6000)]
+    pub(crate) run_events: usize,
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) run_rate: usize,
+    /// MCP sessions holding GET streams in the signals benchmark.
+    #[arg(long, default_value_t = 200)]
+    pub(crate) signal_sessions: usize,
+    /// Signals sent one at a time in the signals benchmark.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) signal_sends: usize,
+    /// Sequential MCP tool calls measured on tether (a quarter of that on the Python server).
+    #[arg(long, default_value_t = 4000)]
+    pub(crate) mcp_calls: usize,
+    /// Seconds of calls at concurrency 8, per server.
+    #[arg(long, default_value_t = 5.0)]
+    pub(crate) mcp_secs: f64,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Cmd {
+    /// Internal: index in a child process so its peak RSS is measured alone.
+    IndexChild {
+        home: PathBuf,
+        user_dir: PathBuf,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+    /// Only the search rounds, on the index the last full run left in `<dir>/home` (for quick
+    /// iterations on search; the report comes from a full run).
+    SearchOnly,
+    /// Only generate (or reuse) the Cursor DB in `<dir>/cursor/User` (for scripts/bench-profile).
+    Generate,
+}
