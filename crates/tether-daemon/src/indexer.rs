@@ -41,9 +41,9 @@ pub fn index_reporting(
             Progress::Sessions { done, total, eta_ms, .. } => {
                 t.bus.emit(Event::Index(IndexEvent {
                     state: "indexing".into(),
-                    done: Some(*done as u64),
-                    total: Some(*total as u64),
-                    eta_ms: eta_ms.map(|e| e as u64),
+                    done: Some(*done),
+                    total: Some(*total),
+                    eta_ms: *eta_ms,
                     ..IndexEvent::default()
                 }));
                 // Open lists refresh as chats become searchable, at most once a second.

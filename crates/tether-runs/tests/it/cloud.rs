@@ -9,7 +9,7 @@ use tether_core::board::runs::{NewRun, Run, RunStatus};
 use tether_core::board::stream_json::RunEvent;
 use tether_core::history::sessions::SearchQuery;
 use tether_core::paths::{CursorLocations, Paths};
-use tether_core::settings::{CloudSettingsPatch, Settings, SettingsPatch};
+use tether_core::settings::{CloudSettingsPatch, SettingsPatch};
 use tether_core::{Tether, token};
 use tether_runs::Runner;
 use tether_testkit::cursor_api::FakeCursorApi;
@@ -30,17 +30,15 @@ async fn env() -> Env {
     // The opt-in 0600 file store: tests never touch the person's keyring.
     token::set_backend(&paths, token::Backend::File).unwrap();
     token::set_cursor_key(&paths, KEY).unwrap();
-    Settings::update(
-        &paths,
-        &SettingsPatch {
-            cloud: Some(CloudSettingsPatch {
-                api_url: Some(Some(fake.url.clone())),
-                poll_secs: Some(1),
-                ..Default::default()
-            }),
+    // Through the engine, which holds the settings it read at open.
+    t.update_settings(&SettingsPatch {
+        cloud: Some(CloudSettingsPatch {
+            api_url: Some(Some(fake.url.clone())),
+            poll_secs: Some(1),
             ..Default::default()
-        },
-    )
+        }),
+        ..Default::default()
+    })
     .unwrap();
     Env { _dir: dir, t, fake }
 }
@@ -178,7 +176,7 @@ async fn cancel_and_the_time_limit_cancel_the_run_at_cursor() {
     let limited = e.t.queue_run("me", &NewRun { timeout_secs: Some(1), ..cloud("[cloud:hang] too long") }).unwrap();
     let live =
         until(&e.t, &hanging.id, "a Cursor run id", |r| r.cloud.as_ref().is_some_and(|c| c.run_id.is_some())).await;
-    runner.runner().cancel(&hanging.id).await.unwrap();
+    tether_core::ops::runs::cancel(&e.t, &tether_core::board::principal::Principal::person("me"), &hanging.id).unwrap();
     let r = ended(&e.t, &hanging.id).await;
     assert_eq!(r.status, RunStatus::Cancelled, "{r:#?}");
     let cursor_run = live.cloud.unwrap().run_id.unwrap();

@@ -121,7 +121,7 @@ pub struct RunBearer {
 impl FromRequestParts<Ctx> for RunBearer {
     type Rejection = Response;
     async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Self::Rejection> {
-        callbacks_on(ctx)?;
+        callbacks_on(ctx).map_err(IntoResponse::into_response)?;
         let token = bearer(&parts.headers).to_owned();
         let run = super::error::run(ctx, move |t| tether_core::board::cloud::bearer_run(&t.store, &token))
             .await
@@ -140,13 +140,12 @@ impl FromRequestParts<Ctx> for RunBearer {
 }
 
 /// Callbacks exist only while the person has set a public URL: the answer when they do not.
-pub(crate) fn callbacks_on(ctx: &Ctx) -> Result<(), Response> {
+pub(crate) fn callbacks_on(ctx: &Ctx) -> Result<(), ApiError> {
     match ctx.tether.settings().ok().and_then(|s| s.cloud.public_url) {
         Some(_) => Ok(()),
         None => Err(ApiError::not_found(
             "cloud callbacks are off (no public URL: `tether cloud webhook --public-url https://…`)",
-        )
-        .into_response()),
+        )),
     }
 }
 

@@ -43,7 +43,7 @@ fn json_body<T: serde::de::DeserializeOwned>(b: &Bytes) -> Result<T, ApiError> {
 /// Cursor's `statusChange`: signature over the raw body first (401), then shape (400), then kept
 /// by its delivery id (a duplicate is answered, not applied twice), then the run is told.
 pub(crate) async fn webhook(State(ctx): State<Ctx>, req: Request) -> Result<Response, Response> {
-    callbacks_on(&ctx)?;
+    callbacks_on(&ctx).map_err(IntoResponse::into_response)?;
     let h = req.headers().clone();
     let raw = body(req).await.map_err(IntoResponse::into_response)?;
     let header = |k: &str| h.get(k).and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -88,7 +88,7 @@ async fn webhook_secret(ctx: &Ctx) -> Option<String> {
 }
 
 pub(crate) async fn exchange(State(ctx): State<Ctx>, req: Request) -> Result<Response, Response> {
-    callbacks_on(&ctx)?;
+    callbacks_on(&ctx).map_err(IntoResponse::into_response)?;
     let raw = body(req).await.map_err(IntoResponse::into_response)?;
     let token = serde_json::from_slice::<Value>(&raw)
         .ok()

@@ -12,21 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::env::{bin, tether_in};
+
 const USER_CLI_JSON: &[u8] =
     b"{\n  \"version\": 1,\n  \"permissions\": { \"allow\": [\"Read(**)\"], \"deny\": [\"Shell(rm)\"] }\n}\n";
-
-fn fake_agent() -> PathBuf {
-    let bin = assert_cmd::cargo::cargo_bin("tether-fake-agent");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-p", "tether-testkit", "--bin", "tether-fake-agent"])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok && bin.exists(), "building the fake Cursor CLI");
-    }
-    bin
-}
 
 struct Env {
     dir: tempfile::TempDir,
@@ -56,18 +45,11 @@ impl Env {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
-        let d = self.dir.path();
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("TETHER_HOME", d.join("data"))
-            .env("TETHER_CURSOR_DIR", d.join("no-cursor"))
-            .env("TETHER_CURSOR_HOME", self.home().join(".cursor"))
-            .env("TETHER_CURSOR_AGENT", fake_agent())
+        let mut c = tether_in(self.dir.path());
+        c.env("TETHER_CURSOR_HOME", self.home().join(".cursor"))
+            .env("TETHER_CURSOR_AGENT", bin("tether-fake-agent"))
             .env("TETHER_TOKEN", "runs-test-token")
-            .env("TETHER_USER", "pat")
-            .env("NO_COLOR", "1");
+            .env("TETHER_USER", "pat");
         c
     }
 

@@ -2,42 +2,12 @@
 //! no acknowledged signal and hands none out twice; bad input gets coded errors and writes nothing.
 
 use std::collections::HashSet;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use serde_json::Value;
 
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap() }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
-        let d = self.dir.path();
-        c.env_clear()
-            .env("HOME", d.join("home"))
-            .env("TETHER_HOME", d.join("data"))
-            .env("TETHER_CURSOR_DIR", d.join("no-cursor"))
-            .env("TETHER_CURSOR_HOME", d.join("no-cursor-cli"))
-            .env("NO_COLOR", "1");
-        c
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd().args(args).arg("--json").output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
+use crate::env::Sandbox;
 
 fn ids(v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
@@ -49,7 +19,7 @@ fn ids(v: &Value) -> Vec<String> {
 /// commit may take signals with it, but they are marked read, never handed out again.
 #[test]
 fn kill_9_during_a_burst_of_sends_and_drains_loses_and_duplicates_nothing() {
-    let h = Home::new();
+    let h = Sandbox::new();
     h.json(&["signals", "list"]);
     let mut acked = Vec::new();
     let mut drained: Vec<String> = Vec::new();
@@ -106,7 +76,7 @@ fn kill_9_during_a_burst_of_sends_and_drains_loses_and_duplicates_nothing() {
 
 #[test]
 fn bad_signals_get_coded_errors_and_write_nothing() {
-    let h = Home::new();
+    let h = Sandbox::new();
     let big = "x".repeat(16 * 1024 + 1);
     for (args, code) in [
         (vec!["signal", "send", "--to", "nobody", "hi"], "not_found"),

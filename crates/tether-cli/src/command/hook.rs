@@ -8,13 +8,21 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use clap::Args;
 use tether_core::Paths;
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The hook event, e.g. beforeSubmitPrompt, beforeMCPExecution, stop.
+    pub event: String,
+}
 
 /// Total time we allow ourselves to talk to the daemon.
 const DEADLINE: Duration = Duration::from_millis(250);
 const MAX_PAYLOAD: u64 = 1 << 20;
 
-pub fn run(paths: &Paths, event: &str) {
+pub fn run(paths: &Paths, a: &HookArgs) {
+    let event = a.event.as_str();
     let mut payload = Vec::new();
     let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut payload);
     // Whatever goes wrong in forwarding (a bug included), Cursor still gets its answer.

@@ -6,26 +6,19 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-struct Home {
-    dir: tempfile::TempDir,
-}
+use crate::env::Sandbox;
+
+/// A sandbox where `tether task …` runs as one person or another.
+struct Home(Sandbox);
 
 impl Home {
     fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap() }
+        Self(Sandbox::new())
     }
 
     fn cmd(&self, user: &str) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
-        let d = self.dir.path();
-        c.env_clear()
-            .env("HOME", d.join("home"))
-            .env("TETHER_HOME", d.join("data"))
-            .env("TETHER_CURSOR_DIR", d.join("no-cursor"))
-            .env("TETHER_CURSOR_HOME", d.join("no-cursor-cli"))
-            .env("TETHER_USER", user)
-            .env("NO_COLOR", "1")
-            .arg("task");
+        let mut c = self.0.cmd();
+        c.env("TETHER_USER", user).arg("task");
         c
     }
 
@@ -129,7 +122,7 @@ fn kill_9_during_a_burst_of_task_writes_loses_no_acknowledged_write() {
     // The next write still works and gets a fresh number.
     let next = h.json("pm", &["add", "after the burst"]);
     assert!(!ids.contains(&next["id"].as_str().unwrap()));
-    let db = rusqlite::Connection::open(h.dir.path().join("data").join("index.db")).unwrap();
+    let db = rusqlite::Connection::open(h.0.dir.path().join("data").join("index.db")).unwrap();
     let ok: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(ok, "ok");
 }
@@ -167,8 +160,8 @@ fn people_work_the_board_from_the_cli_with_clear_coded_errors() {
     assert!(text.contains("TODO (1)") && text.contains("IN_PROGRESS (1)") && text.contains("T-2 CLI"), "{text}");
     let agents = Command::new(assert_cmd::cargo::cargo_bin("tether"))
         .env_clear()
-        .env("HOME", h.dir.path().join("home"))
-        .env("TETHER_HOME", h.dir.path().join("data"))
+        .env("HOME", h.0.dir.path().join("home"))
+        .env("TETHER_HOME", h.0.dir.path().join("data"))
         .args(["agents", "list", "--json"])
         .output()
         .unwrap();

@@ -5,27 +5,15 @@
 //! Cursor, and the key shows in no output.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tether_testkit::{wait_for, wait_until};
 
-const KEY: &str = "key_cli_cloud_test_0123456789abcdef";
+use crate::env::{bin, tether_in};
 
-fn bin(name: &str) -> PathBuf {
-    let b = assert_cmd::cargo::cargo_bin(name);
-    if !b.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-p", "tether-testkit", "--bin", name])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok && b.exists(), "building {name}");
-    }
-    b
-}
+const KEY: &str = "key_cli_cloud_test_0123456789abcdef";
 
 struct Fake {
     child: Child,
@@ -72,18 +60,12 @@ impl Env {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
         let d = self.dir.path();
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", d.join("home"))
-            .env("TETHER_HOME", d.join("data"))
-            .env("TETHER_CURSOR_DIR", d.join("no-cursor"))
-            .env("TETHER_CURSOR_HOME", d.join("home/.cursor"))
+        let mut c = tether_in(d);
+        c.env("TETHER_CURSOR_HOME", d.join("home/.cursor"))
             .env("TETHER_CURSOR_API_URL", &self.fake.url)
             .env("TETHER_TOKEN", "cloud-test-token")
             .env("TETHER_USER", "pat")
-            .env("NO_COLOR", "1")
             .current_dir(d);
         c
     }

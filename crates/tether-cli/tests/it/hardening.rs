@@ -5,16 +5,11 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::env::{tether_in, tether_on};
+
 fn tether(dir: &std::path::Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
-    c.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.join("home"))
-        .env("TETHER_HOME", dir.join("data"))
-        .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
-        .env("TETHER_CURSOR_HOME", dir.join("no-cli"))
-        .env("TETHER_TOKEN", "hardening-token")
-        .env("NO_COLOR", "1");
+    let mut c = tether_in(dir);
+    c.env("TETHER_TOKEN", "hardening-token");
     c
 }
 
@@ -84,13 +79,8 @@ fn concurrent_tag_writes_all_succeed() {
     tether_testkit::eras::build_all(&fx);
     let dir = tempfile::tempdir().unwrap();
     let cmd = || {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("tether"));
-        c.env_clear()
-            .env("HOME", &fx.home)
-            .env("TETHER_HOME", dir.path().join("data"))
-            .env("TETHER_CURSOR_DIR", &fx.user_dir)
-            .env("TETHER_CURSOR_HOME", &fx.cursor_home)
-            .env("NO_COLOR", "1");
+        let mut c = tether_on(&fx, &dir.path().join("data"));
+        c.env("NO_COLOR", "1");
         c
     };
     assert!(cmd().arg("index").output().unwrap().status.success());

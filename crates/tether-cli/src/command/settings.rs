@@ -1,22 +1,38 @@
-//! `tether settings`: the saved settings, one dotted key at a time. Writes `settings.json` through
-//! tether-core; a running daemon follows that file and applies the change itself.
+//! `tether settings`: the saved settings, one dotted key at a time (`ops::settings`). A change is
+//! saved to `settings.json`; a running daemon follows that file and applies the change itself.
 
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use clap::Subcommand;
 use serde_json::Value;
-use tether_core::Paths;
 use tether_core::settings::{Settings, SettingsPatch};
+use tether_core::{Paths, Tether, ops};
 
-use crate::cli::SettingsCmd;
-use crate::output;
+use crate::render::{self, JsonFlag};
 
-pub fn run(paths: &Paths, cmd: SettingsCmd) -> anyhow::Result<()> {
+#[derive(Debug, Subcommand)]
+pub enum SettingsCmd {
+    /// Print every setting.
+    Show(JsonFlag),
+    /// Print one setting, e.g. `runs.max_total`.
+    Get { key: String },
+    /// Change one setting: `port 48000`, `runs.max_total 4`, `signal_sla_minutes.question 15`,
+    /// `cursor_home ~/elsewhere/.cursor`, `runs.roots '["/src/a","/src/b"]'`. An empty value
+    /// ("") puts a folder, the port or the Cursor CLI back to the default.
+    Set {
+        key: String,
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
+}
+
+pub fn run(t: &Tether, cmd: SettingsCmd) -> anyhow::Result<()> {
     match cmd {
         SettingsCmd::Show(o) => {
-            let s = serde_json::to_value(Settings::load(paths)?)?;
+            let s = serde_json::to_value(ops::settings::get(t)?.settings)?;
             if o.json {
-                return output::json(&s);
+                return render::json(&s);
             }
             let mut lines = Vec::new();
             flatten("", &s, &mut lines);
@@ -26,22 +42,23 @@ pub fn run(paths: &Paths, cmd: SettingsCmd) -> anyhow::Result<()> {
             Ok(())
         }
         SettingsCmd::Get { key } => {
-            let s = serde_json::to_value(Settings::load(paths)?)?;
+            let s = serde_json::to_value(ops::settings::get(t)?.settings)?;
             let v = key
                 .split('.')
                 .try_fold(&s, |v, k| v.get(k))
                 .with_context(|| format!("no setting “{key}” (see `tether settings show`)"))?;
             match v {
-                Value::String(t) => println!("{t}"),
+                Value::String(text) => println!("{text}"),
                 other => println!("{other}"),
             }
             Ok(())
         }
         SettingsCmd::Set { key, value } => {
-            let before = Settings::load(paths)?;
-            let after = Settings::update(paths, &SettingsPatch::from_key(&key, &value)?)?;
-            println!("Saved {key} in {}.", paths.settings_json().display());
-            report_daemon(paths, &before, &after);
+            let before = ops::settings::get(t)?.settings;
+            let patch = SettingsPatch::from_key(&key, &value)?;
+            let after = ops::settings::update(t, &super::me(None), &patch)?.settings;
+            println!("Saved {key} in {}.", t.paths.settings_json().display());
+            report_daemon(&t.paths, &before, &after);
             Ok(())
         }
     }

@@ -1,12 +1,26 @@
-//! `tether stats`: the Insights view's numbers in the terminal (or as JSON).
+//! `tether stats`: the Insights view's numbers (`ops::system::insights`) in the terminal (or as
+//! JSON).
 
+use clap::Args;
 use tether_core::Tether;
 use tether_core::insights::{Insights, InsightsQuery};
+use tether_core::ops;
 
-use crate::cli::StatsArgs;
-use crate::output;
+use crate::render::{self, JsonFlag};
 
-pub fn stats(t: Tether, a: StatsArgs) -> anyhow::Result<()> {
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Only since: a date (2026-01-31) or 30d, 12w, 6m, 1y.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only this project (a folder; its subfolders count too).
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<String>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+pub fn run(t: &Tether, a: StatsArgs) -> anyhow::Result<()> {
     let since = a.since.as_deref().map(parse_since).transpose()?;
     let project = a.project.map(|p| {
         // A folder given as `.` or relative means where the person stands.
@@ -17,12 +31,8 @@ pub fn stats(t: Tether, a: StatsArgs) -> anyhow::Result<()> {
             p
         }
     });
-    let i = t.insights(&InsightsQuery { since, project })?;
-    if a.out.json {
-        return output::json(&i);
-    }
-    print(&i);
-    Ok(())
+    let i = ops::system::insights(t, &InsightsQuery { since, project })?;
+    a.out.print(&i, print)
 }
 
 /// `30d`, `12w`, `6m` (months of 30 days), `1y`, or a date `YYYY-MM-DD` (local midnight).
@@ -77,7 +87,7 @@ fn print(i: &Insights) {
         let name = p.project.as_deref().unwrap_or("(no project)");
         println!(
             "  {:<40} {:>5} chats {:>7} msgs  {}",
-            output::cut_path(name, 40),
+            render::cut_path(name, 40),
             p.chats,
             p.messages,
             bar(p.messages, max, 20)

@@ -1,4 +1,6 @@
-//! The `tether` binary end to end, against generated Cursor data in a temp HOME.
+//! Cursor's chat history through the binary, against generated Cursor data in a temp HOME: index,
+//! list, search, tag, export and doctor; the daemon keeping the index fresh and holding the data
+//! dir; `init` and `uninit`.
 
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
@@ -8,6 +10,8 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 use tether_testkit::eras::{build_all, ids::*};
 use tether_testkit::{Composer, CursorFixture, Journal, wait_until};
+
+use crate::env::tether_on;
 
 struct Env {
     fx: CursorFixture,
@@ -22,25 +26,14 @@ impl Env {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("tether").unwrap();
-        c.env_clear()
-            .env("HOME", &self.fx.home)
-            .env("TETHER_HOME", self.data.path())
-            .env("TETHER_CURSOR_DIR", &self.fx.user_dir)
-            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home)
-            .env("NO_COLOR", "1");
-        c
+        let mut c = tether_on(&self.fx, self.data.path());
+        c.env("NO_COLOR", "1");
+        Command::from_std(c)
     }
 
     fn std_cmd(&self) -> StdCommand {
-        let mut c = StdCommand::new(assert_cmd::cargo::cargo_bin("tether"));
-        c.env_clear()
-            .env("HOME", &self.fx.home)
-            .env("TETHER_HOME", self.data.path())
-            .env("TETHER_CURSOR_DIR", &self.fx.user_dir)
-            .env("TETHER_CURSOR_HOME", &self.fx.cursor_home)
-            .env("TETHER_TOKEN", "cli-test-token")
-            .env("TETHER_PORT", "0");
+        let mut c = tether_on(&self.fx, self.data.path());
+        c.env("TETHER_TOKEN", "cli-test-token").env("TETHER_PORT", "0");
         c
     }
 

@@ -1,0 +1,68 @@
+//! `tether doctor`: what Tether found where, which sources are partial and why
+//! (`ops::system::doctor`), and the Cursor CLI that runs would use (`tether_runs::probe`).
+
+use clap::Args;
+use tether_core::Tether;
+use tether_core::doctor::DoctorReport;
+use tether_core::ops;
+
+use crate::render::{self, JsonFlag, bold, tally};
+use crate::rt;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+pub fn run(t: &Tether, a: DoctorArgs) -> anyhow::Result<()> {
+    let d = ops::system::doctor(t)?;
+    let cli = rt::current_thread()?.block_on(tether_runs::probe(t));
+    if a.out.json {
+        let mut v = serde_json::to_value(&d)?;
+        v["cursor_cli"] = serde_json::to_value(&cli)?;
+        return render::json(&v);
+    }
+    print_report(&d);
+    print_cursor_cli(&cli);
+    Ok(())
+}
+
+fn print_report(d: &DoctorReport) {
+    println!("{}", bold(&format!("Tether {}", d.version)));
+    println!("data dir     {}", d.data_dir);
+    println!("index        {} ({:.1} MB)", d.index_db, d.index_bytes as f64 / 1e6);
+    match &d.daemon {
+        Some(i) => println!("daemon       running (pid {}, since {})", i.pid, i.started_at),
+        None => println!("daemon       not running"),
+    }
+    println!();
+    for l in &d.cursor_user_dirs {
+        println!("Cursor User  {} {}", l.path, if l.exists { "" } else { "(not found)" });
+    }
+    for l in &d.cursor_homes {
+        println!("Cursor home  {} {}", l.path, if l.exists { "" } else { "(not found)" });
+    }
+    println!("\n{} chats, {} messages in the index.", d.sessions, d.messages);
+    let bad: Vec<_> = d.sources.iter().filter(|s| s.status != "complete").collect();
+    println!("{} sources, {} not complete.", d.sources.len(), bad.len());
+    for s in bad {
+        println!("  {:<8} {:<10} {}", s.status, s.kind, s.path);
+        if !s.reasons.is_empty() {
+            println!("           problems: {}", tally(&s.reasons));
+        }
+        if let Some(e) = &s.error {
+            println!("           error: {e}");
+        }
+    }
+}
+
+fn print_cursor_cli(c: &tether_runs::CliInfo) {
+    match (&c.path, &c.version) {
+        (Some(p), Some(v)) => println!("Cursor CLI (for runs): {} {v} (from {})", p.display(), c.from.unwrap_or("?")),
+        (Some(p), None) => {
+            println!("Cursor CLI (for runs): {} — {}", p.display(), c.hint.as_deref().unwrap_or("not answering"))
+        }
+        _ => println!("Cursor CLI (for runs): not found — {}", c.hint.as_deref().unwrap_or("")),
+    }
+}

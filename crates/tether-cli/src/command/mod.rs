@@ -1,0 +1,34 @@
+//! One module per verb of `tether`: its arguments (clap derive), its `run` and its text output.
+//! A verb maps its arguments onto an operation of `tether_core::ops` and the result back; what
+//! is not an operation (the daemon, the MCP server, tokens, Cursor's config) it calls directly.
+//! Verbs do not depend on main.rs; what several share lives in `render` and `rt`.
+
+pub mod agents;
+pub mod cloud;
+pub mod cursor_key;
+pub mod doctor;
+pub mod hook;
+pub mod index;
+pub mod init;
+pub mod mcp;
+pub mod open;
+pub mod run;
+pub mod runs;
+pub mod serve;
+pub mod sessions;
+pub mod settings;
+pub mod signal;
+pub mod signals;
+pub mod stats;
+pub mod task;
+pub mod token;
+
+use tether_core::Tether;
+use tether_core::ops::Principal;
+
+/// The person at the CLI: `--as` where a verb takes it, else who [`Tether::person`] says
+/// (`TETHER_USER`, the login name, `me`). The CLI always acts as the person.
+pub fn me(as_user: Option<&str>) -> Principal {
+    let name = as_user.map(str::trim).filter(|n| !n.is_empty()).map_or_else(Tether::person, str::to_owned);
+    Principal::person(&name)
+}
