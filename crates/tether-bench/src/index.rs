@@ -75,7 +75,7 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
                 }
                 if searching {
                     let q0 = Instant::now();
-                    t.search(&SearchQuery::new(queries[i % queries.len()].as_str()))?;
+                    tether_core::history::sessions::search(&t.store, &SearchQuery::new(queries[i % queries.len()].as_str()))?;
                     during.push(q0.elapsed().as_secs_f64() * 1000.0);
                 }
                 i += 1;
@@ -201,14 +201,14 @@ pub(crate) fn index_suite(
 
     eprintln!("insights: the aggregate query, {} rounds (everything, and one project) …", args.rounds);
     let mut insights_ms = Vec::new();
-    let project = t.projects()?.first().map(|p| p.path.clone());
+    let project = tether_core::ops::sessions::projects(&t)?.first().map(|p| p.path.clone());
     for round in 0..args.rounds.max(5) * 2 {
         let q = tether_core::insights::InsightsQuery {
             since: None,
             project: if round % 2 == 1 { project.clone() } else { None },
         };
         let t0 = Instant::now();
-        std::hint::black_box(t.insights(&q)?);
+        std::hint::black_box(tether_core::ops::system::insights(&t, &q)?);
         insights_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
     insights_ms.sort_by(f64::total_cmp);
@@ -304,14 +304,14 @@ pub(crate) fn search_rounds(t: &Tether, queries: &[String], rounds: usize) -> an
     let mut per_query = Vec::new();
     for q in queries {
         // One warm-up so the first round does not measure page-cache misses alone.
-        t.search(&SearchQuery::new(q.as_str()))?;
+        tether_core::history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
     }
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
     let mut hits = vec![0usize; queries.len()];
     for _ in 0..rounds {
         for (i, q) in queries.iter().enumerate() {
             let t0 = Instant::now();
-            let r = t.search(&SearchQuery::new(q.as_str()))?;
+            let r = tether_core::history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
             samples[i].push(t0.elapsed().as_secs_f64() * 1000.0);
             hits[i] = r.len();
         }
@@ -370,7 +370,7 @@ pub(crate) fn change_latency(t: &Arc<Tether>, db: &Path, n: usize) -> anyhow::Re
         generate::append_bubble(&mut writer, composer, &format!("bench-{run_id}-{i}"), &format!("{marker} arrives"))?;
         let t0 = Instant::now();
         loop {
-            if !t.search(&SearchQuery::new(marker.as_str()))?.is_empty() {
+            if !tether_core::history::sessions::search(&t.store, &SearchQuery::new(marker.as_str()))?.is_empty() {
                 break;
             }
             if t0.elapsed() > Duration::from_secs(20) {

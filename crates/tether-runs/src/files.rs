@@ -25,7 +25,7 @@ use crate::nofollow::{Dir, Entry, Unsafe};
 /// was queued for, and held by its handle from here on.
 pub fn open_workspace(t: &Tether, run: &Run) -> tether_core::Result<Option<Dir>> {
     let Some(recorded) = run.workspace.as_deref() else { return Ok(None) };
-    let canon = t.check_run_workspace(Path::new(recorded))?;
+    let canon = tether_core::ops::runs::check_workspace(t, Path::new(recorded))?;
     if canon != Path::new(recorded) {
         return Err(tether_core::Error::UnsafeWorkspace(format!(
             "the workspace {recorded} now leads to {} (it was replaced by a link after the run was queued); \

@@ -82,7 +82,8 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    e.t.tag(
+    tether_core::history::sessions::tag(
+        &e.t.store,
         B_SPLIT,
         &TagUpdate {
             nickname: Some(Some("leapday".into())),
@@ -110,13 +111,13 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
     e.index();
     assert!(e.search_ids("narwhal").is_empty(), "deleted session disappears from search");
     assert!(!known("narwhal"), "its words leave the vocabulary (prefix queries) too");
-    assert!(e.t.show("leapday", &ShowOptions::default()).is_err());
+    assert!(tether_core::history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).is_err());
     // It comes back (Cursor restored it): the metadata reattaches.
     let g = e.fx.global(Journal::Rollback);
     tether_testkit::eras::era_b_global_v3(&e.fx, &g);
     g.close();
     e.index();
-    let d = e.t.show("leapday", &ShowOptions::default()).unwrap();
+    let d = tether_core::history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).unwrap();
     assert_eq!(d.session.id, B_SPLIT);
     assert_eq!(d.session.tags, vec!["bug"]);
     assert!(d.session.bookmarked);
@@ -128,16 +129,21 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    e.t.tag(
+    tether_core::history::sessions::tag(
+        &e.t.store,
         C_V10,
         &TagUpdate { nickname: Some(Some("Loader".into())), add_tags: vec!["Refactor".into()], ..Default::default() },
     )
     .unwrap();
-    let clash =
-        e.t.tag(B_SPLIT, &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() }).unwrap_err();
+    let clash = tether_core::history::sessions::tag(
+        &e.t.store,
+        B_SPLIT,
+        &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() },
+    )
+    .unwrap_err();
     assert_eq!(clash.code(), tether_core::ErrorCode::Conflict, "nicknames are unique, case-insensitively");
     e.t.index(Depth::Force, &no_progress).unwrap();
-    let s = e.t.show("loader", &ShowOptions::default()).unwrap().session;
+    let s = tether_core::history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap().session;
     assert_eq!((s.id.as_str(), s.tags.clone()), (C_V10, vec!["refactor".to_string()]));
 
     let known = |term: &str| -> bool {
@@ -146,15 +152,28 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
             .unwrap()
     };
     assert!(known("axolotl") && known("modules") && known("loader"));
-    e.t.tag("loader", &TagUpdate { no_index: Some(true), ..Default::default() }).unwrap();
+    tether_core::history::sessions::tag(
+        &e.t.store,
+        "loader",
+        &TagUpdate { no_index: Some(true), ..Default::default() },
+    )
+    .unwrap();
     assert!(e.search_ids("axolotl").is_empty());
     assert!(!known("axolotl") && !known("modules"), "the chat's own words leave the vocabulary");
     assert!(known("loader"), "a word its title (or another chat) still holds stays");
-    assert_eq!(e.t.show("loader", &ShowOptions::default()).unwrap_err().code(), tether_core::ErrorCode::Forbidden);
+    assert_eq!(
+        tether_core::history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap_err().code(),
+        tether_core::ErrorCode::Forbidden
+    );
     e.t.index(Depth::Force, &no_progress).unwrap();
     assert!(e.search_ids("axolotl").is_empty(), "a re-index does not bring back do-not-index messages");
     assert!(!known("axolotl"), "nor their words");
-    e.t.tag("loader", &TagUpdate { no_index: Some(false), ..Default::default() }).unwrap();
+    tether_core::history::sessions::tag(
+        &e.t.store,
+        "loader",
+        &TagUpdate { no_index: Some(false), ..Default::default() },
+    )
+    .unwrap();
     e.index();
     assert_eq!(e.search_ids("axolotl"), vec![C_V10.to_string()], "re-enabling indexes it again");
 }
@@ -193,7 +212,13 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
         .watch(cfg, move |ev| {
             if let WatchEvent::Indexed(_) = ev {
                 p.fetch_add(1, Ordering::SeqCst);
-                if !t2.search(&tether_core::history::sessions::SearchQuery::new("otterword")).unwrap().is_empty() {
+                if !tether_core::history::sessions::search(
+                    &t2.store,
+                    &tether_core::history::sessions::SearchQuery::new("otterword"),
+                )
+                .unwrap()
+                .is_empty()
+                {
                     *f.lock().unwrap() = true;
                 }
             }

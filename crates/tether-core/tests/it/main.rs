@@ -39,10 +39,14 @@ impl Env {
     }
 
     pub fn search_ids(&self, q: &str) -> Vec<String> {
-        self.t.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| h.session_id).collect()
+        tether_core::history::sessions::search(&self.t.store, &SearchQuery::new(q))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.session_id)
+            .collect()
     }
 
     pub fn all(&self) -> Vec<tether_core::history::sessions::SessionSummary> {
-        self.t.list(&ListQuery { limit: 1000, ..Default::default() }).unwrap()
+        tether_core::history::sessions::list(&self.t.store, &ListQuery { limit: 1000, ..Default::default() }).unwrap()
     }
 }

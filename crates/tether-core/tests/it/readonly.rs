@@ -35,9 +35,9 @@ fn read_every_way(e: &Env) {
         .unwrap();
     assert!(rx.recv_timeout(Duration::from_secs(10)).unwrap_or(false), "the watcher made a pass");
     w.stop();
-    e.t.list(&ListQuery::default()).unwrap();
-    e.t.search(&SearchQuery::new("word")).unwrap();
-    e.t.doctor().unwrap();
+    tether_core::history::sessions::list(&e.t.store, &ListQuery::default()).unwrap();
+    tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("word")).unwrap();
+    tether_core::ops::system::doctor(&e.t).unwrap();
 }
 
 fn assert_untouched(before: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>, fx: &CursorFixture) {

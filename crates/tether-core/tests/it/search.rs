@@ -17,7 +17,9 @@ fn broad_and_selective_queries_both_return_distinct_highlighted_sessions() {
     // "function" is in most messages (broad: newest first); a tail word is selective (bm25); a
     // prefix is rewritten into the terms under it, alone or after a word.
     for q in ["function", vocab[5000].as_str(), "\"error handling\"", "conf*", "function conf*"] {
-        let hits = e.t.search(&SearchQuery { limit: 10, ..SearchQuery::new(q) }).unwrap();
+        let hits =
+            tether_core::history::sessions::search(&e.t.store, &SearchQuery { limit: 10, ..SearchQuery::new(q) })
+                .unwrap();
         assert!(!hits.is_empty(), "{q}: no hits");
         assert!(hits.len() <= 10);
         let mut ids: Vec<_> = hits.iter().map(|h| h.session_id.clone()).collect();

@@ -5,12 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tether_core::board::principal::Principal;
 use tether_core::board::runs::{NewRun, Run, RunStatus};
 use tether_core::board::stream_json::RunEvent;
 use tether_core::history::sessions::SearchQuery;
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{CloudSettingsPatch, SettingsPatch};
-use tether_core::{Tether, token};
+use tether_core::{Tether, ops, token};
 use tether_runs::Runner;
 use tether_testkit::cursor_api::FakeCursorApi;
 
@@ -41,6 +42,10 @@ async fn env() -> Env {
     })
     .unwrap();
     Env { _dir: dir, t, fake }
+}
+
+fn me() -> Principal {
+    Principal::person("me")
 }
 
 fn cloud(prompt: &str) -> NewRun {
@@ -75,7 +80,7 @@ fn events(t: &Tether, id: &str) -> Vec<RunEvent> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cloud_run_streams_to_finished_and_its_transcript_is_a_searchable_chat() {
     let e = env().await;
-    let run = e.t.queue_run("me", &cloud("Add a README about zebracorn pricing")).unwrap();
+    let run = ops::runs::start(&e.t, &me(), &cloud("Add a README about zebracorn pricing")).unwrap();
     assert_eq!(run.kind, "cloud");
     let runner = Runner::start(Arc::clone(&e.t));
     let r = ended(&e.t, &run.id).await;
@@ -98,7 +103,7 @@ async fn a_cloud_run_streams_to_finished_and_its_transcript_is_a_searchable_chat
         .collect();
     assert_eq!(text, "Worked on: Add a README about zebracorn pricing");
     // One index: the transcript is a chat of source cloud, with the repository as its project.
-    let hits = e.t.search(&SearchQuery::new("zebracorn")).unwrap();
+    let hits = tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("zebracorn")).unwrap();
     assert_eq!(hits.len(), 1, "{hits:#?}");
     assert_eq!(hits[0].session_id, spec.agent_id);
     assert_eq!(hits[0].source, "cloud");
@@ -117,8 +122,8 @@ async fn a_cloud_run_streams_to_finished_and_its_transcript_is_a_searchable_chat
 async fn a_dropped_stream_resumes_after_its_last_event_and_an_expired_one_is_polled() {
     let e = env().await;
     let runner = Runner::start(Arc::clone(&e.t));
-    let dropped = e.t.queue_run("me", &cloud("[cloud:drop=3] resume me")).unwrap();
-    let gone = e.t.queue_run("me", &cloud("[cloud:gone] poll me")).unwrap();
+    let dropped = ops::runs::start(&e.t, &me(), &cloud("[cloud:drop=3] resume me")).unwrap();
+    let gone = ops::runs::start(&e.t, &me(), &cloud("[cloud:gone] poll me")).unwrap();
     let r = ended(&e.t, &dropped.id).await;
     assert_eq!(r.status, RunStatus::Succeeded, "{r:#?}");
     let streams: Vec<_> = e.fake.requests().into_iter().filter(|s| s.path.ends_with("/stream")).collect();
@@ -153,7 +158,7 @@ async fn terminal_statuses_map_as_the_seed_says_and_keep_the_raw_one() {
         ("[cloud:status=HIBERNATED] c", RunStatus::Failed, "HIBERNATED", "does not know: HIBERNATED"),
         ("[cloud:malformed] d", RunStatus::Succeeded, "FINISHED", ""),
     ];
-    let ids: Vec<String> = cases.iter().map(|(p, ..)| e.t.queue_run("me", &cloud(p)).unwrap().id).collect();
+    let ids: Vec<String> = cases.iter().map(|(p, ..)| ops::runs::start(&e.t, &me(), &cloud(p)).unwrap().id).collect();
     for (id, (_, status, raw, why)) in ids.iter().zip(cases) {
         let r = ended(&e.t, id).await;
         assert_eq!(r.status, status, "{r:#?}");
@@ -172,11 +177,12 @@ async fn terminal_statuses_map_as_the_seed_says_and_keep_the_raw_one() {
 async fn cancel_and_the_time_limit_cancel_the_run_at_cursor() {
     let e = env().await;
     let runner = Runner::start(Arc::clone(&e.t));
-    let hanging = e.t.queue_run("me", &cloud("[cloud:hang] forever")).unwrap();
-    let limited = e.t.queue_run("me", &NewRun { timeout_secs: Some(1), ..cloud("[cloud:hang] too long") }).unwrap();
+    let hanging = ops::runs::start(&e.t, &me(), &cloud("[cloud:hang] forever")).unwrap();
+    let limited =
+        ops::runs::start(&e.t, &me(), &NewRun { timeout_secs: Some(1), ..cloud("[cloud:hang] too long") }).unwrap();
     let live =
         until(&e.t, &hanging.id, "a Cursor run id", |r| r.cloud.as_ref().is_some_and(|c| c.run_id.is_some())).await;
-    tether_core::ops::runs::cancel(&e.t, &tether_core::board::principal::Principal::person("me"), &hanging.id).unwrap();
+    ops::runs::cancel(&e.t, &me(), &hanging.id).unwrap();
     let r = ended(&e.t, &hanging.id).await;
     assert_eq!(r.status, RunStatus::Cancelled, "{r:#?}");
     let cursor_run = live.cloud.unwrap().run_id.unwrap();
@@ -194,7 +200,7 @@ async fn cancel_and_the_time_limit_cancel_the_run_at_cursor() {
 async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the_agent() {
     let e = env().await;
     let first = Runner::start(Arc::clone(&e.t));
-    let run = e.t.queue_run("me", &cloud("[cloud:step=150] outlive us")).unwrap();
+    let run = ops::runs::start(&e.t, &me(), &cloud("[cloud:step=150] outlive us")).unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !events(&e.t, &run.id).iter().any(|e| matches!(e, RunEvent::Thinking { .. })) {
         assert!(tokio::time::Instant::now() < deadline, "no frames came");
@@ -216,13 +222,14 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
         .collect();
     assert_eq!(text, "Worked on: outlive us");
 
-    let f = e.t.followup_run("me", &run.id, "and now the tests").unwrap();
+    let f = ops::runs::followup(&e.t, &me(), &run.id, "and now the tests").unwrap();
     assert_eq!(f.cloud.as_ref().unwrap().agent_id, r.cloud.as_ref().unwrap().agent_id);
     let f = ended(&e.t, &f.id).await;
     assert_eq!(f.status, RunStatus::Succeeded, "{f:#?}");
     assert_eq!(f.chat_id, r.chat_id, "the same cloud agent, the same chat");
     assert!(e.fake.requests().iter().any(|s| s.method == "POST" && s.path.ends_with("/runs")), "POST …/runs");
-    let chat = e.t.show(r.chat_id.as_deref().unwrap(), &Default::default()).unwrap();
+    let chat =
+        tether_core::history::sessions::show(&e.t.store, r.chat_id.as_deref().unwrap(), &Default::default()).unwrap();
     let users = chat.messages.iter().filter(|m| m.role == "user").count();
     assert_eq!(users, 2, "both prompts in one chat");
     second.stop().await;
