@@ -5,6 +5,8 @@
 //! Dev-dependency only. Never touches the real home: everything lives under a temp dir.
 
 pub mod cursor_api;
+#[cfg(feature = "daemon")]
+pub mod daemon;
 pub mod eras;
 pub mod generate;
 

@@ -1,0 +1,10 @@
+//! tether-server's tests, one binary, each against a daemon in this process
+//! (`tether_testkit::daemon::TestDaemon`: the Host `tether serve` runs, on port 0).
+//!
+//! Which level owns which rule: the operations' rules (who may do what, what a write changes)
+//! are tested here through the surfaces that map onto them, once per surface for the mapping
+//! (arguments in, result and `{code, message}` out); what real clients see of the protocol
+//! (SDK handshakes, the Inspector, the conformance suite, a browser) stays in tests/mcp,
+//! tests/mcp-ts and tests/ui-e2e.
+
+mod smoke;
