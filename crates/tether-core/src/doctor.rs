@@ -41,6 +41,8 @@ pub struct DoctorReport {
     pub messages: i64,
     pub sources: Vec<SourceStatus>,
     pub daemon: Option<crate::daemon::DaemonInfo>,
+    /// Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
+    pub token_store: crate::token::Backend,
 }
 
 pub fn doctor(t: &Tether) -> Result<DoctorReport> {
@@ -87,5 +89,6 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         messages,
         sources,
         daemon: crate::daemon::running(&t.paths),
+        token_store: crate::token::backend(&t.paths),
     })
 }

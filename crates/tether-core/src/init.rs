@@ -81,7 +81,7 @@ pub fn plan_request(paths: &crate::Paths, cursor: &crate::CursorLocations, r: &R
     }
     let url =
         crate::daemon::running(paths).and_then(|d| d.url).unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", r.port));
-    let (token, _) = crate::token::mcp_token(paths)?;
+    let (token, _) = crate::token::mcp_token(paths, crate::token::NoKeyring::saved(paths))?;
     plan_init(&InitSpec { target, url, token, token_from_env: r.token_env, hook_command: hook_command(paths)? })
 }
 

@@ -28,6 +28,9 @@ pub struct Settings {
     pub notifications: bool,
     /// Start the desktop app when the person logs in.
     pub launch_at_login: bool,
+    /// Never keep the MCP token in a file: with no OS keyring reachable, refuse to start instead
+    /// of falling back to a 0600 file in the data dir (the default, with a warning).
+    pub keyring_only: bool,
     /// Minutes a signal's obligation may stay open, per signal type, before it needs attention.
     pub signal_sla_minutes: BTreeMap<String, u32>,
     /// How Tether runs the Cursor CLI.
@@ -181,6 +184,7 @@ impl Default for Settings {
             port: None,
             notifications: true,
             launch_at_login: false,
+            keyring_only: false,
             signal_sla_minutes: default_slas(),
             runs: RunSettings::default(),
             cloud: CloudSettings::default(),
@@ -207,6 +211,7 @@ pub struct SettingsPatch {
     pub port: Option<Option<u16>>,
     pub notifications: Option<bool>,
     pub launch_at_login: Option<bool>,
+    pub keyring_only: Option<bool>,
     /// Per signal type; merged into the saved ones.
     pub signal_sla_minutes: Option<BTreeMap<String, u32>>,
     pub runs: Option<RunSettingsPatch>,
@@ -280,6 +285,9 @@ impl Settings {
         }
         if let Some(v) = patch.launch_at_login {
             s.launch_at_login = v;
+        }
+        if let Some(v) = patch.keyring_only {
+            s.keyring_only = v;
         }
         if let Some(v) = &patch.signal_sla_minutes {
             s.signal_sla_minutes.extend(v.iter().map(|(k, m)| (k.trim().to_owned(), *m)));

@@ -2,9 +2,12 @@
 //! person's Cursor API key (kept the same way as the MCP token).
 //!
 //! The MCP token lives in the OS keyring under an entry named after the data dir, so test and
-//! production instances never share one. Where no keyring exists (headless Linux) we fail closed
-//! with instructions; the user may opt in to a 0600 file in the data dir, and `TETHER_TOKEN`
-//! overrides everything (servers, tests). Tokens are never logged. Depends on `keyring` only.
+//! production instances never share one. Where no keyring can be reached (a server, a container,
+//! a desktop without a Secret Service) the token goes to a 0600 file in the data dir by itself,
+//! with a warning, and stays there (clients keep working when a keyring appears later; `tether
+//! token store keyring` moves it) — unless the `keyring_only` setting refuses that. The person
+//! may also choose the file outright, and `TETHER_TOKEN` overrides everything (servers, tests).
+//! Tokens are never logged. Depends on `keyring` only.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,11 +16,14 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 
 /// Where the MCP token is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export, export_to = "core.ts")]
 pub enum Backend {
     Keyring,
     File,
+    /// The file, because no OS keyring could be reached.
+    Fallback,
     /// `TETHER_TOKEN` from the environment (read-only).
     Env,
 }
@@ -27,7 +33,18 @@ impl Backend {
         match self {
             Backend::Keyring => "keyring",
             Backend::File => "file",
+            Backend::Fallback => "fallback",
             Backend::Env => "env",
+        }
+    }
+
+    /// Where the token is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Backend::Keyring => "OS keyring",
+            Backend::File => "0600 file in the data dir",
+            Backend::Fallback => "0600 file in the data dir (no OS keyring was reachable)",
+            Backend::Env => "TETHER_TOKEN environment variable",
         }
     }
 }
@@ -43,7 +60,8 @@ fn keyring_error(paths: &Paths, e: &keyring::Error) -> Error {
     Error::Keyring(format!(
         "the OS keyring is not available ({e}). On a desktop, start or unlock your keyring \
          (GNOME Keyring, KWallet, macOS Keychain, Windows Credential Manager). On a server, either run \
-         `tether token store file` to keep the token in {} (mode 0600), or set TETHER_TOKEN.",
+         `tether token store file` to keep the token in {} (mode 0600), or set TETHER_TOKEN \
+         (the keyring_only setting refuses the file).",
         paths.data_dir.join("mcp-token").display()
     ))
 }
@@ -53,8 +71,9 @@ pub fn backend(paths: &Paths) -> Backend {
     if std::env::var_os("TETHER_TOKEN").is_some_and(|v| !v.is_empty()) {
         return Backend::Env;
     }
-    match std::fs::read_to_string(paths.data_dir.join("token-store")) {
-        Ok(s) if s.trim() == "file" => Backend::File,
+    match std::fs::read_to_string(paths.data_dir.join("token-store")).as_deref().map(str::trim) {
+        Ok("file") => Backend::File,
+        Ok("fallback") => Backend::Fallback,
         _ => Backend::Keyring,
     }
 }
@@ -77,7 +96,7 @@ pub fn set_backend(paths: &Paths, to: Backend) -> Result<()> {
 fn read(paths: &Paths, b: Backend) -> Result<Option<String>> {
     match b {
         Backend::Env => Ok(std::env::var("TETHER_TOKEN").ok()),
-        Backend::File => match std::fs::read_to_string(paths.data_dir.join("mcp-token")) {
+        Backend::File | Backend::Fallback => match std::fs::read_to_string(paths.data_dir.join("mcp-token")) {
             Ok(s) => Ok(Some(s.trim().to_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io("reading the token file", e)),
@@ -93,20 +112,68 @@ fn read(paths: &Paths, b: Backend) -> Result<Option<String>> {
 fn write(paths: &Paths, b: Backend, token: &str) -> Result<()> {
     match b {
         Backend::Env => Err(Error::invalid("token", "TETHER_TOKEN is set; change it in the environment instead")),
-        Backend::File => write_private(&paths.data_dir.join("mcp-token"), token),
+        Backend::File | Backend::Fallback => write_private(&paths.data_dir.join("mcp-token"), token),
         Backend::Keyring => entry(paths)?.set_password(token).map_err(|e| keyring_error(paths, &e)),
     }
 }
 
-/// The MCP token, created on first use. Fails closed when the chosen store is unavailable.
-pub fn mcp_token(paths: &Paths) -> Result<(String, Backend)> {
+/// What to do when the OS keyring cannot be reached (the `keyring_only` setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoKeyring {
+    /// Keep the token in a 0600 file in the data dir, with a warning.
+    UseFile,
+    /// Fail, saying how to choose a store.
+    Refuse,
+}
+
+impl NoKeyring {
+    /// As the saved settings say (for processes that hold no `Tether`; unreadable settings
+    /// allow the file, as a fresh machine does).
+    pub fn saved(paths: &Paths) -> Self {
+        let only = crate::settings::Settings::load(paths).is_ok_and(|s| s.keyring_only);
+        if only { NoKeyring::Refuse } else { NoKeyring::UseFile }
+    }
+}
+
+/// The MCP token, created on first use. When the keyring is the store and cannot be reached,
+/// falls back to the file (remembered, so every later process finds the same token) unless
+/// `no_keyring` refuses.
+pub fn mcp_token(paths: &Paths, no_keyring: NoKeyring) -> Result<(String, Backend)> {
     let b = backend(paths);
-    if let Some(t) = read(paths, b)?.filter(|t| !t.is_empty()) {
+    let found = match read(paths, b) {
+        Ok(found) => found.filter(|t| !t.is_empty()),
+        Err(e @ Error::Keyring(_)) => return fall_back(paths, no_keyring, e),
+        Err(e) => return Err(e),
+    };
+    if let Some(t) = found {
         return Ok((t, b));
     }
     let t = generate();
-    write(paths, b, &t)?;
-    Ok((t, b))
+    match write(paths, b, &t) {
+        Ok(()) => Ok((t, b)),
+        Err(e @ Error::Keyring(_)) => fall_back(paths, no_keyring, e),
+        Err(e) => Err(e),
+    }
+}
+
+fn fall_back(paths: &Paths, no_keyring: NoKeyring, why: Error) -> Result<(String, Backend)> {
+    if no_keyring == NoKeyring::Refuse {
+        return Err(why);
+    }
+    let file = paths.data_dir.join("mcp-token");
+    tracing::warn!(
+        "no OS keyring could be reached; the MCP token is kept in {} (mode 0600) from now on \
+         (`tether token store keyring` moves it back; the keyring_only setting refuses the file)",
+        file.display()
+    );
+    paths.ensure()?;
+    write_private(&paths.data_dir.join("token-store"), Backend::Fallback.as_str())?;
+    if let Some(t) = read(paths, Backend::Fallback)?.filter(|t| !t.is_empty()) {
+        return Ok((t, Backend::Fallback));
+    }
+    let t = generate();
+    write_private(&file, &t)?;
+    Ok((t, Backend::Fallback))
 }
 
 /// Replaces the MCP token; clients configured with the old one get 401 from now on.
@@ -280,13 +347,13 @@ mod tests {
             return; // TETHER_TOKEN set by the caller's environment
         }
         set_backend(&p, Backend::File).unwrap();
-        let (a, b) = mcp_token(&p).unwrap();
+        let (a, b) = mcp_token(&p, NoKeyring::Refuse).unwrap();
         assert_eq!(b, Backend::File);
         assert_eq!(a.len(), 64);
-        assert_eq!(mcp_token(&p).unwrap().0, a, "stable across calls");
+        assert_eq!(mcp_token(&p, NoKeyring::Refuse).unwrap().0, a, "stable across calls");
         let (r, _) = rotate(&p).unwrap();
         assert_ne!(r, a);
-        assert_eq!(mcp_token(&p).unwrap().0, r);
+        assert_eq!(mcp_token(&p, NoKeyring::Refuse).unwrap().0, r);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -315,25 +382,33 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = Paths::at(d.path());
         assert_eq!(backend(&p), Backend::Keyring);
-        let (a, b) = mcp_token(&p).unwrap();
+        let (a, b) = mcp_token(&p, NoKeyring::UseFile).unwrap();
         assert_eq!(b, Backend::Keyring);
-        assert_eq!(mcp_token(&p).unwrap().0, a, "read back from the keyring");
-        assert!(!d.path().join("mcp-token").exists(), "no file copy");
+        assert_eq!(mcp_token(&p, NoKeyring::UseFile).unwrap().0, a, "read back from the keyring");
+        assert!(!d.path().join("mcp-token").exists(), "no file copy while the keyring answers");
         let other = tempfile::tempdir().unwrap();
-        assert_ne!(mcp_token(&Paths::at(other.path())).unwrap().0, a, "entries are per data dir");
+        assert_ne!(mcp_token(&Paths::at(other.path()), NoKeyring::UseFile).unwrap().0, a, "entries are per data dir");
         forget_keyring(&p).unwrap();
         forget_keyring(&Paths::at(other.path())).unwrap();
     }
 
     #[test]
-    fn no_keyring_fails_closed_with_instructions() {
+    fn no_keyring_falls_back_to_the_file_once_and_for_all_unless_refused() {
         // With no D-Bus session the Secret Service cannot be reached.
         if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() || backend_is_env() {
             return;
         }
         let d = tempfile::tempdir().unwrap();
-        let err = mcp_token(&Paths::at(d.path())).unwrap_err().to_string();
+        let p = Paths::at(d.path());
+        let err = mcp_token(&p, NoKeyring::Refuse).unwrap_err().to_string();
         assert!(err.contains("tether token store file") && err.contains("TETHER_TOKEN"), "{err}");
+        assert!(!d.path().join("mcp-token").exists(), "refused: no file written");
+
+        let (a, b) = mcp_token(&p, NoKeyring::UseFile).unwrap();
+        assert_eq!(b, Backend::Fallback);
+        assert_eq!(backend(&p), Backend::Fallback, "remembered for every later process");
+        assert_eq!(std::fs::read_to_string(d.path().join("mcp-token")).unwrap(), a);
+        assert_eq!(mcp_token(&p, NoKeyring::Refuse).unwrap(), (a, Backend::Fallback), "the same token after");
     }
 
     fn backend_is_env() -> bool {

@@ -91,7 +91,9 @@ impl Host {
     ) -> Result<Arc<Self>, HostError> {
         tether_cloud::install_tls_provider();
         let lock = DaemonLock::acquire(&paths)?;
-        let (token, token_backend) = tether_core::token::mcp_token(&paths).map_err(HostError::Token)?;
+        let (token, token_backend) =
+            tether_core::token::mcp_token(&paths, tether_core::token::NoKeyring::saved(&paths))
+                .map_err(HostError::Token)?;
         let hook_token = tether_core::token::hook_token(&paths)?;
         let listener = bind_loopback(&opts.host, opts.port)?;
         let port = port_of(&listener)?;

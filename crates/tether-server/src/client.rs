@@ -16,7 +16,8 @@ pub enum LinkError {
 pub fn login_link(paths: &tether_core::Paths) -> Result<String, LinkError> {
     let info = tether_core::daemon::running(paths).ok_or(LinkError::NotRunning)?;
     let base = info.url.as_deref().and_then(|u| u.strip_suffix("/mcp")).ok_or(LinkError::NotRunning)?.to_owned();
-    let (token, _) = tether_core::token::mcp_token(paths).map_err(LinkError::Token)?;
+    let (token, _) =
+        tether_core::token::mcp_token(paths, tether_core::token::NoKeyring::saved(paths)).map_err(LinkError::Token)?;
     let http = |reason: String| LinkError::Http { url: base.clone(), reason };
     let mut res = ureq::post(&format!("{base}/api/login-code"))
         .header("Authorization", &format!("Bearer {token}"))

@@ -50,7 +50,7 @@ impl TestDaemon {
         let cursor = CursorLocations::explicit(Some(user), Some(home));
         let host = Host::start(paths, cursor, &opts, None).expect("daemon starts");
         let base = format!("http://127.0.0.1:{}", host.port());
-        let token = token::mcp_token(&host.tether.paths).expect("token").0;
+        let token = token::mcp_token(&host.tether.paths, token::NoKeyring::Refuse).expect("token").0;
         let http = reqwest::Client::builder().no_proxy().build().expect("http client");
         Self { host, base, token, dir, http }
     }

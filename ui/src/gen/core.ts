@@ -14,6 +14,11 @@ kind: string, message: string,
  */
 subject: string, };
 
+/**
+ * Where the MCP token is kept.
+ */
+export type Backend = "keyring" | "file" | "fallback" | "env";
+
 export type ChatStat = { id: string, title: string | null, project: string | null, source: string, messages: number, };
 
 export type CloudOptions = { key: boolean, defaults: CloudSettings, };
@@ -63,7 +68,11 @@ ide: number, cli: number, cloud: number, };
 
 export type DayCount = { day: string, count: number, };
 
-export type DoctorReport = { version: string, data_dir: string, index_db: string, index_bytes: number, cursor_user_dirs: Array<Location>, cursor_homes: Array<Location>, discovery_notes: Array<string>, sessions: number, messages: number, sources: Array<SourceStatus>, daemon: DaemonInfo | null, };
+export type DoctorReport = { version: string, data_dir: string, index_db: string, index_bytes: number, cursor_user_dirs: Array<Location>, cursor_homes: Array<Location>, discovery_notes: Array<string>, sessions: number, messages: number, sources: Array<SourceStatus>, daemon: DaemonInfo | null, 
+/**
+ * Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
+ */
+token_store: Backend, };
 
 /**
  * One event. Those with a `name` go to the GUI's stream (`GET /api/events`, see docs/api.md);
@@ -233,6 +242,11 @@ notifications: boolean,
  * Start the desktop app when the person logs in.
  */
 launch_at_login: boolean, 
+/**
+ * Never keep the MCP token in a file: with no OS keyring reachable, refuse to start instead
+ * of falling back to a 0600 file in the data dir (the default, with a warning).
+ */
+keyring_only: boolean, 
 /**
  * Minutes a signal's obligation may stay open, per signal type, before it needs attention.
  */

@@ -101,6 +101,16 @@ export function HealthView() {
                 <>
                   <dt>Size</dt>
                   <dd>{bytes(doctor.data.index_bytes)}</dd>
+                  <dt>MCP token</dt>
+                  <dd data-testid="token-store">
+                    {TOKEN_STORE[doctor.data.token_store]}
+                    {doctor.data.token_store === 'fallback' && (
+                      <span class="danger-text">
+                        {' '}
+                        — no OS keyring was reachable; `tether token store keyring` moves it once one runs
+                      </span>
+                    )}
+                  </dd>
                   <dt>Cursor CLI</dt>
                   <dd data-testid="cursor-cli" title={doctor.data.cursor_cli?.path ?? ''}>
                     {doctor.data.cursor_cli?.found ? (
@@ -370,3 +380,10 @@ function CloudPanel() {
     </section>
   );
 }
+
+const TOKEN_STORE: Record<string, string> = {
+  keyring: 'OS keyring',
+  file: '0600 file in the data dir',
+  fallback: '0600 file in the data dir',
+  env: 'TETHER_TOKEN environment variable',
+};

@@ -32,6 +32,7 @@ const LABELS: Record<string, string> = {
   port: 'Port',
   notifications: 'Notifications',
   launch_at_login: 'Launch at login',
+  keyring_only: 'Keyring only',
 };
 
 /** The form's text fields, as typed; an empty field means "detect" / "default". */
@@ -129,7 +130,7 @@ export function SettingsView() {
         />
       </label>
     );
-  const toggle = (key: 'notifications' | 'launch_at_login', fallback: boolean, testid: string, label: string) => (
+  const toggle = (key: 'notifications' | 'launch_at_login' | 'keyring_only', fallback: boolean, testid: string, label: string) => (
     <label class="check">
       <input
         type="checkbox"
@@ -216,6 +217,16 @@ export function SettingsView() {
             The desktop app applies these; this browser only saves them.
           </p>
         )}
+      </section>
+      <section class="panel" data-testid="settings-security">
+        <h2>Security</h2>
+        {toggle(
+          'keyring_only',
+          false,
+          'setting-keyring-only',
+          'Keep the MCP token only in the OS keyring: with none reachable, refuse to start instead of using a 0600 file',
+        )}
+        <p class="muted small">Applies when Tether next starts.</p>
       </section>
     </div>
   );

@@ -36,6 +36,12 @@ fn print_report(d: &DoctorReport) {
         Some(i) => println!("daemon       running (pid {}, since {})", i.pid, i.started_at),
         None => println!("daemon       not running"),
     }
+    println!("MCP token    in the {}", d.token_store.describe());
+    if d.token_store == tether_core::token::Backend::Fallback {
+        println!(
+            "             (`tether token store keyring` moves it once a keyring runs; the keyring_only setting refuses the file)"
+        );
+    }
     println!();
     for l in &d.cursor_user_dirs {
         println!("Cursor User  {} {}", l.path, if l.exists { "" } else { "(not found)" });

@@ -39,7 +39,7 @@ pub fn run(
     eprintln!(
         "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
         host.url(),
-        host.token_backend.as_str()
+        host.token_backend.describe()
     );
     eprintln!("tether: indexing, then watching for changes (Ctrl-C to stop)");
     rt.block_on(shutdown);

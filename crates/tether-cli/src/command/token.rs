@@ -20,15 +20,15 @@ pub enum TokenCmd {
 pub fn run(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
     match cmd {
         TokenCmd::Show => {
-            let (t, b) = token::mcp_token(paths)?;
-            eprintln!("(from the {}; treat it like a password)", b.as_str());
+            let (t, b) = token::mcp_token(paths, token::NoKeyring::saved(paths))?;
+            eprintln!("(from the {}; treat it like a password)", b.describe());
             println!("{t}");
         }
         TokenCmd::Rotate => {
             let (_, b) = token::rotate(paths)?;
             eprintln!(
                 "tether: new token stored in the {}. Restart `tether serve` and run `tether init` again so Cursor gets it.",
-                b.as_str()
+                b.describe()
             );
         }
         TokenCmd::Store { backend } => {

@@ -276,24 +276,35 @@ fn kill_9_loses_nothing_and_frees_the_data_dir() {
 }
 
 #[test]
-fn serve_fails_closed_without_a_keyring_and_refuses_non_loopback() {
+fn without_a_keyring_the_token_falls_back_to_a_file_unless_refused_and_serve_refuses_non_loopback() {
     let e = Env::new();
     // env_clear() leaves no D-Bus session, so the Secret Service cannot be reached.
+    e.cmd().args(["settings", "set", "keyring_only", "true"]).assert().success();
     let out = e.cmd().env_remove("TETHER_TOKEN").args(["serve", "--port", "0"]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tether token store file") && err.contains("TETHER_TOKEN"), "{err}");
-    assert!(!e.data.path().join("mcp-token").exists(), "no silent fallback to a file");
+    assert!(!e.data.path().join("mcp-token").exists(), "keyring_only: no file");
+
+    // By default a machine with no keyring keeps the token in a 0600 file, says so, and stays there.
+    e.cmd().args(["settings", "set", "keyring_only", "false"]).assert().success();
+    let shown = e.cmd().env_remove("TETHER_TOKEN").args(["token", "show"]).output().unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    let token = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
+    assert_eq!(token.len(), 64);
+    let warned = String::from_utf8_lossy(&shown.stderr);
+    assert!(warned.contains("no OS keyring") && warned.contains("0600"), "{warned}");
+    assert_eq!(std::fs::read_to_string(e.data.path().join("mcp-token")).unwrap(), token);
+    let doctor = e.json(&["doctor"]);
+    assert_eq!(doctor["token_store"], "fallback");
 
     let out = e.cmd().env("TETHER_TOKEN", "t").args(["serve", "--host", "0.0.0.0", "--port", "0"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("only binds to loopback"));
 
-    // The opt-in file store works headless.
+    // The file store chosen outright works headless too.
     e.cmd().args(["token", "store", "file"]).assert().success();
-    let shown = e.cmd().args(["token", "show"]).output().unwrap();
-    let token = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
-    assert_eq!(token.len(), 64);
+    assert_eq!(String::from_utf8_lossy(&e.cmd().args(["token", "show"]).output().unwrap().stdout).trim(), token);
     e.cmd().args(["token", "rotate"]).assert().success();
     let again = e.cmd().args(["token", "show"]).output().unwrap();
     assert_ne!(String::from_utf8_lossy(&again.stdout).trim(), token);
