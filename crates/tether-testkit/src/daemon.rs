@@ -41,12 +41,25 @@ impl TestDaemon {
         let user = dir.path().join("cursor/User");
         std::fs::create_dir_all(user.join("globalStorage")).expect("cursor dir");
         prepare(&user);
+        let home = dir.path().join("cursor/home");
+        std::fs::create_dir_all(&home).expect("cursor home");
+        Self::start_in(dir, user, home)
+    }
+
+    /// A daemon over a fake Cursor home (`cursor-home/` in the temp dir) that `fill` writes,
+    /// e.g. with the [`crate::eras`] fixtures.
+    pub async fn start_on(fill: impl FnOnce(&crate::CursorFixture)) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fx = crate::CursorFixture::at(&dir.path().join("cursor-home"));
+        fill(&fx);
+        Self::start_in(dir, fx.user_dir.clone(), fx.cursor_home.clone())
+    }
+
+    fn start_in(dir: tempfile::TempDir, user: PathBuf, home: PathBuf) -> Self {
         let paths = Paths::at(dir.path().join("home"));
         paths.ensure().expect("data dir");
         token::set_backend(&paths, Backend::File).expect("file token store");
         let opts = HostOptions { host: "127.0.0.1".into(), port: 0, port_from: "test" };
-        let home = dir.path().join("cursor/home");
-        std::fs::create_dir_all(&home).expect("cursor home");
         let cursor = CursorLocations::explicit(Some(user), Some(home));
         let host = Host::start(paths, cursor, &opts, None).expect("daemon starts");
         let base = format!("http://127.0.0.1:{}", host.port());
@@ -121,8 +134,106 @@ impl TestDaemon {
         handler.serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP client connects")
     }
 
+    /// `GET path` with the bearer, read as Server-Sent Events once its headers arrived.
+    pub async fn events(&self, path: &str) -> Sse {
+        let res = self.request(reqwest::Method::GET, path).send().await.expect("event stream");
+        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
+        Sse { res, buf: Vec::new(), ended: false }
+    }
+
     /// Stops the server and the components, and releases the data dir.
     pub async fn stop(self) {
         self.host.shutdown().await.expect("daemon stops");
     }
+}
+
+/// An event stream being read, one event at a time.
+pub struct Sse {
+    res: reqwest::Response,
+    buf: Vec<u8>,
+    /// The server ended the stream.
+    pub ended: bool,
+}
+
+/// One Server-Sent Event: its name (`message` when it has none), its data as JSON (a string
+/// when it is not JSON) and its id.
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    pub name: String,
+    pub data: Value,
+    pub id: Option<String>,
+}
+
+impl Sse {
+    /// The next event within `within`; `None` when none came in time or the stream ended.
+    pub async fn next(&mut self, within: std::time::Duration) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let block: Vec<u8> = self.buf.drain(..end + 2).collect();
+                if let Some(ev) = parse_event(&String::from_utf8_lossy(&block)) {
+                    return Some(ev);
+                }
+            }
+            if self.ended {
+                return None;
+            }
+            match tokio::time::timeout_at(deadline, self.res.chunk()).await {
+                Ok(Ok(Some(b))) => self.buf.extend_from_slice(&b),
+                Ok(_) => self.ended = true,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// The next event named `name` within `within`, passing over others.
+    pub async fn next_named(&mut self, name: &str, within: std::time::Duration) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let ev = self.next(left).await?;
+            if ev.name == name {
+                return Some(ev);
+            }
+        }
+    }
+}
+
+/// One block of an event stream (comments and keep-alives give `None`).
+fn parse_event(block: &str) -> Option<SseEvent> {
+    let (mut name, mut data, mut id) = (None, Vec::new(), None);
+    for line in block.lines() {
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "event" => name = Some(value.to_owned()),
+            "data" => data.push(value),
+            "id" => id = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    if name.is_none() && data.is_empty() {
+        return None;
+    }
+    let text = data.join("\n");
+    let data = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Some(SseEvent { name: name.unwrap_or_else(|| "message".into()), data, id })
+}
+
+/// A binary of the test kit (`tether-fake-agent`, `tether-fake-cursor-api`) next to the
+/// running test's own target folder, built when missing.
+pub fn testkit_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/<test> → target/<profile>
+    let dir = exe.parent().and_then(|d| d.parent()).expect("a target folder");
+    let bin = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = std::process::Command::new(cargo)
+            .args(["build", "-p", "tether-testkit", "--bin", name])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok && bin.exists(), "building {name}");
+    }
+    bin
 }

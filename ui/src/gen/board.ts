@@ -387,7 +387,8 @@ add_depends_on?: Array<string>, remove_depends_on?: Array<string>,
  */
 acceptance?: Array<string>, 
 /**
- * Give it to an agent (by name) or a person; `null` or an empty string unassigns.
+ * Give it to an agent (by name) or a person; `null` or an empty string unassigns (an
+ * in-progress task then goes back to todo, free to claim).
  */
 assignee?: string | null, 
 /**

@@ -251,7 +251,8 @@ pub struct TaskChange {
     #[serde(default)]
     #[ts(optional)]
     pub acceptance: Option<Vec<String>>,
-    /// Give it to an agent (by name) or a person; `null` or an empty string unassigns.
+    /// Give it to an agent (by name) or a person; `null` or an empty string unassigns (an
+    /// in-progress task then goes back to todo, free to claim).
     #[serde(default, deserialize_with = "tether_store::de::some_or_null")]
     #[ts(optional, type = "string | null")]
     pub assignee: Option<Option<String>>,

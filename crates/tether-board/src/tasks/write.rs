@@ -267,6 +267,13 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                 let title: String = txn.query_row("SELECT title FROM tasks WHERE num = ?1", [num], |r| r.get(0))?;
                 signals::task_assigned_in(txn, &from, name, num, &title)?;
             }
+            // Nobody holds an in-progress task once it is unassigned: it is free again, as after
+            // a release (else it would stay "held by" no one, claimable by nobody).
+            if name.is_none() && status == Status::InProgress && !ch.release && target_status(ch).is_none() {
+                txn.execute("UPDATE tasks SET status = 'todo', lease_until = NULL WHERE num = ?1", [num])?;
+                event(txn, num, &who, "released", json!({"from": status}))?;
+                status = Status::Todo;
+            }
         }
         if ch.release {
             if status != Status::InProgress && holder.is_none() {
@@ -284,8 +291,7 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
             event(txn, num, &who, "released", json!({"from": status}))?;
             status = Status::Todo;
         }
-        let target = ch.status.or(ch.summary.as_ref().map(|_| Status::Done));
-        if let Some(to) = target.filter(|t| *t != status) {
+        if let Some(to) = target_status(ch).filter(|t| *t != status) {
             if !status.can_become(to) {
                 return Err(Error::IllegalTransition {
                     id: format_id(num),
@@ -340,6 +346,11 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
         Ok(())
     })?;
     get(store, &format_id(num)).map(|d| d.task)
+}
+
+/// The status a change asks for: the one given, else done when it carries a summary.
+fn target_status(ch: &TaskChange) -> Option<Status> {
+    ch.status.or(ch.summary.as_ref().map(|_| Status::Done))
 }
 
 fn transition_hint(from: Status) -> &'static str {

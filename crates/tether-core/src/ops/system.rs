@@ -124,6 +124,9 @@ pub fn install(t: &Tether, who: &Principal, i: &Install) -> Result<Installed> {
     if !who.is_person() {
         return Err(Error::NotAllowed("writing Cursor's config is the person's to ask for".into()));
     }
+    if !i.project.is_dir() {
+        return Err(Error::invalid("project", format!("{} is not a folder", i.project.display())));
+    }
     let port = t.daemon.listening().map_or(crate::settings::DEFAULT_PORT, |p| p.port);
     let req = init::Request { project: Some(i.project.clone()), port, ..Default::default() };
     let plan = init::plan_request(&t.paths, &t.cursor(), &req)?;

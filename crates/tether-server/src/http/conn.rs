@@ -56,6 +56,11 @@ impl Budget {
         Arc::new(Budget { max, max_untrusted: (max / 2).max(8), inner: Mutex::default() })
     }
 
+    /// (connections in all, untrusted ones) this budget admits.
+    pub fn caps(&self) -> (usize, usize) {
+        (self.max, self.max_untrusted)
+    }
+
     /// A seat for a new connection, making room by closing the oldest untrusted one when a
     /// budget is full; `None` when every seat is held by a trusted connection.
     pub fn admit(self: &Arc<Self>) -> Option<Seat> {

@@ -34,8 +34,13 @@ async fn event(ctx: &Ctx, req: Request) -> Result<Option<String>, ApiError> {
     let body = axum::body::to_bytes(req.into_body(), MAX_HOOK_BODY)
         .await
         .map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "invalid_input", "hook payload over 1 MiB"))?;
-    let ev: HookEvent = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::invalid(format!("hook payload is not the expected JSON: {e}")))?;
+    // An object only: serde would also take an array as the fields in order.
+    let ev: HookEvent = match serde_json::from_slice(&body) {
+        Ok(v @ serde_json::Value::Object(_)) => serde_json::from_value(v),
+        Ok(_) => return Err(ApiError::invalid("hook payload is not a JSON object")),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| ApiError::invalid(format!("hook payload is not the expected JSON: {e}")))?;
     ctx.mcp.caller.announced(&ev);
     run(ctx, move |t| ops::agents::hook(t, &ev)).await
 }

@@ -1,7 +1,8 @@
 //! The route table, in one place: the router is built from it and docs/api.md is checked
-//! against it (`ROUTES`). Each door's guard wraps its group: the GUI's API ([`super::auth::gui_door`]),
-//! the callbacks (their own credentials per route), `/mcp` ([`super::auth::mcp_door`]), and the
-//! open few (`/health`, `/hook` with its token, the login page, the GUI's files).
+//! against it (`API_ROUTES`, `CALLBACK_ROUTES`). Each door's guard wraps its group: the GUI's
+//! API ([`super::auth::gui_door`]), the callbacks (their own credentials per route), `/mcp`
+//! ([`crate::mcp::door::mcp_door`]), and the open few (`/health`, `/hook` with its token, the
+//! login page, the GUI's files).
 
 use std::sync::Arc;
 
@@ -15,17 +16,23 @@ use crate::Server;
 use crate::state::Ctx;
 
 macro_rules! table {
-    ($($method:ident $path:literal => $handler:expr),* $(,)?) => {
-        /// Every route of the GUI's API as (method, path), for the docs check.
-        pub const API_ROUTES: &[(&str, &str)] = &[$((stringify!($method), concat!("/api", $path))),*];
+    (
+        $(#[$doc:meta])* $table:ident, $router:ident, $prefix:literal:
+        $($method:ident $path:literal => $handler:expr),* $(,)?
+    ) => {
+        $(#[$doc])*
+        pub const $table: &[(&str, &str)] = &[$((stringify!($method), concat!($prefix, $path))),*];
 
-        fn api() -> Router<Ctx> {
+        fn $router() -> Router<Ctx> {
             Router::new()$(.route($path, $method($handler)))*
         }
     };
 }
 
 table! {
+    /// Every route of the GUI's API as (method, path), for the docs check (paths as served,
+    /// under `/api`).
+    API_ROUTES, api, "/api":
     get "/status" => system::status,
     post "/login-code" => system::login_code,
     get "/sessions" => sessions::list,
@@ -68,34 +75,35 @@ table! {
     get "/events" => sse::events,
 }
 
-/// The routes cloud agents and Cursor's servers reach through a public URL.
-pub const CALLBACK_ROUTES: &[(&str, &str)] = &[
-    ("post", "/webhooks/cursor"),
-    ("post", "/api/agent-auth/exchange"),
-    ("get", "/api/agent/task"),
-    ("patch", "/api/agent/task"),
-    ("post", "/api/agent/signals"),
-    ("get", "/api/skills/index"),
-    ("get", "/api/skills/{name}"),
-];
+table! {
+    /// The routes cloud agents and Cursor's servers reach through a public URL, as (method, path).
+    CALLBACK_ROUTES, callback_routes, "":
+    post "/webhooks/cursor" => callback::webhook,
+    post "/api/agent-auth/exchange" => callback::exchange,
+    get "/api/agent/task" => callback::task,
+    patch "/api/agent/task" => callback::task_update,
+    post "/api/agent/signals" => callback::signal,
+    get "/api/skills/index" => callback::skills,
+    get "/api/skills/{name}" => callback::skill,
+}
 
 fn callbacks() -> Router<Ctx> {
-    Router::new()
-        .route("/webhooks/cursor", post(callback::webhook))
-        .route("/api/agent-auth/exchange", post(callback::exchange))
-        .route("/api/agent/task", get(callback::task).patch(callback::task_update))
-        .route("/api/agent/signals", post(callback::signal))
-        .route("/api/skills/index", get(callback::skills))
-        .route("/api/skills/{name}", get(callback::skill))
+    callback_routes()
         .route_layer(middleware::map_response(callback::trusted_on_success))
         .layer(middleware::map_response(error::json_rejections))
+}
+
+/// A path under `/api` that names no route (without it the GUI's file service would answer an
+/// empty 404).
+async fn no_route() -> error::ApiError {
+    error::ApiError::not_found("no such route")
 }
 
 /// Everything served on the port: `mcp` is the MCP service, mounted at `/mcp` behind its door.
 pub(crate) fn router(server: Arc<Server>, mcp: Router) -> Router {
     let ctx: Ctx = server;
     let gui = Router::new()
-        .nest("/api", api().layer(middleware::from_fn_with_state(Arc::clone(&ctx), auth::gui_door)))
+        .nest("/api", api().fallback(no_route).layer(middleware::from_fn_with_state(Arc::clone(&ctx), auth::gui_door)))
         .layer(middleware::map_response(error::json_rejections))
         .route("/login", get(statics::login));
     let gui = match tether_core::paths::ui_dir() {

@@ -7,4 +7,18 @@
 //! (SDK handshakes, the Inspector, the conformance suite, a browser) stays in tests/mcp,
 //! tests/mcp-ts and tests/ui-e2e.
 
+mod docs_api;
+mod http_board;
+mod http_doors;
+mod http_events;
+mod http_runs;
+mod http_sessions;
+mod http_support;
+mod http_system;
+mod mcp_board;
+mod mcp_errors;
+mod mcp_resources;
+mod mcp_runs;
+mod mcp_sessions;
+mod mcp_util;
 mod smoke;

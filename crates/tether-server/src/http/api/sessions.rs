@@ -91,15 +91,16 @@ pub(crate) async fn export(
     Path(id): Path<String>,
     Query(p): Query<ExportParams>,
 ) -> Result<Response, ApiError> {
-    let fmt = p.format.unwrap_or_else(|| "md".into());
-    let format: tether_core::history::export::Format = fmt.parse()?;
+    use tether_core::history::export::Format;
+    let format: Format = p.format.as_deref().unwrap_or("md").parse()?;
     let key = id.clone();
     let text = run(&ctx, move |t| sessions::export(t, &key, format)).await?;
-    let (mime, ext) = match fmt.as_str() {
-        "json" => ("application/json", "json"),
-        "html" => ("text/html; charset=utf-8", "html"),
-        _ => ("text/markdown; charset=utf-8", "md"),
+    let mime = match format {
+        Format::Json => "application/json",
+        Format::Html => "text/html; charset=utf-8",
+        Format::Markdown => "text/markdown; charset=utf-8",
     };
+    let ext = format.extension();
     let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(64).collect();
     let disposition = format!("attachment; filename=\"tether-{safe}.{ext}\"");
     Ok(([(header::CONTENT_TYPE, mime.to_owned()), (header::CONTENT_DISPOSITION, disposition)], text).into_response())

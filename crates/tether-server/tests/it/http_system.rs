@@ -1,0 +1,217 @@
+//! The daemon's own routes over HTTP: status and `/health` (no token, nothing secret), the
+//! doctor, insights, the settings (read; saved as a whole or not at all), a re-index (202, then
+//! `index` events), installing into a project, the GUI's login (a one-time code for token
+//! holders → an HttpOnly cookie), and rotating the token (the old one stops working at once).
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use tether_testkit::daemon::TestDaemon;
+
+use crate::http_support::{assert_error, indexed, mcp_init, ok};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_health_doctor_and_insights() {
+    let d = TestDaemon::start_on(tether_testkit::eras::build_all).await;
+    indexed(&d).await;
+
+    // /health: for anyone, nothing secret.
+    let res = d.bare(Method::GET, "/health").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert!(!text.contains(&d.token), "no token in /health");
+    let h: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((&h["status"], &h["index"]["state"], &h["mcp_sessions"]), (&json!("ok"), &json!("idle"), &json!(0)));
+    assert!(h["version"].is_string() && h["uptime_s"].is_u64() && h["index"]["sessions"].as_i64() > Some(0), "{h}");
+
+    // Status: health, where it serves, what needs the person, the MCP sessions.
+    let mcp = d.mcp().await;
+    let s = ok(d.get("/api/status").await);
+    assert_eq!(s["status"], "ok");
+    assert_eq!(s["url"], format!("{}/mcp", d.base));
+    assert_eq!((&s["paused"], &s["moved_from"]), (&json!(false), &Value::Null));
+    assert!(s["attention"].is_array() && s["index"]["messages"].as_i64() > Some(0), "{s}");
+    let sessions = s["mcp_sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{s}");
+    assert!(sessions[0]["id"].is_string() && sessions[0]["transport"].is_string(), "{s}");
+    assert_eq!(ok(d.get("/health").await)["mcp_sessions"], 1);
+    mcp.cancel().await.unwrap();
+
+    // The doctor: each source with its status, and the Cursor CLI.
+    let doc = ok(d.get("/api/doctor").await);
+    let sources = doc["sources"].as_array().unwrap();
+    assert!(!sources.is_empty(), "{doc}");
+    assert!(sources.iter().all(|s| ["complete", "partial", "error"].contains(&s["status"].as_str().unwrap())), "{doc}");
+    assert!(doc["cursor_cli"]["found"].is_boolean(), "{doc}");
+
+    // Insights, whole and narrowed.
+    let all = ok(d.get("/api/insights").await);
+    for k in ["totals", "days", "projects", "busiest_days", "longest", "tags", "models", "tokens", "tasks", "runs"] {
+        assert!(all.get(k).is_some(), "{k}: {all}");
+    }
+    assert!(!all["days"].as_array().unwrap().is_empty(), "{all}");
+    let future = ok(d.get("/api/insights?since=99999999999999").await);
+    assert_eq!(future["days"], json!([]), "{future}");
+    assert_error(&d.get("/api/insights?since=yesterday").await, 400, "invalid_input");
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_are_saved_as_a_whole_or_not_at_all() {
+    let d = TestDaemon::start().await;
+    let v = ok(d.get("/api/settings").await);
+    let s = &v["settings"];
+    for k in [
+        "cursor_user_dir",
+        "cursor_home",
+        "port",
+        "notifications",
+        "launch_at_login",
+        "signal_sla_minutes",
+        "runs",
+        "cloud",
+    ] {
+        assert!(s.get(k).is_some(), "{k}: {v}");
+    }
+    assert_eq!(v["port"], d.host.port());
+    assert!(v["cursor_user_dirs"].is_array() && v["cursor_homes"].is_array() && v["overridden"].is_object(), "{v}");
+    assert!(v["restart_needed"].is_array(), "{v}");
+    assert_eq!(s["signal_sla_minutes"]["question"], 10);
+
+    let saved = ok(d
+        .patch(
+            "/api/settings",
+            json!({"notifications": false, "signal_sla_minutes": {"question": 5}, "runs": {"max_total": 2}}),
+        )
+        .await);
+    assert_eq!(saved["settings"]["notifications"], false);
+    assert_eq!(saved["settings"]["signal_sla_minutes"]["question"], 5);
+    assert_eq!(saved["settings"]["signal_sla_minutes"]["review_requested"], 30, "merged, not replaced");
+    assert_eq!(saved["settings"]["runs"]["max_total"], 2);
+    assert_eq!(ok(d.get("/api/settings").await)["settings"], saved["settings"]);
+
+    // Each bad patch is refused whole: nothing of it is saved.
+    let missing = d.dir.path().join("no-such-folder");
+    for (patch, status) in [
+        (json!({"notifications": true, "port": 80}), 400),
+        (json!({"notifications": true, "cursor_user_dir": missing}), 400),
+        (json!({"notifications": true, "runs": {"max_total": 0}}), 400),
+        (json!({"notifications": true, "signal_sla_minutes": {"shout": 5}}), 400),
+        (json!({"notifications": true, "cloud": {"public_url": "http://tunnel.example.com"}}), 400),
+        (json!({"notifications": true, "colour": "blue"}), 422),
+        (json!({"notifications": true, "runs": {"max_totl": 2}}), 422),
+        (json!({"notifications": "yes"}), 422),
+    ] {
+        assert_error(&d.patch("/api/settings", patch.clone()).await, status, "invalid_input");
+        assert_eq!(ok(d.get("/api/settings").await)["settings"], saved["settings"], "after {patch}");
+    }
+    // `null` resets one to its default.
+    let reset = ok(d.patch("/api/settings", json!({"cloud": {"public_url": "https://t.example.com"}})).await);
+    assert_eq!(reset["settings"]["cloud"]["public_url"], "https://t.example.com");
+    let reset = ok(d.patch("/api/settings", json!({"cloud": {"public_url": null}})).await);
+    assert_eq!(reset["settings"]["cloud"]["public_url"], Value::Null);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reindex_is_accepted_and_reports_progress() {
+    let d = TestDaemon::start_on(tether_testkit::eras::build_all).await;
+    indexed(&d).await;
+    let mut ev = d.events("/api/events").await;
+    let res = d.request(Method::POST, "/api/index").send().await.unwrap();
+    assert_eq!(res.status(), 202);
+    let start = ev.next_named("index", Duration::from_secs(10)).await.expect("an index event");
+    assert_eq!(start.data["state"], "indexing", "{:?}", start.data);
+    let end = loop {
+        let e = ev.next_named("index", Duration::from_secs(20)).await.expect("the pass ends");
+        if e.data["state"] != "indexing" {
+            break e;
+        }
+    };
+    assert_eq!(end.data["state"], "idle", "{:?}", end.data);
+    assert!(end.data["sessions"].as_u64() > Some(0), "{:?}", end.data);
+    drop(ev);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_installs_into_a_project_or_shows_what_it_would() {
+    let d = TestDaemon::start().await;
+    let project = d.folder("project");
+    let plan = ok(d.post("/api/init", json!({"project": project, "dry_run": true})).await);
+    assert_eq!(plan["applied"], false);
+    assert!(plan["diff"].as_str().is_some_and(|s| !s.is_empty()) && plan["skipped"].is_array(), "{plan}");
+    let changed: Vec<String> = serde_json::from_value(plan["changed"].clone()).unwrap();
+    assert!(!changed.is_empty(), "{plan}");
+    assert!(!project.join(".cursor").exists(), "a dry run writes nothing");
+    let done = ok(d.post("/api/init", json!({"project": project})).await);
+    assert_eq!(done["applied"], true);
+    for f in &changed {
+        assert!(std::path::Path::new(f).exists(), "{f}");
+    }
+    assert!(changed.iter().all(|f| f.starts_with(d.dir.path().to_str().unwrap())), "only in the temp dir: {changed:?}");
+    assert_error(&d.post("/api/init", json!({"project": d.dir.path().join("nowhere")})).await, 400, "invalid_input");
+    assert_error(&d.post("/api/init", json!({"dry_run": true})).await, 422, "invalid_input");
+    d.stop().await;
+}
+
+/// A client that keeps redirects to itself (to see the login page's answer).
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gui_logs_in_with_a_one_time_code_and_the_token_rotates() {
+    let d = TestDaemon::start().await;
+    let b = browser();
+    // Only a token holder mints a code.
+    assert_error(
+        &TestDaemon::send(d.bare(Method::POST, "/api/login-code").header("X-Tether", "1")).await,
+        401,
+        "unauthorized",
+    );
+    let code = ok(d.post("/api/login-code", json!({})).await)["code"].as_str().unwrap().to_owned();
+
+    let login = |code: &str| b.get(format!("{}/login?code={code}", d.base)).send();
+    let res = login(&code).await.unwrap();
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()["location"], "/");
+    let set = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+    for part in ["tether_ui=", "HttpOnly", "SameSite=Strict", "Path=/", "Max-Age="] {
+        assert!(set.contains(part), "{part}: {set}");
+    }
+    let cookie = set.split(';').next().unwrap().to_owned();
+    assert_eq!(login(&code).await.unwrap().status(), 401, "a code works once");
+    assert_eq!(login("made-up").await.unwrap().status(), 401);
+    assert_eq!(b.get(format!("{}/login", d.base)).send().await.unwrap().status(), 400);
+
+    // The cookie reads and (with the header) writes, but mints no codes.
+    let with_cookie = |m: Method, path: &str| b.request(m, format!("{}{path}", d.base)).header("Cookie", &cookie);
+    assert_eq!(with_cookie(Method::GET, "/api/sessions").send().await.unwrap().status(), 200);
+    let r = TestDaemon::send(with_cookie(Method::POST, "/api/tasks").json(&json!({"title": "t"}))).await;
+    assert_error(&r, 403, "forbidden");
+    let r =
+        TestDaemon::send(with_cookie(Method::POST, "/api/tasks").header("X-Tether", "1").json(&json!({"title": "t"})))
+            .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    let r = TestDaemon::send(with_cookie(Method::POST, "/api/login-code").header("X-Tether", "1")).await;
+    assert_error(&r, 401, "unauthorized");
+    let r = TestDaemon::send(d.bare(Method::GET, "/api/status").header("Cookie", "tether_ui=forged")).await;
+    assert_error(&r, 401, "unauthorized");
+
+    // Rotating the token: never sent; the old one stops at once (API and MCP); the cookie stays.
+    let res = d.request(Method::POST, "/api/token/rotate").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), json!({"rotated": true}));
+    let new = tether_core::token::mcp_token(&d.tether().paths, tether_core::token::NoKeyring::Refuse).unwrap().0;
+    assert!(new != d.token && !text.contains(&new) && !text.contains(&d.token));
+    assert_error(&d.get("/api/status").await, 401, "unauthorized");
+    let mcp = |token: &str| mcp_init(&d, Some(token), None).send();
+    assert_eq!(mcp(&d.token).await.unwrap().status(), 401);
+    assert_eq!(mcp(&new).await.unwrap().status(), 200);
+    assert_eq!(d.bare(Method::GET, "/api/status").bearer_auth(&new).send().await.unwrap().status(), 200);
+    assert_eq!(with_cookie(Method::GET, "/api/status").send().await.unwrap().status(), 200, "the browser stays in");
+    d.stop().await;
+}
