@@ -106,57 +106,6 @@ def text_of(result):
     return json.loads(result.content[0].text)
 
 
-def test_tools_resources_prompts_over_http(daemon):
-    async def go():
-        http, c = client(daemon.url)
-        async with http, c:
-            tools = await c.list_tools()
-            names = {t.name for t in tools.tools}
-            assert names == {"sessions_find", "session_read", "session_tag", "session_start", "task_create",
-                             "task_list", "task_claim", "task_update", "signals_pending", "signal_send", "agent_run"}, names
-            assert len(names) <= 12
-            assert all("PAST" in t.description for t in tools.tools if t.name.startswith("sessions_find") or t.name == "session_read")
-
-            found = text_of(await c.call_tool("sessions_find", {"query": "narwhal", "project": "all"}))
-            assert [h["session_id"] for h in found["hits"]][0] == B_SPLIT
-            assert "**narwhal**" in found["hits"][0]["snippet"]
-
-            listed = text_of(await c.call_tool("sessions_find", {"project": "all", "limit": 3}))
-            assert len(listed["sessions"]) == 3
-
-            read = text_of(await c.call_tool("session_read", {"session": B_SPLIT, "limit": 1}))
-            assert read["session"]["id"] == B_SPLIT and len(read["messages"]) == 1
-            assert read["next_offset"] == 1
-            tiny = text_of(await c.call_tool("session_read", {"session": B_SPLIT, "max_tokens": 200, "around": "leap"}))
-            assert "leap" in tiny["messages"][0]["text"]
-
-            tagged = text_of(await c.call_tool("session_tag", {"session": B_SPLIT, "nickname": "narwhal-fix", "add_tags": ["dates"], "bookmark": True}))
-            assert tagged["nickname"] == "narwhal-fix" and tagged["tags"] == ["dates"] and tagged["bookmarked"]
-            by_nick = text_of(await c.call_tool("sessions_find", {"nickname": "narwhal-fix"}))
-            assert by_nick["sessions"][0]["id"] == B_SPLIT
-
-            clash = await c.call_tool("session_tag", {"session": C_V10, "nickname": "narwhal-fix"})
-            assert clash.is_error and "already used" in clash.content[0].text
-
-            no_caller = await c.call_tool("session_tag", {"add_tags": ["x"]})
-            assert no_caller.is_error and "tether init" in no_caller.content[0].text
-
-            bad = await c.call_tool("session_read", {"session": "no-such-chat"})
-            assert bad.is_error and "no session matches" in bad.content[0].text
-
-            res = await c.list_resources()
-            assert any(r.uri == f"tether://session/{B_SPLIT}" for r in res.resources)
-            md = await c.read_resource(f"tether://session/{B_SPLIT}")
-            assert "narwhal" in md.contents[0].text
-
-            prompts = await c.list_prompts()
-            assert {p.name for p in prompts.prompts} == {"continue_session", "summarize_work"}
-            p = await c.get_prompt("continue_session", {"session": "narwhal-fix"})
-            assert "session_read" in p.messages[0].content.text
-
-    asyncio.run(go())
-
-
 def test_subscribed_session_gets_update_on_the_get_stream_and_others_do_not(daemon):
     async def go():
         got_a, got_b = asyncio.Queue(), asyncio.Queue()

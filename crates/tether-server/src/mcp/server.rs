@@ -11,7 +11,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, prompt_handler, tool_handler};
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
 use super::caller::session_of;
 use super::resources;
@@ -32,8 +32,28 @@ impl TetherMcp {
 }
 
 #[tool_handler(router = self.tool_router)]
-#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for TetherMcp {
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(self.prompt_router.list_all()))
+    }
+
+    /// An unknown prompt is named in the words clients have always seen (`unknown prompt "x"`).
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        if !self.prompt_router.has_route(&request.name) {
+            return Err(ErrorData::invalid_params(format!("unknown prompt {:?}", request.name), None));
+        }
+        let pc = rmcp::handler::server::prompt::PromptContext::new(self, request.name, request.arguments, context);
+        self.prompt_router.get_prompt(pc).await
+    }
+
     /// Arguments that do not fit a tool's schema (an unknown status, a string for a number)
     /// are answered like any other failure of the call — `{code: "invalid_input", message}` in
     /// a result with `isError` — not in rmcp's own plain words.
