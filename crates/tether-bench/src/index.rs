@@ -22,10 +22,14 @@ use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 use crate::args::Args;
 use crate::report::{Row, git_rev, machine, percentile, rows_table, sorted, vm_hwm_kb};
 
-pub(crate) const SEARCH_TARGET_MS: f64 = 10.0;
-pub(crate) const CHANGE_TARGET_MS: f64 = 250.0;
-pub(crate) const INDEX_TARGET_MBS: f64 = 100.0;
-pub(crate) const RSS_TARGET_MB: f64 = 250.0;
+// The goals of a heavy user's history (issue 21, held at 5 GB): whole-pass wall time is no goal of
+// its own any more (its floor on 2 cores is above 10 s/GB, see the engines section); what a laptop
+// pays is CPU per GB, and more cores turn that into speed.
+pub(crate) const SEARCH_TARGET_MS: f64 = 5.0;
+pub(crate) const CHANGE_TARGET_MS: f64 = 100.0;
+pub(crate) const RSS_TARGET_MB: f64 = 300.0;
+pub(crate) const CPU_TARGET_SECS_PER_GB: f64 = 20.0;
+pub(crate) const SIZE_TARGET_RATIO: f64 = 0.6;
 
 pub(crate) fn search_only(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
@@ -44,6 +48,7 @@ pub(crate) fn search_only(args: &Args) -> anyhow::Result<()> {
 /// how long searches take while it runs (one every 20 ms on another thread, as a GUI would).
 pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Result<()> {
     let t0 = Instant::now();
+    let cpu0 = cpu_secs("/proc/self/stat");
     let t = Tether::open(Paths::at(home), CursorLocations::explicit(Some(user_dir.to_owned()), None))?;
     // For trying writer settings side by side: SQL run on the writer before the pass.
     if let Ok(sql) = std::env::var("TETHER_BENCH_WRITER_SQL") {
@@ -54,8 +59,8 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
     // When the last chat became searchable; the pass may go on merging FTS segments after that.
     let searchable = std::sync::Mutex::new(None::<f64>);
     let done = std::sync::atomic::AtomicBool::new(false);
-    let (r, (week_secs, during)) = std::thread::scope(|sc| -> anyhow::Result<_> {
-        let watcher = sc.spawn(|| -> anyhow::Result<(Option<f64>, Vec<f64>)> {
+    let (r, (week_secs, during, search_cpu)) = std::thread::scope(|sc| -> anyhow::Result<_> {
+        let watcher = sc.spawn(|| -> anyhow::Result<(Option<f64>, Vec<f64>, f64)> {
             let queries = query_set(seed);
             let (mut week_secs, mut during) = (None, Vec::new());
             let mut i = 0;
@@ -81,7 +86,8 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
                 i += 1;
                 std::thread::sleep(Duration::from_millis(20));
             }
-            Ok((week_secs, during))
+            // The searches' own CPU, taken out of the index's below.
+            Ok((week_secs, during, cpu_secs("/proc/thread-self/stat")))
         });
         let trace = std::env::var_os("TETHER_BENCH_TRACE").is_some();
         let on_progress = |p: &tether_core::history::index::Progress| {
@@ -106,6 +112,7 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
         Ok((r?, w))
     })?;
     let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs("/proc/self/stat") - cpu0 - search_cpu;
     let week_chats: i64 = t.store.read(|c| {
         Ok(c.query_row("SELECT count(*) FROM sessions WHERE coalesce(updated_at, created_at, 0) >= ?1", [week], |r| {
             r.get(0)
@@ -119,7 +126,7 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
                "searchable_secs": searchable.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.unwrap_or(secs),
                "week_secs": week_secs.unwrap_or(secs), "week_chats": week_chats,
                "during_p50": percentile(&during, 50.0), "during_p95": percentile(&during, 95.0),
-               "during_n": during.len()})
+               "during_n": during.len(), "cpu_secs": cpu})
     );
     Ok(())
 }
@@ -147,6 +154,17 @@ pub(crate) fn generated(args: &Args, dir: &Path) -> anyhow::Result<Value> {
 }
 
 /// A first index into `home` in a child process (so its peak RSS is its own); its JSON report.
+/// User + system CPU seconds of a process or thread, from its `/proc/…/stat` (0 where there is none).
+fn cpu_secs(stat: &str) -> f64 {
+    let Ok(s) = std::fs::read_to_string(stat) else { return 0.0 };
+    // After the command name's closing parenthesis: state is field 3, utime and stime 14 and 15.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Linux reports clock ticks of USER_HZ, 100 on every architecture Tether ships for.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 pub(crate) fn index_child_process(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Result<Value> {
     let out = Command::new(std::env::current_exe()?)
         .args(["index-child", &home.to_string_lossy(), &user_dir.to_string_lossy(), "--seed", &seed.to_string()])
@@ -215,30 +233,46 @@ pub(crate) fn index_suite(
     let insights_p95 = percentile(&insights_ms, 95.0);
 
     let search_p95 = percentile(&all, 95.0);
+    let cpu_secs = child["cpu_secs"].as_f64().unwrap_or(f64::NAN);
+    let values_gb = gen_stats["value_bytes"].as_f64().unwrap_or(file_bytes) / 1e9;
+    let cpu_per_gb = cpu_secs / values_gb;
+    let size_ratio = db_mb / file_mb;
     let change_p95 = percentile(&change, 95.0);
     let rows = vec![
         Row::new(
+            "first index CPU per GB of Cursor's values (user + system, all threads)",
+            format!("{cpu_per_gb:.1} CPU-s/GB ({cpu_secs:.1} CPU-s for {values_gb:.2} GB)"),
+            "≤ 20 CPU-s/GB",
+            Some(CPU_TARGET_SECS_PER_GB / cpu_per_gb),
+        ),
+        Row::new(
             "full index throughput",
             format!("{index_mbs:.0} MB/s ({file_mb:.0} MB in {index_secs:.1} s)"),
-            "≥ 100 MB/s",
-            Some(index_mbs / INDEX_TARGET_MBS),
+            "—",
+            None,
         ),
         Row::new(
             "peak RSS while indexing and searching (see notes)",
             format!("{rss_mb:.0} MB"),
-            "≤ 250 MB",
+            "≤ 300 MB",
             Some(RSS_TARGET_MB / rss_mb),
+        ),
+        Row::new(
+            "our index on disk",
+            format!("{db_mb:.0} MB ({size_ratio:.2}× the source file)"),
+            "≤ 0.6×",
+            Some(SIZE_TARGET_RATIO / size_ratio),
         ),
         Row::new(
             "search latency p50 / p95 / p99",
             format!("{:.2} / {search_p95:.2} / {:.2} ms", percentile(&all, 50.0), percentile(&all, 99.0)),
-            "p95 ≤ 10 ms",
+            "p95 ≤ 5 ms",
             Some(SEARCH_TARGET_MS / search_p95),
         ),
         Row::new(
             "change → searchable p50 / p95 / max",
             format!("{:.0} / {change_p95:.0} / {:.0} ms", percentile(&change, 50.0), percentile(&change, 100.0)),
-            "p95 ≤ 250 ms",
+            "p95 ≤ 100 ms",
             Some(CHANGE_TARGET_MS / change_p95),
         ),
         Row::new(
@@ -260,7 +294,7 @@ pub(crate) fn index_suite(
             "≤ 3 s",
             Some(3.0 / week_s),
         ),
-        Row::new("everything searchable", format!("{searchable_s:.1} s"), "≤ 10 s", Some(10.0 / searchable_s)),
+        Row::new("everything searchable", format!("{searchable_s:.1} s"), "—", None),
         Row::new("pass done (FTS5 segments merged, see notes)", format!("{index_secs:.1} s"), "—", None),
         Row::new(
             "search during the first index p50 / p95",
@@ -277,7 +311,6 @@ pub(crate) fn index_suite(
         Row::new("raw SQLite scan of the same file", format!("{raw_mbs:.0} MB/s"), "—", None),
         Row::new("index ÷ raw scan", format!("{:.2}×", index_mbs / raw_mbs), "—", None),
         Row::new("re-index, nothing changed (quick / deep)", format!("{quick_ms:.0} / {deep_ms:.0} ms"), "—", None),
-        Row::new("our index size on disk", format!("{db_mb:.0} MB ({:.2}× the source)", db_mb / file_mb), "—", None),
     ];
     Ok(render(args, gen_stats, &child, &rows, &first, &side, &per_query))
 }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::lexical;
 use super::uri::project_from_uri_value;
@@ -99,7 +100,7 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
                 continue;
             };
             match bubbles.get(bid) {
-                Some(raw) => match decode(raw.as_deref()) {
+                Some(raw) => match decode_bubble(raw.as_deref()) {
                     Decoded::Json(b) => push_bubble(&mut s, &b, default_model.as_deref()),
                     Decoded::Null => s.problems.add("null_value"),
                     Decoded::Bad => s.problems.add("bad_json"),
@@ -127,6 +128,79 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
     }
     finish(&mut s);
     s
+}
+
+/// The fields of a bubble [`push_bubble`] reads, borrowed from the cell's bytes: everything else a
+/// bubble carries (code blocks, context, tool results — most of its bytes) is skipped unbuilt.
+#[derive(serde::Deserialize)]
+struct BubbleFields<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<&'a RawValue>,
+    #[serde(rename = "_v", borrow)]
+    version: Option<&'a RawValue>,
+    #[serde(rename = "createdAt", borrow)]
+    created_at: Option<&'a RawValue>,
+    #[serde(rename = "timingInfo", borrow)]
+    timing_info: Option<&'a RawValue>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(rename = "modelInfo", borrow)]
+    model_info: Option<&'a RawValue>,
+    #[serde(rename = "modelType", borrow)]
+    model_type: Option<&'a RawValue>,
+    #[serde(rename = "bubbleId", borrow)]
+    bubble_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thinking: Option<&'a RawValue>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(rename = "richText", borrow)]
+    rich_text: Option<&'a RawValue>,
+    #[serde(rename = "initText", borrow)]
+    init_text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    delegate: Option<&'a RawValue>,
+    #[serde(rename = "toolFormerData", borrow)]
+    tool: Option<&'a RawValue>,
+}
+
+/// A split-form bubble cell, decoded to just the fields a message is made of. Anything the typed
+/// read cannot take (not an object, a duplicated key, bytes that are not UTF-8) goes through the
+/// general [`decode`], so damage is counted exactly as before.
+fn decode_bubble(raw: Option<&[u8]>) -> Decoded {
+    let Some(bytes) = raw else { return Decoded::Null };
+    let Ok(f) = serde_json::from_slice::<BubbleFields<'_>>(bytes) else { return decode(raw) };
+    let fields = [
+        ("type", f.ty),
+        ("_v", f.version),
+        ("createdAt", f.created_at),
+        ("timingInfo", f.timing_info),
+        ("timestamp", f.timestamp),
+        ("modelInfo", f.model_info),
+        ("modelType", f.model_type),
+        ("bubbleId", f.bubble_id),
+        ("id", f.id),
+        ("thinking", f.thinking),
+        ("text", f.text),
+        ("richText", f.rich_text),
+        ("initText", f.init_text),
+        ("delegate", f.delegate),
+        ("toolFormerData", f.tool),
+    ];
+    let mut map = serde_json::Map::new();
+    for (k, v) in fields {
+        if let Some(v) = v {
+            match serde_json::from_str::<Value>(v.get()) {
+                Ok(v) => {
+                    map.insert(k.to_owned(), v);
+                }
+                Err(_) => return decode(raw),
+            }
+        }
+    }
+    Decoded::Json(Value::Object(map))
 }
 
 /// Timestamps and title fallbacks once messages are known.
@@ -353,6 +427,34 @@ mod tests {
             assert_eq!(s.problems.0.get(r), Some(&1), "{r} counted once");
         }
         assert_eq!(s.updated_at, Some(1_761_921_556_989), "newest message time wins over lastUpdatedAt");
+    }
+
+    #[test]
+    fn the_typed_bubble_read_gives_what_the_general_one_gives() {
+        let cells: &[&[u8]] = &[
+            br#"{"type":2,"text":"answer","codeBlocks":[{"x":1}],"createdAt":"2025-10-31T14:39:16.989Z","modelInfo":{"modelName":"m"}}"#,
+            br#"{"type":"user","delegate":{"a":"old"},"timingInfo":{"clientRpcSendTime":1731818231743}}"#,
+            br#"{"type":2,"text":"","thinking":{"text":"hm"},"toolFormerData":{"name":"grep","params":"{\"query\":\"q\"}"}}"#,
+            br#"{"type":1,"text":"a","text":"b"}"#,
+            br#"{"type":1,"richText":"{\"root\":{\"children\":[{\"text\":\"rich\"}]}}"}"#,
+            br#"[1,2]"#,
+            br#"null"#,
+            br#"{"type":2,"te"#,
+            b"\xff\xfe",
+        ];
+        for cell in cells {
+            let (typed, general) = (decode_bubble(Some(cell)), decode(Some(cell)));
+            let msgs = |d: Decoded| match d {
+                Decoded::Json(b) => {
+                    let mut s = ParsedSession::new("c", "ide", "composer");
+                    push_bubble(&mut s, &b, Some("default"));
+                    format!("{:?} {:?}", s.messages, s.problems)
+                }
+                Decoded::Null => "null".into(),
+                Decoded::Bad => "bad".into(),
+            };
+            assert_eq!(msgs(typed), msgs(general), "{}", String::from_utf8_lossy(cell));
+        }
     }
 
     #[test]
