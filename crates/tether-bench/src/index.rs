@@ -502,23 +502,35 @@ are enough sessions, so a word that is everywhere costs about what a rare one do
 (`tether_core::history::terms`): FTS5 merges a prefix's whole doclist before returning a row (~15 ms for a stem in a \
 quarter of the messages), an OR of terms is walked lazily. Snippets are made in Rust from the hits' text; \
 FTS5's snippet() needed a MATCH set up per hit (~0.5 ms each for a common term).
-- Index throughput is bound by the one writer thread: perf on the 1 GB set (2026-11-24, before merging was \
-deferred) puts ~22 s of CPU on the writer (FTS5 tokenizing and hashing ~7 s, merging segments ~4 s, SQLite's \
-B-trees, WAL and checkpoints the rest) and ~13 s on the parsing thread beside it. The full-throughput row \
-counts the whole pass, merging included. A pass that reads ≥ 64 MB of Cursor's JSON turns FTS5's automerge off \
-and merges once every chat is searchable, a slice per transaction (`index::defer_merging`): everything \
-searchable in 20.6 s against 24.4–25.0 s, the pass done in 23.9 s, search during the pass unchanged (two \
-side-by-side pairs, 2026-11-24). Also tried (one run each, ±2 s noise): a 64 MB FTS5 hash with batches growing to \
-128 MB, no difference; mmap on the writer, −3 s but its mapped pages count as RSS; mimalloc, −1 s for +35 MB. \
-Full-text engines side by side (FTS5, tantivy): the \"engines\" section below.
+- Where a first index's CPU goes (perf, 1 GB set, 2026-11-25, 24.5 CPU-s for 1.07 GB of values; shares of all \
+threads): FTS5 indexing the messages 31 % (its hash of terms 15 %, the unicode61 tokenizer 3 %, docsize rows \
+2.5 %, flushing segments 2 %), merging the segments once everything is searchable 10 %, WAL checkpoints \
+(copying committed pages into the file) 6.5 %, our B-trees (messages and their (session, seq) key, sessions) \
+the rest of the writer's 39 %; reading Cursor's rows 10 % and parsing them 14 % on the parser thread; our \
+prefix vocabulary 9 %. What was cut on 2026-11-25, side by side in one session: mimalloc as every binary's \
+allocator (glibc's malloc was 14 % of the CPU: 29.6–36.6 → 25.9–27.3 CPU-s, +30 MB RSS), the vocabulary cut \
+into slices of the text instead of copying every byte (−1.5 CPU-s), the typed borrowing bubble parse \
+(1.45 → 1.24 s per 350 MB). Tried without a measurable change (two or three runs each): a 32 MB or 8 MB FTS5 \
+hash, `usermerge` 8 or 16 for the final merge, a 64 MB WAL autocheckpoint. Left: FTS5's own work is the floor \
+of a full-text index with phrase queries (`detail=column` would drop them); the (session, seq) key on a text \
+session id and the per-row bubble id are the next size and CPU to take, at the price of a rebuild of the index. \
+A pass that reads ≥ 64 MB of Cursor's JSON turns FTS5's automerge off and merges once every chat is \
+searchable, a slice per transaction (`index::defer_merging`). Full-text engines side by side (FTS5, tantivy): \
+the \"engines\" section below.
 - Peak RSS is measured with the searches of the first-start rows running: their reader maps our index file \
 (mmap, for search latency) and the pages it touches count as resident, though they are the kernel's page cache, \
 clean and reclaimable. Side by side on 2026-11-24 (two runs each): a 1 GB window 303–304 MB, 256 MB 244–246 MB, \
 128 MB (kept) 197–198 MB, search p95 after the index 3.21–3.23 ms for all three, during it 10–12 ms; with the \
 readers' mmap off 131 MB (during p95 14 ms). The first index alone, without searches, peaks at ~115–140 MB.
 - First start: chats are listed from their `composerData` heads before any bubble is read, then read newest \
-first in transactions of at most 256 chats or 32 MB. Message ids come from the chat's minute (newest lowest): \
+first in transactions of at most 256 chats or 32 MB. The bubble stats that tell a changed chat from an unchanged \
+one are taken per chat just before it is read when no chat was read yet (one scan of every bubble key before \
+the first read cost 7.3 s at 5 GB, so the last 7 days were searchable after 8.4 s). Message ids come from the \
+chat's minute (newest lowest): \
 FTS5 stores the gap between consecutive ids, and time-based ids cost index time against ids in indexing order \
 (seconds << 31: 30.0 s against 25.7 s in one side-by-side pair, 2026-11-24); minutes << 20 keep the gaps smaller.
 - Change → searchable includes the 50 ms debounce, the debouncer's 50 ms tick (one per timeout, so an idle \
-watcher wakes 20 times a second instead of 80) and the poll interval of the measuring loop (2 ms).";
+watcher wakes 20 times a second instead of 80) and the poll interval of the measuring loop (2 ms). It grows \
+with the history (p95 ~140 ms at 1 GB, 280 ms at 5 GB on 2026-11-25), not profiled yet: a quick pass still \
+lists every composer's head and every stored chat (to notice deletions), work in the number of chats rather \
+than in the change, the first suspect.";

@@ -18,6 +18,10 @@ mod report;
 mod runs;
 mod signals;
 
+// The shipped binaries' allocator, so the figures are theirs.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use args::{Args, Cmd};
 use report::{render_section, replace_section};
 

@@ -498,13 +498,24 @@ fn index_global(
         }
         _ => None,
     };
-    let stats_all = if quick_candidates.is_none() { Some(global::bubble_stats_all(&db)?) } else { None };
+    // Stats of every chat's bubbles (a scan of every bubble key, ~7 s at 5 GB) are needed only to
+    // tell which chats changed. A chat never read (all of them on a first start) is read anyway:
+    // its stats are taken just before it is read (`stats_then_read`), so the newest chats become
+    // searchable without waiting for the whole scan.
+    let any_read = known.values().any(|fp| !fp.is_empty());
+    let stats_all = if quick_candidates.is_none() && any_read { Some(global::bubble_stats_all(&db)?) } else { None };
     let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
 
     let mut todo: Vec<Todo> = Vec::new();
     for (id, r) in &composers {
         let stats = match (&stats_all, &quick_candidates) {
             (Some(all), _) => all.get(id).copied().unwrap_or_default(),
+            (None, None) => {
+                let time =
+                    r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at)).or_else(|| times.get(id).copied());
+                todo.push(Todo { r: r.clone(), fp: None, bytes: r.head.map_or(0, |h| h.1).max(0) as u64, time });
+                continue;
+            }
             (None, Some(cands)) => {
                 // New composers are read whatever rows they wrote (one listed from a header alone
                 // has none); known ones when their own row changed in place or a bubble was added.
@@ -514,14 +525,13 @@ fn index_global(
                 }
                 global::bubble_stats_one(&db, id)?
             }
-            (None, None) => unreachable!("one of the two is always set"),
         };
         let fp = r.fingerprint(stats);
         if depth == Depth::Force || known.get(id.as_str()) != Some(&fp.as_str()) {
             let bytes = (r.head.map_or(0, |h| h.1) + stats.2).max(0) as u64;
             let header_time = r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at));
             let time = header_time.or_else(|| times.get(id).copied());
-            todo.push(Todo { r: r.clone(), fp, bytes, time });
+            todo.push(Todo { r: r.clone(), fp: Some(fp), bytes, time });
         }
     }
     // Newest first: the chats someone most likely wants are searchable first. Ids still follow
@@ -530,7 +540,11 @@ fn index_global(
     todo.sort_by_key(|t| std::cmp::Reverse((t.time, t.r.head.map(|h| h.0))));
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
-    let bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
+    let mut bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
+    if todo.iter().any(|t| t.fp.is_none()) {
+        // Bubbles not measured yet: the file's size stands in (the meter corrects it as it reads).
+        bytes_total = bytes_total.max(std::fs::metadata(&src.path).map_or(0, |m| m.len()));
+    }
     if bytes_total >= test_hooks::bulk_bytes().unwrap_or(BULK_BYTES) {
         // Put back, and the segments merged, at the end of the run (`run_sources`).
         defer_merging(&store.writer(), true)?;
@@ -550,20 +564,20 @@ fn index_global(
         let todo_ref = &todo;
         scope.spawn(move || {
             for t in todo_ref {
-                let read = test_hooks::unreadable(&t.r.id).map_or_else(|| global::read_composer(&db, &t.r), Err);
-                let (session, hints, note, fp) = match read {
-                    Ok(ComposerRead::Session(mut s, hints)) => {
-                        s.fingerprint = t.fp.clone();
+                let read = test_hooks::unreadable(&t.r.id).map_or_else(|| stats_then_read(&db, t), Err);
+                let (session, hints, note, fp, bytes) = match read {
+                    Ok((ComposerRead::Session(mut s, hints), fp, bytes)) => {
+                        s.fingerprint = fp.clone();
                         let terms = Vocabulary::of_session(&s);
-                        (Some((*s, terms)), hints, "", t.fp.clone())
+                        (Some((*s, terms)), hints, "", fp, bytes)
                     }
-                    Ok(ComposerRead::Skipped(note)) => (None, Vec::new(), note, t.fp.clone()),
+                    Ok((ComposerRead::Skipped(note), fp, bytes)) => (None, Vec::new(), note, fp, bytes),
                     // A composer on a damaged page of Cursor's DB is skipped and counted; the
                     // chats behind it are still read. Without a fingerprint it is tried again by
                     // the next pass (the source keeps none either, see `index_source`).
                     Err(e) if is_damage(&e) => {
                         tracing::warn!(composer = %t.r.id, error = %e, "unreadable composer skipped");
-                        (None, Vec::new(), UNREADABLE, String::new())
+                        (None, Vec::new(), UNREADABLE, String::new(), t.bytes)
                     }
                     // Anything else (the DB locked, gone, an I/O error) ends the pass as before:
                     // the source is marked in error and read again whole.
@@ -572,7 +586,7 @@ fn index_global(
                         return;
                     }
                 };
-                let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes: t.bytes };
+                let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes };
                 if tx.send(Ok(item)).is_err() {
                     return;
                 }
@@ -718,11 +732,24 @@ fn merge_deferred(store: &Store) -> Result<()> {
     }
 }
 
-/// A composer to read: what we listed, its new fingerprint, its bytes in Cursor's DB (for the
-/// ETA) and its time (for the order).
+/// A composer's read, with its fingerprint and bytes: those of the listing, or for a composer
+/// listed without its bubbles' stats, the stats taken just before the read.
+fn stats_then_read(db: &CursorDb, t: &Todo) -> Result<(ComposerRead, String, u64)> {
+    let (fp, bytes) = match &t.fp {
+        Some(fp) => (fp.clone(), t.bytes),
+        None => {
+            let stats = global::bubble_stats_one(db, &t.r.id)?;
+            (t.r.fingerprint(stats), t.bytes + stats.2.max(0) as u64)
+        }
+    };
+    Ok((global::read_composer(db, &t.r)?, fp, bytes))
+}
+
+/// A composer to read: what we listed, its new fingerprint (`None`: taken as it is read), its
+/// bytes in Cursor's DB (for the ETA; the head's alone until then) and its time (for the order).
 struct Todo {
     r: ComposerRef,
-    fp: String,
+    fp: Option<String>,
     bytes: u64,
     time: Option<i64>,
 }
@@ -799,17 +826,13 @@ impl Meter {
 
     fn progress(&self) -> Progress {
         let elapsed = self.t0.elapsed().as_millis() as u64;
+        // The total may be an estimate (`index_global`): once every chat is read it is what was read.
+        let bytes_total = if self.done >= self.total { self.bytes_done } else { self.bytes_total.max(self.bytes_done) };
         let eta_ms = (self.bytes_done > 0 && elapsed > 0).then(|| {
-            let left = self.bytes_total.saturating_sub(self.bytes_done) as u128;
+            let left = bytes_total.saturating_sub(self.bytes_done) as u128;
             (elapsed as u128 * left / self.bytes_done as u128) as u64
         });
-        Progress::Sessions {
-            done: self.done,
-            total: self.total,
-            bytes_done: self.bytes_done,
-            bytes_total: self.bytes_total,
-            eta_ms,
-        }
+        Progress::Sessions { done: self.done, total: self.total, bytes_done: self.bytes_done, bytes_total, eta_ms }
     }
 }
 

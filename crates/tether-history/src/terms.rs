@@ -46,38 +46,43 @@ pub struct Vocabulary {
 
 impl Vocabulary {
     /// Adds the tokens of `text`. Runs over every message the indexer reads, hence the byte loop:
-    /// words are cut only at ASCII bytes, which never occur inside a UTF-8 sequence.
+    /// words are cut only at ASCII bytes, which never occur inside a UTF-8 sequence, so each token
+    /// is a slice of `text`, copied only when it has capitals to lower.
     pub fn add_text(&mut self, text: &str) {
-        let mut token = std::mem::take(&mut self.token);
-        let mut ascii = true;
-        // Every non-ASCII character counts as part of a word here. unicode61 cuts at some of them
-        // and not at others (its tables are Unicode 6.1, so it keeps later emoji inside words);
-        // cutting coarser is safe, the inner starts below cover where FTS5 cuts.
-        for &b in text.as_bytes() {
-            if b.is_ascii_alphanumeric() {
-                token.push(b.to_ascii_lowercase());
-            } else if !b.is_ascii() {
-                ascii = false;
-                token.push(b);
-            } else if !token.is_empty() {
-                self.end_token(&token, ascii);
-                token.clear();
-                ascii = true;
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i].is_ascii() && !bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+                continue;
             }
-        }
-        if !token.is_empty() {
-            self.end_token(&token, ascii);
-            token.clear();
-        }
-        self.token = token;
-    }
-
-    fn end_token(&mut self, bytes: &[u8], ascii: bool) {
-        let token = std::str::from_utf8(bytes).expect("cut only at ASCII bytes");
-        if ascii {
-            self.add(token);
-        } else {
-            self.add_non_ascii(&token.to_lowercase());
+            let start = i;
+            let (mut ascii, mut upper) = (true, false);
+            // Every non-ASCII character counts as part of a word here. unicode61 cuts at some of
+            // them and not at others (its tables are Unicode 6.1, so it keeps later emoji inside
+            // words); cutting coarser is safe, the inner starts below cover where FTS5 cuts.
+            while let Some(&b) = bytes.get(i) {
+                if b.is_ascii_alphanumeric() {
+                    upper |= b.is_ascii_uppercase();
+                } else if b.is_ascii() {
+                    break;
+                } else {
+                    ascii = false;
+                }
+                i += 1;
+            }
+            let token = &text[start..i];
+            if !ascii {
+                self.add_non_ascii(&token.to_lowercase());
+            } else if upper {
+                let mut lower = std::mem::take(&mut self.token);
+                lower.clear();
+                lower.extend(token.bytes().map(|b| b.to_ascii_lowercase()));
+                self.add(std::str::from_utf8(&lower).expect("ASCII"));
+                self.token = lower;
+            } else {
+                self.add(token);
+            }
         }
     }
 

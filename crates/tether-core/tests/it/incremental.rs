@@ -247,3 +247,29 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
     drop(live);
     assert!(idle <= 1, "{idle} passes in 2 idle seconds: the watcher is reacting to its own reads");
 }
+
+/// A first start takes each chat's bubble stats just before reading it, not in one scan up
+/// front; what it stores must be what a later pass computes, or every chat would be read again.
+#[test]
+fn a_first_index_leaves_fingerprints_a_deep_pass_agrees_with() {
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    let e = Env::new(fx);
+    let fingerprints = || -> Vec<(String, Option<String>)> {
+        e.t.store
+            .read(|c| {
+                let mut st = c.prepare("SELECT id, fingerprint FROM sessions ORDER BY id")?;
+                let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    };
+    assert!(e.index().sessions_written > 10);
+    let first = fingerprints();
+    // A row no chat owns, so that the file changed and the deep pass looks at every chat.
+    let g = e.fx.global(Journal::Rollback);
+    g.kv("unrelated:key", &json!({"x": 1}));
+    g.close();
+    e.t.index(Depth::Deep, &no_progress).unwrap();
+    assert_eq!(fingerprints(), first, "a deep pass finds every chat as the first index left it");
+}
