@@ -62,6 +62,9 @@ pub(crate) enum Cmd {
     /// Only the search rounds, on the index the last full run left in `<dir>/home` (for quick
     /// iterations on search; the report comes from a full run).
     SearchOnly,
+    /// Only the change → searchable rounds (`--changes`), on the index the last full run left
+    /// in `<dir>/home` (for quick iterations and profiles of the watcher's passes).
+    ChangeOnly,
     /// Only generate (or reuse) the Cursor DB in `<dir>/cursor/User` (for scripts/bench-profile).
     Generate,
 }

@@ -378,6 +378,17 @@ pub(crate) fn query_set(seed: u64) -> Vec<String> {
     ]
 }
 
+pub(crate) fn change_only(args: &Args) -> anyhow::Result<()> {
+    let dir = std::fs::canonicalize(&args.dir)?;
+    let user_dir = dir.join("cursor/User");
+    let t =
+        Arc::new(Tether::open(Paths::at(dir.join("home")), CursorLocations::explicit(Some(user_dir.clone()), None))?);
+    let lat = change_latency(&t, &user_dir.join("globalStorage/state.vscdb"), args.changes)?;
+    let p = |x| percentile(&lat, x);
+    println!("change → searchable: p50 {:.0} / p95 {:.0} / max {:.0} ms", p(50.0), p(95.0), p(100.0));
+    Ok(())
+}
+
 pub(crate) fn change_latency(t: &Arc<Tether>, db: &Path, n: usize) -> anyhow::Result<Vec<f64>> {
     let mut writer = Connection::open(db)?;
     writer.busy_timeout(Duration::from_secs(5))?;
@@ -531,6 +542,9 @@ FTS5 stores the gap between consecutive ids, and time-based ids cost index time 
 (seconds << 31: 30.0 s against 25.7 s in one side-by-side pair, 2026-11-24); minutes << 20 keep the gaps smaller.
 - Change → searchable includes the 50 ms debounce, the debouncer's 50 ms tick (one per timeout, so an idle \
 watcher wakes 20 times a second instead of 80) and the poll interval of the measuring loop (2 ms). It grows \
-with the history (p95 ~140 ms at 1 GB, 280 ms at 5 GB on 2026-11-25), not profiled yet: a quick pass still \
-lists every composer's head and every stored chat (to notice deletions), work in the number of chats rather \
-than in the change, the first suspect.";
+with the history. At 5 GB (`tether-bench change-only`, perf, 2026-11-25) half of a quick pass was listing \
+composers' heads, a seek per composer row for its length: a quick pass now takes the length it stored with \
+the fingerprint when the row's rowid is the same and walks only the keys' index (p95 373 → 191 ms side by \
+side, the machine busy). What is left grows with the number of chats, not with the change: our stored \
+fingerprints read back (~13 %), the keys' index walked (~14 %), counts and deletions after the write. \
+Keeping those in the watcher's memory between passes is the way to the goal.";

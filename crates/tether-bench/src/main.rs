@@ -35,6 +35,9 @@ fn main() -> anyhow::Result<()> {
     if let Some(Cmd::SearchOnly) = &args.cmd {
         return index::search_only(&args);
     }
+    if let Some(Cmd::ChangeOnly) = &args.cmd {
+        return index::change_only(&args);
+    }
     if let Some(Cmd::Generate) = &args.cmd {
         std::fs::create_dir_all(&args.dir)?;
         let dir = std::fs::canonicalize(&args.dir)?;

@@ -434,7 +434,7 @@ fn list_global(store: &Store, src: &Source, scratch: &Path, progress: ProgressFn
     let known = stored_chats(store, row.id)?;
     let db = CursorDb::open(&src.path, scratch)?;
     // What is wrong in it is counted once, by the full read.
-    let composers = global::list_composers(&db, &mut Tally::default())?;
+    let composers = global::list_composers(&db, &mut Tally::default(), None)?;
     let (listed, _) = list_first(store, &db, row.id, composers.values().filter(|r| !known.contains_key(&r.id)))?;
     if listed > 0 {
         progress(&Progress::Listed { sessions: listed });
@@ -473,7 +473,10 @@ fn index_global(
     let stored = stored_chats(store, source_id)?;
     let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
     let db = CursorDb::open(&src.path, scratch)?;
-    let composers = global::list_composers(&db, problems)?;
+    // A quick pass trusts the heads it read before (see `list_composers`).
+    let known_head = |id: &str| known.get(id).and_then(|fp| parse_head(fp));
+    let quick = depth == Depth::Quick && old_watermark.is_some();
+    let composers = global::list_composers(&db, problems, quick.then_some(&known_head as &global::KnownHead<'_>))?;
     let tabs = global::read_global_chat_tabs(&db, problems)?;
     let tab_ids: HashSet<String> = tabs.iter().map(|t| t.id.clone()).collect();
     // Before any message is read, every chat we have no row for is listed (on a first read,
@@ -1001,6 +1004,13 @@ fn delete_sessions(conn: &Connection, cond: &str, args: impl rusqlite::Params + 
     Ok(n)
 }
 
+/// The `(rowid, length)` of a composer's own row, from its fingerprint (`head_prefix`).
+fn parse_head(fp: &str) -> Option<(i64, i64)> {
+    let mut parts = fp.splitn(3, '.');
+    let hex = |p: Option<&str>| p.and_then(|v| u64::from_str_radix(v, 16).ok()).map(|v| v as i64);
+    Some((hex(parts.next())?, hex(parts.next())?))
+}
+
 /// The part of a composer fingerprint that comes from its own row.
 fn head_prefix(r: &ComposerRef) -> String {
     let (rowid, len) = r.head.unwrap_or((-1, -1));
@@ -1407,4 +1417,19 @@ pub fn source_summary(store: &Store) -> Result<BTreeMap<String, (u64, u64)>> {
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fingerprint_gives_back_the_head_it_was_made_from() {
+        for head in [Some((42, 7000)), Some((i64::MAX, 0)), None] {
+            let mut r = ComposerRef::default();
+            r.head = head;
+            assert_eq!(parse_head(&r.fingerprint((3, 99, 12))), Some(head.unwrap_or((-1, -1))));
+        }
+        assert_eq!(parse_head(""), None, "a chat never read has no head");
+    }
 }

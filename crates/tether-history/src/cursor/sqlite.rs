@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{Error, Result};
 
@@ -147,6 +147,31 @@ impl CursorDb {
             Ok(())
         })
         .map_err(Into::into)
+    }
+
+    /// `(key, rowid)` per key in range, answered from the key's unique index alone: no table row
+    /// is visited, where `stat_prefix` seeks each one (a random read per key in a big file).
+    pub fn keys_with_rowids(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64)) -> Result<()> {
+        if !self.has_table(table.name())? {
+            return Ok(());
+        }
+        let sql = format!("SELECT key, rowid FROM {} WHERE key >= ?1 AND key < ?2", table.name());
+        let end = prefix_end(prefix);
+        retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![prefix, end])?;
+            while let Some(r) = rows.next()? {
+                f(&key_str(r)?, r.get(1)?);
+            }
+            Ok(())
+        })
+        .map_err(Into::into)
+    }
+
+    /// The byte length of one row's value (`-1` for NULL), from its record header.
+    pub fn value_len(&self, table: Table, rowid: i64) -> Result<Option<i64>> {
+        let sql = format!("SELECT coalesce(octet_length(value), -1) FROM {} WHERE rowid = ?1", table.name());
+        retry_busy(|| self.conn.prepare_cached(&sql)?.query_row([rowid], |r| r.get(0)).optional()).map_err(Into::into)
     }
 
     /// Keys written after `rowid` (new or replaced rows get a higher rowid), and the max rowid.
