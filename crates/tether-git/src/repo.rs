@@ -1,0 +1,167 @@
+//! A repository found from a folder, and the worktrees Tether makes in it for runs.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::error::{Error, Result};
+
+/// A git repository as seen from one of its checkouts: `root` is that checkout's top folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    pub root: PathBuf,
+}
+
+/// What a checkout has out: its commit, and its branch unless HEAD is detached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub commit: String,
+    pub branch: Option<String>,
+}
+
+/// A worktree Tether made for a run: its folder, its branch and the commit it started from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: String,
+    pub base: String,
+}
+
+/// `git` in `dir`, with our own environment's `GIT_*` variables removed.
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("GIT_") {
+            c.env_remove(k);
+        }
+    }
+    // Never wait on a terminal for a password or an editor.
+    c.env("GIT_TERMINAL_PROMPT", "0").env("GIT_EDITOR", "true");
+    c
+}
+
+fn run<I, S>(dir: &Path, args: I) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = git(dir);
+    c.args(args);
+    let out =
+        c.output().map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { Error::NoGit(e) } else { e.into() })?;
+    Ok(out)
+}
+
+/// Runs git and returns its stdout, trimmed; a failure carries git's own words.
+pub(crate) fn ok<I, S>(dir: &Path, args: I) -> Result<String>
+where
+    I: IntoIterator<Item = S> + Clone,
+    S: AsRef<OsStr>,
+{
+    let out = run(dir, args.clone())?;
+    if !out.status.success() {
+        let command = args.into_iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        return Err(Error::Git { command, message });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+}
+
+impl Repo {
+    /// The repository `dir` is in, or `None` when it is in none (a run there works in place).
+    pub fn discover(dir: &Path) -> Result<Option<Repo>> {
+        let out = run(dir, ["rev-parse", "--show-toplevel"])?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        let root = String::from_utf8_lossy(&out.stdout).trim_end().to_owned();
+        if root.is_empty() {
+            // Inside a `.git` folder or a bare repository: nothing to check out.
+            return Ok(None);
+        }
+        Ok(Some(Repo { root: PathBuf::from(root) }))
+    }
+
+    /// Like [`Repo::discover`], but a folder outside any repository is an error.
+    pub fn open(dir: &Path) -> Result<Repo> {
+        Self::discover(dir)?.ok_or_else(|| Error::NotARepo(dir.display().to_string()))
+    }
+
+    pub fn head(&self) -> Result<Head> {
+        let commit = ok(&self.root, ["rev-parse", "--verify", "HEAD^{commit}"])?;
+        let out = run(&self.root, ["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+        let branch = out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+        Ok(Head { commit, branch })
+    }
+
+    /// The commit `rev` names (a branch, a tag, a hash).
+    pub fn resolve(&self, rev: &str) -> Result<String> {
+        ok(&self.root, ["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")])
+    }
+
+    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
+        let out = run(&self.root, ["show-ref", "--verify", "--quiet", &format!("refs/heads/{branch}")])?;
+        Ok(out.status.success())
+    }
+
+    /// A new worktree at `path` on a new branch `branch` from commit `base`. Refuses a branch
+    /// that exists (two runs never share one) and a `path` that exists (git does).
+    pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<Worktree> {
+        ok(&self.root, ["check-ref-format", "--branch", branch])?;
+        if self.branch_exists(branch)? {
+            return Err(Error::BranchExists(branch.to_owned()));
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let path_s = path.to_string_lossy();
+        ok(&self.root, ["worktree", "add", "--quiet", "-b", branch, &*path_s, base])?;
+        Ok(Worktree { path: path.to_owned(), branch: branch.to_owned(), base: base.to_owned() })
+    }
+
+    /// Removes a run's worktree (with whatever is in it) and, when asked, its branch. A worktree
+    /// already gone by hand is pruned from git's list instead.
+    pub fn remove_worktree(&self, wt: &Worktree, delete_branch: bool) -> Result<()> {
+        if wt.path.exists() {
+            ok(&self.root, ["worktree", "remove", "--force", "--force", &*wt.path.to_string_lossy()])?;
+        } else {
+            ok(&self.root, ["worktree", "prune"])?;
+        }
+        if delete_branch && self.branch_exists(&wt.branch)? {
+            ok(&self.root, ["branch", "-D", "--", &wt.branch])?;
+        }
+        Ok(())
+    }
+
+    /// The folders of this repository's worktrees, the main checkout first.
+    pub fn worktrees(&self) -> Result<Vec<PathBuf>> {
+        let out = ok(&self.root, ["worktree", "list", "--porcelain", "-z"])?;
+        Ok(out.split('\0').filter_map(|l| l.strip_prefix("worktree ")).map(PathBuf::from).collect())
+    }
+}
+
+impl Worktree {
+    /// Commits everything the run left in its worktree (new, changed and deleted files) to its
+    /// branch; the new commit, or `None` when there was nothing to commit. The person's hooks
+    /// are not run (`--no-verify`): they guard the person's commits, and a failing one would
+    /// leave the run's work uncommitted where a later clean-up could lose it.
+    pub fn commit_all(&self, message: &str) -> Result<Option<String>> {
+        ok(&self.path, ["add", "--all"])?;
+        let staged = run(&self.path, ["diff", "--cached", "--quiet"])?;
+        if staged.status.success() {
+            return Ok(None);
+        }
+        let mut args: Vec<String> = Vec::new();
+        // A machine without a git identity still gets the run's work committed, under Tether's.
+        if ok(&self.path, ["config", "user.email"]).is_err() {
+            args.extend(["-c".into(), "user.email=tether@localhost".into()]);
+        }
+        if ok(&self.path, ["config", "user.name"]).is_err() {
+            args.extend(["-c".into(), "user.name=Tether".into()]);
+        }
+        args.extend(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message].map(str::to_owned));
+        ok(&self.path, &args)?;
+        ok(&self.path, ["rev-parse", "HEAD"]).map(Some)
+    }
+}
