@@ -31,9 +31,15 @@ pub(crate) const RSS_TARGET_MB: f64 = 300.0;
 pub(crate) const CPU_TARGET_SECS_PER_GB: f64 = 20.0;
 pub(crate) const SIZE_TARGET_RATIO: f64 = 0.6;
 
-pub(crate) fn search_only(args: &Args) -> anyhow::Result<()> {
+/// The index the last full run left in `<dir>/home`, over the Cursor data in `<dir>/cursor/User`.
+fn open_last_index(args: &Args) -> anyhow::Result<(Tether, std::path::PathBuf)> {
     let dir = std::fs::canonicalize(&args.dir)?;
-    let t = Tether::open(Paths::at(dir.join("home")), CursorLocations::explicit(Some(dir.join("cursor/User")), None))?;
+    let user_dir = dir.join("cursor/User");
+    Ok((Tether::open(Paths::at(dir.join("home")), CursorLocations::explicit(Some(user_dir.clone()), None))?, user_dir))
+}
+
+pub(crate) fn search_only(args: &Args) -> anyhow::Result<()> {
+    let (t, _) = open_last_index(args)?;
     let (all, per_query) = search_rounds(&t, &query_set(args.seed), args.rounds)?;
     for (q, hits, p50, p95) in per_query {
         println!("{q:32} {hits:4} hits  p50 {p50:7.2} ms  p95 {p95:7.2} ms");
@@ -379,10 +385,8 @@ pub(crate) fn query_set(seed: u64) -> Vec<String> {
 }
 
 pub(crate) fn change_only(args: &Args) -> anyhow::Result<()> {
-    let dir = std::fs::canonicalize(&args.dir)?;
-    let user_dir = dir.join("cursor/User");
-    let t =
-        Arc::new(Tether::open(Paths::at(dir.join("home")), CursorLocations::explicit(Some(user_dir.clone()), None))?);
+    let (t, user_dir) = open_last_index(args)?;
+    let t = Arc::new(t);
     let lat = change_latency(&t, &user_dir.join("globalStorage/state.vscdb"), args.changes)?;
     let p = |x| percentile(&lat, x);
     println!("change → searchable: p50 {:.0} / p95 {:.0} / max {:.0} ms", p(50.0), p(95.0), p(100.0));

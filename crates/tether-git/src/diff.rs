@@ -63,14 +63,15 @@ impl Repo {
     pub fn diff(&self, base: &str, head: &str, with_patch: bool) -> Result<Diff> {
         let base = self.resolve(base)?;
         let head = self.resolve(head)?;
-        let args = |what: &'static str| {
-            let mut a = vec!["diff", what, "-z"];
+        let args = |what: &[&'static str]| {
+            let mut a = vec!["diff"];
+            a.extend(what);
             a.extend(DIFF_OPTS);
             a.extend([base.as_str(), head.as_str(), "--"]);
             a
         };
-        let kinds = parse_name_status(&ok(&self.root, args("--name-status"))?)?;
-        let counts = parse_numstat(&ok(&self.root, args("--numstat"))?)?;
+        let kinds = parse_name_status(&ok(&self.root, args(&["--name-status", "-z"]))?)?;
+        let counts = parse_numstat(&ok(&self.root, args(&["--numstat", "-z"]))?)?;
         if kinds.len() != counts.len() {
             return Err(Error::Parse(format!("{} files by status, {} by line count", kinds.len(), counts.len())));
         }
@@ -79,14 +80,7 @@ impl Repo {
             .zip(counts)
             .map(|((kind, old_path, path), (added, deleted))| FileChange { path, old_path, kind, added, deleted })
             .collect();
-        let patch = if with_patch {
-            let mut a = vec!["diff"];
-            a.extend(DIFF_OPTS);
-            a.extend([base.as_str(), head.as_str(), "--"]);
-            Some(ok(&self.root, a)?)
-        } else {
-            None
-        };
+        let patch = if with_patch { Some(ok(&self.root, args(&[]))?) } else { None };
         Ok(Diff { base, head, files, patch })
     }
 }

@@ -514,9 +514,7 @@ fn index_global(
         let stats = match (&stats_all, &quick_candidates) {
             (Some(all), _) => all.get(id).copied().unwrap_or_default(),
             (None, None) => {
-                let time =
-                    r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at)).or_else(|| times.get(id).copied());
-                todo.push(Todo { r: r.clone(), fp: None, bytes: r.head.map_or(0, |h| h.1).max(0) as u64, time });
+                todo.push(Todo { r: r.clone(), fp: None, bytes: Todo::bytes(r, 0), time: Todo::time(r, &times) });
                 continue;
             }
             (None, Some(cands)) => {
@@ -531,10 +529,7 @@ fn index_global(
         };
         let fp = r.fingerprint(stats);
         if depth == Depth::Force || known.get(id.as_str()) != Some(&fp.as_str()) {
-            let bytes = (r.head.map_or(0, |h| h.1) + stats.2).max(0) as u64;
-            let header_time = r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at));
-            let time = header_time.or_else(|| times.get(id).copied());
-            todo.push(Todo { r: r.clone(), fp: Some(fp), bytes, time });
+            todo.push(Todo { r: r.clone(), fp: Some(fp), bytes: Todo::bytes(r, stats.2), time: Todo::time(r, &times) });
         }
     }
     // Newest first: the chats someone most likely wants are searchable first. Ids still follow
@@ -742,7 +737,7 @@ fn stats_then_read(db: &CursorDb, t: &Todo) -> Result<(ComposerRead, String, u64
         Some(fp) => (fp.clone(), t.bytes),
         None => {
             let stats = global::bubble_stats_one(db, &t.r.id)?;
-            (t.r.fingerprint(stats), t.bytes + stats.2.max(0) as u64)
+            (t.r.fingerprint(stats), Todo::bytes(&t.r, stats.2))
         }
     };
     Ok((global::read_composer(db, &t.r)?, fp, bytes))
@@ -755,6 +750,18 @@ struct Todo {
     fp: Option<String>,
     bytes: u64,
     time: Option<i64>,
+}
+
+impl Todo {
+    /// A composer's bytes in Cursor's DB: its own row and `bubbles` bytes of bubbles.
+    fn bytes(r: &ComposerRef, bubbles: i64) -> u64 {
+        (r.head.map_or(0, |h| h.1) + bubbles).max(0) as u64
+    }
+
+    /// A composer's time: its header's, else the one we stored for its chat.
+    fn time(r: &ComposerRef, stored: &HashMap<String, i64>) -> Option<i64> {
+        r.header.as_ref().and_then(|h| h.updated_at.or(h.created_at)).or_else(|| stored.get(&r.id).copied())
+    }
 }
 
 /// A transaction of the first index holds at most this many chats or bytes of Cursor's JSON:

@@ -130,40 +130,41 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
     s
 }
 
-/// The fields of a bubble [`push_bubble`] reads, borrowed from the cell's bytes: everything else a
-/// bubble carries (code blocks, context, tool results — most of its bytes) is skipped unbuilt.
-#[derive(serde::Deserialize)]
-struct BubbleFields<'a> {
-    #[serde(rename = "type", borrow)]
-    ty: Option<&'a RawValue>,
-    #[serde(rename = "_v", borrow)]
-    version: Option<&'a RawValue>,
-    #[serde(rename = "createdAt", borrow)]
-    created_at: Option<&'a RawValue>,
-    #[serde(rename = "timingInfo", borrow)]
-    timing_info: Option<&'a RawValue>,
-    #[serde(borrow)]
-    timestamp: Option<&'a RawValue>,
-    #[serde(rename = "modelInfo", borrow)]
-    model_info: Option<&'a RawValue>,
-    #[serde(rename = "modelType", borrow)]
-    model_type: Option<&'a RawValue>,
-    #[serde(rename = "bubbleId", borrow)]
-    bubble_id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    thinking: Option<&'a RawValue>,
-    #[serde(borrow)]
-    text: Option<&'a RawValue>,
-    #[serde(rename = "richText", borrow)]
-    rich_text: Option<&'a RawValue>,
-    #[serde(rename = "initText", borrow)]
-    init_text: Option<&'a RawValue>,
-    #[serde(borrow)]
-    delegate: Option<&'a RawValue>,
-    #[serde(rename = "toolFormerData", borrow)]
-    tool: Option<&'a RawValue>,
+// The fields of a bubble [`push_bubble`] reads, borrowed from the cell's bytes: everything else a
+// bubble carries (code blocks, context, tool results — most of its bytes) is skipped unbuilt. One
+// list gives both the struct serde fills and the keys `decode_bubble` puts back.
+macro_rules! bubble_fields {
+    ($($field:ident: $key:literal),* $(,)?) => {
+        #[derive(serde::Deserialize)]
+        struct BubbleFields<'a> {
+            $(#[serde(rename = $key, borrow)] $field: Option<&'a RawValue>,)*
+        }
+
+        impl<'a> BubbleFields<'a> {
+            /// The fields present, by Cursor's key.
+            fn present(&self) -> impl Iterator<Item = (&'static str, &'a RawValue)> {
+                [$(($key, self.$field)),*].into_iter().filter_map(|(k, v)| Some((k, v?)))
+            }
+        }
+    };
+}
+
+bubble_fields! {
+    ty: "type",
+    version: "_v",
+    created_at: "createdAt",
+    timing_info: "timingInfo",
+    timestamp: "timestamp",
+    model_info: "modelInfo",
+    model_type: "modelType",
+    bubble_id: "bubbleId",
+    id: "id",
+    thinking: "thinking",
+    text: "text",
+    rich_text: "richText",
+    init_text: "initText",
+    delegate: "delegate",
+    tool: "toolFormerData",
 }
 
 /// A split-form bubble cell, decoded to just the fields a message is made of. Anything the typed
@@ -172,32 +173,13 @@ struct BubbleFields<'a> {
 fn decode_bubble(raw: Option<&[u8]>) -> Decoded {
     let Some(bytes) = raw else { return Decoded::Null };
     let Ok(f) = serde_json::from_slice::<BubbleFields<'_>>(bytes) else { return decode(raw) };
-    let fields = [
-        ("type", f.ty),
-        ("_v", f.version),
-        ("createdAt", f.created_at),
-        ("timingInfo", f.timing_info),
-        ("timestamp", f.timestamp),
-        ("modelInfo", f.model_info),
-        ("modelType", f.model_type),
-        ("bubbleId", f.bubble_id),
-        ("id", f.id),
-        ("thinking", f.thinking),
-        ("text", f.text),
-        ("richText", f.rich_text),
-        ("initText", f.init_text),
-        ("delegate", f.delegate),
-        ("toolFormerData", f.tool),
-    ];
     let mut map = serde_json::Map::new();
-    for (k, v) in fields {
-        if let Some(v) = v {
-            match serde_json::from_str::<Value>(v.get()) {
-                Ok(v) => {
-                    map.insert(k.to_owned(), v);
-                }
-                Err(_) => return decode(raw),
+    for (k, v) in f.present() {
+        match serde_json::from_str::<Value>(v.get()) {
+            Ok(v) => {
+                map.insert(k.to_owned(), v);
             }
+            Err(_) => return decode(raw),
         }
     }
     Decoded::Json(Value::Object(map))

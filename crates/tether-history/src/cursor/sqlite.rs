@@ -130,38 +130,39 @@ impl CursorDb {
     /// `(key, rowid, byte length)` per key in range, from record headers only: SQLite answers
     /// `octet_length` without loading the value, so this is cheap even for huge values.
     pub fn stat_prefix(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64, i64)) -> Result<()> {
-        if !self.has_table(table.name())? {
-            return Ok(());
-        }
-        let sql = format!(
-            "SELECT key, rowid, coalesce(octet_length(value), -1) FROM {} WHERE key >= ?1 AND key < ?2",
-            table.name()
-        );
-        let end = prefix_end(prefix);
-        retry_busy(|| {
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params![prefix, end])?;
-            while let Some(r) = rows.next()? {
-                f(&key_str(r)?, r.get(1)?, r.get(2)?);
-            }
+        self.each_in_range(table, "key, rowid, coalesce(octet_length(value), -1)", prefix, |r| {
+            f(&key_str(r)?, r.get(1)?, r.get(2)?);
             Ok(())
         })
-        .map_err(Into::into)
     }
 
     /// `(key, rowid)` per key in range, answered from the key's unique index alone: no table row
     /// is visited, where `stat_prefix` seeks each one (a random read per key in a big file).
     pub fn keys_with_rowids(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64)) -> Result<()> {
+        self.each_in_range(table, "key, rowid", prefix, |r| {
+            f(&key_str(r)?, r.get(1)?);
+            Ok(())
+        })
+    }
+
+    /// `SELECT cols` over the key range `[prefix, prefix+1)`, a row at a time, in index order.
+    fn each_in_range(
+        &self,
+        table: Table,
+        cols: &str,
+        prefix: &str,
+        mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+    ) -> Result<()> {
         if !self.has_table(table.name())? {
             return Ok(());
         }
-        let sql = format!("SELECT key, rowid FROM {} WHERE key >= ?1 AND key < ?2", table.name());
+        let sql = format!("SELECT {cols} FROM {} WHERE key >= ?1 AND key < ?2", table.name());
         let end = prefix_end(prefix);
         retry_busy(|| {
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params![prefix, end])?;
             while let Some(r) = rows.next()? {
-                f(&key_str(r)?, r.get(1)?);
+                f(r)?;
             }
             Ok(())
         })
