@@ -272,6 +272,7 @@ mod tests {
             parent: None,
             resume_chat: None,
             cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
+            isolation: Default::default(),
         };
         let run = runs::create(&s, "me", &v).unwrap();
         let boot = grant_bootstrap(&s, run.num()).unwrap();

@@ -222,7 +222,7 @@ mod tests {
     use crate::runs::event::RunEvent;
     use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
 
-    const LIMITS: Limits = Limits { total: 3, per_workspace: 1, cloud: 2, only: None };
+    const LIMITS: Limits = Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None };
 
     /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
     fn finished_run(s: &Store, chat: &str) -> Run {
@@ -243,6 +243,7 @@ mod tests {
             parent: None,
             resume_chat: None,
             cloud: None,
+            isolation: Default::default(),
         };
         let r = runs::create(s, "me", &v).unwrap();
         ran(s, &r, chat, "built");

@@ -19,6 +19,7 @@ pub mod settings;
 pub mod token;
 
 pub use tether_board as board;
+pub use tether_git;
 pub use tether_history as history;
 pub use tether_store::{clock, error, paths, store};
 

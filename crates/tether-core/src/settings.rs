@@ -140,6 +140,23 @@ pub struct RunSettings {
     /// How much of a run's output is kept (MiB); past it lines are counted, not stored, and the
     /// run says how many were left out. Its start, result and status changes are always kept.
     pub max_log_mb: u32,
+    /// A local run on a git repository works in a worktree of its own (off: in the folder itself,
+    /// as `--in-place` asks for one run).
+    pub isolate: bool,
+    /// Runs at once in worktrees of one repository.
+    pub max_per_repo: u32,
+    /// Where runs' worktrees go (default: `worktrees/` in Tether's data folder); never inside a
+    /// repository.
+    pub worktrees_dir: Option<PathBuf>,
+    /// Files copied (never linked) from the checkout into a new worktree, e.g. `.env`; paths
+    /// inside the repository.
+    pub copy_files: Vec<String>,
+    /// How long the setup commands of `.cursor/worktrees.json` may take in a new worktree.
+    pub setup_timeout_secs: u32,
+    /// Worktrees of runs that ended longer ago than this are removed (their branches kept).
+    pub worktree_retention_days: u32,
+    /// A merged run's branch stays after its worktree goes.
+    pub keep_branch_after_merge: bool,
 }
 
 impl Default for RunSettings {
@@ -155,6 +172,13 @@ impl Default for RunSettings {
             resume_wakes_per_hour: crate::board::wake::DEFAULT_PER_HOUR,
             wake_remote_senders: Vec::new(),
             max_log_mb: 64,
+            isolate: true,
+            max_per_repo: 3,
+            worktrees_dir: None,
+            copy_files: Vec::new(),
+            setup_timeout_secs: 300,
+            worktree_retention_days: 7,
+            keep_branch_after_merge: true,
         }
     }
 }
@@ -174,6 +198,14 @@ pub struct RunSettingsPatch {
     pub resume_wakes_per_hour: Option<u32>,
     pub wake_remote_senders: Option<Vec<String>>,
     pub max_log_mb: Option<u32>,
+    pub isolate: Option<bool>,
+    pub max_per_repo: Option<u32>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub worktrees_dir: Option<Option<PathBuf>>,
+    pub copy_files: Option<Vec<String>>,
+    pub setup_timeout_secs: Option<u32>,
+    pub worktree_retention_days: Option<u32>,
+    pub keep_branch_after_merge: Option<bool>,
 }
 
 impl Default for Settings {
@@ -307,6 +339,17 @@ impl Settings {
             runs.kill_grace_secs = r.kill_grace_secs.unwrap_or(runs.kill_grace_secs);
             runs.resume_wakes_per_hour = r.resume_wakes_per_hour.unwrap_or(runs.resume_wakes_per_hour);
             runs.max_log_mb = r.max_log_mb.unwrap_or(runs.max_log_mb);
+            runs.isolate = r.isolate.unwrap_or(runs.isolate);
+            runs.max_per_repo = r.max_per_repo.unwrap_or(runs.max_per_repo);
+            if let Some(v) = &r.worktrees_dir {
+                runs.worktrees_dir = v.clone().filter(|p| !p.as_os_str().is_empty());
+            }
+            if let Some(v) = &r.copy_files {
+                runs.copy_files = v.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
+            }
+            runs.setup_timeout_secs = r.setup_timeout_secs.unwrap_or(runs.setup_timeout_secs);
+            runs.worktree_retention_days = r.worktree_retention_days.unwrap_or(runs.worktree_retention_days);
+            runs.keep_branch_after_merge = r.keep_branch_after_merge.unwrap_or(runs.keep_branch_after_merge);
             if let Some(v) = &r.wake_remote_senders {
                 runs.wake_remote_senders = v.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
             }
@@ -351,6 +394,9 @@ impl Settings {
             ("grace before SIGKILL (seconds)", r.kill_grace_secs, 0..=120),
             ("wakes by resume per hour", r.resume_wakes_per_hour, 1..=60),
             ("run log size (MiB)", r.max_log_mb, 1..=4096),
+            ("runs per repository", r.max_per_repo, 1..=16),
+            ("worktree setup time limit (seconds)", r.setup_timeout_secs, 1..=3600),
+            ("worktree retention (days)", r.worktree_retention_days, 1..=3650),
             ("cloud runs at once", self.cloud.max_running, 1..=64),
             ("cloud poll interval (seconds)", self.cloud.poll_secs, 1..=3600),
             ("cloud run time limit (minutes)", self.cloud.timeout_minutes, 1..=1440),
@@ -360,6 +406,12 @@ impl Settings {
                     "run setting",
                     format!("{what}: {v} is out of range ({} to {})", range.start(), range.end()),
                 ));
+            }
+        }
+        for f in &r.copy_files {
+            let p = std::path::Path::new(f);
+            if p.is_absolute() || p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+                return Err(Error::invalid("files to copy", format!("{f:?}: give a path inside the repository")));
             }
         }
         if let Some(u) = &self.cloud.api_url {

@@ -6,7 +6,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::repo::{Repo, ok};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "git.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     Added,
@@ -18,7 +19,8 @@ pub enum ChangeKind {
     TypeChanged,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "git.ts")]
 pub struct FileChange {
     pub path: String,
     /// Where a renamed or copied file came from.

@@ -15,6 +15,16 @@ pub enum Error {
     Git { command: String, message: String },
     #[error("git printed what Tether cannot read ({0})")]
     Parse(String),
+    #[error("{branch} has nothing that {into} does not have already")]
+    NothingToMerge { branch: String, into: String },
+    #[error("{} has staged changes; commit or unstage them first (a merge never sweeps them into a commit)", .0.display())]
+    StagedChanges(std::path::PathBuf),
+    #[error("{} has uncommitted changes in files the run changed: {}; commit or stash them first", checkout.display(), files.join(", "))]
+    DirtyFiles { checkout: std::path::PathBuf, files: Vec<String> },
+    #[error("the merge would conflict in {}; nothing was changed", .0.join(", "))]
+    Conflicts(Vec<String>),
+    #[error("{0}")]
+    Unsupported(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -9,16 +9,21 @@
 //! command runs with the `GIT_*` variables of our own environment removed, so that a hook or a
 //! shell that exported `GIT_DIR` cannot point us at another repository.
 //!
-//! What it must never do: change the person's checkout — its files, index, HEAD, stash, or any
-//! branch but the run's own. Every command here names the worktree it acts in, and the only refs
-//! it writes are the run's branch (created with `-b`, refused if it exists).
+//! What it must never do on its own: change the person's checkout — its files, index, HEAD,
+//! stash, or any branch but the run's own. Every command here names the worktree it acts in, and
+//! the only refs it writes are the run's branch (created with `-b`, refused if it exists), except
+//! [`Repo::merge`], which is the person's explicit action: it moves the branch they merge into
+//! (and a checkout that has it out, as `git merge --ff-only` does), refusing — with nothing
+//! changed — whatever would lose or sweep up their own work.
 //!
 //! Depends on nothing of Tether's.
 
 mod diff;
 mod error;
+mod merge;
 mod repo;
 
 pub use diff::{ChangeKind, Diff, FileChange};
 pub use error::{Error, Result};
+pub use merge::{Merged, Strategy};
 pub use repo::{Head, Repo, Worktree};

@@ -28,7 +28,7 @@ pub struct Worktree {
 }
 
 /// `git` in `dir`, with our own environment's `GIT_*` variables removed.
-fn git(dir: &Path) -> Command {
+pub(crate) fn git(dir: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C").arg(dir);
     for (k, _) in std::env::vars_os() {
@@ -41,7 +41,7 @@ fn git(dir: &Path) -> Command {
     c
 }
 
-fn run<I, S>(dir: &Path, args: I) -> Result<Output>
+pub(crate) fn run<I, S>(dir: &Path, args: I) -> Result<Output>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -134,6 +134,15 @@ impl Repo {
         Ok(())
     }
 
+    /// A file's text at a commit, `None` when it is not there (or not text).
+    pub fn file_at(&self, commit: &str, path: &str) -> Result<Option<String>> {
+        let out = run(&self.root, ["show", &format!("{commit}:{path}")])?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        Ok(String::from_utf8(out.stdout).ok())
+    }
+
     /// The folders of this repository's worktrees, the main checkout first.
     pub fn worktrees(&self) -> Result<Vec<PathBuf>> {
         let out = ok(&self.root, ["worktree", "list", "--porcelain", "-z"])?;
@@ -152,16 +161,22 @@ impl Worktree {
         if staged.status.success() {
             return Ok(None);
         }
-        let mut args: Vec<String> = Vec::new();
-        // A machine without a git identity still gets the run's work committed, under Tether's.
-        if ok(&self.path, ["config", "user.email"]).is_err() {
-            args.extend(["-c".into(), "user.email=tether@localhost".into()]);
-        }
-        if ok(&self.path, ["config", "user.name"]).is_err() {
-            args.extend(["-c".into(), "user.name=Tether".into()]);
-        }
+        let mut args = identity_args(&self.path);
         args.extend(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message].map(str::to_owned));
         ok(&self.path, &args)?;
         ok(&self.path, ["rev-parse", "HEAD"]).map(Some)
     }
+}
+
+/// `-c user.…` for what git's config lacks: a machine without a git identity still gets the
+/// run's work committed, under Tether's.
+pub(crate) fn identity_args(dir: &Path) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    if ok(dir, ["config", "user.email"]).is_err() {
+        args.extend(["-c".into(), "user.email=tether@localhost".into()]);
+    }
+    if ok(dir, ["config", "user.name"]).is_err() {
+        args.extend(["-c".into(), "user.name=Tether".into()]);
+    }
+    args
 }

@@ -23,6 +23,8 @@ use crate::nofollow::{Dir, Entry, Unsafe};
 /// Opens the run's workspace for its start: canonical again, inside the allowed roots again (a
 /// folder may have been replaced by a link since the run was queued), the same folder the run
 /// was queued for, and held by its handle from here on.
+/// A worktree run is held in its worktree's counterpart of the workspace (the workspace itself is
+/// checked all the same: the run was allowed for it).
 pub fn open_workspace(t: &Tether, run: &Run) -> tether_core::Result<Option<Dir>> {
     let Some(recorded) = run.workspace.as_deref() else { return Ok(None) };
     let canon = tether_core::ops::runs::check_workspace(t, Path::new(recorded))?;
@@ -33,7 +35,11 @@ pub fn open_workspace(t: &Tether, run: &Run) -> tether_core::Result<Option<Dir>>
             canon.display()
         )));
     }
-    Dir::open_canonical(&canon).map(Some).map_err(|e| unsafe_err(e, "the run did not start"))
+    let dir = match &run.worktree {
+        Some(w) => std::path::PathBuf::from(w.workspace()),
+        None => canon,
+    };
+    Dir::open_canonical(&dir).map(Some).map_err(|e| unsafe_err(e, "the run did not start"))
 }
 
 /// Places the run's files in `ws`; an error here fails the run before the agent starts.

@@ -3,13 +3,14 @@
 //! an allowlisted environment, its output parsed into typed events) and Cursor Cloud agents
 //! (through tether-cloud's driver) — taken from the queue within the limits, ended by a result,
 //! an exit, a time limit or a cancel, always putting the workspace's files back and moving a
-//! bound task.
+//! bound task. A run on a git repository works in a worktree of its own, made and readied here
+//! (`setup`), its work committed to its branch when it ends.
 //!
 //! The data model and every decision that must hold across processes live in the board
 //! (`tether_core::board::runs`); this crate owns processes, timers and the workspace's files. It
 //! must not depend on axum, rmcp, clap or tauri.
 //!
-//! Imports run one way: probe, process, nofollow, stream_json ← files, log ← local, cloud ← runner.
+//! Imports run one way: probe, process, nofollow, stream_json ← files, log, setup ← local, cloud ← runner.
 
 mod cloud;
 mod files;
@@ -19,6 +20,7 @@ pub mod nofollow;
 mod probe;
 pub mod process;
 mod runner;
+mod setup;
 pub mod stream_json;
 
 pub use probe::{CliInfo, INSTALL_HINT, probe};

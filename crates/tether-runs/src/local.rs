@@ -1,5 +1,5 @@
-//! A local run: the Cursor CLI in its own process group, in the workspace checked again and held
-//! by its handle, with the run's files placed, an allowlisted environment and the prompt on
+//! A local run: the Cursor CLI in its own process group, in its own worktree (made and readied
+//! first) or the workspace itself, checked again and held by its handle, with the run's files placed, an allowlisted environment and the prompt on
 //! stdin; its stdout parsed into events, its stderr kept; ended by its result, its exit, its
 //! time limit or a cancel (SIGTERM to the group, a grace, SIGKILL), and the outcome said in
 //! words a person acts on.
@@ -19,7 +19,7 @@ use crate::blocking;
 use crate::log::{Log, Watch, take_events};
 use crate::probe::INSTALL_HINT;
 use crate::stream_json::{self, StreamParser};
-use crate::{files, nofollow, process};
+use crate::{files, nofollow, process, setup};
 
 /// How a stopped run is told apart from one that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,15 @@ pub(crate) async fn drive(
     let Some((bin, _)) = tether_core::paths::cursor_agent(settings.cursor_agent.as_deref()) else {
         return Ok(failed(format!("the Cursor CLI was not found: {INSTALL_HINT}")));
     };
-    let workspace = PathBuf::from(run.workspace.clone().unwrap_or_default());
+    let run = &match setup::worktree(&t, run).await {
+        Ok(r) => r,
+        Err(why) => return Ok(failed(why)),
+    };
+    // Where the agent works: the run's own worktree, else the folder itself.
+    let workspace = PathBuf::from(match &run.worktree {
+        Some(w) => w.workspace(),
+        None => run.workspace.clone().unwrap_or_default(),
+    });
     let ws = {
         let (t, r) = (Arc::clone(&t), run.clone());
         match blocking(move || {

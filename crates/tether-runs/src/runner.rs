@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{blocking, cloud, files, local, process};
 
+/// How often the daemon's runner looks for worktrees past their retention.
+const REAP_EVERY: Duration = Duration::from_secs(600);
+
 /// Runs queued runs until stopped. One per process that runs agents (the daemon, or `tether run`
 /// in the foreground when no daemon is running).
 pub struct Runner {
@@ -146,11 +149,16 @@ impl Runner {
             tracing::warn!(error = %e, "recovering runs left by an earlier start");
         }
         let mut going: Vec<JoinHandle<()>> = Vec::new();
+        let mut reaped_at: Option<tokio::time::Instant> = None;
         loop {
             going.retain(|h| !h.is_finished());
             if self.only.is_none() {
                 self.adopt_cloud_runs(&stop, &mut going).await;
                 self.wake_idle_chats().await;
+                if reaped_at.is_none_or(|at| at.elapsed() >= REAP_EVERY) {
+                    reaped_at = Some(tokio::time::Instant::now());
+                    self.reap().await;
+                }
             }
             loop {
                 let t = Arc::clone(&self.tether);
@@ -160,6 +168,7 @@ impl Runner {
                     let limits = Limits {
                         total: r.max_total as usize,
                         per_workspace: r.max_per_workspace as usize,
+                        per_repo: r.max_per_repo as usize,
                         cloud: t.settings().unwrap_or_default().cloud.max_running as usize,
                         only,
                     };
@@ -224,6 +233,19 @@ impl Runner {
         }
     }
 
+    /// Removes worktrees of runs that ended longer ago than the retention.
+    async fn reap(&self) {
+        let t = Arc::clone(&self.tether);
+        match blocking(move || tether_core::ops::changes::reap(&t)).await {
+            Ok(gone) => {
+                for w in gone {
+                    tracing::info!(path = %w.path, branch = %w.branch, "removed an old run's worktree (its branch is kept)");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "removing old worktrees"),
+        }
+    }
+
     /// Queues a follow-up run for each opted-in idle chat that signals wait for (the daemon's
     /// runner only; a foreground `tether run` runs just its own).
     async fn wake_idle_chats(&self) {
@@ -284,6 +306,13 @@ impl Runner {
             if run.is_cloud() {
                 files::restore_run(&t, num, None);
             }
+            // What the run left in its worktree is committed before it ends, so a merge never
+            // sees half of it. A run that never got its worktree has nothing to commit.
+            let mut at_end = runs::get_run(&t.store, num)?;
+            at_end.status = outcome.status;
+            if let Err(e) = tether_core::ops::changes::record_end(&t, &at_end) {
+                tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
+            }
             t.board().finish_run(num, &outcome)
         })
         .await;
@@ -326,5 +355,5 @@ fn recover(t: &Tether) -> tether_core::Result<()> {
         }
     }
     files::restore_orphans(t);
-    Ok(())
+    tether_core::ops::changes::recover(t)
 }

@@ -133,9 +133,13 @@ pub enum Error {
     Busy(String),
     #[error("{0}")]
     NotFound(String),
-    /// Already done (a webhook delivery seen before).
+    /// Already done (a webhook delivery seen before); a merge that would conflict; a checkout
+    /// that is not clean enough.
     #[error("{0}")]
     Conflict(String),
+    /// Git failed where it should not have; what it said.
+    #[error("{0}")]
+    Git(String),
 }
 
 impl Error {

@@ -62,6 +62,11 @@ impl Paths {
         self.data_dir.join("cloud")
     }
 
+    /// Runs' worktrees (`<repository>/R-<n>-<slug>`), unless the settings name another folder.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.data_dir.join("worktrees")
+    }
+
     /// Role rules for runs (`<role>.mdc`), seeded with Tether's own.
     pub fn roles_dir(&self) -> PathBuf {
         self.data_dir.join("roles")

@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0011_cloud_callbacks.sql"),
     include_str!("store/migrations/0012_time_ordered_messages.sql"),
     include_str!("store/migrations/0013_runs_safety.sql"),
+    include_str!("store/migrations/0014_run_worktrees.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -27,6 +27,16 @@ wake_by_resume: boolean, };
 
 export type AgentKind = "cursor" | "mcp" | "cli" | "run";
 
+/**
+ * What a run's branch changed against its base, in numbers (the files and the patch are the
+ * diff's).
+ */
+export type ChangeSummary = { files: number, added: number, deleted: number, 
+/**
+ * Files whose lines git does not count.
+ */
+binary: number, };
+
 export type CloudSpec = { 
 /**
  * `https://github.com/org/repo`.
@@ -75,6 +85,23 @@ last_event_id?: string | null,
  */
 webhook: boolean, };
 
+/**
+ * A person's comment on lines of a run's diff.
+ */
+export type Comment = { id: number, 
+/**
+ * The run whose diff it was made on.
+ */
+run: string, path: string, start_line: number, end_line: number, 
+/**
+ * The lines as they were when commented.
+ */
+quote: string, body: string, author: string, created_at: string, 
+/**
+ * The follow-up that carried it to the agent.
+ */
+sent_in: string | null, addressed_at: string | null, };
+
 export type Delivery = { recipient: string, drained_at: string | null, 
 /**
  * none (system types) | open | closed
@@ -95,6 +122,19 @@ export type Event = { at: string, actor: string, kind: string, detail: JsonValue
  * How much of a run's output its log left out (past `runs.max_log_mb`).
  */
 export type LogDropped = { lines: number, bytes: number, };
+
+/**
+ * A comment as it is made.
+ */
+export type NewComment = { 
+/**
+ * The file, as the diff names it (the new path of a renamed file).
+ */
+path: string, 
+/**
+ * The first and last line commented, in the file as the run left it (1-based).
+ */
+start_line: number, end_line: number, body: string, };
 
 /**
  * A run as hosts ask for it. Its docs are also the MCP tool's argument descriptions.
@@ -148,7 +188,8 @@ where?: string | null,
  */
 repo?: string | null, 
 /**
- * Cloud runs: the branch, tag or commit to start from (default: the repository's default).
+ * The branch, tag or commit to start from. Local runs: the base of the run's worktree
+ * (default: the checkout's current branch). Cloud runs: default the repository's default.
  */
 ref?: string | null, 
 /**
@@ -158,7 +199,12 @@ branch?: string | null,
 /**
  * Cloud runs: open a pull request when done.
  */
-auto_pr?: boolean, };
+auto_pr?: boolean, 
+/**
+ * Local runs: work in the folder itself instead of a worktree of its own (the old way; two
+ * runs and the person then share the checkout).
+ */
+in_place?: boolean, };
 
 /**
  * A signal to send, as hosts receive it. Its docs are also the MCP tool's argument descriptions.
@@ -253,7 +299,23 @@ log_dropped: LogDropped | null, created_at: string, started_at: string | null, e
 /**
  * A Cursor Cloud run's repository, Cursor's ids, branch and PR.
  */
-cloud: CloudSpec | null, };
+cloud: CloudSpec | null, 
+/**
+ * A local run's own worktree and branch.
+ */
+worktree: RunWorktree | null, 
+/**
+ * Why a local run works in the person's folder itself.
+ */
+in_place: string | null, 
+/**
+ * The branch's commit when the run ended.
+ */
+head_commit: string | null, 
+/**
+ * What the branch changed against its base when the run ended.
+ */
+changes: ChangeSummary | null, };
 
 export type RunDetail = { 
 /**
@@ -292,7 +354,23 @@ log_dropped: LogDropped | null, created_at: string, started_at: string | null, e
 /**
  * A Cursor Cloud run's repository, Cursor's ids, branch and PR.
  */
-cloud: CloudSpec | null, };
+cloud: CloudSpec | null, 
+/**
+ * A local run's own worktree and branch.
+ */
+worktree: RunWorktree | null, 
+/**
+ * Why a local run works in the person's folder itself.
+ */
+in_place: string | null, 
+/**
+ * The branch's commit when the run ended.
+ */
+head_commit: string | null, 
+/**
+ * What the branch changed against its base when the run ended.
+ */
+changes: ChangeSummary | null, };
 
 /**
  * One event of a run: what the agent said or did, or what happened to the run.
@@ -306,6 +384,27 @@ outcome: string | null, args: JsonValue, result: JsonValue, } | { "kind": "resul
 export type RunMode = "agent" | "plan" | "ask";
 
 export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled" | "lost";
+
+/**
+ * The worktree and branch a local run works on, beside the person's checkout.
+ */
+export type RunWorktree = { id: number, 
+/**
+ * The person's checkout.
+ */
+repo: string, 
+/**
+ * Where in the checkout the run's workspace is ("" for its top).
+ */
+subdir: string, path: string, branch: string, 
+/**
+ * The branch it started from (`None`: a detached checkout or a tag/commit).
+ */
+base_branch: string | null, base_commit: string | null, state: WorktreeState, created_at: string, removed_at: string | null, 
+/**
+ * Why it was removed: discarded, merged, reaped, never made.
+ */
+removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, };
 
 export type Signal = { id: string, type: SignalType, from: string, to: string, body: string, reply_to: string | null, task: string | null, trace_id: string, action_required: boolean, reply_required: boolean, created_at: string, answered_at: string | null, answered_by: string | null, 
 /**
@@ -435,3 +534,39 @@ export type Usage = { input_tokens: number, output_tokens: number, cache_read_to
  * One push outcome, as the log keeps it.
  */
 export type WakeRecord = { signal: string, type: SignalType, trace_id: string, recipient: string, at: string, path: string, result: string, mcp_session: string | null, };
+
+/**
+ * A worktree's life: planned (path and branch decided), creating (git is making it), ready,
+ * removed.
+ */
+export type WorktreeState = "planned" | "creating" | "ready" | "removed";
+
+/**
+ * A worktree with when its last run ended and whether one is still going: what the reaper and
+ * Health look at.
+ */
+export type WorktreeUse = { 
+/**
+ * Its runs, oldest first.
+ */
+runs: Array<string>, active: boolean, last_ended_at: string | null, 
+/**
+ * Kept by the reaper however old.
+ */
+pinned: boolean, id: number, 
+/**
+ * The person's checkout.
+ */
+repo: string, 
+/**
+ * Where in the checkout the run's workspace is ("" for its top).
+ */
+subdir: string, path: string, branch: string, 
+/**
+ * The branch it started from (`None`: a detached checkout or a tag/commit).
+ */
+base_branch: string | null, base_commit: string | null, state: WorktreeState, created_at: string, removed_at: string | null, 
+/**
+ * Why it was removed: discarded, merged, reaped, never made.
+ */
+removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, };

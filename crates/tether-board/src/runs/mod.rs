@@ -10,7 +10,7 @@
 //! processes, MCP, HTTP or the CLI.
 //!
 //! Imports run one way: event ← model ← log ← query ← {plan, finish} ← queue, recover;
-//! placements stands alone.
+//! placements stands alone; worktrees ← query.
 
 pub mod event;
 mod finish;
@@ -23,6 +23,7 @@ mod queue;
 mod recover;
 #[cfg(test)]
 mod tests;
+mod worktrees;
 
 pub use finish::*;
 pub use log::*;
@@ -32,3 +33,4 @@ pub use plan::*;
 pub use query::*;
 pub use queue::*;
 pub use recover::*;
+pub use worktrees::*;

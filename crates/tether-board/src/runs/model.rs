@@ -185,7 +185,8 @@ pub struct NewRun {
     /// workspace's or the task's project's `origin` remote).
     #[serde(default)]
     pub repo: Option<String>,
-    /// Cloud runs: the branch, tag or commit to start from (default: the repository's default).
+    /// The branch, tag or commit to start from. Local runs: the base of the run's worktree
+    /// (default: the checkout's current branch). Cloud runs: default the repository's default.
     #[serde(default, rename = "ref")]
     pub git_ref: Option<String>,
     /// Cloud runs: an existing branch to work on and push to (instead of a new `cursor/…` one).
@@ -195,6 +196,110 @@ pub struct NewRun {
     #[serde(default)]
     #[ts(optional, as = "Option<bool>")]
     pub auto_pr: bool,
+    /// Local runs: work in the folder itself instead of a worktree of its own (the old way; two
+    /// runs and the person then share the checkout).
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub in_place: bool,
+}
+
+/// Where a local run works, decided when it is queued.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// A cloud run: Cursor's machine, not this one.
+    #[default]
+    Cloud,
+    /// In the workspace itself, with the reason said on the run.
+    InPlace(String),
+    /// A new worktree of `repo` (the checkout's top folder), under `dir`, from `base` (a branch,
+    /// tag or commit; default the checkout's branch when the run starts); the agent works in
+    /// `subdir` of it.
+    New { repo: String, subdir: String, base: Option<String>, dir: String },
+    /// The worktree an earlier run of the chain or the task made.
+    Continue(i64),
+}
+
+/// A worktree's life: planned (path and branch decided), creating (git is making it), ready,
+/// removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+#[serde(rename_all = "snake_case")]
+pub enum WorktreeState {
+    #[default]
+    Planned,
+    Creating,
+    Ready,
+    Removed,
+}
+
+impl WorktreeState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorktreeState::Planned => "planned",
+            WorktreeState::Creating => "creating",
+            WorktreeState::Ready => "ready",
+            WorktreeState::Removed => "removed",
+        }
+    }
+}
+
+impl FromStr for WorktreeState {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        [WorktreeState::Planned, WorktreeState::Creating, WorktreeState::Ready, WorktreeState::Removed]
+            .into_iter()
+            .find(|w| w.as_str() == s)
+            .ok_or_else(|| Error::invalid("worktree state", s.to_owned()))
+    }
+}
+
+/// The worktree and branch a local run works on, beside the person's checkout.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+pub struct RunWorktree {
+    pub id: i64,
+    /// The person's checkout.
+    pub repo: String,
+    /// Where in the checkout the run's workspace is ("" for its top).
+    pub subdir: String,
+    pub path: String,
+    pub branch: String,
+    /// The branch it started from (`None`: a detached checkout or a tag/commit).
+    pub base_branch: Option<String>,
+    pub base_commit: Option<String>,
+    pub state: WorktreeState,
+    pub created_at: String,
+    pub removed_at: Option<String>,
+    /// Why it was removed: discarded, merged, reaped, never made.
+    pub removed_why: Option<String>,
+    pub merged_at: Option<String>,
+    pub merged_commit: Option<String>,
+    pub merged_into: Option<String>,
+    pub pr_url: Option<String>,
+    pub pr_number: Option<i64>,
+}
+
+impl RunWorktree {
+    /// Where the agent works: the worktree's counterpart of the person's workspace.
+    pub fn workspace(&self) -> String {
+        if self.subdir.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}/{}", self.path.trim_end_matches('/'), self.subdir)
+        }
+    }
+}
+
+/// What a run's branch changed against its base, in numbers (the files and the patch are the
+/// diff's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+pub struct ChangeSummary {
+    pub files: u32,
+    pub added: u64,
+    pub deleted: u64,
+    /// Files whose lines git does not count.
+    pub binary: u32,
 }
 
 /// Where a run's agent works.
@@ -242,6 +347,7 @@ pub struct ValidRun {
     pub resume_chat: Option<String>,
     /// Set for a Cursor Cloud run (kind `cloud`); `workspace` is then empty.
     pub cloud: Option<CloudSpec>,
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
@@ -289,6 +395,18 @@ pub struct Run {
     /// A Cursor Cloud run's repository, Cursor's ids, branch and PR.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cloud: Option<CloudSpec>,
+    /// A local run's own worktree and branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<RunWorktree>,
+    /// Why a local run works in the person's folder itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<String>,
+    /// The branch's commit when the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_commit: Option<String>,
+    /// What the branch changed against its base when the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangeSummary>,
 }
 
 impl Run {

@@ -49,8 +49,12 @@ pub fn record_placement(store: &Store, f: &PlacedFile) -> Result<()> {
     })
 }
 
-const PLACED: &str = "SELECT f.run, f.path, f.original, f.original_link, f.placed, r.workspace
-                      FROM run_files f JOIN runs r ON r.num = f.run";
+/// A placement with the folder its run worked in: the workspace, or its counterpart in the run's
+/// worktree.
+const PLACED: &str = "SELECT f.run, f.path, f.original, f.original_link, f.placed,
+                             CASE WHEN w.id IS NULL THEN r.workspace WHEN w.subdir = '' THEN w.path
+                                  ELSE w.path || '/' || w.subdir END
+                      FROM run_files f JOIN runs r ON r.num = f.run LEFT JOIN worktrees w ON w.id = r.worktree";
 
 fn placed_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlacedFile> {
     Ok(PlacedFile {

@@ -74,7 +74,20 @@ pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
     if prompt.trim().is_empty() {
         return Err(Error::invalid("follow-up", "say what the agent should do next"));
     }
+    let isolation = match (&p.worktree, &p.cloud) {
+        (Some(w), _) if w.state == WorktreeState::Removed => {
+            return Err(Error::Conflict(format!(
+                "{}'s worktree was removed ({}); start a new run",
+                p.id,
+                w.removed_why.as_deref().unwrap_or("removed")
+            )));
+        }
+        (Some(w), _) => Isolation::Continue(w.id),
+        (None, Some(_)) => Isolation::Cloud,
+        (None, None) => Isolation::InPlace(p.in_place.clone().unwrap_or_else(|| "it continues a run that did".into())),
+    };
     Ok(ValidRun {
+        isolation,
         cloud: p.cloud.as_ref().map(CloudSpec::followup),
         prompt: prompt.to_owned(),
         task: None,

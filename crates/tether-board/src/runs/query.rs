@@ -100,10 +100,12 @@ pub fn for_chat(store: &Store, chat: &str) -> Result<Option<String>> {
 const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions, timeout_ms,
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
-    ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes";
+    ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes, worktree, in_place,
+    head_commit, changes";
 
 pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
-    c.prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
+    let mut run = c
+        .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE num = ?1"))?
         .query_row([num], |r| {
             let perms: String = r.get(9)?;
             let tokens: Option<i64> = r.get(20)?;
@@ -150,8 +152,43 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
                     Some(lines) => Some(LogDropped { lines, bytes: r.get::<_, Option<i64>>(34)?.unwrap_or(0) }),
                     None => None,
                 },
+                // Filled below from its own row.
+                worktree: r.get::<_, Option<i64>>(35)?.map(|id| RunWorktree { id, ..RunWorktree::default() }),
+                in_place: r.get(36)?,
+                head_commit: r.get(37)?,
+                changes: r.get::<_, Option<String>>(38)?.and_then(|c| serde_json::from_str(&c).ok()),
             })
         })
         .optional()?
-        .ok_or_else(|| Error::RunNotFound(format_id(num)))
+        .ok_or_else(|| Error::RunNotFound(format_id(num)))?;
+    if let Some(w) = &run.worktree {
+        run.worktree = Some(load_worktree(c, w.id)?);
+    }
+    Ok(run)
+}
+
+const WORKTREE_COLS: &str = "id, repo, subdir, path, branch, base_branch, base_commit, state, created_at, removed_at,
+    removed_why, merged_at, merged_commit, merged_into, pr_url, pr_number";
+
+pub(crate) fn load_worktree(c: &rusqlite::Connection, id: i64) -> Result<RunWorktree> {
+    Ok(c.prepare_cached(&format!("SELECT {WORKTREE_COLS} FROM worktrees WHERE id = ?1"))?.query_row([id], |r| {
+        Ok(RunWorktree {
+            id: r.get(0)?,
+            repo: r.get(1)?,
+            subdir: r.get(2)?,
+            path: r.get(3)?,
+            branch: r.get(4)?,
+            base_branch: r.get(5)?,
+            base_commit: r.get(6)?,
+            state: r.get::<_, String>(7)?.parse().unwrap_or_default(),
+            created_at: iso(r.get(8)?),
+            removed_at: r.get::<_, Option<i64>>(9)?.map(iso),
+            removed_why: r.get(10)?,
+            merged_at: r.get::<_, Option<i64>>(11)?.map(iso),
+            merged_commit: r.get(12)?,
+            merged_into: r.get(13)?,
+            pr_url: r.get(14)?,
+            pr_number: r.get(15)?,
+        })
+    })?)
 }

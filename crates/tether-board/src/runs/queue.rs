@@ -39,11 +39,27 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
             Some(p) => txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [p], |row| row.get(0))?,
             None => num,
         };
+        let (worktree, in_place) = match &r.isolation {
+            Isolation::Cloud => (None, None),
+            Isolation::InPlace(why) => (None, Some(why.as_str())),
+            Isolation::Continue(id) => (Some(*id), None),
+            Isolation::New { repo, subdir, base, dir } => {
+                let slug = slug(&r.prompt);
+                let name = std::path::Path::new(repo).file_name().map_or("repo".into(), |n| n.to_string_lossy());
+                let path = format!("{}/{name}/R-{num}-{slug}", dir.trim_end_matches('/'));
+                txn.execute(
+                    "INSERT INTO worktrees(repo, subdir, path, branch, base_branch, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![repo, subdir, path, format!("tether/R-{num}-{slug}"), base, now_ms()],
+                )?;
+                (Some(txn.last_insert_rowid()), None)
+            }
+        };
         txn.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
-                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud)
+                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place)
              VALUES (?1, CASE WHEN ?16 IS NULL THEN 'local' ELSE 'cloud' END, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-                     ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 num,
                 r.prompt,
@@ -60,13 +76,31 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 requested_by,
                 now_ms(),
                 root,
-                r.cloud.as_ref().map(serde_json::to_string).transpose()?
+                r.cloud.as_ref().map(serde_json::to_string).transpose()?,
+                worktree,
+                in_place
             ],
         )?;
         append_in(txn, num, &[RunEvent::status("queued", None)])?;
         bump_rev(txn)?;
         Ok(num)
     }
+}
+
+/// A branch- and folder-safe name from a prompt's first words: `fix-the-login-form`.
+fn slug(prompt: &str) -> String {
+    let text = prompt.trim_start().strip_prefix("Work on task ").unwrap_or(prompt);
+    let mut out = String::new();
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+        if out.len() + word.len() > 40 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word.to_ascii_lowercase());
+    }
+    if out.is_empty() { "run".into() } else { out }
 }
 
 /// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its runner
@@ -137,6 +171,8 @@ pub struct Limits {
     /// Local runs (the Cursor CLI on this machine) at once.
     pub total: usize,
     pub per_workspace: usize,
+    /// Runs at once in worktrees of one repository (a worktree itself takes one at a time).
+    pub per_repo: usize,
     /// Cloud runs at once (they take no local resources; one at a time per cloud agent anyway).
     pub cloud: usize,
     /// A foreground runner (`tether run` without a daemon) takes only its own run.
@@ -159,9 +195,14 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
             .query_row(
                 "SELECT q.num, q.workspace FROM runs q
                  WHERE q.status = 'queued' AND q.held IS NULL AND (?2 IS NULL OR q.num = ?2)
-                   AND ((q.kind = 'local' AND ?3 < ?4
+                   AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
                          AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
-                                AND r.workspace IS q.workspace) < ?1)
+                                AND r.worktree IS NULL AND r.workspace IS q.workspace) < ?1)
+                     OR (q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NOT NULL
+                         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.worktree = q.worktree)
+                         AND (SELECT count(*) FROM runs r JOIN worktrees w ON w.id = r.worktree
+                                WHERE r.status = 'running'
+                                  AND w.repo = (SELECT repo FROM worktrees WHERE id = q.worktree)) < ?7)
                      OR (q.kind = 'cloud' AND ?5 < ?6
                          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
                                 AND json_extract(r.cloud, '$.agent_id') = json_extract(q.cloud, '$.agent_id'))))
@@ -172,7 +213,8 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
                     local,
                     limits.total as i64,
                     cloud,
-                    limits.cloud as i64
+                    limits.cloud as i64,
+                    limits.per_repo as i64
                 ],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )

@@ -18,6 +18,7 @@ fn valid(prompt: &str, ws: &str) -> ValidRun {
         parent: None,
         resume_chat: None,
         cloud: None,
+        isolation: Default::default(),
     }
 }
 
@@ -27,7 +28,7 @@ fn the_queue_respects_both_limits_and_order() {
     for (p, ws) in [("a", "/w1"), ("b", "/w1"), ("c", "/w2"), ("d", "/w3")] {
         create(&s, "me", &valid(p, ws)).unwrap();
     }
-    let limits = Limits { total: 2, per_workspace: 1, cloud: 2, only: None };
+    let limits = Limits { total: 2, per_workspace: 1, per_repo: 3, cloud: 2, only: None };
     let first = claim_next(&s, 1, limits).unwrap().unwrap();
     let second = claim_next(&s, 1, limits).unwrap().unwrap();
     assert_eq!((first.prompt.as_str(), second.prompt.as_str()), ("a", "c"), "b waits for /w1");
@@ -41,7 +42,7 @@ fn the_queue_respects_both_limits_and_order() {
 fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
     let s = Store::open_in_memory().unwrap();
     let r = create(&s, "me", &valid("go", "/w")).unwrap();
-    claim_next(&s, 7, Limits { total: 3, per_workspace: 1, cloud: 2, only: None }).unwrap();
+    claim_next(&s, 7, Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None }).unwrap();
     let ev = append_events(
         &s,
         r.num(),
@@ -74,7 +75,7 @@ fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
 fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
     let s = Store::open_in_memory().unwrap();
     let r = create(&s, "me", &valid("go", "/w")).unwrap();
-    claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, cloud: 2, only: None }).unwrap();
+    claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None }).unwrap();
     set_child(&s, r.num(), 999, Some(12)).unwrap();
     let f = PlacedFile {
         run: r.num(),
@@ -97,7 +98,7 @@ fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
 /// out restores, and it restores the person's bytes (or their link) over the bytes on disk.
 #[test]
 fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_file() {
-    let limits = Limits { total: 3, per_workspace: 3, cloud: 2, only: None };
+    let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, only: None };
     for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
         let s = Store::open_in_memory().unwrap();
         let runs: Vec<Run> = (0..3).map(|i| create(&s, "me", &valid(&format!("r{i}"), "/w")).unwrap()).collect();

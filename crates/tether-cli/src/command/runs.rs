@@ -1,5 +1,6 @@
 //! `tether runs …`: list and read runs, follow a run's log, cancel, approve a held run, follow
-//! one up in its chat (`ops::runs`). Cloud runs are runs too.
+//! one up in its chat (`ops::runs`); a run's diff, comments on it, merge and discard
+//! (`ops::changes`). Cloud runs are runs too.
 
 use std::sync::Arc;
 
@@ -7,8 +8,11 @@ use clap::Subcommand;
 use tether_core::Tether;
 use tether_core::board::runs::{Run, RunDetail, RunFilter, RunStatus};
 use tether_core::ops;
+use tether_core::ops::changes::{CommentRequest, DiffRequest, MergeRequest, SendComments};
+use tether_core::tether_git::Strategy;
 
 use super::run::follow::{self, EventPrinter};
+use super::run::review;
 use crate::render::{JsonFlag, bold, cut, dim, home_short, local_time};
 use crate::rt;
 
@@ -55,12 +59,64 @@ pub enum RunsCmd {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Continue a run's Cursor chat with a new prompt, as a new run.
+    /// Continue a run's Cursor chat with a new prompt, as a new run (in its worktree).
     Followup {
         id: String,
-        prompt: String,
+        /// What to do next (optional with --comments).
+        #[arg(required_unless_present = "comments")]
+        prompt: Option<String>,
+        /// Send the open comments on the run's diff (file, lines, quoted lines, comment) as the prompt.
+        #[arg(long)]
+        comments: bool,
         #[arg(long)]
         follow: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// What the run's branch changed against its base: files with line counts and the unified diff.
+    Diff {
+        id: String,
+        /// Files and counts only.
+        #[arg(long)]
+        stat: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Comment on lines of the run's diff, e.g. `src/lib.rs:3-5 "use a match here"`.
+    Comment {
+        id: String,
+        /// FILE:LINE or FILE:FIRST-LAST, in the file as the run left it.
+        at: String,
+        text: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Merge the run's branch into its base branch (or --into), also when it is checked out.
+    Merge {
+        id: String,
+        /// One commit with the run's changes (default).
+        #[arg(long, group = "how")]
+        squash: bool,
+        /// Replay the run's commits on the branch.
+        #[arg(long, group = "how")]
+        rebase: bool,
+        /// A merge commit.
+        #[arg(long, group = "how")]
+        merge: bool,
+        /// The branch to merge into [default: the branch the run started from].
+        #[arg(long, value_name = "BRANCH")]
+        into: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Throw the run's work away: its worktree and its branch are removed.
+    Discard {
+        id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// The worktrees Tether keeps for runs, and the disk they use.
+    Worktrees {
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -106,10 +162,35 @@ pub fn run(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
         RunsCmd::Approve { id, out } => out.print(&ops::runs::approve(&t, &me, &id)?, |r| {
             println!("{} approved; it starts when a runner is free.", r.id);
         }),
-        RunsCmd::Followup { id, prompt, follow, out } => {
-            let r = ops::runs::followup(&t, &me, &id, &prompt)?;
+        RunsCmd::Followup { id, prompt, comments, follow, out } => {
+            let r = if comments {
+                ops::changes::send_comments(&t, &me, &SendComments { run: id, text: prompt })?
+            } else {
+                ops::runs::followup(&t, &me, &id, prompt.as_deref().unwrap_or_default())?
+            };
             follow::start_or_follow(t, &me, r, follow, out.json)
         }
+        RunsCmd::Diff { id, stat, out } => {
+            out.print(&ops::changes::diff(&t, &me, &DiffRequest { run: id, stat })?, review::print_diff)
+        }
+        RunsCmd::Comment { id, at, text, out } => {
+            let comment = review::parse_at(&at, text)?;
+            out.print(&ops::changes::comment(&t, &me, &CommentRequest { run: id, comment })?, review::print_comment)
+        }
+        RunsCmd::Merge { id, squash: _, rebase, merge, into, out } => {
+            let strategy = if rebase {
+                Strategy::Rebase
+            } else if merge {
+                Strategy::Merge
+            } else {
+                Strategy::Squash
+            };
+            out.print(&ops::changes::merge(&t, &me, &MergeRequest { run: id, strategy, into })?, review::print_merge)
+        }
+        RunsCmd::Discard { id, out } => out.print(&ops::changes::discard(&t, &me, &id)?, |r| {
+            println!("{}'s worktree and branch are removed.", r.id);
+        }),
+        RunsCmd::Worktrees { out } => out.print(&ops::changes::worktrees(&t)?, review::print_worktrees),
     }
 }
 

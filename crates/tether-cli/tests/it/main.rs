@@ -4,6 +4,7 @@
 
 mod env;
 
+mod changes;
 mod cloud;
 mod hardening;
 mod history;

@@ -11,6 +11,7 @@
 //! Imports run one way: sessions, tasks, signals, agents, settings ← runs ← system.
 
 pub mod agents;
+pub mod changes;
 pub mod runs;
 pub mod sessions;
 pub mod settings;

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 
 /// The name a run records as who asked for it.
-fn requester(t: &Tether, who: &Principal) -> Result<String> {
+pub(crate) fn requester(t: &Tether, who: &Principal) -> Result<String> {
     match who {
         Principal::Person(name) => Ok(name.clone()),
         Principal::Agent { who, .. } => actor_label(&t.store, who),
@@ -40,8 +40,8 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     if place == runs::RunPlace::Cloud {
         return start_cloud(t, &by, new);
     }
-    if new.repo.is_some() || new.git_ref.is_some() || new.branch.is_some() || new.auto_pr {
-        return Err(Error::invalid("run", "repo, ref, branch and auto_pr are for cloud runs (where: cloud)"));
+    if new.repo.is_some() || new.branch.is_some() || new.auto_pr {
+        return Err(Error::invalid("run", "repo, branch and auto_pr are for cloud runs (where: cloud)"));
     }
     let settings = t.settings()?;
     let (task, prompt) = prompt_of(t, new)?;
@@ -55,9 +55,11 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     if let Some(r) = &new.role {
         roles::rule(&t.paths.roles_dir(), r)?;
     }
+    let task = task.map(|t| tasks::parse_id(&t.task.id)).transpose()?;
     let valid = runs::ValidRun {
+        isolation: super::changes::isolation(t, &settings.runs, &workspace, new, task)?,
         prompt,
-        task: task.map(|t| tasks::parse_id(&t.task.id)).transpose()?,
+        task,
         workspace: workspace.to_string_lossy().into_owned(),
         model: new.model.clone(),
         mode: new.mode.unwrap_or_default(),
@@ -147,6 +149,7 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         parent,
         resume_chat: earlier.and_then(|e| e.chat_id),
         cloud: spec,
+        isolation: runs::Isolation::Cloud,
     };
     runs::create(&t.store, by, &valid)
 }

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 
-use super::api::{agents, runs, sessions, settings, signals, system, tasks};
+use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks};
 use super::{auth, callback, error, hook, sse, statics};
 use crate::Server;
 use crate::state::Ctx;
@@ -59,6 +59,12 @@ table! {
     post "/runs/{id}/cancel" => runs::cancel,
     post "/runs/{id}/approve" => runs::approve,
     post "/runs/{id}/followup" => runs::followup,
+    get "/runs/{id}/diff" => changes::diff,
+    post "/runs/{id}/comments" => changes::comment,
+    post "/runs/{id}/comments/send" => changes::send_comments,
+    post "/runs/{id}/merge" => changes::merge,
+    post "/runs/{id}/discard" => changes::discard,
+    get "/worktrees" => changes::worktrees,
     get "/cloud/doctor" => runs::cloud_doctor,
     get "/insights" => system::insights,
     get "/signals" => signals::list,

@@ -97,7 +97,8 @@ impl ServerHandler for TetherMcp {
              (comment, hand off, complete with a summary). Agents and the user talk through signals: \
              signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
              signal_send asks or answers an agent, a role or the user (`human`). agent_run starts the Cursor \
-             CLI agent on this machine, or a Cursor Cloud agent on a GitHub repository, for a prompt or a task.",
+             CLI agent on this machine, or a Cursor Cloud agent on a GitHub repository, for a prompt or a task; \
+             run_diff shows what a run changed.",
         )
     }
 

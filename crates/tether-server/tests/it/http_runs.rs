@@ -354,3 +354,48 @@ async fn a_cloud_run_is_checked_by_the_doctor_and_calls_back_with_its_own_bearer
     until_status(&d, "R-1", "cancelled").await;
     d.stop().await;
 }
+
+/// A run on a git repository over HTTP: its diff, a comment quoting its lines, the worktrees
+/// report, a squash merge; refusals keep their codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_changes_are_diffed_commented_and_merged_over_http() {
+    let (d, ws) = with_fake_agent().await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(&ws).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "first"]);
+    let body =
+        json!({"prompt": "[fake:write=b.txt:bee] Add b", "workspace": ws, "permissions": {"allow": ["Write(**)"]}});
+    let run = ok(d.post("/api/runs", body).await);
+    let id = run["id"].as_str().unwrap();
+    until_status(&d, id, "succeeded").await;
+
+    let diff = ok(d.get(&format!("/api/runs/{id}/diff")).await);
+    assert_eq!(diff["files"], json!([{"path": "b.txt", "old_path": null, "kind": "added", "added": 1, "deleted": 0}]));
+    assert!(diff["patch"].as_str().unwrap().contains("+bee"), "{diff}");
+    let c = ok(d
+        .post(
+            &format!("/api/runs/{id}/comments"),
+            json!({"path": "b.txt", "start_line": 1, "end_line": 1, "body": "Bee?"}),
+        )
+        .await);
+    assert_eq!(
+        (c["quote"].as_str(), c["author"].as_str()),
+        (Some("bee"), Some(tether_core::Tether::person().as_str()))
+    );
+    let bad = json!({"path": "a.txt", "start_line": 1, "end_line": 1, "body": "x"});
+    assert_error(&d.post(&format!("/api/runs/{id}/comments"), bad).await, 400, "invalid_input");
+    assert_eq!(ok(d.get("/api/worktrees").await)["count"], 1);
+
+    let m = ok(d.post(&format!("/api/runs/{id}/merge"), json!({"strategy": "squash"})).await);
+    assert_eq!(m["into"], "main");
+    assert_eq!(git(&["show", "main:b.txt"]), "bee");
+    assert_eq!(ok(d.get("/api/worktrees").await)["count"], 0);
+    assert_error(&d.post(&format!("/api/runs/{id}/merge"), json!({})).await, 409, "conflict");
+    assert_error(&d.get("/api/runs/R-99/diff").await, 404, "not_found");
+}

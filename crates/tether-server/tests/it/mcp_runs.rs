@@ -175,6 +175,10 @@ async fn a_local_run_of_the_fake_cli_end_to_end() {
     assert!(statuses.iter().all(|(_, s)| *s == "succeeded"), "{statuses:?}");
     // The person's cli.json is back byte for byte.
     assert_eq!(std::fs::read_to_string(ws.join(".cursor/cli.json")).unwrap(), USER_CLI_JSON);
+    // The folder is no git repository: the runs worked in place, and their diff says so.
+    let e = fails(&c, "run_diff", json!({"run": "R-1"})).await;
+    assert_eq!(e["code"], "not_found", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("worked in place (not a git repository)"), "{e}");
 
     c.cancel().await.unwrap();
     d.stop().await;

@@ -21,6 +21,8 @@
 //! | `[fake:sleep=<ms>]` | wait between events |
 //! | `[fake:resume-error]` | with `--resume`: `Error: could not resume chat <id>`; exit 1 |
 //! | `[fake:segment-echo]` | with partial output, the mid-turn consolidated echo live captures show |
+//! | `[fake:write=<path>:<text>]` | with `--force`: the file (relative to the workspace) holds `<text>` and a newline |
+//! | `[fake:delete=<path>]` | with `--force`: the file is deleted |
 //!
 //! State lives under `$HOME`: chats in `.fake-agent/chats/<id>/`, the CLI transcript in
 //! `.cursor/projects/<slug>/agent-transcripts/<id>/<id>.jsonl`, and a dump of what the process
@@ -269,6 +271,8 @@ struct Directives {
     sleep_ms: u64,
     resume_error: bool,
     segment_echo: bool,
+    /// Files to write (`Some(text)`) or delete (`None`), relative to the workspace.
+    files: Vec<(String, Option<String>)>,
 }
 
 fn directives(prompt: &str) -> Directives {
@@ -297,6 +301,12 @@ fn directives(prompt: &str) -> Directives {
             "sleep" => d.sleep_ms = ms(),
             "resume-error" => d.resume_error = true,
             "segment-echo" => d.segment_echo = true,
+            "write" => {
+                if let Some((path, text)) = value.and_then(|v| v.split_once(':')) {
+                    d.files.push((path.to_owned(), Some(text.to_owned())));
+                }
+            }
+            "delete" => d.files.extend(value.map(|p| (p.to_owned(), None))),
             // A typo would otherwise silently run the success turn and pass the wrong test.
             other => eprintln!("tether-fake-agent: unknown directive [fake:{other}]"),
         }
@@ -779,6 +789,23 @@ fn main() {
         Some(_) => {
             t.turn_ended("error");
             die(&format!("Error: [internal] The agent stopped unexpectedly (request {}).", t.request_id));
+        }
+    }
+
+    // The real CLI rejects every edit in print mode without --force.
+    if args.force {
+        for (rel, text) in &d.files {
+            let path = workspace.join(rel);
+            let done = match text {
+                Some(text) => path
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(&path, format!("{text}\n"))),
+                None => std::fs::remove_file(&path),
+            };
+            if let Err(e) = done {
+                eprintln!("tether-fake-agent: {}: {e}", path.display());
+            }
         }
     }
 

@@ -124,6 +124,22 @@ pub fn print_summary(r: &Run) {
         let what = if r.is_cloud() { "Cursor Cloud agent" } else { "Cursor chat" };
         println!("  {what} {c} (tether sessions show {c}; follow up: tether runs followup {} \"…\")", r.id);
     }
+    match (&r.worktree, &r.in_place) {
+        (Some(w), _) => {
+            let changed = r
+                .changes
+                .map(|c| format!(" · {} files +{} −{} (tether runs diff {})", c.files, c.added, c.deleted, r.id))
+                .unwrap_or_default();
+            let state = match (&w.merged_into, &w.removed_why) {
+                (Some(into), _) => format!(" · merged into {into}"),
+                (None, Some(why)) => format!(" · worktree removed ({why})"),
+                _ => format!(" · in {}", w.path),
+            };
+            println!("  branch {}{changed}{state}", w.branch);
+        }
+        (None, Some(why)) => println!("  worked in place: {why}"),
+        _ => {}
+    }
     if let Some(c) = &r.cloud {
         if let Some(u) = &c.agent_url {
             println!("  at Cursor: {u}");

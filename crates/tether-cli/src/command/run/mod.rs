@@ -3,6 +3,7 @@
 //! [`RunOpts`] are the options a cloud launch takes too.
 
 pub mod follow;
+pub mod review;
 
 use std::path::PathBuf;
 
@@ -28,6 +29,13 @@ pub struct RunArgs {
     /// Deny a permission token (repeatable), e.g. 'Shell(rm)'.
     #[arg(long = "deny", value_name = "TOKEN")]
     pub deny: Vec<String>,
+    /// Work in the folder itself instead of a worktree of its own (the run then shares the
+    /// checkout with you and other in-place runs).
+    #[arg(long)]
+    pub in_place: bool,
+    /// The branch, tag or commit the run's worktree starts from [default: the checkout's branch].
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "in_place")]
+    pub git_ref: Option<String>,
 }
 
 /// What `tether run` and `tether cloud launch` both take, worded for a local run; a cloud launch
@@ -86,7 +94,13 @@ pub fn run(t: Tether, a: RunArgs) -> anyhow::Result<()> {
             Some(std::env::current_dir().context("reading the working directory")?.to_string_lossy().into_owned())
         }
     };
-    let new = NewRun { workspace, permissions: Permissions { allow: a.allow, deny: a.deny }, ..a.run.new_run()? };
+    let new = NewRun {
+        workspace,
+        permissions: Permissions { allow: a.allow, deny: a.deny },
+        in_place: a.in_place,
+        git_ref: a.git_ref,
+        ..a.run.new_run()?
+    };
     let me = super::me(None);
     let r = ops::runs::start(&t, &me, &new)?;
     follow::start_or_follow(t, &me, r, a.run.follow, a.run.out.json)

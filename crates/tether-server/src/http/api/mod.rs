@@ -3,6 +3,7 @@
 //! person is the principal on every route ([`super::auth::Person`]).
 
 pub mod agents;
+pub mod changes;
 pub mod runs;
 pub mod sessions;
 pub mod settings;

@@ -1,5 +1,5 @@
 //! Starting agents: the Cursor CLI here or a Cursor Cloud agent, or a follow-up of an earlier
-//! run. No tool merges, pushes or approves: those are the person's.
+//! run; reading what a run changed. No tool merges, pushes or approves: those are the person's.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -8,6 +8,7 @@ use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 use tether_core::board::runs::NewRun;
+use tether_core::ops::changes::{self, DiffRequest};
 use tether_core::ops::runs;
 
 use crate::mcp::error::{blocking, json_result};
@@ -25,6 +26,21 @@ pub(crate) struct RunArgs {
 
 #[tool_router(router = runs_tools, vis = "pub(crate)")]
 impl TetherMcp {
+    #[tool(
+        description = "What a run changed: the files its branch added, modified, deleted or renamed against its base, with line counts, and the unified diff (stat: true leaves the diff out), with the person's comments on it. For reviewing an agent's work; merging is the person's.",
+        annotations(read_only_hint = true)
+    )]
+    async fn run_diff(
+        &self,
+        Parameters(a): Parameters<DiffRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("run_diff", &ctx, None);
+        let who = c.who.clone();
+        let r = blocking(&self.server.tether, move |t| changes::diff(t, &who, &a)).await.and_then(|d| json_result(&d));
+        self.answer(&c, r).await
+    }
+
     #[tool(
         description = "Start an agent for a prompt or a board task (it claims the task and moves it to in_review when it succeeds). where: local (default) runs the Cursor CLI on this machine in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read); where: cloud launches a Cursor Cloud agent on a GitHub repository (repo, ref or branch, auto_pr; needs the user's Cursor API key). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
     )]

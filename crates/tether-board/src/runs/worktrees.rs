@@ -1,0 +1,255 @@
+//! A run's worktree as the board keeps it: its life (planned → creating → ready → removed), what
+//! its runs changed, merges and pull requests, and the person's comments on its diff. SQL only:
+//! git itself is `tether-git`'s, driven by the runner and the operations.
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::model::*;
+use super::query::{bump_rev, load, load_worktree};
+use crate::clock::{iso, now_ms};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+pub fn worktree(store: &Store, id: i64) -> Result<RunWorktree> {
+    store.read(|c| load_worktree(c, id))
+}
+
+/// Git is about to make the worktree from `base_commit` (on `base_branch`, when a branch): a
+/// start after kill -9 finds it `creating` and checks what git left.
+pub fn worktree_creating(store: &Store, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute(
+            "UPDATE worktrees SET state = 'creating', base_branch = ?2, base_commit = ?3 WHERE id = ?1",
+            params![id, base_branch, base_commit],
+        )?;
+        bump_rev(txn)
+    })
+}
+
+pub fn worktree_ready(store: &Store, id: i64) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute("UPDATE worktrees SET state = 'ready', ready_at = ?2 WHERE id = ?1", params![id, now_ms()])?;
+        bump_rev(txn)
+    })
+}
+
+/// Back to planned: git did not make it (a start after a crash in between, or git refused).
+pub fn worktree_unmade(store: &Store, id: i64) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute("UPDATE worktrees SET state = 'planned' WHERE id = ?1", [id])?;
+        bump_rev(txn)
+    })
+}
+
+/// The worktree's folder is gone (and its branch, unless kept): `why` is discarded, merged,
+/// reaped or never made.
+pub fn worktree_removed(store: &Store, id: i64, why: &str) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute(
+            "UPDATE worktrees SET state = 'removed', removed_at = ?2, removed_why = ?3 WHERE id = ?1",
+            params![id, now_ms(), why],
+        )?;
+        bump_rev(txn)
+    })
+}
+
+pub fn worktree_merged(store: &Store, id: i64, into: &str, commit: &str) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute(
+            "UPDATE worktrees SET merged_at = ?2, merged_into = ?3, merged_commit = ?4 WHERE id = ?1",
+            params![id, now_ms(), into, commit],
+        )?;
+        bump_rev(txn)
+    })
+}
+
+pub fn worktree_pr(store: &Store, id: i64, url: &str, number: i64) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute("UPDATE worktrees SET pr_url = ?2, pr_number = ?3 WHERE id = ?1", params![id, url, number])?;
+        bump_rev(txn)
+    })
+}
+
+/// What the run's branch holds when it ended: its commit and the change summary.
+pub fn set_changes(store: &Store, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute(
+            "UPDATE runs SET head_commit = ?2, changes = ?3 WHERE num = ?1",
+            params![num, head, serde_json::to_string(changes)?],
+        )?;
+        bump_rev(txn)
+    })
+}
+
+/// The runs working in a worktree, oldest first.
+pub fn worktree_runs(store: &Store, id: i64) -> Result<Vec<Run>> {
+    store.read(|c| {
+        let nums: Vec<i64> = c
+            .prepare_cached("SELECT num FROM runs WHERE worktree = ?1 ORDER BY num")?
+            .query_map([id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        nums.into_iter().map(|n| load(c, n)).collect()
+    })
+}
+
+/// The worktree a task's next local run continues: the one its latest isolated run worked in,
+/// while it is still there and not merged.
+pub fn task_worktree(store: &Store, task: i64, repo: &str) -> Result<Option<i64>> {
+    store.read(|c| {
+        Ok(c.query_row(
+            "SELECT w.id FROM runs r JOIN worktrees w ON w.id = r.worktree
+             WHERE r.task = ?1 AND w.repo = ?2 AND w.state != 'removed' AND w.merged_at IS NULL
+             ORDER BY r.num DESC LIMIT 1",
+            params![task, repo],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })
+}
+
+/// A worktree with when its last run ended and whether one is still going: what the reaper and
+/// Health look at.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+pub struct WorktreeUse {
+    #[serde(flatten)]
+    pub worktree: RunWorktree,
+    /// Its runs, oldest first.
+    pub runs: Vec<String>,
+    pub active: bool,
+    pub last_ended_at: Option<String>,
+    #[serde(skip)]
+    pub last_ended_ms: Option<i64>,
+    /// Kept by the reaper however old.
+    pub pinned: bool,
+}
+
+/// Worktrees not removed (folders Tether made or is about to), oldest first.
+pub fn live_worktrees(store: &Store) -> Result<Vec<WorktreeUse>> {
+    store.read(|c| {
+        let rows: Vec<(i64, String, bool, Option<i64>, bool)> = c
+            .prepare_cached(
+                "SELECT w.id, coalesce(group_concat(r.num, ','), ''),
+                        coalesce(max(r.status IN ('queued', 'running')), 0), max(r.ended_at),
+                        w.pinned
+                 FROM worktrees w LEFT JOIN runs r ON r.worktree = w.id
+                 WHERE w.state != 'removed' GROUP BY w.id ORDER BY w.id",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.into_iter()
+            .map(|(id, runs, active, ended, pinned)| {
+                Ok(WorktreeUse {
+                    worktree: load_worktree(c, id)?,
+                    runs: runs.split(',').filter_map(|n| n.parse().ok()).map(format_id).collect(),
+                    active,
+                    last_ended_at: ended.map(iso),
+                    last_ended_ms: ended,
+                    pinned,
+                })
+            })
+            .collect()
+    })
+}
+
+/// A person's comment on lines of a run's diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+pub struct Comment {
+    pub id: i64,
+    /// The run whose diff it was made on.
+    pub run: String,
+    pub path: String,
+    pub start_line: i64,
+    pub end_line: i64,
+    /// The lines as they were when commented.
+    pub quote: String,
+    pub body: String,
+    pub author: String,
+    pub created_at: String,
+    /// The follow-up that carried it to the agent.
+    pub sent_in: Option<String>,
+    pub addressed_at: Option<String>,
+}
+
+/// A comment as it is made.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts")]
+pub struct NewComment {
+    /// The file, as the diff names it (the new path of a renamed file).
+    pub path: String,
+    /// The first and last line commented, in the file as the run left it (1-based).
+    pub start_line: i64,
+    pub end_line: i64,
+    pub body: String,
+}
+
+pub fn add_comment(store: &Store, run: i64, author: &str, c: &NewComment, quote: &str) -> Result<Comment> {
+    let id = store.durable(|txn| {
+        txn.execute(
+            "INSERT INTO run_comments(run, path, start_line, end_line, quote, body, author, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![run, c.path, c.start_line, c.end_line, quote, c.body, author, now_ms()],
+        )?;
+        let id = txn.last_insert_rowid();
+        bump_rev(txn)?;
+        Ok(id)
+    })?;
+    comments_where(store, "c.id = ?1", id)?.pop().ok_or_else(|| Error::NotFound(format!("comment {id}")))
+}
+
+/// Every comment made on the diffs of runs in `worktree`, oldest first.
+pub fn comments(store: &Store, worktree: i64) -> Result<Vec<Comment>> {
+    comments_where(store, "r.worktree = ?1", worktree)
+}
+
+fn comments_where(store: &Store, cond: &str, key: i64) -> Result<Vec<Comment>> {
+    store.read(|c| {
+        Ok(c.prepare_cached(&format!(
+            "SELECT c.id, c.run, c.path, c.start_line, c.end_line, c.quote, c.body, c.author, c.created_at,
+                    c.sent_in, c.addressed_at
+             FROM run_comments c JOIN runs r ON r.num = c.run WHERE {cond} ORDER BY c.id"
+        ))?
+        .query_map([key], |r| {
+            Ok(Comment {
+                id: r.get(0)?,
+                run: format_id(r.get(1)?),
+                path: r.get(2)?,
+                start_line: r.get(3)?,
+                end_line: r.get(4)?,
+                quote: r.get(5)?,
+                body: r.get(6)?,
+                author: r.get(7)?,
+                created_at: iso(r.get(8)?),
+                sent_in: r.get::<_, Option<i64>>(9)?.map(format_id),
+                addressed_at: r.get::<_, Option<i64>>(10)?.map(iso),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// The comments a follow-up `run` carries to the agent are recorded as sent in it.
+pub fn comments_sent(store: &Store, ids: &[i64], run: i64) -> Result<()> {
+    store.durable(|txn| {
+        for id in ids {
+            txn.execute("UPDATE run_comments SET sent_in = ?2 WHERE id = ?1", params![id, run])?;
+        }
+        bump_rev(txn)
+    })
+}
+
+/// The follow-up `run` ended having done its work: the comments it carried are addressed.
+pub fn comments_addressed(store: &Store, run: i64) -> Result<usize> {
+    store.durable(|txn| {
+        let n = txn.execute(
+            "UPDATE run_comments SET addressed_at = ?2 WHERE sent_in = ?1 AND addressed_at IS NULL",
+            params![run, now_ms()],
+        )?;
+        if n > 0 {
+            bump_rev(txn)?;
+        }
+        Ok(n)
+    })
+}

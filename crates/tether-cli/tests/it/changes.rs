@@ -1,0 +1,248 @@
+//! A run's work after the run, end to end through `tether` and its daemon, on a real repository
+//! with the fake Cursor CLI editing files: two runs in parallel in worktrees of their own (the
+//! person's checkout — files, index, HEAD, stash, branches — untouched, both diffs exact), a
+//! comment sent back in a follow-up, a squash merge with its trailers into the checked-out
+//! branch, a conflicting merge refused with nothing changed, discard; and a daemon killed mid-run
+//! whose next start commits what the run left and keeps git's worktree list consistent.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::env::{bin, tether_in};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+impl Env {
+    /// A data dir, a home, and the person's repository mid-work (an allowed root): a commit on
+    /// `main`, another branch, a stash, an unstaged edit and an untracked file.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("project");
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        git(&repo, &["config", "user.name", "Person"]);
+        git(&repo, &["config", "user.email", "person@example.com"]);
+        std::fs::write(repo.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n").unwrap();
+        std::fs::write(repo.join("README.md"), "# project\n").unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "first"]);
+        git(&repo, &["branch", "feature"]);
+        std::fs::write(repo.join("README.md"), "# stashed\n").unwrap();
+        git(&repo, &["stash", "-q"]);
+        std::fs::write(repo.join("README.md"), "# project, being edited\n").unwrap();
+        std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
+        let repo = repo.canonicalize().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let runs = json!({"roots": [repo], "result_grace_secs": 1, "kill_grace_secs": 1});
+        std::fs::write(data.join("settings.json"), json!({"runs": runs}).to_string()).unwrap();
+        Self { dir, repo }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = tether_in(self.dir.path());
+        c.env("TETHER_CURSOR_HOME", self.dir.path().join("home/.cursor"))
+            .env("TETHER_CURSOR_AGENT", bin("tether-fake-agent"))
+            .env("TETHER_TOKEN", "changes-test-token")
+            .env("TETHER_USER", "pat");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(&[args, &["--json"]].concat());
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+
+    /// A command that must fail: its `error[code]: message`.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    fn daemon(&self) -> Child {
+        let _ = std::fs::remove_file(self.dir.path().join("data/daemon.json"));
+        let child =
+            self.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        self.wait_for("the daemon", 30, || self.dir.path().join("data/daemon.json").exists());
+        child
+    }
+
+    fn queue(&self, prompt: &str) -> String {
+        let ws = self.repo.to_string_lossy().into_owned();
+        let r = self.json(&["run", prompt, "--workspace", &ws, "--allow", "Write(**)"]);
+        assert_eq!(r["status"], "queued", "{r}");
+        r["id"].as_str().unwrap().to_owned()
+    }
+
+    fn show(&self, id: &str) -> Value {
+        self.json(&["runs", "show", id])
+    }
+
+    fn wait_for(&self, what: &str, secs: u64, f: impl FnMut() -> bool) {
+        tether_testkit::wait_until(what, Duration::from_secs(secs), f);
+    }
+
+    /// Everything of the person's checkout an isolated run leaves as it was.
+    fn checkout(&self) -> Vec<String> {
+        let r = &self.repo;
+        let files = ["README.md", "notes.txt", "src/lib.rs"]
+            .iter()
+            .map(|f| std::fs::read_to_string(r.join(f)).unwrap_or_default())
+            .collect();
+        let mine = git(r, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/stash"])
+            .lines()
+            .filter(|l| !l.starts_with("refs/heads/tether/"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        vec![
+            files,
+            git(r, &["status", "--porcelain"]),
+            git(r, &["ls-files", "--stage"]),
+            git(r, &["symbolic-ref", "HEAD"]),
+            mine,
+        ]
+    }
+}
+
+fn kill(child: &mut Child, signal: &str) {
+    let _ = Command::new("kill").args([signal, &child.id().to_string()]).status();
+    let _ = child.wait();
+}
+
+fn files_of(diff: &Value) -> Vec<(String, String, i64, i64)> {
+    diff["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let n = |k: &str| f[k].as_i64().unwrap_or(-1);
+            (f["path"].as_str().unwrap().to_owned(), f["kind"].as_str().unwrap().to_owned(), n("added"), n("deleted"))
+        })
+        .collect()
+}
+
+#[test]
+fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
+    let e = Env::new();
+    let before = e.checkout();
+    let mut daemon = e.daemon();
+
+    let one = e.queue("[fake:sleep=250][fake:write=src/one.rs:pub const ONE: u8 = 1;] Add one");
+    let two = e.queue("[fake:sleep=250][fake:write=src/two.rs:pub const TWO: u8 = 2;][fake:delete=src/lib.rs] Add two");
+    let mut together = 0;
+    e.wait_for("both runs to end", 60, || {
+        let list = e.json(&["runs", "list"]);
+        let runs = list.as_array().unwrap();
+        together = together.max(runs.iter().filter(|r| r["status"] == "running").count());
+        runs.iter().all(|r| r["status"] == "succeeded")
+    });
+    assert_eq!(together, 2, "two runs on one repository run at once, each in its own worktree");
+    let (r1, r2) = (e.show(&one), e.show(&two));
+    assert_ne!(r1["worktree"]["path"], r2["worktree"]["path"]);
+    assert!(r1["worktree"]["branch"].as_str().unwrap().starts_with("tether/R-1-"), "{r1}");
+    assert_eq!(r1["worktree"]["base_branch"], "main");
+    assert_eq!(e.checkout(), before, "the person's checkout is untouched");
+
+    let d1 = e.json(&["runs", "diff", &one]);
+    assert_eq!(files_of(&d1), [("src/one.rs".to_owned(), "added".to_owned(), 1, 0)]);
+    assert!(d1["patch"].as_str().unwrap().contains("+pub const ONE: u8 = 1;"), "{d1}");
+    let d2 = e.json(&["runs", "diff", &two, "--stat"]);
+    assert_eq!(
+        files_of(&d2),
+        [("src/lib.rs".to_owned(), "deleted".to_owned(), 0, 3), ("src/two.rs".to_owned(), "added".to_owned(), 1, 0)]
+    );
+    assert_eq!(d2["patch"], Value::Null);
+    assert_eq!(r2["changes"], json!({"files": 2, "added": 1, "deleted": 3, "binary": 0}));
+
+    // A comment goes back to the agent in a follow-up, in the same worktree and chat.
+    let c = e.json(&["runs", "comment", &one, "src/one.rs:1", "Make it a u32"]);
+    assert_eq!(c["quote"], "pub const ONE: u8 = 1;");
+    assert!(e.fails(&["runs", "comment", &one, "src/one.rs:2-3", "x"]).contains("error[invalid_input]"));
+    let f = e.json(&["runs", "followup", &one, "--comments", "--follow"]);
+    assert_eq!((f["status"].as_str(), f["chat_id"].as_str()), (Some("succeeded"), r1["chat_id"].as_str()), "{f}");
+    assert_eq!(f["worktree"]["path"], r1["worktree"]["path"]);
+    assert!(
+        f["prompt"].as_str().unwrap().contains("src/one.rs line 1:\n   > pub const ONE: u8 = 1;\n   Make it a u32")
+    );
+    let after = e.json(&["runs", "diff", f["id"].as_str().unwrap()]);
+    assert_eq!(after["comments"][0]["sent_in"], f["id"]);
+    assert!(after["comments"][0]["addressed_at"].is_string(), "{after}");
+
+    // Squash merge into the checked-out main: one commit with the trailers; the person's
+    // unstaged edit and untracked file stay theirs.
+    let m = e.json(&["runs", "merge", &one]);
+    assert_eq!((m["into"].as_str(), m["checkout"].as_str()), (Some("main"), e.repo.to_str()));
+    let msg = git(&e.repo, &["log", "-1", "--format=%B", "main"]);
+    let chat = format!("Cursor-Chat: {}", r1["chat_id"].as_str().unwrap());
+    for trailer in [format!("Tether-Run: {one}"), format!("Tether-Run: {}", f["id"].as_str().unwrap()), chat] {
+        assert!(msg.contains(&trailer), "{trailer} in {msg}");
+    }
+    assert_eq!(git(&e.repo, &["rev-list", "--count", "main"]), "2");
+    assert_eq!(std::fs::read_to_string(e.repo.join("src/one.rs")).unwrap(), "pub const ONE: u8 = 1;\n");
+    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? notes.txt");
+    assert!(!Path::new(r1["worktree"]["path"].as_str().unwrap()).exists(), "the merged worktree is gone");
+    assert_eq!(m["run"]["worktree"]["removed_why"], "merged");
+
+    // The person's own src/two.rs conflicts with R-2's: refused, naming it, nothing changed.
+    std::fs::write(e.repo.join("src/two.rs"), "// the person's\n").unwrap();
+    git(&e.repo, &["add", "src/two.rs"]);
+    git(&e.repo, &["commit", "-q", "-m", "mine"]);
+    let head = git(&e.repo, &["rev-parse", "main"]);
+    let refused = e.fails(&["runs", "merge", &two]);
+    assert!(refused.contains("error[conflict]") && refused.contains("src/two.rs"), "{refused}");
+    assert_eq!(git(&e.repo, &["rev-parse", "main"]), head);
+    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? notes.txt");
+
+    e.json(&["runs", "discard", &two]);
+    assert!(!Path::new(r2["worktree"]["path"].as_str().unwrap()).exists());
+    let branches = git(&e.repo, &["branch", "--list", "tether/*"]);
+    assert!(branches.contains("tether/R-1-") && !branches.contains("tether/R-2-"), "{branches}");
+    assert!(e.fails(&["runs", "merge", &two]).contains("error[conflict]"));
+    kill(&mut daemon, "-TERM");
+}
+
+#[test]
+fn a_daemon_killed_mid_run_leaves_work_the_next_start_commits() {
+    let e = Env::new();
+    let mut daemon = e.daemon();
+    let id = e.queue("[fake:write=wip.txt:half done][fake:hang] Start the refactor");
+    let mut path = String::new();
+    e.wait_for("the run to write in its worktree", 30, || {
+        let r = e.show(&id);
+        path = r["worktree"]["path"].as_str().unwrap_or_default().to_owned();
+        r["status"] == "running" && Path::new(&path).join("wip.txt").exists()
+    });
+    kill(&mut daemon, "-KILL");
+    let mut again = e.daemon();
+    e.wait_for("the run to be found lost and its work committed", 30, || {
+        let r = e.show(&id);
+        r["status"] == "lost" && !r["changes"].is_null()
+    });
+    let r = e.show(&id);
+    assert_eq!(r["changes"]["files"], 1, "{r}");
+    let branch = r["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(git(&e.repo, &["show", &format!("{branch}:wip.txt")]), "half done");
+    assert!(git(&e.repo, &["worktree", "list", "--porcelain"]).contains(&path));
+    // The work can be thrown away like any other, and git's list agrees.
+    e.json(&["runs", "discard", &id]);
+    assert!(!git(&e.repo, &["worktree", "list", "--porcelain"]).contains(&path));
+    kill(&mut again, "-TERM");
+}

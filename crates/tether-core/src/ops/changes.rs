@@ -1,0 +1,649 @@
+//! A run's work after the run: where a local run works (a worktree of its own, or in place and
+//! why), its worktree made and its work committed at the end, the diff its branch holds against
+//! its base, the person's comments on it and a follow-up that carries them, merging into the
+//! base, discarding, and the reaper of old worktrees. Git itself is `tether-git`'s; the board
+//! keeps what was decided.
+//!
+//! Tether makes the worktree itself (`git worktree add -b`) instead of passing the Cursor CLI's
+//! `--worktree`: the path and the branch are then decided and recorded before anything exists
+//! (a run's number names both, so two runs never share one), the base is the one the person
+//! chose, a start after kill -9 finds exactly what to resume or clean, and clean-up does not
+//! depend on where a CLI version chose to put things.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tether_git::{Repo, Strategy};
+
+use crate::Tether;
+use crate::board::principal::Principal;
+use crate::board::runs::{
+    self, ChangeSummary, Comment, Isolation, NewComment, NewRun, Run, RunStatus, RunWorktree, WorktreeState,
+    WorktreeUse,
+};
+use crate::board::tasks::{Status, TaskChange};
+use crate::error::{Error, Result};
+use crate::settings::RunSettings;
+
+/// Git's refusals are the caller's to act on (a conflict, a dirty checkout); anything else is
+/// git failing.
+fn git_err(e: tether_git::Error) -> Error {
+    use tether_git::Error as G;
+    match e {
+        G::NothingToMerge { .. }
+        | G::StagedChanges(_)
+        | G::DirtyFiles { .. }
+        | G::Conflicts(_)
+        | G::BranchExists(_)
+        | G::Unsupported(_) => Error::Conflict(e.to_string()),
+        G::NotARepo(_) => Error::NotFound(e.to_string()),
+        e => Error::Git(e.to_string()),
+    }
+}
+
+/// Where a new local run works: a worktree of its own on a git repository (a task's next run
+/// continues the task's), else in place, saying why.
+pub(crate) fn isolation(
+    t: &Tether,
+    rs: &RunSettings,
+    workspace: &Path,
+    new: &NewRun,
+    task: Option<i64>,
+) -> Result<Isolation> {
+    if new.in_place || !rs.isolate {
+        if new.git_ref.is_some() {
+            return Err(Error::invalid(
+                "ref",
+                "a run in place works on the checkout as it is; ref is for worktree runs",
+            ));
+        }
+        let why = if new.in_place { "asked to work in place" } else { "runs.isolate is off in the settings" };
+        return Ok(Isolation::InPlace(why.into()));
+    }
+    let repo = match Repo::discover(workspace) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(Isolation::InPlace("not a git repository".into())),
+        Err(tether_git::Error::NoGit(_)) => return Ok(Isolation::InPlace("git is not installed".into())),
+        Err(e) => return Err(git_err(e)),
+    };
+    let root = repo.root.canonicalize().map_err(|e| Error::io(format!("reading {}", repo.root.display()), e))?;
+    let subdir = workspace.strip_prefix(&root).unwrap_or(Path::new("")).to_string_lossy().into_owned();
+    match &new.git_ref {
+        Some(r) => {
+            repo.resolve(r).map_err(|_| {
+                Error::invalid("ref", format!("{r:?} is not a branch, tag or commit of {}", root.display()))
+            })?;
+        }
+        None => {
+            if repo.head().is_err() {
+                return Ok(Isolation::InPlace("the repository has no commit yet".into()));
+            }
+        }
+    }
+    let root_s = root.to_string_lossy().into_owned();
+    if new.git_ref.is_none()
+        && let Some(task) = task
+        && let Some(id) = runs::task_worktree(&t.store, task, &root_s)?
+    {
+        return Ok(Isolation::Continue(id));
+    }
+    let dir = worktrees_dir(t, rs)?;
+    if dir.starts_with(&root) {
+        return Err(Error::invalid(
+            "worktrees folder",
+            format!("{} is inside the repository {}; pick a folder outside it", dir.display(), root.display()),
+        ));
+    }
+    Ok(Isolation::New { repo: root_s, subdir, base: new.git_ref.clone(), dir: dir.to_string_lossy().into_owned() })
+}
+
+/// The worktrees' base folder, made (private) and canonical: a run's files are placed there
+/// through handles opened from its canonical path.
+fn worktrees_dir(t: &Tether, rs: &RunSettings) -> Result<PathBuf> {
+    let dir = rs.worktrees_dir.clone().unwrap_or_else(|| t.paths.worktrees_dir());
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
+    dir.canonicalize().map_err(|e| Error::io(format!("reading {}", dir.display()), e))
+}
+
+/// Makes the run's worktree when it has none yet (recorded `creating` first, so a crash in
+/// between is found), from the base the person named or the checkout's branch now. Returns it
+/// ready.
+pub fn make_worktree(t: &Tether, run: &Run) -> Result<RunWorktree> {
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(run))?;
+    match w.state {
+        WorktreeState::Ready if Path::new(&w.path).is_dir() => return Ok(w),
+        WorktreeState::Ready | WorktreeState::Removed => {
+            return Err(Error::Conflict(format!(
+                "{}'s worktree {} is gone ({}); start a new run",
+                run.id,
+                w.path,
+                w.removed_why.as_deref().unwrap_or("removed by hand")
+            )));
+        }
+        WorktreeState::Planned | WorktreeState::Creating => {}
+    }
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    if w.state == WorktreeState::Creating {
+        forget_unmade(&repo, &w)?;
+    }
+    let (branch, commit) = match &w.base_branch {
+        Some(b) => {
+            let c = repo.resolve(b).map_err(git_err)?;
+            (repo.branch_exists(b).map_err(git_err)?.then(|| b.clone()), c)
+        }
+        None => {
+            let h = repo.head().map_err(git_err)?;
+            (h.branch, h.commit)
+        }
+    };
+    runs::worktree_creating(&t.store, w.id, branch.as_deref(), &commit)?;
+    if let Err(e) = repo.add_worktree(Path::new(&w.path), &w.branch, &commit) {
+        runs::worktree_unmade(&t.store, w.id)?;
+        return Err(git_err(e));
+    }
+    runs::worktree_ready(&t.store, w.id)?;
+    runs::worktree(&t.store, w.id)
+}
+
+/// What a crash while git made a worktree left: a half-made folder and branch go (the branch
+/// only while it holds nothing but its base).
+fn forget_unmade(repo: &Repo, w: &RunWorktree) -> Result<()> {
+    let wt = tether_git::Worktree {
+        path: PathBuf::from(&w.path),
+        branch: w.branch.clone(),
+        base: w.base_commit.clone().unwrap_or_default(),
+    };
+    let pristine = w.base_commit.as_deref().is_some_and(|b| repo.resolve(&w.branch).is_ok_and(|h| h == b));
+    repo.remove_worktree(&wt, pristine).map_err(git_err)
+}
+
+/// A run ended (or was found lost): what it left uncommitted in its worktree is committed to its
+/// branch (the message from its prompt), and the branch's changes against the base are kept on
+/// the run. A follow-up that carried comments and succeeded marks them addressed.
+pub fn record_end(t: &Tether, run: &Run) -> Result<Option<ChangeSummary>> {
+    let Some(w) = &run.worktree else { return Ok(None) };
+    if w.state != WorktreeState::Ready || !Path::new(&w.path).is_dir() {
+        return Ok(None);
+    }
+    let base = w.base_commit.clone().ok_or_else(|| no_worktree(run))?;
+    let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: base.clone() };
+    wt.commit_all(&commit_message(run)).map_err(git_err)?;
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    let head = repo.resolve(&w.branch).map_err(git_err)?;
+    let d = repo.diff(&base, &head, false).map_err(git_err)?;
+    let sum = summarize(&d);
+    runs::set_changes(&t.store, run.num(), &head, &sum)?;
+    if run.status == RunStatus::Succeeded {
+        runs::comments_addressed(&t.store, run.num())?;
+    }
+    Ok(Some(sum))
+}
+
+/// A run's commit: its prompt's first line, the rest of the prompt below, and who made it.
+fn commit_message(run: &Run) -> String {
+    let first = run.prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("work");
+    let title: String = first.chars().take(72).collect();
+    format!("{title}\n\n{}\n\nTether-Run: {}\n", run.prompt.trim(), run.id)
+}
+
+fn summarize(d: &tether_git::Diff) -> ChangeSummary {
+    ChangeSummary {
+        files: d.files.len() as u32,
+        added: d.added(),
+        deleted: d.deleted(),
+        binary: d.files.iter().filter(|f| f.is_binary()).count() as u32,
+    }
+}
+
+fn no_worktree(run: &Run) -> Error {
+    let why = match (&run.cloud, &run.in_place) {
+        (Some(c), _) => format!(
+            "{} is a Cursor Cloud run: its work is on {} of {}{}",
+            run.id,
+            c.pushed_branch.as_deref().or(c.branch.as_deref()).unwrap_or("the branch Cursor pushed"),
+            c.repo,
+            c.pr_url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default()
+        ),
+        (None, Some(why)) => format!("{} worked in place ({why}); it has no worktree or branch of its own", run.id),
+        (None, None) => format!("{} has no worktree (it never started)", run.id),
+    };
+    Error::NotFound(why)
+}
+
+/// Which run's diff, and whether the unified diff is wanted.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct DiffRequest {
+    /// The run, e.g. "R-3".
+    pub run: String,
+    /// Files and counts only, without the unified diff.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub stat: bool,
+}
+
+/// What a run's branch changed against its base.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct RunDiff {
+    pub run: String,
+    pub branch: String,
+    pub base_branch: Option<String>,
+    pub base: String,
+    pub head: String,
+    pub summary: ChangeSummary,
+    pub files: Vec<tether_git::FileChange>,
+    /// The unified diff (left out when only the stat was asked for).
+    pub patch: Option<String>,
+    /// The comments made on this worktree's diffs; `current` when the lines they quote are still
+    /// there.
+    pub comments: Vec<DiffComment>,
+    /// The worktree's folder while it exists.
+    pub worktree: Option<String>,
+    /// Said when the diff is not the run's final word (it is still going).
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct DiffComment {
+    #[serde(flatten)]
+    pub comment: Comment,
+    pub current: bool,
+}
+
+/// A run's diff against its base: up to where it ended, or the branch so far while it runs.
+pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> {
+    let run = t.board().run(&req.run, Some(0))?.run;
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    let base = w
+        .base_commit
+        .clone()
+        .ok_or_else(|| Error::NotFound(format!("{} has no worktree yet (it has not started)", run.id)))?;
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    let (head, note) = match &run.head_commit {
+        Some(h) if run.status.is_terminal() => (h.clone(), None),
+        _ => (
+            repo.resolve(&w.branch).map_err(git_err)?,
+            (!run.status.is_terminal())
+                .then(|| format!("{} is still {}: what it has not committed shows when it ends", run.id, run.status)),
+        ),
+    };
+    let d = repo.diff(&base, &head, !req.stat).map_err(git_err)?;
+    let comments = runs::comments(&t.store, w.id)?
+        .into_iter()
+        .map(|c| {
+            let current = repo
+                .file_at(&head, &c.path)
+                .ok()
+                .flatten()
+                .is_some_and(|text| quote_of(&text, c.start_line, c.end_line).as_deref() == Some(c.quote.as_str()));
+            DiffComment { comment: c, current }
+        })
+        .collect();
+    Ok(RunDiff {
+        run: run.id.clone(),
+        branch: w.branch.clone(),
+        base_branch: w.base_branch.clone(),
+        base: d.base.clone(),
+        head: d.head.clone(),
+        summary: summarize(&d),
+        files: d.files,
+        patch: d.patch,
+        comments,
+        worktree: (w.state != WorktreeState::Removed).then(|| w.path.clone()),
+        note,
+    })
+}
+
+/// Lines `start..=end` (1-based) of `text`, when the file has them.
+fn quote_of(text: &str, start: i64, end: i64) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (s, e) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
+    if s == 0 || e < s || e > lines.len() {
+        return None;
+    }
+    Some(lines[s - 1..e].join("\n"))
+}
+
+/// A comment on lines of a run's diff.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct CommentRequest {
+    /// The run whose diff is commented, e.g. "R-3".
+    #[serde(default)]
+    pub run: String,
+    #[serde(flatten)]
+    pub comment: NewComment,
+}
+
+/// Comments on lines the run's branch has: the lines are quoted as they are now, so the agent
+/// (and a later diff) sees what was meant.
+pub fn comment(t: &Tether, who: &Principal, req: &CommentRequest) -> Result<Comment> {
+    if who.is_remote() {
+        return Err(Error::NotAllowed("commenting on a run's diff is for this machine".into()));
+    }
+    let c = &req.comment;
+    if c.body.trim().is_empty() {
+        return Err(Error::invalid("comment", "say what should change"));
+    }
+    let d = diff(t, who, &DiffRequest { run: req.run.clone(), stat: true })?;
+    if !d.files.iter().any(|f| f.path == c.path) {
+        return Err(Error::invalid("file", format!("{} did not change {:?}", d.run, c.path)));
+    }
+    let repo = Repo::open(Path::new(&t.board().run(&d.run, Some(0))?.run.worktree.map(|w| w.repo).unwrap_or_default()))
+        .map_err(git_err)?;
+    let text = repo
+        .file_at(&d.head, &c.path)
+        .map_err(git_err)?
+        .ok_or_else(|| Error::invalid("file", format!("{} is not a text file at the end of {}", c.path, d.run)))?;
+    let quote = quote_of(&text, c.start_line, c.end_line).ok_or_else(|| {
+        Error::invalid(
+            "lines",
+            format!(
+                "{}:{}-{} is not in the file (it has {} lines)",
+                c.path,
+                c.start_line,
+                c.end_line,
+                text.lines().count()
+            ),
+        )
+    })?;
+    let author = super::runs::requester(t, who)?;
+    runs::add_comment(&t.store, runs::parse_id(&d.run)?, &author, c, &quote)
+}
+
+/// A follow-up carrying the open comments on a run's diff.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct SendComments {
+    /// The run to follow up, e.g. "R-3".
+    #[serde(default)]
+    pub run: String,
+    /// Words to add after the comments.
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// Starts a follow-up of the run whose prompt is every open comment on its worktree's diffs
+/// (file, lines, the quoted lines, the comment) and the person's words; the comments are marked
+/// sent in it, and addressed when it succeeds.
+pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<Run> {
+    let run = t.board().run(&req.run, Some(0))?.run;
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    let open: Vec<Comment> = runs::comments(&t.store, w.id)?
+        .into_iter()
+        .filter(|c| c.sent_in.is_none() && c.addressed_at.is_none())
+        .collect();
+    let extra = req.text.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    if open.is_empty() && extra.is_none() {
+        return Err(Error::invalid("follow-up", format!("{} has no open comments; comment on its diff first", run.id)));
+    }
+    let mut prompt = String::new();
+    if !open.is_empty() {
+        prompt.push_str("Please address these review comments on your changes:\n");
+        for (i, c) in open.iter().enumerate() {
+            let lines = if c.start_line == c.end_line {
+                format!("line {}", c.start_line)
+            } else {
+                format!("lines {}-{}", c.start_line, c.end_line)
+            };
+            let quoted: String = c.quote.lines().map(|l| format!("   > {l}\n")).collect();
+            prompt.push_str(&format!("\n{}. {} {lines}:\n{quoted}   {}\n", i + 1, c.path, c.body.trim()));
+        }
+    }
+    if let Some(x) = extra {
+        prompt.push_str(&format!("\n{x}\n"));
+    }
+    let next = super::runs::followup(t, who, &run.id, &prompt)?;
+    runs::comments_sent(&t.store, &open.iter().map(|c| c.id).collect::<Vec<_>>(), next.num())?;
+    Ok(next)
+}
+
+/// Merging a run's branch into a branch of the person's repository.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct MergeRequest {
+    /// The run, e.g. "R-3" (its worktree's branch is merged: the chain's work so far).
+    #[serde(default)]
+    pub run: String,
+    /// squash (default), merge or rebase.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Strategy>")]
+    pub strategy: Strategy,
+    /// The branch to merge into (default: the run's base branch).
+    #[serde(default)]
+    pub into: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct MergeResult {
+    pub run: Run,
+    pub into: String,
+    pub strategy: Strategy,
+    /// The branch's commit before the merge and after.
+    pub from: String,
+    pub commit: String,
+    /// The person's checkout that had the branch out and was moved along.
+    pub checkout: Option<String>,
+}
+
+/// Merges a run's branch into its base (or `into`), also when that branch is checked out in the
+/// person's repository: refuses, changing nothing, while a run of the worktree goes, on staged
+/// changes there, on uncommitted changes in files the run touched, on a conflict. Squash commits
+/// carry the run's prompt and trailers naming the runs and chats. Afterwards the worktree goes
+/// (the branch stays unless the settings say otherwise) and the runs' tasks are done.
+pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeResult> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("merging a run's work is the person's decision".into()));
+    }
+    let run = t.board().run(&req.run, Some(0))?.run;
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    let chain = runs::worktree_runs(&t.store, w.id)?;
+    if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
+        return Err(Error::Conflict(format!(
+            "{} is still {} in this worktree; wait for it or cancel it",
+            r.id, r.status
+        )));
+    }
+    if w.base_commit.is_none() {
+        return Err(no_worktree(&run));
+    }
+    let into = req.into.clone().or_else(|| w.base_branch.clone()).ok_or_else(|| {
+        Error::invalid("into", format!("{} started from a detached checkout; say which branch to merge into", run.id))
+    })?;
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    if !repo.branch_exists(&w.branch).map_err(git_err)? {
+        return Err(Error::Conflict(format!(
+            "{}'s branch {} is gone ({}); there is nothing to merge",
+            run.id,
+            w.branch,
+            w.removed_why.as_deref().unwrap_or("deleted by hand")
+        )));
+    }
+    if w.state == WorktreeState::Ready && Path::new(&w.path).is_dir() {
+        // Edits made in the worktree after the run (by the person) belong to its work.
+        let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() };
+        wt.commit_all(&format!("Edits in {}'s worktree before merging", run.id)).map_err(git_err)?;
+    }
+    let merged =
+        repo.merge(&w.branch, &into, req.strategy, &merge_message(&run, &chain, &w, req.strategy)).map_err(git_err)?;
+    runs::worktree_merged(&t.store, w.id, &into, &merged.commit)?;
+    let keep = t.settings()?.runs.keep_branch_after_merge;
+    remove(t, &repo, &w, !keep, "merged")?;
+    let by = super::runs::requester(t, who)?;
+    let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
+    tasks.dedup();
+    for task in tasks {
+        let change = TaskChange {
+            status: Some(Status::Done),
+            comment: Some(format!("{}'s work merged into {into} as {} by {by}", run.id, short(&merged.commit))),
+            force: true,
+            ..Default::default()
+        };
+        if let Err(e) = t.board().update_task(&who.actor(), task, &change) {
+            tracing::warn!(task, error = %e, "moving a merged run's task to done");
+        }
+    }
+    Ok(MergeResult {
+        run: t.board().run(&run.id, Some(0))?.run,
+        into,
+        strategy: req.strategy,
+        from: merged.from,
+        commit: merged.commit,
+        checkout: merged.checkout.map(|p| p.to_string_lossy().into_owned()),
+    })
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+/// The squash or merge commit's message: the first run's prompt line, the last result, and a
+/// trailer for each run and chat of the worktree.
+fn merge_message(run: &Run, chain: &[Run], w: &RunWorktree, strategy: Strategy) -> String {
+    let first = chain.first().unwrap_or(run);
+    let line = first.prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("work");
+    let title: String = line.trim_start_matches("Work on task ").chars().take(72).collect();
+    let mut m = match strategy {
+        Strategy::Merge => format!("Merge {} ({}): {title}\n", w.branch, first.id),
+        _ => format!("{title}\n"),
+    };
+    if let Some(result) = chain.iter().rev().find_map(|r| r.result.as_deref()).map(str::trim).filter(|r| !r.is_empty())
+    {
+        let body: String = result.chars().take(2000).collect();
+        m.push_str(&format!("\n{body}\n"));
+    }
+    m.push('\n');
+    for r in chain {
+        m.push_str(&format!("Tether-Run: {}\n", r.id));
+    }
+    let mut chats: Vec<&str> = chain.iter().filter_map(|r| r.chat_id.as_deref()).collect();
+    chats.dedup();
+    for c in chats {
+        m.push_str(&format!("Cursor-Chat: {c}\n"));
+    }
+    m
+}
+
+/// Removes a worktree's folder (and its branch when asked) and records why.
+fn remove(t: &Tether, repo: &Repo, w: &RunWorktree, delete_branch: bool, why: &str) -> Result<()> {
+    if w.state != WorktreeState::Removed {
+        let wt = tether_git::Worktree {
+            path: PathBuf::from(&w.path),
+            branch: w.branch.clone(),
+            base: w.base_commit.clone().unwrap_or_default(),
+        };
+        repo.remove_worktree(&wt, delete_branch).map_err(git_err)?;
+        runs::worktree_removed(&t.store, w.id, why)?;
+    } else if delete_branch && repo.branch_exists(&w.branch).map_err(git_err)? {
+        repo.remove_worktree(
+            &tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() },
+            true,
+        )
+        .map_err(git_err)?;
+    }
+    Ok(())
+}
+
+/// Throws a run's work away: its worktree and its branch go. Refused while a run of the worktree
+/// goes (cancel it first).
+pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("discarding a run's work is the person's decision".into()));
+    }
+    let run = t.board().run(id, Some(0))?.run;
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    if let Some(r) = runs::worktree_runs(&t.store, w.id)?.iter().find(|r| !r.status.is_terminal()) {
+        return Err(Error::Conflict(format!("{} is still {} in this worktree; cancel it first", r.id, r.status)));
+    }
+    if w.state == WorktreeState::Removed && w.merged_at.is_none() && w.removed_why.as_deref() == Some("discarded") {
+        return Err(Error::Conflict(format!("{}'s work was discarded already", run.id)));
+    }
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    remove(t, &repo, &w, w.merged_at.is_none(), "discarded")?;
+    t.board().run(id, Some(0)).map(|d| d.run)
+}
+
+/// Removes worktrees whose runs all ended longer ago than the retention (kept: pinned ones and
+/// any with a run queued or going); their branches stay. A worktree never made is forgotten.
+/// The worktrees removed.
+pub fn reap(t: &Tether) -> Result<Vec<RunWorktree>> {
+    let days = i64::from(t.settings()?.runs.worktree_retention_days);
+    let cutoff = crate::clock::now_ms() - days * 86_400_000;
+    let mut out = Vec::new();
+    for u in runs::live_worktrees(&t.store)? {
+        if u.active || u.pinned {
+            continue;
+        }
+        let w = &u.worktree;
+        if w.state == WorktreeState::Planned {
+            runs::worktree_removed(&t.store, w.id, "never made")?;
+            continue;
+        }
+        if u.last_ended_ms.is_none_or(|e| e > cutoff) {
+            continue;
+        }
+        match Repo::open(Path::new(&w.repo)) {
+            Ok(repo) => remove(t, &repo, w, false, "reaped")?,
+            // The repository itself is gone: so is anything git would need to prune.
+            Err(_) => {
+                let _ = std::fs::remove_dir_all(&w.path);
+                runs::worktree_removed(&t.store, w.id, "reaped")?;
+            }
+        }
+        out.push(w.clone());
+    }
+    Ok(out)
+}
+
+/// A start after a crash: a worktree git was making when Tether died is made again by its run's
+/// next try or forgotten; runs that were lost with a ready worktree get what they left committed.
+pub fn recover(t: &Tether) -> Result<()> {
+    for u in runs::live_worktrees(&t.store)? {
+        let w = &u.worktree;
+        if w.state == WorktreeState::Creating && !u.active {
+            if let Ok(repo) = Repo::open(Path::new(&w.repo)) {
+                forget_unmade(&repo, w)?;
+            }
+            runs::worktree_unmade(&t.store, w.id)?;
+        }
+    }
+    for r in
+        runs::list(&t.store, &runs::RunFilter { statuses: vec![RunStatus::Lost], limit: 50, ..Default::default() })?
+    {
+        if r.head_commit.is_none()
+            && r.worktree.as_ref().is_some_and(|w| w.state == WorktreeState::Ready)
+            && let Err(e) = record_end(t, &r)
+        {
+            tracing::warn!(run = %r.id, error = %e, "committing what a lost run left in its worktree");
+        }
+    }
+    Ok(())
+}
+
+/// The worktrees Tether keeps for runs, with the disk they use (Health).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct WorktreesReport {
+    pub count: usize,
+    pub bytes: u64,
+    pub worktrees: Vec<WorktreeUse>,
+}
+
+pub fn worktrees(t: &Tether) -> Result<WorktreesReport> {
+    let worktrees: Vec<WorktreeUse> =
+        runs::live_worktrees(&t.store)?.into_iter().filter(|u| u.worktree.state == WorktreeState::Ready).collect();
+    let bytes = worktrees.iter().map(|u| dir_bytes(Path::new(&u.worktree.path))).sum();
+    Ok(WorktreesReport { count: worktrees.len(), bytes, worktrees })
+}
+
+/// A folder's size, not following links.
+fn dir_bytes(p: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(p) else { return 0 };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(p).map_or(0, |rd| rd.flatten().map(|e| dir_bytes(&e.path())).sum())
+}

@@ -1,0 +1,184 @@
+//! A run's worktree made and made ready before the agent starts, the way Cursor's own parallel
+//! agents ready theirs: the files the person listed (`runs.copy_files`, e.g. `.env`) copied from
+//! the checkout — bytes, never a link, and never read through one — then the setup commands of
+//! the repository's `.cursor/worktrees.json` (`setup-worktree-unix`, else `setup-worktree`: a
+//! list of shell commands, or a script path relative to `.cursor/`), run in the worktree with
+//! `ROOT_WORKTREE_PATH` naming the checkout, within `runs.setup_timeout_secs`, their output kept
+//! as the run's notices. A failing command fails the run before the agent starts.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tether_core::Tether;
+use tether_core::board::runs::event::RunEvent;
+use tether_core::board::runs::{self, Run, RunWorktree, WorktreeState};
+use tether_core::events::RunLog;
+
+use crate::nofollow::{Dir, Entry};
+use crate::{blocking, process};
+
+/// Lines of a setup command's output kept in the run's log.
+const KEEP_LINES: usize = 200;
+
+/// The run with its worktree made (and readied when new); an error says why the run cannot start.
+pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> {
+    let Some(w) = run.worktree.clone() else { return Ok(run.clone()) };
+    let fresh = w.state != WorktreeState::Ready;
+    let made = {
+        let (t, r) = (Arc::clone(t), run.clone());
+        blocking(move || {
+            let w = tether_core::ops::changes::make_worktree(&t, &r)?;
+            Ok((w, runs::get_run(&t.store, r.num())?))
+        })
+        .await
+    };
+    let (w, run) = made.map_err(|e| format!("could not make the run's worktree: {e}"))?;
+    let base = w.base_commit.as_deref().map_or("", |c| &c[..c.len().min(10)]);
+    let from = w.base_branch.as_ref().map(|b| format!("{b} at {base}")).unwrap_or_else(|| base.to_owned());
+    let what = if fresh { "works in its own worktree" } else { "continues in the worktree" };
+    note(t, &run, vec![format!("{} {what} {} on branch {} (from {from})", run.id, w.path, w.branch)]).await;
+    if fresh {
+        copy_files(t, &run, &w).await?;
+        commands(t, &run, &w).await?;
+    }
+    Ok(run)
+}
+
+async fn note(t: &Arc<Tether>, run: &Run, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let (t2, num) = (Arc::clone(t), run.num());
+    let events: Vec<RunEvent> = lines.into_iter().map(|text| RunEvent::Notice { text }).collect();
+    match blocking(move || runs::append_events(&t2.store, num, &events)).await {
+        Ok(stored) => t.bus.run_log(RunLog::Events { run: run.id.clone(), events: stored.into() }),
+        Err(e) => tracing::warn!(run = num, error = %e, "recording the worktree's setup"),
+    }
+}
+
+/// Copies the listed files from the checkout into the worktree, through directory handles: a
+/// link on either side is not followed (the file is left out, and the run says so).
+async fn copy_files(t: &Arc<Tether>, run: &Run, w: &RunWorktree) -> Result<(), String> {
+    let list = t.settings().map(|s| s.runs.copy_files).unwrap_or_default();
+    if list.is_empty() {
+        return Ok(());
+    }
+    let (repo, path) = (w.repo.clone(), w.path.clone());
+    let said =
+        blocking(move || Ok(list.iter().filter_map(|f| copy_one(Path::new(&repo), Path::new(&path), f)).collect()))
+            .await
+            .unwrap_or_default();
+    note(t, run, said).await;
+    Ok(())
+}
+
+/// What to say about copying `rel`, if anything went other than plainly.
+fn copy_one(repo: &Path, worktree: &Path, rel: &str) -> Option<String> {
+    let names: Vec<&OsStr> =
+        Path::new(rel).components().filter_map(|c| if let Component::Normal(n) = c { Some(n) } else { None }).collect();
+    let (last, parents) = names.split_last()?;
+    let walk = |root: &Path, create: bool| -> Result<Dir, String> {
+        let mut d = Dir::open_canonical(root).map_err(|e| e.to_string())?;
+        for n in parents {
+            d = match d.sub(n).map_err(|e| e.to_string())? {
+                Some(s) => s,
+                None if create => d.create_sub(n).map_err(|e| e.to_string())?,
+                None => return Err("not there".into()),
+            };
+        }
+        Ok(d)
+    };
+    let from = match walk(repo, false) {
+        Ok(d) => d,
+        Err(e) => return Some(format!("{rel} was not copied: {e}")),
+    };
+    let (bytes, mode) = match from.read(last) {
+        Ok(Entry::File { bytes, mode }) => (bytes, mode),
+        Ok(Entry::Missing) => return Some(format!("{rel} was not copied: the checkout has none")),
+        Ok(Entry::Link(_)) => return Some(format!("{rel} was not copied: it is a link in the checkout")),
+        Err(e) => return Some(format!("{rel} was not copied: {e}")),
+    };
+    match walk(worktree, true).and_then(|d| d.write(last, &bytes, mode).map_err(|e| e.to_string())) {
+        Ok(()) => Some(format!("copied {rel} from the checkout")),
+        Err(e) => Some(format!("{rel} was not copied: {e}")),
+    }
+}
+
+/// The setup commands `.cursor/worktrees.json` lists, as committed in the run's base.
+fn setup_commands(worktree: &Path) -> Result<Vec<String>, String> {
+    let Ok(root) = Dir::open_canonical(worktree) else { return Ok(Vec::new()) };
+    let Ok(Some(cursor)) = root.sub(OsStr::new(".cursor")) else { return Ok(Vec::new()) };
+    let bytes = match cursor.read(OsStr::new("worktrees.json")) {
+        Ok(Entry::File { bytes, .. }) => bytes,
+        Ok(Entry::Missing) => return Ok(Vec::new()),
+        Ok(Entry::Link(_)) => return Err(".cursor/worktrees.json is a link; Tether does not follow it".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!(".cursor/worktrees.json is not JSON: {e}"))?;
+    let entry = v.get("setup-worktree-unix").or_else(|| v.get("setup-worktree"));
+    match entry {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|c| c.as_str().map(str::to_owned).ok_or_else(|| format!("a setup command is not text: {c}")))
+            .collect(),
+        // A script, relative to `.cursor/`.
+        Some(Value::String(s)) => Ok(vec![format!("sh .cursor/{}", shell_quote(s))]),
+        Some(other) => Err(format!("setup-worktree should be a list of commands or a script path, not {other}")),
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Runs the setup commands in order within the time limit; the first failure stops the run.
+async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree) -> Result<(), String> {
+    let path = std::path::PathBuf::from(&w.path);
+    let list = {
+        let p = path.clone();
+        blocking(move || Ok(setup_commands(&p))).await.map_err(|e| e.to_string())??
+    };
+    if list.is_empty() {
+        return Ok(());
+    }
+    let limit = Duration::from_secs(u64::from(t.settings().map(|s| s.runs.setup_timeout_secs).unwrap_or(300)));
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut env = tether_core::paths::run_environment();
+    env.push(("ROOT_WORKTREE_PATH".into(), w.repo.clone()));
+    for cmd in list {
+        note(t, run, vec![format!("setup: {cmd}")]).await;
+        let args = vec!["-c".to_owned(), cmd.clone()];
+        let child = process::spawn(Path::new("/bin/sh"), &args, &env, &path)
+            .map_err(|e| format!("could not start the worktree setup `{cmd}`: {e}"))?;
+        let pid = child.id();
+        match tokio::time::timeout_at(deadline, child.wait_with_output()).await {
+            Ok(Ok(out)) => {
+                let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                let skip = lines.len().saturating_sub(KEEP_LINES);
+                note(t, run, lines[skip..].iter().map(|l| format!("setup: {l}")).collect()).await;
+                if !out.status.success() {
+                    return Err(format!(
+                        "the worktree setup `{cmd}` failed ({}); see .cursor/worktrees.json",
+                        out.status.code().map_or("killed by a signal".into(), |c| format!("exit code {c}"))
+                    ));
+                }
+            }
+            Ok(Err(e)) => return Err(format!("the worktree setup `{cmd}`: {e}")),
+            Err(_) => {
+                if let Some(pid) = pid {
+                    process::signal_group(pid, process::Sig::Kill);
+                }
+                return Err(format!(
+                    "the worktree setup ran past its time limit of {} s (runs.setup_timeout_secs) at `{cmd}`",
+                    limit.as_secs()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
