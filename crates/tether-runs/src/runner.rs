@@ -236,7 +236,7 @@ impl Runner {
     /// Removes worktrees of runs that ended longer ago than the retention.
     async fn reap(&self) {
         let t = Arc::clone(&self.tether);
-        match blocking(move || tether_core::ops::changes::reap(&t)).await {
+        match blocking(move || tether_core::ops::worktrees::reap(&t)).await {
             Ok(gone) => {
                 for w in gone {
                     tracing::info!(path = %w.path, branch = %w.branch, "removed an old run's worktree (its branch is kept)");
@@ -310,7 +310,7 @@ impl Runner {
             // sees half of it. A run that never got its worktree has nothing to commit.
             let mut at_end = runs::get_run(&t.store, num)?;
             at_end.status = outcome.status;
-            if let Err(e) = tether_core::ops::changes::record_end(&t, &at_end) {
+            if let Err(e) = tether_core::ops::worktrees::record_end(&t, &at_end) {
                 tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
             }
             t.board().finish_run(num, &outcome)
@@ -355,5 +355,5 @@ fn recover(t: &Tether) -> tether_core::Result<()> {
         }
     }
     files::restore_orphans(t);
-    tether_core::ops::changes::recover(t)
+    tether_core::ops::worktrees::recover(t)
 }

@@ -30,7 +30,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
     let made = {
         let (t, r) = (Arc::clone(t), run.clone());
         blocking(move || {
-            let w = tether_core::ops::changes::make_worktree(&t, &r)?;
+            let w = tether_core::ops::worktrees::make_worktree(&t, &r)?;
             Ok((w, runs::get_run(&t.store, r.num())?))
         })
         .await

@@ -190,7 +190,7 @@ pub fn run(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
         RunsCmd::Discard { id, out } => out.print(&ops::changes::discard(&t, &me, &id)?, |r| {
             println!("{}'s worktree and branch are removed.", r.id);
         }),
-        RunsCmd::Worktrees { out } => out.print(&ops::changes::worktrees(&t)?, review::print_worktrees),
+        RunsCmd::Worktrees { out } => out.print(&ops::worktrees::worktrees(&t)?, review::print_worktrees),
     }
 }
 

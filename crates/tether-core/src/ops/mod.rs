@@ -18,5 +18,6 @@ pub mod settings;
 pub mod signals;
 pub mod system;
 pub mod tasks;
+pub mod worktrees;
 
 pub use crate::board::principal::Principal;

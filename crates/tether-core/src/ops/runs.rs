@@ -57,7 +57,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     }
     let task = task.map(|t| tasks::parse_id(&t.task.id)).transpose()?;
     let valid = runs::ValidRun {
-        isolation: super::changes::isolation(t, &settings.runs, &workspace, new, task)?,
+        isolation: super::worktrees::isolation(t, &settings.runs, &workspace, new, task)?,
         prompt,
         task,
         workspace: workspace.to_string_lossy().into_owned(),

@@ -3,7 +3,8 @@
 
 use anyhow::{Context, bail};
 use tether_core::board::runs::{Comment, NewComment};
-use tether_core::ops::changes::{MergeResult, RunDiff, WorktreesReport};
+use tether_core::ops::changes::{MergeResult, RunDiff};
+use tether_core::ops::worktrees::WorktreesReport;
 use tether_core::tether_git::ChangeKind;
 
 use crate::render::{bold, color, dim, home_short, local_time};

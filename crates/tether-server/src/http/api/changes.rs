@@ -6,8 +6,9 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use tether_core::board::runs::{Comment, NewComment, Run};
 use tether_core::ops::changes::{
-    self as op, CommentRequest, DiffRequest, MergeRequest, MergeResult, RunDiff, SendComments, WorktreesReport,
+    self as op, CommentRequest, DiffRequest, MergeRequest, MergeResult, RunDiff, SendComments,
 };
+use tether_core::ops::worktrees::{self, WorktreesReport};
 
 use crate::http::auth::Person;
 use crate::http::error::{ApiResult, blocking};
@@ -60,5 +61,5 @@ pub(crate) async fn discard(State(ctx): State<Ctx>, Person(me): Person, Path(run
 }
 
 pub(crate) async fn worktrees(State(ctx): State<Ctx>) -> ApiResult<WorktreesReport> {
-    blocking(&ctx, op::worktrees).await
+    blocking(&ctx, worktrees::worktrees).await
 }
