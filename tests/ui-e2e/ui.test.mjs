@@ -5,7 +5,10 @@
 // target/screenshots/ (TETHER_SCREENSHOT_DIR; scripts/screenshots refreshes docs/screenshots).
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -279,6 +282,58 @@ describe('GUI in a real browser', () => {
     await waitUntil(async () => (await apiCall(daemon, 'GET', `/api/tasks/${t.id}`)).status === 'in_review', 'the task in review');
     await page.getByTestId('nav-tasks').click();
     await page.locator(`[data-testid=task-card][data-id="${taskIds.parser}"]`).waitFor();
+  });
+
+  test('a run on a git repository: review its changes, comment on a line, send it to the agent, merge', async () => {
+    // The person's repository inside the allowed root, with a commit to start from.
+    const repo = path.join(daemon.workspace, 'shop');
+    mkdirSync(path.join(repo, 'src'), { recursive: true });
+    const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
+    git('init', '-q', '-b', 'main');
+    writeFileSync(path.join(repo, 'src/date.rs'), 'pub fn parse(s: &str) -> u32 {\n    s.len() as u32\n}\n');
+    writeFileSync(path.join(repo, 'README.md'), '# shop\n');
+    git('add', '-A');
+    git('-c', 'user.name=P', '-c', 'user.email=p@example.com', 'commit', '-q', '-m', 'first');
+    const run = await apiCall(daemon, 'POST', '/api/runs', {
+      prompt:
+        '[fake:write=src/date.rs:pub fn parse(s: &str) -> Option<u32> { s.trim().parse().ok() }][fake:write=src/lib.rs:pub mod date;][fake:write=docs/dates.md:Dates are parsed as plain numbers.] Fix the date parser',
+      workspace: repo,
+      permissions: { allow: ['Write(**)'] },
+    });
+    await page.getByTestId('nav-runs').click();
+    await page.locator(`[data-testid=run-row][data-id="${run.id}"]`).click();
+    await page.locator(`[data-testid=run-detail][data-id="${run.id}"][data-status=succeeded]`).waitFor({ timeout: 20_000 });
+    await page.getByTestId('tab-changes').click();
+    await page.getByTestId('changes-files').waitFor();
+    assert.match(await page.getByTestId('changes-summary').innerText(), /3\s*files/);
+    assert.equal(await page.locator('[data-testid=changes-files] .file-row').count(), 3);
+    await page.locator('[data-testid=diff] .d2h-file-wrapper').first().waitFor();
+    assert.match(await page.getByTestId('diff').innerText(), /s\.trim\(\)\.parse\(\)\.ok\(\)/);
+
+    // A comment on the run's line 1 of src/date.rs.
+    const dateFile = page.locator('[data-testid=diff] .d2h-file-wrapper').filter({ hasText: 'src/date.rs' });
+    await dateFile.locator('td.d2h-code-linenumber').filter({ has: page.locator('.line-num2', { hasText: /^\s*1\s*$/ }) }).first().click();
+    await page.getByTestId('comment-text').fill('Return an error the caller can show instead of None');
+    await page.getByTestId('comment-save').click();
+    await page.getByTestId('comment').first().waitFor();
+    assert.match(await page.getByTestId('comment').first().innerText(), /src\/date\.rs:1[\s\S]*Option<u32>/);
+    await page.getByTestId('diff-side-by-side').click();
+    await page.locator('[data-testid=diff] .d2h-file-side-diff').first().waitFor();
+    await page.getByTestId('diff-line-by-line').click();
+    await screenshot(page, 'run-changes');
+
+    await page.getByTestId('comments-send').click();
+    await waitUntil(async () => (await page.getByTestId('run-detail').getAttribute('data-id')) !== run.id, 'the follow-up opened');
+    const followId = await page.getByTestId('run-detail').getAttribute('data-id');
+    await page.locator(`[data-testid=run-detail][data-id="${followId}"][data-status=succeeded]`).waitFor({ timeout: 20_000 });
+    const follow = await apiCall(daemon, 'GET', `/api/runs/${followId}?tail=0`);
+    assert.match(follow.prompt, /src\/date\.rs line 1:\n {3}> pub fn parse/);
+
+    await page.getByTestId('tab-changes').click();
+    await page.getByTestId('run-merge').click();
+    await page.getByTestId('changes-merged').waitFor({ timeout: 10_000 });
+    assert.match(git('log', '-1', '--format=%B', 'main'), new RegExp(`Tether-Run: ${run.id}`));
+    assert.equal(readFileSync(path.join(repo, 'docs/dates.md'), 'utf8'), 'Dates are parsed as plain numbers.\n');
   });
 
   test('cloud: launch a Cursor Cloud agent on a repository from the form; its chat is in the index', async () => {

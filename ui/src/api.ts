@@ -6,6 +6,12 @@
 import type { Insights } from './insights';
 import type {
   Agent,
+  Comment,
+  MergeResult,
+  NewComment,
+  RunDiff,
+  Strategy,
+  WorktreesReport,
   Doctor,
   InitResult,
   NewRun,
@@ -280,6 +286,13 @@ export const api = {
   startRun: (r: NewRun) => request<Run>('POST', '/api/runs', { body: r }),
   cancelRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/cancel`),
   followupRun: (id: string, prompt: string) => request<Run>('POST', `/api/runs/${enc(id)}/followup`, { body: { prompt } }),
+  runDiff: (id: string, stat = false) => request<RunDiff>('GET', `/api/runs/${enc(id)}/diff`, { query: { stat: stat || undefined } }),
+  commentRun: (id: string, c: NewComment) => request<Comment>('POST', `/api/runs/${enc(id)}/comments`, { body: c }),
+  sendComments: (id: string, text?: string) => request<Run>('POST', `/api/runs/${enc(id)}/comments/send`, { body: { text } }),
+  mergeRun: (id: string, strategy: Strategy, into?: string) =>
+    request<MergeResult>('POST', `/api/runs/${enc(id)}/merge`, { body: { strategy, into } }),
+  discardRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/discard`),
+  worktrees: () => request<WorktreesReport>('GET', '/api/worktrees'),
   runEventsUrl: (id: string, after = 0) => apiUrl(`/api/runs/${enc(id)}/events`, { after }),
   doctor: () => request<Doctor>('GET', '/api/doctor'),
   cloudDoctor: () => request<{ checks: CloudCheck[] }>('GET', '/api/cloud/doctor'),

@@ -128,3 +128,4 @@ export function renderMarkdown(text: string): string {
 export function renderCode(text: string, lang?: string): string {
   return sanitize(`<pre><code class="hljs">${highlight(text, lang)}</code></pre>`);
 }
+export { hljs };

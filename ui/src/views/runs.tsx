@@ -9,6 +9,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Dialog, Empty, ErrorNote, SafeHtml } from '../components';
 import { followRun } from '../events';
+import { RunChanges } from './changes';
 import { navigate, reportError, toast, useAsync, useLive, useTicker } from '../hooks';
 import { renderMarkdown } from '../markdown';
 import type { Route } from '../router';
@@ -186,6 +187,7 @@ function RunDetailPane({ id }: { id: string }) {
   const [loadingEarlier, setLoadingEarlier] = useState(false);
   const [err, setErr] = useState<Error | null>(null);
   const [followup, setFollowup] = useState('');
+  const [tab, setTab] = useState<'log' | 'changes'>(() => (location.hash.includes('tab=changes') ? 'changes' : 'log'));
   const bottom = useRef<HTMLDivElement>(null);
   const reload = () => api.run(id, 0).then((d) => setRun(d), setErr);
   useEffect(() => {
@@ -320,6 +322,20 @@ function RunDetailPane({ id }: { id: string }) {
           </div>
         )}
       </div>
+      {run.worktree && (
+        <div class="run-tabs" role="tablist">
+          <button type="button" role="tab" class={tab === 'log' ? 'on' : ''} onClick={() => setTab('log')} data-testid="tab-log">
+            Chat
+          </button>
+          <button type="button" role="tab" class={tab === 'changes' ? 'on' : ''} onClick={() => setTab('changes')} data-testid="tab-changes">
+            Changes
+            {run.changes ? ` (${run.changes.files})` : ''}
+          </button>
+        </div>
+      )}
+      {tab === 'changes' && run.worktree ? (
+        <RunChanges run={run} onRun={(r) => setRun((cur) => (cur ? { ...cur, ...r } : cur))} />
+      ) : (
       <div class="messages run-events" data-testid="run-events">
         {earlier > 0 && (
           <button type="button" class="link small" onClick={loadEarlier} disabled={loadingEarlier} data-testid="run-earlier">
@@ -331,7 +347,8 @@ function RunDetailPane({ id }: { id: string }) {
         ))}
         <div ref={bottom} />
       </div>
-      {!live && run.chat_id && (
+      )}
+      {!live && run.chat_id && tab === 'log' && (
         <form class="reply followup" onSubmit={sendFollowup}>
           <input type="text" value={followup} placeholder="Follow up in the same chat…" onInput={(e) => setFollowup((e.target as HTMLInputElement).value)} data-testid="run-followup" />
           <button type="submit" class="primary" disabled={!followup.trim()} data-testid="run-followup-send">
