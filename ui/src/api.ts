@@ -9,6 +9,7 @@ import type {
   Comment,
   MergeResult,
   NewComment,
+  PrResult,
   RunDiff,
   Strategy,
   WorktreesReport,
@@ -291,6 +292,7 @@ export const api = {
   sendComments: (id: string, text?: string) => request<Run>('POST', `/api/runs/${enc(id)}/comments/send`, { body: { text } }),
   mergeRun: (id: string, strategy: Strategy, into?: string) =>
     request<MergeResult>('POST', `/api/runs/${enc(id)}/merge`, { body: { strategy, into } }),
+  prRun: (id: string) => request<PrResult>('POST', `/api/runs/${enc(id)}/pr`, { body: {} }),
   discardRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/discard`),
   worktrees: () => request<WorktreesReport>('GET', '/api/worktrees'),
   runEventsUrl: (id: string, after = 0) => apiUrl(`/api/runs/${enc(id)}/events`, { after }),

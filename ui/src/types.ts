@@ -45,7 +45,7 @@ export type {
 export type { CliInfo } from './gen/runner';
 export type { Check as CloudCheck } from './gen/cloud';
 export type { Comment, NewComment, RunWorktree, ChangeSummary } from './gen/board';
-export type { RunDiff, DiffComment, MergeResult, WorktreesReport } from './gen/core';
+export type { RunDiff, DiffComment, MergeResult, PrResult, WorktreesReport } from './gen/core';
 export type { FileChange, ChangeKind, Strategy } from './gen/git';
 
 import type { SessionSummary, MessageOut } from './gen/history';

@@ -29,8 +29,8 @@ use tether_core::settings::Settings;
 use tether_core::{CursorLocations, Paths, Tether};
 
 use command::{
-    agents, cloud, cursor_key, doctor, hook, index, init, mcp, open, run, runs, serve, sessions, settings, signal,
-    signals, stats, task, token,
+    agents, cloud, cursor_key, doctor, github, hook, index, init, mcp, open, run, runs, serve, sessions, settings,
+    signal, signals, stats, task, token,
 };
 
 /// Tether: search, read, tag and export your Cursor chat history.
@@ -97,12 +97,16 @@ enum Command {
     /// Run the Cursor CLI agent on a prompt or a task (the daemon runs it; without one, it runs
     /// here until it ends).
     Run(run::RunArgs),
-    /// Agent runs: list, show, follow the log, cancel, follow up.
+    /// Agent runs: list, show, follow the log, cancel, follow up; review, merge, open a pull
+    /// request, discard.
     #[command(subcommand)]
     Runs(runs::RunsCmd),
     /// The Cursor API key that runs of the Cursor CLI use (kept in the OS keyring).
     #[command(subcommand)]
     CursorKey(cursor_key::CursorKeyCmd),
+    /// The GitHub token that `tether runs pr` uses (kept in the OS keyring).
+    #[command(subcommand)]
+    Github(github::GithubCmd),
     /// Cursor Cloud agents: launch one on a GitHub repository as a run, log in, check the setup.
     /// Cloud runs are runs: `tether runs list/show/logs/cancel/followup` take them too.
     #[command(subcommand)]
@@ -166,6 +170,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run::run(open()?, a),
         Command::Runs(cmd) => runs::run(open()?, cmd),
         Command::CursorKey(cmd) => cursor_key::run(&paths, cmd),
+        Command::Github(cmd) => github::run(&paths, cmd),
         Command::Cloud(cmd) => cloud::run(open()?, cmd),
         Command::Settings(cmd) => settings::run(&open()?, cmd),
     }

@@ -37,6 +37,38 @@ pub struct Settings {
     pub runs: RunSettings,
     /// How Tether runs Cursor Cloud agents.
     pub cloud: CloudSettings,
+    /// Where runs' pull requests go.
+    pub github: GithubSettings,
+}
+
+/// GitHub, for runs' pull requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+#[serde(default)]
+pub struct GithubSettings {
+    /// GitHub's REST API base (an Enterprise server's is `https://HOST/api/v3`); default
+    /// api.github.com. `TETHER_GITHUB_API_URL` wins over it.
+    pub api_url: Option<String>,
+}
+
+/// A change to the GitHub settings; each field as in [`SettingsPatch`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GithubSettingsPatch {
+    #[serde(default, deserialize_with = "double_option")]
+    pub api_url: Option<Option<String>>,
+}
+
+impl Settings {
+    /// GitHub's API base: `TETHER_GITHUB_API_URL`, else the setting, else api.github.com; https,
+    /// or http to this machine only (a fake, a proxy).
+    pub fn github_api(&self) -> Result<String> {
+        let env = std::env::var("TETHER_GITHUB_API_URL").ok().filter(|v| !v.trim().is_empty());
+        match env.or_else(|| self.github.api_url.clone()) {
+            Some(u) => check_remote_url("GitHub API URL", &u),
+            None => Ok(tether_github::DEFAULT_API.to_owned()),
+        }
+    }
 }
 
 /// The loopback port of MCP and the GUI unless `--port`, `TETHER_PORT` or the settings say
@@ -220,6 +252,7 @@ impl Default for Settings {
             signal_sla_minutes: default_slas(),
             runs: RunSettings::default(),
             cloud: CloudSettings::default(),
+            github: GithubSettings::default(),
         }
     }
 }
@@ -248,6 +281,7 @@ pub struct SettingsPatch {
     pub signal_sla_minutes: Option<BTreeMap<String, u32>>,
     pub runs: Option<RunSettingsPatch>,
     pub cloud: Option<CloudSettingsPatch>,
+    pub github: Option<GithubSettingsPatch>,
 }
 
 impl SettingsPatch {
@@ -366,6 +400,11 @@ impl Settings {
             cloud.poll_secs = c.poll_secs.unwrap_or(cloud.poll_secs);
             cloud.timeout_minutes = c.timeout_minutes.unwrap_or(cloud.timeout_minutes);
         }
+        if let Some(g) = &patch.github
+            && let Some(v) = &g.api_url
+        {
+            s.github.api_url = v.clone().filter(|u| !u.trim().is_empty());
+        }
         s.validate()?;
         s.save(paths)?;
         Ok(s)
@@ -416,6 +455,9 @@ impl Settings {
         }
         if let Some(u) = &self.cloud.api_url {
             check_remote_url("Cursor API URL", u)?;
+        }
+        if let Some(u) = &self.github.api_url {
+            check_remote_url("GitHub API URL", u)?;
         }
         if let Some(u) = &self.cloud.public_url {
             check_remote_url("public URL", u)?;

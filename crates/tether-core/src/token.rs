@@ -235,33 +235,83 @@ pub fn cursor_key(paths: &Paths) -> Result<Option<(String, KeySource)>> {
 
 /// Keeps a Cursor API key where the MCP token is kept (the OS keyring, or the 0600 file store).
 pub fn set_cursor_key(paths: &Paths, key: &str) -> Result<()> {
-    let key = key.trim();
-    if key.is_empty() || key.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Error::invalid(
-            "Cursor API key",
-            "it is empty or has spaces; paste the key from Cursor's dashboard",
-        ));
-    }
-    paths.ensure()?;
-    match backend(paths) {
-        Backend::Keyring => cursor_key_entry(paths)?.set_password(key).map_err(|e| keyring_error(paths, &e)),
-        _ => write_private(&paths.data_dir.join("cursor-api-key"), key),
-    }
+    set_secret(
+        paths,
+        cursor_key_entry,
+        "cursor-api-key",
+        key,
+        "Cursor API key",
+        "paste the key from Cursor's dashboard",
+    )
 }
 
 /// Forgets the stored Cursor API key (the environment's, if any, still applies).
 pub fn forget_cursor_key(paths: &Paths) -> Result<()> {
+    forget_secret(paths, cursor_key_entry, "cursor-api-key")
+}
+
+/// Keeps a secret where the MCP token is kept; one line, no spaces.
+fn set_secret(
+    paths: &Paths,
+    entry: fn(&Paths) -> Result<keyring::Entry>,
+    file: &str,
+    value: &str,
+    what: &'static str,
+    hint: &str,
+) -> Result<()> {
+    let value = value.trim();
+    if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid(what, format!("it is empty or has spaces; {hint}")));
+    }
+    paths.ensure()?;
     match backend(paths) {
-        Backend::Keyring => match cursor_key_entry(paths)?.delete_credential() {
+        Backend::Keyring => entry(paths)?.set_password(value).map_err(|e| keyring_error(paths, &e)),
+        _ => write_private(&paths.data_dir.join(file), value),
+    }
+}
+
+fn forget_secret(paths: &Paths, entry: fn(&Paths) -> Result<keyring::Entry>, file: &str) -> Result<()> {
+    match backend(paths) {
+        Backend::Keyring => match entry(paths)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
             Err(e) => Err(keyring_error(paths, &e)),
         },
-        _ => match std::fs::remove_file(paths.data_dir.join("cursor-api-key")) {
+        _ => match std::fs::remove_file(paths.data_dir.join(file)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io("removing the Cursor API key file", e)),
+            Err(e) => Err(Error::io(format!("removing {file}"), e)),
         },
     }
+}
+
+fn github_token_entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("github-token:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+/// The GitHub token for runs' pull requests: `GITHUB_TOKEN` in Tether's environment, else the one
+/// `tether github login` kept. Never logged or printed.
+pub fn github_token(paths: &Paths) -> Result<Option<(String, KeySource)>> {
+    if let Some(k) = std::env::var("GITHUB_TOKEN").ok().filter(|k| !k.trim().is_empty()) {
+        return Ok(Some((k.trim().to_owned(), KeySource::Env)));
+    }
+    let stored = stored_secret(paths, github_token_entry, "github-token")?;
+    Ok(stored.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()).map(|k| (k, KeySource::Stored)))
+}
+
+pub fn set_github_token(paths: &Paths, token: &str) -> Result<()> {
+    set_secret(
+        paths,
+        github_token_entry,
+        "github-token",
+        token,
+        "GitHub token",
+        "paste a token with pull request access",
+    )
+}
+
+pub fn forget_github_token(paths: &Paths) -> Result<()> {
+    forget_secret(paths, github_token_entry, "github-token")
 }
 
 fn webhook_secret_entry(paths: &Paths) -> Result<keyring::Entry> {

@@ -25,6 +25,8 @@ pub enum Error {
     Conflicts(Vec<String>),
     #[error("{0}")]
     Unsupported(String),
+    #[error("the repository has no remote {0:?}; add one (git remote add {0} URL) to push the run's branch")]
+    NoRemote(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

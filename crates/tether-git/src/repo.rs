@@ -134,6 +134,23 @@ impl Repo {
         Ok(())
     }
 
+    /// The URL a remote fetches from (its push URL may differ; `push` uses git's choice).
+    pub fn remote_url(&self, remote: &str) -> Result<String> {
+        let out = run(&self.root, ["remote", "get-url", "--", remote])?;
+        if !out.status.success() {
+            return Err(Error::NoRemote(remote.to_owned()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Pushes `branch` to the same name at `remote`, with the person's own credentials (their
+    /// helper or ssh agent; never a prompt).
+    pub fn push(&self, remote: &str, branch: &str) -> Result<()> {
+        self.remote_url(remote)?;
+        let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
+        ok(&self.root, ["push", "--quiet", "--no-verify", "--", remote, &spec]).map(|_| ())
+    }
+
     /// A file's text at a commit, `None` when it is not there (or not text).
     pub fn file_at(&self, commit: &str, path: &str) -> Result<Option<String>> {
         let out = run(&self.root, ["show", &format!("{commit}:{path}")])?;

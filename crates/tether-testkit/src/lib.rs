@@ -9,6 +9,7 @@ pub mod cursor_api;
 pub mod daemon;
 pub mod eras;
 pub mod generate;
+pub mod github;
 
 /// What `f` gives once it gives something, asked every 50 ms; panics naming `what` after
 /// `timeout`. For tests that wait on another process.

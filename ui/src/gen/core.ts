@@ -131,6 +131,16 @@ export type Event = { "event": "sessions", "data": { ids: Array<string> | null, 
 export type Found = { hits: Array<SearchHit>, coverage: Coverage, };
 
 /**
+ * GitHub, for runs' pull requests.
+ */
+export type GithubSettings = { 
+/**
+ * GitHub's REST API base (an Enterprise server's is `https://HOST/api/v3`); default
+ * api.github.com. `TETHER_GITHUB_API_URL` wins over it.
+ */
+api_url: string | null, };
+
+/**
  * What `/health` shows: no secrets, nothing that needs a token.
  */
 export type Health = { status: string, version: string, uptime_s: number, index: IndexCounts, };
@@ -220,6 +230,33 @@ export type MovedFrom = { port: number, at: string, };
  * whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
  */
 export type Options = { roles: Array<Role>, roots: Array<string>, defaults: RunSettings, cloud: CloudOptions, };
+
+/**
+ * A run's branch as a pull request on GitHub.
+ */
+export type PrRequest = { 
+/**
+ * The run, e.g. "R-3" (its worktree's branch is pushed).
+ */
+run: string, 
+/**
+ * The branch the pull request goes into (default: the run's base branch).
+ */
+base: string | null, 
+/**
+ * Its title (default: the run's prompt's first line).
+ */
+title: string | null, 
+/**
+ * Open it as a draft.
+ */
+draft?: boolean, };
+
+export type PrResult = { run: Run, url: string, number: number, 
+/**
+ * A new pull request (false: the open one for the branch, now with the new commits).
+ */
+created: boolean, };
 
 export type ProjectStat = { 
 /**
@@ -396,7 +433,11 @@ runs: RunSettings,
 /**
  * How Tether runs Cursor Cloud agents.
  */
-cloud: CloudSettings, };
+cloud: CloudSettings, 
+/**
+ * Where runs' pull requests go.
+ */
+github: GithubSettings, };
 
 export type SettingsEvent = { 
 /**

@@ -149,6 +149,13 @@ export function RunChanges({ run, onRun }: { run: Run; onRun: (r: Run) => void }
       (e2) => (setBusy(false), reportError(e2, 'Not merged')),
     );
   };
+  const openPr = () => {
+    setBusy(true);
+    api.prRun(run.id).then(
+      (p) => (setBusy(false), toast(p.created ? `Pull request #${p.number} opened` : `Pushed to pull request #${p.number}`), onRun(p.run)),
+      (e2) => (setBusy(false), reportError(e2, 'No pull request')),
+    );
+  };
   const discard = () => {
     if (!confirm(`Throw away ${run.id}'s work? Its worktree and branch ${w?.branch} are removed.`)) return;
     api.discardRun(run.id).then((r) => (toast(`${r.id}'s work discarded`), onRun(r)), (e2) => reportError(e2, 'Not discarded'));
@@ -189,6 +196,9 @@ export function RunChanges({ run, onRun }: { run: Run; onRun: (r: Run) => void }
             <button type="button" class="primary" onClick={merge} disabled={busy || s.files === 0} data-testid="run-merge">
               Merge into {diff.base_branch ?? '…'}
             </button>
+            <button type="button" onClick={openPr} disabled={busy || s.files === 0} data-testid="run-pr">
+              {w?.pr_url ? 'Push to pull request' : 'Open pull request'}
+            </button>
             <button type="button" class="danger" onClick={discard} data-testid="run-discard">
               Discard
             </button>
@@ -196,6 +206,14 @@ export function RunChanges({ run, onRun }: { run: Run; onRun: (r: Run) => void }
         )}
       </div>
       {diff.note && <div class="note-warn small">{diff.note}</div>}
+      {w?.pr_url && (
+        <div class="small">
+          Pull request:{' '}
+          <a href={w.pr_url} target="_blank" rel="noreferrer" data-testid="changes-pr">
+            #{w.pr_number} on GitHub
+          </a>
+        </div>
+      )}
       {merged && (
         <div class="note-ok small" data-testid="changes-merged">
           Merged into {merged} as {w?.merged_commit?.slice(0, 10)}

@@ -14,6 +14,7 @@ export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
 export function HealthView() {
   const status = useAsync(() => api.status(), []);
   const doctor = useAsync(() => api.doctor(), []);
+  const worktrees = useAsync(() => api.worktrees(), []);
   const [progress, setProgress] = useState<IndexEvent | null>(null);
   const [initOpen, setInitOpen] = useState(false);
   useTicker(5000);
@@ -132,6 +133,24 @@ export function HealthView() {
               </div>
             )}
           </section>
+          {worktrees.data && (
+            <section class="panel" data-testid="health-worktrees">
+              <h2>Run worktrees</h2>
+              <dl class="dl">
+                <dt>Worktrees</dt>
+                <dd data-testid="worktrees-count">{worktrees.data.count}</dd>
+                <dt>Disk use</dt>
+                <dd>{bytes(worktrees.data.bytes)}</dd>
+              </dl>
+              {worktrees.data.worktrees.slice(0, 8).map((u) => (
+                <div class="small" key={u.id}>
+                  <a href={`#/runs/${u.runs[u.runs.length - 1] ?? ''}`}>{u.runs.join(', ')}</a> <code>{u.branch}</code>{' '}
+                  <span class="muted">{u.active ? 'running' : u.last_ended_at ? `ended ${ago(u.last_ended_at)}` : ''}</span>
+                </div>
+              ))}
+              <p class="small muted">Removed when discarded or merged, and by the reaper past runs.worktree_retention_days.</p>
+            </section>
+          )}
           <section class="panel" data-testid="health-mcp">
             <h2>MCP sessions</h2>
             {s.moved_from && (

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod cloud;
 pub mod cursor_key;
 pub mod doctor;
+pub mod github;
 pub mod hook;
 pub mod index;
 pub mod init;

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use tether_core::Tether;
 use tether_core::board::runs::{Run, RunDetail, RunFilter, RunStatus};
 use tether_core::ops;
-use tether_core::ops::changes::{CommentRequest, DiffRequest, MergeRequest, SendComments};
+use tether_core::ops::changes::{CommentRequest, DiffRequest, MergeRequest, PrRequest, SendComments};
 use tether_core::tether_git::Strategy;
 
 use super::run::follow::{self, EventPrinter};
@@ -109,6 +109,19 @@ pub enum RunsCmd {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Push the run's branch to origin and open a pull request on GitHub (or answer the open one).
+    Pr {
+        id: String,
+        /// The branch it goes into [default: the branch the run started from].
+        #[arg(long, value_name = "BRANCH")]
+        base: Option<String>,
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long)]
+        draft: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
     /// Throw the run's work away: its worktree and its branch are removed.
     Discard {
         id: String,
@@ -186,6 +199,13 @@ pub fn run(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
                 Strategy::Squash
             };
             out.print(&ops::changes::merge(&t, &me, &MergeRequest { run: id, strategy, into })?, review::print_merge)
+        }
+        RunsCmd::Pr { id, base, title, draft, out } => {
+            let req = PrRequest { run: id, base, title, draft };
+            out.print(&ops::changes::pr(&t, &me, &req)?, |p| {
+                let what = if p.created { "opened" } else { "already open; pushed the new commits" };
+                println!("{} pull request #{} {what}: {}", p.run.id, p.number, p.url);
+            })
         }
         RunsCmd::Discard { id, out } => out.print(&ops::changes::discard(&t, &me, &id)?, |r| {
             println!("{}'s worktree and branch are removed.", r.id);

@@ -266,11 +266,7 @@ pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeRes
             w.removed_why.as_deref().unwrap_or("deleted by hand")
         )));
     }
-    if w.state == WorktreeState::Ready && Path::new(&w.path).is_dir() {
-        // Edits made in the worktree after the run (by the person) belong to its work.
-        let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() };
-        wt.commit_all(&format!("Edits in {}'s worktree before merging", run.id)).map_err(git_err)?;
-    }
+    commit_edits(&run, &w, "merging")?;
     let merged =
         repo.merge(&w.branch, &into, req.strategy, &merge_message(&run, &chain, &w, req.strategy)).map_err(git_err)?;
     runs::worktree_merged(&t.store, w.id, &into, &merged.commit)?;
@@ -348,4 +344,161 @@ pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
     remove(t, &repo, &w, w.merged_at.is_none(), "discarded")?;
     t.board().run(id, Some(0)).map(|d| d.run)
+}
+
+/// Edits made in the worktree after its runs (by the person) belong to its work: committed
+/// before it is merged or pushed.
+fn commit_edits(run: &Run, w: &RunWorktree, before: &str) -> Result<()> {
+    if w.state == WorktreeState::Ready && Path::new(&w.path).is_dir() {
+        let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() };
+        wt.commit_all(&format!("Edits in {}'s worktree before {before}", run.id)).map_err(git_err)?;
+    }
+    Ok(())
+}
+
+/// A run's branch as a pull request on GitHub.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct PrRequest {
+    /// The run, e.g. "R-3" (its worktree's branch is pushed).
+    #[serde(default)]
+    pub run: String,
+    /// The branch the pull request goes into (default: the run's base branch).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Its title (default: the run's prompt's first line).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Open it as a draft.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub draft: bool,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct PrResult {
+    pub run: Run,
+    pub url: String,
+    pub number: i64,
+    /// A new pull request (false: the open one for the branch, now with the new commits).
+    pub created: bool,
+}
+
+fn github_err(e: tether_github::Error) -> Error {
+    use tether_github::Error as G;
+    match e {
+        G::Unauthorized | G::Forbidden(_) => Error::NotAllowed(e.to_string()),
+        G::NoRepo(_) => Error::NotFound(e.to_string()),
+        G::Invalid(_) | G::NotGitHub(_) => Error::invalid("pull request", e.to_string()),
+        e => Error::Git(e.to_string()),
+    }
+}
+
+/// Pushes the run's branch to the repository's `origin` and opens a pull request on GitHub
+/// (owner and name from `origin`'s URL; the token from `tether github login` or `GITHUB_TOKEN`),
+/// or, when one is open for the branch already, answers with it (the push brought it the new
+/// commits). The URL is kept on the worktree and noted on the runs' tasks. A cloud run's pull
+/// request is Cursor's: it is answered as it is.
+pub fn pr(t: &Tether, who: &Principal, req: &PrRequest) -> Result<PrResult> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("opening a pull request is the person's decision".into()));
+    }
+    let run = t.board().run(&req.run, Some(0))?.run;
+    if let Some(url) = run.cloud.as_ref().and_then(|c| c.pr_url.clone()) {
+        let number = url.rsplit('/').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        return Ok(PrResult { run, url, number, created: false });
+    }
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    let chain = runs::worktree_runs(&t.store, w.id)?;
+    if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
+        return Err(Error::Conflict(format!(
+            "{} is still {} in this worktree; wait for it or cancel it",
+            r.id, r.status
+        )));
+    }
+    let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    if !repo.branch_exists(&w.branch).map_err(git_err)? {
+        return Err(Error::Conflict(format!("{}'s branch {} is gone", run.id, w.branch)));
+    }
+    let base = req.base.clone().or_else(|| w.base_branch.clone()).ok_or_else(|| {
+        Error::invalid(
+            "base",
+            format!("{} started from a detached checkout; say which branch the pull request goes into", run.id),
+        )
+    })?;
+    let remote = tether_github::parse_remote(&repo.remote_url("origin").map_err(git_err)?).map_err(github_err)?;
+    let (token, _) = crate::token::github_token(&t.paths)?.ok_or_else(|| {
+        Error::invalid("GitHub token", "none kept: run `tether github login --token-stdin`, or set GITHUB_TOKEN")
+    })?;
+    let client = tether_github::Client::new(&t.settings()?.github_api()?, &token).map_err(github_err)?;
+    commit_edits(&run, &w, "the pull request")?;
+    repo.push("origin", &w.branch).map_err(git_err)?;
+    let (pull, created) = match client.open_pull(&remote, &w.branch).map_err(github_err)? {
+        Some(p) => (p, false),
+        None => {
+            let title = req.title.clone().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| merge_title(&chain, &run));
+            let body = pr_body(&repo, &w, &chain)?;
+            let new = tether_github::NewPullRequest {
+                title: &title,
+                body: &body,
+                head: &w.branch,
+                base: &base,
+                draft: req.draft,
+            };
+            (client.create_pull(&remote, &new).map_err(github_err)?, true)
+        }
+    };
+    runs::worktree_pr(&t.store, w.id, &pull.html_url, pull.number)?;
+    if created {
+        let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
+        tasks.dedup();
+        for task in tasks {
+            let change = TaskChange {
+                comment: Some(format!("{}'s pull request: {}", run.id, pull.html_url)),
+                ..Default::default()
+            };
+            if let Err(e) = t.board().update_task(&who.actor(), task, &change) {
+                tracing::warn!(task, error = %e, "noting a run's pull request on its task");
+            }
+        }
+    }
+    Ok(PrResult { run: t.board().run(&run.id, Some(0))?.run, url: pull.html_url, number: pull.number, created })
+}
+
+fn merge_title(chain: &[Run], run: &Run) -> String {
+    let first = chain.first().unwrap_or(run);
+    let line = first.prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("Work by a Cursor agent");
+    line.trim_start_matches("Work on task ").chars().take(72).collect()
+}
+
+/// The pull request's description: what was asked, what the agent said, the files, and where it
+/// came from.
+fn pr_body(repo: &Repo, w: &RunWorktree, chain: &[Run]) -> Result<String> {
+    let mut b = String::new();
+    if let Some(first) = chain.first() {
+        b.push_str(&format!("## Asked\n\n{}\n", first.prompt.trim()));
+    }
+    if let Some(result) = chain.iter().rev().find_map(|r| r.result.as_deref()).map(str::trim).filter(|r| !r.is_empty())
+    {
+        let cut: String = result.chars().take(4000).collect();
+        b.push_str(&format!("\n## The agent's summary\n\n{cut}\n"));
+    }
+    if let Some(base) = &w.base_commit {
+        let d = repo.diff(base, &w.branch, false).map_err(git_err)?;
+        b.push_str(&format!("\n## Files ({}, +{} −{})\n\n", d.files.len(), d.added(), d.deleted()));
+        for f in d.files.iter().take(100) {
+            b.push_str(&format!("- `{}`\n", f.path));
+        }
+    }
+    b.push_str("\n---\nOpened by Tether from a Cursor agent's run.\n\n");
+    for r in chain {
+        b.push_str(&format!("Tether-Run: {}\n", r.id));
+    }
+    let mut chats: Vec<&str> = chain.iter().filter_map(|r| r.chat_id.as_deref()).collect();
+    chats.dedup();
+    for c in chats {
+        b.push_str(&format!("Cursor-Chat: {c}\n"));
+    }
+    Ok(b)
 }

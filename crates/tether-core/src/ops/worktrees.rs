@@ -34,6 +34,7 @@ pub(crate) fn git_err(e: tether_git::Error) -> Error {
         | G::BranchExists(_)
         | G::Unsupported(_) => Error::Conflict(e.to_string()),
         G::NotARepo(_) => Error::NotFound(e.to_string()),
+        G::NoRemote(_) => Error::invalid("remote", e.to_string()),
         e => Error::Git(e.to_string()),
     }
 }

@@ -63,6 +63,7 @@ table! {
     post "/runs/{id}/comments" => changes::comment,
     post "/runs/{id}/comments/send" => changes::send_comments,
     post "/runs/{id}/merge" => changes::merge,
+    post "/runs/{id}/pr" => changes::pr,
     post "/runs/{id}/discard" => changes::discard,
     get "/worktrees" => changes::worktrees,
     get "/cloud/doctor" => runs::cloud_doctor,

@@ -399,3 +399,66 @@ async fn a_runs_changes_are_diffed_commented_and_merged_over_http() {
     assert_error(&d.post(&format!("/api/runs/{id}/merge"), json!({})).await, 409, "conflict");
     assert_error(&d.get("/api/runs/R-99/diff").await, 404, "not_found");
 }
+
+/// A run's branch as a pull request, against the fake of GitHub's REST API: pushed to `origin`
+/// (its push URL a local bare repository), opened once and then answered, with GitHub's 401 and
+/// 422 and a missing token as coded errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_branch_becomes_a_pull_request_on_github() {
+    use tether_testkit::github::FakeGitHub;
+    let (d, ws) = with_fake_agent().await;
+    let gh = FakeGitHub::start("ghp_right", &["acme/shop"]).await;
+    ok(d.patch("/api/settings", json!({"github": {"api_url": gh.url}})).await);
+    let bare = d.folder("origin.git");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&bare, &["init", "-q", "--bare"]);
+    git(&ws, &["init", "-q", "-b", "main"]);
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "first"]);
+    git(&ws, &["remote", "add", "origin", "https://github.com/acme/shop.git"]);
+    git(&ws, &["config", "remote.origin.pushurl", bare.to_str().unwrap()]);
+    let body =
+        json!({"prompt": "[fake:write=b.txt:bee] Add b", "workspace": ws, "permissions": {"allow": ["Write(**)"]}});
+    let id = ok(d.post("/api/runs", body).await)["id"].as_str().unwrap().to_owned();
+    until_status(&d, &id, "succeeded").await;
+    let pr = format!("/api/runs/{id}/pr");
+
+    assert_error(&d.post(&pr, json!({})).await, 400, "invalid_input");
+    tether_core::token::set_github_token(&d.tether().paths, "ghp_wrong").unwrap();
+    assert_error(&d.post(&pr, json!({})).await, 403, "forbidden");
+    tether_core::token::set_github_token(&d.tether().paths, "ghp_right").unwrap();
+    let first = ok(d.post(&pr, json!({})).await);
+    assert_eq!((first["created"].as_bool(), first["number"].as_i64()), (Some(true), Some(1)), "{first}");
+    assert_eq!(first["url"], "https://github.com/acme/shop/pull/1");
+    assert_eq!(first["run"]["worktree"]["pr_url"], first["url"]);
+    let branch = first["run"]["worktree"]["branch"].as_str().unwrap().to_owned();
+    assert_eq!(git(&bare, &["show", &format!("{branch}:b.txt")]), "bee", "pushed");
+    let pulls = gh.pulls();
+    assert_eq!(
+        (pulls[0].1.as_str(), pulls[0].2.as_str(), pulls[0].3.as_str()),
+        (branch.as_str(), "main", "[fake:write=b.txt:bee] Add b")
+    );
+    assert!(pulls[0].4.contains(&format!("Tether-Run: {id}")) && pulls[0].4.contains("- `b.txt`"), "{}", pulls[0].4);
+    let again = ok(d.post(&pr, json!({})).await);
+    assert_eq!((again["created"].as_bool(), again["number"].as_i64()), (Some(false), Some(1)));
+    assert_eq!(gh.pulls().len(), 1);
+    // GitHub's validation (a pull request into its own branch) comes back coded, with its words.
+    let id2 = ok(d
+        .post(
+            "/api/runs",
+            json!({"prompt": "[fake:write=c.txt:c] Add c", "workspace": ws, "permissions": {"allow": ["Write(**)"]}}),
+        )
+        .await)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    until_status(&d, &id2, "succeeded").await;
+    let b2 = ok(d.get(&format!("/api/runs/{id2}?tail=0")).await)["worktree"]["branch"].as_str().unwrap().to_owned();
+    let r = d.post(&format!("/api/runs/{id2}/pr"), json!({"base": b2})).await;
+    assert_error(&r, 400, "invalid_input");
+}

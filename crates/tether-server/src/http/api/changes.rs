@@ -1,12 +1,12 @@
 //! A run's work after the run: its diff, comments on it and the follow-up that carries them,
-//! merge, discard, and the worktrees kept (`ops::changes`). The run is the path's; the body is
+//! merge, a pull request, discard, and the worktrees kept (`ops::changes`). The run is the path's; the body is
 //! the rest of the request.
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use tether_core::board::runs::{Comment, NewComment, Run};
 use tether_core::ops::changes::{
-    self as op, CommentRequest, DiffRequest, MergeRequest, MergeResult, RunDiff, SendComments,
+    self as op, CommentRequest, DiffRequest, MergeRequest, MergeResult, PrRequest, PrResult, RunDiff, SendComments,
 };
 use tether_core::ops::worktrees::{self, WorktreesReport};
 
@@ -54,6 +54,15 @@ pub(crate) async fn merge(
     Json(req): Json<MergeRequest>,
 ) -> ApiResult<MergeResult> {
     blocking(&ctx, move |t| op::merge(t, &me, &MergeRequest { run, ..req })).await
+}
+
+pub(crate) async fn pr(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Path(run): Path<String>,
+    Json(req): Json<PrRequest>,
+) -> ApiResult<PrResult> {
+    blocking(&ctx, move |t| op::pr(t, &me, &PrRequest { run, ..req })).await
 }
 
 pub(crate) async fn discard(State(ctx): State<Ctx>, Person(me): Person, Path(run): Path<String>) -> ApiResult<Run> {
