@@ -173,7 +173,15 @@ impl Worktree {
     /// are not run (`--no-verify`): they guard the person's commits, and a failing one would
     /// leave the run's work uncommitted where a later clean-up could lose it.
     pub fn commit_all(&self, message: &str) -> Result<Option<String>> {
-        ok(&self.path, ["add", "--all"])?;
+        self.commit_all_except(message, &[])
+    }
+
+    /// Like [`Worktree::commit_all`], leaving out `except` (paths relative to the worktree,
+    /// folders with a trailing `/`): what the worktree's setup made or copied is not the run's work.
+    pub fn commit_all_except(&self, message: &str, except: &[String]) -> Result<Option<String>> {
+        let mut add: Vec<String> = ["add", "--all", "--", "."].map(str::to_owned).into();
+        add.extend(except.iter().map(|p| format!(":(exclude,literal){}", p.trim_end_matches('/'))));
+        ok(&self.path, &add)?;
         let staged = run(&self.path, ["diff", "--cached", "--quiet"])?;
         if staged.status.success() {
             return Ok(None);
@@ -182,6 +190,15 @@ impl Worktree {
         args.extend(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message].map(str::to_owned));
         ok(&self.path, &args)?;
         ok(&self.path, ["rev-parse", "HEAD"]).map(Some)
+    }
+}
+
+impl Worktree {
+    /// Paths that are new or changed against the worktree's HEAD (untracked folders as one
+    /// `dir/`), relative to it: what a setup left, before the agent starts.
+    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+        let out = ok(&self.path, ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"])?;
+        Ok(out.split('\0').filter(|l| l.len() > 3).map(|l| l[3..].to_owned()).collect())
     }
 }
 

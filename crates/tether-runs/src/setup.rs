@@ -16,6 +16,7 @@ use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
 use tether_core::board::runs::{self, Run, RunWorktree, WorktreeState};
 use tether_core::events::RunLog;
+use tether_core::tether_git;
 
 use crate::nofollow::{Dir, Entry};
 use crate::{blocking, process};
@@ -43,6 +44,20 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
     if fresh {
         copy_files(t, &run, &w).await?;
         commands(t, &run, &w).await?;
+        let (t2, w2) = (Arc::clone(t), w.clone());
+        let left = blocking(move || {
+            let wt =
+                tether_git::Worktree { path: w2.path.clone().into(), branch: w2.branch.clone(), base: String::new() };
+            let paths = wt.dirty_paths().map_err(|e| tether_core::Error::Git(e.to_string()))?;
+            runs::worktree_setup_paths(&t2.store, w2.id, &paths)?;
+            Ok(paths)
+        })
+        .await
+        .map_err(|e| format!("could not read what the worktree's setup left: {e}"))?;
+        if !left.is_empty() {
+            note(t, &run, vec![format!("setup left {} (not committed as the run's work)", left.join(", "))]).await;
+        }
+        return runs::get_run(&t.store, run.num()).map_err(|e| e.to_string());
     }
     Ok(run)
 }

@@ -404,7 +404,11 @@ base_branch: string | null, base_commit: string | null, state: WorktreeState, cr
 /**
  * Why it was removed: discarded, merged, reaped, never made.
  */
-removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, };
+removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, 
+/**
+ * What the worktree's setup made or copied (never committed as the run's work).
+ */
+setup_paths: Array<string>, };
 
 export type Signal = { id: string, type: SignalType, from: string, to: string, body: string, reply_to: string | null, task: string | null, trace_id: string, action_required: boolean, reply_required: boolean, created_at: string, answered_at: string | null, answered_by: string | null, 
 /**
@@ -569,4 +573,8 @@ base_branch: string | null, base_commit: string | null, state: WorktreeState, cr
 /**
  * Why it was removed: discarded, merged, reaped, never made.
  */
-removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, };
+removed_why: string | null, merged_at: string | null, merged_commit: string | null, merged_into: string | null, pr_url: string | null, pr_number: number | null, 
+/**
+ * What the worktree's setup made or copied (never committed as the run's work).
+ */
+setup_paths: Array<string>, };

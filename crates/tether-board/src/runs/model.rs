@@ -277,6 +277,8 @@ pub struct RunWorktree {
     pub merged_into: Option<String>,
     pub pr_url: Option<String>,
     pub pr_number: Option<i64>,
+    /// What the worktree's setup made or copied (never committed as the run's work).
+    pub setup_paths: Vec<String>,
 }
 
 impl RunWorktree {

@@ -168,7 +168,7 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
 }
 
 const WORKTREE_COLS: &str = "id, repo, subdir, path, branch, base_branch, base_commit, state, created_at, removed_at,
-    removed_why, merged_at, merged_commit, merged_into, pr_url, pr_number";
+    removed_why, merged_at, merged_commit, merged_into, pr_url, pr_number, setup_paths";
 
 pub(crate) fn load_worktree(c: &rusqlite::Connection, id: i64) -> Result<RunWorktree> {
     Ok(c.prepare_cached(&format!("SELECT {WORKTREE_COLS} FROM worktrees WHERE id = ?1"))?.query_row([id], |r| {
@@ -189,6 +189,7 @@ pub(crate) fn load_worktree(c: &rusqlite::Connection, id: i64) -> Result<RunWork
             merged_into: r.get(13)?,
             pr_url: r.get(14)?,
             pr_number: r.get(15)?,
+            setup_paths: serde_json::from_str(&r.get::<_, String>(16)?).unwrap_or_default(),
         })
     })?)
 }

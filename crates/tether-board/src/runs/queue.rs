@@ -89,7 +89,8 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
 
 /// A branch- and folder-safe name from a prompt's first words: `fix-the-login-form`.
 fn slug(prompt: &str) -> String {
-    let text = prompt.trim_start().strip_prefix("Work on task ").unwrap_or(prompt);
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let text = line.strip_prefix("Work on task ").unwrap_or(line);
     let mut out = String::new();
     for word in text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
         if out.len() + word.len() > 40 {

@@ -71,6 +71,14 @@ pub fn worktree_pr(store: &Store, id: i64, url: &str, number: i64) -> Result<()>
     })
 }
 
+/// What the worktree's setup made or copied, left out of every commit of the run's work.
+pub fn worktree_setup_paths(store: &Store, id: i64, paths: &[String]) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute("UPDATE worktrees SET setup_paths = ?2 WHERE id = ?1", params![id, serde_json::to_string(paths)?])?;
+        Ok(())
+    })
+}
+
 /// What the run's branch holds when it ended: its commit and the change summary.
 pub fn set_changes(store: &Store, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
     store.durable(|txn| {

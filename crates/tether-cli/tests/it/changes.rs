@@ -36,6 +36,10 @@ impl Env {
         git(&repo, &["config", "user.email", "person@example.com"]);
         std::fs::write(repo.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n").unwrap();
         std::fs::write(repo.join("README.md"), "# project\n").unwrap();
+        // Cursor's worktree setup convention, committed with the project.
+        std::fs::create_dir_all(repo.join(".cursor")).unwrap();
+        let setup = r#"{"setup-worktree": ["echo ready > setup.txt", "test -f .env"]}"#;
+        std::fs::write(repo.join(".cursor/worktrees.json"), setup).unwrap();
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "first"]);
         git(&repo, &["branch", "feature"]);
@@ -43,10 +47,11 @@ impl Env {
         git(&repo, &["stash", "-q"]);
         std::fs::write(repo.join("README.md"), "# project, being edited\n").unwrap();
         std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
+        std::fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
         let repo = repo.canonicalize().unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
-        let runs = json!({"roots": [repo], "result_grace_secs": 1, "kill_grace_secs": 1});
+        let runs = json!({"roots": [repo], "result_grace_secs": 1, "kill_grace_secs": 1, "copy_files": [".env"]});
         std::fs::write(data.join("settings.json"), json!({"runs": runs}).to_string()).unwrap();
         Self { dir, repo }
     }
@@ -160,6 +165,11 @@ fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
     assert!(r1["worktree"]["branch"].as_str().unwrap().starts_with("tether/R-1-"), "{r1}");
     assert_eq!(r1["worktree"]["base_branch"], "main");
     assert_eq!(e.checkout(), before, "the person's checkout is untouched");
+    // The worktree was readied (the listed file copied, the setup run) and neither is the run's work.
+    let wt1 = PathBuf::from(r1["worktree"]["path"].as_str().unwrap());
+    assert_eq!(std::fs::read_to_string(wt1.join(".env")).unwrap(), "SECRET=1\n");
+    assert_eq!(std::fs::read_to_string(wt1.join("setup.txt")).unwrap(), "ready\n");
+    assert_eq!(r1["worktree"]["setup_paths"], json!([".env", "setup.txt"]));
 
     let d1 = e.json(&["runs", "diff", &one]);
     assert_eq!(files_of(&d1), [("src/one.rs".to_owned(), "added".to_owned(), 1, 0)]);
@@ -197,7 +207,7 @@ fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
     }
     assert_eq!(git(&e.repo, &["rev-list", "--count", "main"]), "2");
     assert_eq!(std::fs::read_to_string(e.repo.join("src/one.rs")).unwrap(), "pub const ONE: u8 = 1;\n");
-    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? notes.txt");
+    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? .env\n?? notes.txt");
     assert!(!Path::new(r1["worktree"]["path"].as_str().unwrap()).exists(), "the merged worktree is gone");
     assert_eq!(m["run"]["worktree"]["removed_why"], "merged");
 
@@ -209,13 +219,25 @@ fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
     let refused = e.fails(&["runs", "merge", &two]);
     assert!(refused.contains("error[conflict]") && refused.contains("src/two.rs"), "{refused}");
     assert_eq!(git(&e.repo, &["rev-parse", "main"]), head);
-    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? notes.txt");
+    assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? .env\n?? notes.txt");
 
     e.json(&["runs", "discard", &two]);
     assert!(!Path::new(r2["worktree"]["path"].as_str().unwrap()).exists());
     let branches = git(&e.repo, &["branch", "--list", "tether/*"]);
     assert!(branches.contains("tether/R-1-") && !branches.contains("tether/R-2-"), "{branches}");
     assert!(e.fails(&["runs", "merge", &two]).contains("error[conflict]"));
+
+    // A task's next run continues in the worktree its last run left.
+    let repo = e.repo.to_string_lossy().into_owned();
+    let task = e.json(&["task", "add", "Tidy the docs", "--project", &repo]);
+    let tid = task["id"].as_str().unwrap();
+    let a = e.json(&["run", "--task", tid, "--follow"]);
+    // Reviewed and sent back: its next run picks up the same branch.
+    e.json(&["task", "release", tid]);
+    let b = e.json(&["run", "--task", tid, "--follow"]);
+    assert!(a["worktree"]["branch"].as_str().unwrap().ends_with("-t-1-tidy-the-docs"), "{a}");
+    assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("succeeded"), Some("succeeded")), "{b}");
+    assert_eq!(a["worktree"]["id"], b["worktree"]["id"], "{b}");
     kill(&mut daemon, "-TERM");
 }
 

@@ -351,7 +351,8 @@ pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
 fn commit_edits(run: &Run, w: &RunWorktree, before: &str) -> Result<()> {
     if w.state == WorktreeState::Ready && Path::new(&w.path).is_dir() {
         let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() };
-        wt.commit_all(&format!("Edits in {}'s worktree before {before}", run.id)).map_err(git_err)?;
+        wt.commit_all_except(&format!("Edits in {}'s worktree before {before}", run.id), &w.setup_paths)
+            .map_err(git_err)?;
     }
     Ok(())
 }

@@ -165,7 +165,7 @@ pub fn record_end(t: &Tether, run: &Run) -> Result<Option<ChangeSummary>> {
     }
     let base = w.base_commit.clone().ok_or_else(|| no_worktree(run))?;
     let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: base.clone() };
-    wt.commit_all(&commit_message(run)).map_err(git_err)?;
+    wt.commit_all_except(&commit_message(run), &w.setup_paths).map_err(git_err)?;
     let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
     let head = repo.resolve(&w.branch).map_err(git_err)?;
     let d = repo.diff(&base, &head, false).map_err(git_err)?;

@@ -22,7 +22,8 @@ CREATE TABLE worktrees (
     merged_into   TEXT,
     pr_url        TEXT,
     pr_number     INTEGER,
-    pinned        INTEGER NOT NULL DEFAULT 0      -- kept by the reaper however old
+    pinned        INTEGER NOT NULL DEFAULT 0,     -- kept by the reaper however old
+    setup_paths   TEXT NOT NULL DEFAULT '[]'      -- what the setup made or copied (JSON): never committed as the run's work
 ) STRICT;
 ALTER TABLE runs ADD COLUMN worktree INTEGER REFERENCES worktrees(id);
 -- Why a local run works in the person's folder itself (asked for, or not a git repository).
