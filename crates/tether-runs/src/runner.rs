@@ -233,7 +233,8 @@ impl Runner {
         }
     }
 
-    /// Removes worktrees of runs that ended longer ago than the retention.
+    /// Removes worktrees of runs that ended longer ago than the retention, and of runs whose
+    /// pull requests were merged on GitHub.
     async fn reap(&self) {
         let t = Arc::clone(&self.tether);
         match blocking(move || tether_core::ops::worktrees::reap(&t)).await {
@@ -243,6 +244,14 @@ impl Runner {
                 }
             }
             Err(e) => tracing::warn!(error = %e, "removing old worktrees"),
+        }
+        let t = Arc::clone(&self.tether);
+        match blocking(move || tether_core::ops::changes::sync_pulls(&t)).await {
+            Ok(runs) if !runs.is_empty() => {
+                tracing::info!(?runs, "pull requests merged on GitHub; their worktrees removed")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "asking GitHub about runs' pull requests"),
         }
     }
 

@@ -503,3 +503,48 @@ fn pr_body(repo: &Repo, w: &RunWorktree, chain: &[Run]) -> Result<String> {
     }
     Ok(b)
 }
+
+/// Pull requests of runs merged on GitHub since: their worktrees go (the branch stays unless the
+/// settings say otherwise) and their runs' tasks are done. Asks GitHub only about pull requests
+/// Tether opened, and only with a token. The runs whose pull requests were merged.
+pub fn sync_pulls(t: &Tether) -> Result<Vec<String>> {
+    let waiting: Vec<RunWorktree> = runs::live_worktrees(&t.store)?
+        .into_iter()
+        .filter(|u| !u.active && u.worktree.pr_number.is_some() && u.worktree.merged_at.is_none())
+        .map(|u| u.worktree)
+        .collect();
+    if waiting.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some((token, _)) = crate::token::github_token(&t.paths)? else { return Ok(Vec::new()) };
+    let settings = t.settings()?;
+    let client = tether_github::Client::new(&settings.github_api()?, &token).map_err(github_err)?;
+    let mut merged = Vec::new();
+    for w in waiting {
+        let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+        let remote = tether_github::parse_remote(&repo.remote_url("origin").map_err(git_err)?).map_err(github_err)?;
+        let pull = client.pull(&remote, w.pr_number.unwrap_or_default()).map_err(github_err)?;
+        if pull.merged_at.is_none() {
+            continue;
+        }
+        let into = w.base_branch.clone().unwrap_or_else(|| "GitHub".into());
+        runs::worktree_merged(&t.store, w.id, &into, &pull.html_url)?;
+        remove(t, &repo, &w, !settings.runs.keep_branch_after_merge, "merged")?;
+        let chain = runs::worktree_runs(&t.store, w.id)?;
+        let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
+        tasks.dedup();
+        for task in tasks {
+            let change = TaskChange {
+                status: Some(Status::Done),
+                comment: Some(format!("pull request {} merged on GitHub", pull.html_url)),
+                force: true,
+                ..Default::default()
+            };
+            if let Err(e) = t.board().update_task(&Principal::Tether.actor(), task, &change) {
+                tracing::warn!(task, error = %e, "moving a task whose pull request was merged to done");
+            }
+        }
+        merged.extend(chain.first().map(|r| r.id.clone()));
+    }
+    Ok(merged)
+}

@@ -447,6 +447,14 @@ async fn a_runs_branch_becomes_a_pull_request_on_github() {
     let again = ok(d.post(&pr, json!({})).await);
     assert_eq!((again["created"].as_bool(), again["number"].as_i64()), (Some(false), Some(1)));
     assert_eq!(gh.pulls().len(), 1);
+    // Merged on GitHub: the runner's next look removes the worktree and keeps the branch.
+    let sync = || tokio::task::block_in_place(|| tether_core::ops::changes::sync_pulls(d.tether()).unwrap());
+    assert!(sync().is_empty(), "still open");
+    gh.merge(1);
+    assert_eq!(sync(), [id.clone()]);
+    let w = &ok(d.get(&format!("/api/runs/{id}?tail=0")).await)["worktree"];
+    assert_eq!((w["removed_why"].as_str(), w["merged_into"].as_str()), (Some("merged"), Some("main")), "{w}");
+    assert!(!std::path::Path::new(w["path"].as_str().unwrap()).exists());
     // GitHub's validation (a pull request into its own branch) comes back coded, with its words.
     let id2 = ok(d
         .post(
