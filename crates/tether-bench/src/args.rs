@@ -27,9 +27,10 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 42)]
     pub(crate) seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
-    /// signals doorbell (`signals`, needs no generated data), or all of them. `engines` (FTS5 next
+    /// signals doorbell (`signals`, needs no generated data), a run's worktree and diff
+    /// (`worktrees`), or all of them. `engines` (FTS5 next
     /// to tantivy, see bench/engines) only runs when asked for.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "engines"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "engines"])]
     pub(crate) suite: String,
     /// Events the fake Cursor CLI writes in the runs benchmark, and at what rate (per second).
     #[arg(long, default_value_t = 6000)]

@@ -17,6 +17,7 @@ mod mcp;
 mod report;
 mod runs;
 mod signals;
+mod worktrees;
 
 // The shipped binaries' allocator, so the figures are theirs.
 #[global_allocator]
@@ -53,8 +54,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
     let user_dir = dir.join("cursor/User");
     let db = user_dir.join("globalStorage/state.vscdb");
-    let gen_stats =
-        if matches!(args.suite.as_str(), "signals" | "runs") { Value::Null } else { index::generated(args, &dir)? };
+    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees") {
+        Value::Null
+    } else {
+        index::generated(args, &dir)?
+    };
     let mut sections = Vec::new();
     if matches!(args.suite.as_str(), "all" | "index") {
         sections.push(("index", index::index_suite(args, &dir, &user_dir, &db, &gen_stats)?));
@@ -73,6 +77,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(args.suite.as_str(), "all" | "runs") {
         let f = runs::run(&dir, args.run_events, args.run_rate)?;
         sections.push(("runs", render_section("Agent runs: events to the GUI", &f.setup, &f.rows)));
+    }
+    if matches!(args.suite.as_str(), "all" | "worktrees") {
+        let f = worktrees::run(&dir, args.rounds.max(5))?;
+        sections.push(("worktrees", render_section("Run worktrees: making one, and a run's diff", &f.setup, &f.rows)));
     }
     for (_, text) in &sections {
         println!("{text}");
