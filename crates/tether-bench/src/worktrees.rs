@@ -1,7 +1,8 @@
 //! The worktree benchmark: a repository of 10,000 files (1 KB each, 100 folders), and a run's
 //! own worktree made from it the way the runner makes one (`tether_git::Repo::add_worktree`),
 //! several times, side by side with `git worktree add --no-checkout` on the same repository, so
-//! the report says what dominates (git's bookkeeping, or writing the files out); then the diff of a
+//! the report says what dominates (git's bookkeeping, or writing the files out), and beside `cp -r`
+//! of the same files (the file system's own floor on this machine); then the diff of a
 //! branch touching 200 files (stat and patch), as `tether runs diff` computes it.
 
 use std::path::Path;
@@ -50,7 +51,7 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
     let repo = Repo::open(&repo_dir).context("opening the bench repository")?;
     let base = repo.head()?.commit;
 
-    let (mut full, mut bare) = (Vec::new(), Vec::new());
+    let (mut full, mut bare, mut copy) = (Vec::new(), Vec::new(), Vec::new());
     // Interleaved, so the machine's noise falls on both alike.
     for i in 0..rounds.max(1) {
         let t = Instant::now();
@@ -72,11 +73,18 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
             ],
         )?;
         bare.push(ms(t.elapsed()));
+        let to = home.join(format!("cp/{i}"));
+        std::fs::create_dir_all(&to)?;
+        let t = Instant::now();
+        let ok = Command::new("cp").arg("-r").arg(repo_dir.join("src")).arg(&to).status()?.success();
+        copy.push(ms(t.elapsed()));
+        anyhow::ensure!(ok, "cp -r failed");
+        let _ = std::fs::remove_dir_all(&to);
         if i > 0 {
             repo.remove_worktree(&wt, true)?;
         }
     }
-    let (full, bare) = (sorted(full), sorted(bare));
+    let (full, bare, copy) = (sorted(full), sorted(bare), sorted(copy));
 
     // A run that touched 200 files: its diff, as `runs diff` and the GUI get it.
     let wt = tether_core::tether_git::Worktree {
@@ -111,6 +119,12 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
         ),
         Row::new("  the same without writing the files (--no-checkout)", p(&bare), "—", None),
         Row::new("  share of writing the 10k files out", format!("{:.0} %", checkout_share * 100.0), "—", None),
+        Row::new(
+            "  `cp -r` of the same files (the file system's floor)",
+            format!("{} · worktree/cp {:.2}×", p(&copy), percentile(&full, 50.0) / percentile(&copy, 50.0).max(0.001)),
+            "—",
+            None,
+        ),
         Row::new("diff of 200 files: files and counts", p(&stat), "—", None),
         Row::new("diff of 200 files: with the patch", p(&patch), "—", None),
     ];
