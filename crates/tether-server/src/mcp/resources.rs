@@ -113,6 +113,29 @@ fn run_markdown(d: &RunDetail) -> String {
     if let Some(t) = &r.task {
         out.push_str(&format!("- task: {t}\n"));
     }
+    match (&r.worktree, &r.in_place) {
+        (Some(w), _) => {
+            out.push_str(&format!(
+                "- branch: {} (from {})\n",
+                w.branch,
+                w.base_branch.as_deref().unwrap_or("a detached checkout")
+            ));
+            if let Some(c) = r.changes {
+                out.push_str(&format!(
+                    "- changes: {} files, +{} −{} (read them with run_diff)\n",
+                    c.files, c.added, c.deleted
+                ));
+            }
+            if let Some(into) = &w.merged_into {
+                out.push_str(&format!("- merged into {into}\n"));
+            }
+            if let Some(u) = &w.pr_url {
+                out.push_str(&format!("- pull request: {u}\n"));
+            }
+        }
+        (None, Some(why)) => out.push_str(&format!("- worked in place: {why}\n")),
+        _ => {}
+    }
     if let Some(e) = &r.error {
         out.push_str(&format!("- error: {e}\n"));
     }

@@ -469,4 +469,15 @@ async fn a_runs_branch_becomes_a_pull_request_on_github() {
     let b2 = ok(d.get(&format!("/api/runs/{id2}?tail=0")).await)["worktree"]["branch"].as_str().unwrap().to_owned();
     let r = d.post(&format!("/api/runs/{id2}/pr"), json!({"base": b2})).await;
     assert_error(&r, 400, "invalid_input");
+
+    // The reaper: a worktree whose runs ended past the retention goes, its branch stays.
+    let num = RunId::parse(&id2).unwrap().num();
+    let eight_days_ago = tether_core::clock::now_ms() - 8 * 86_400_000;
+    d.tether().store.writer().execute("UPDATE runs SET ended_at = ?2 WHERE num = ?1", (num, eight_days_ago)).unwrap();
+    let reaped = tether_core::ops::worktrees::reap(d.tether()).unwrap();
+    assert_eq!(reaped.iter().map(|w| w.branch.as_str()).collect::<Vec<_>>(), [b2.as_str()]);
+    let w = &ok(d.get(&format!("/api/runs/{id2}?tail=0")).await)["worktree"];
+    assert_eq!(w["removed_why"], "reaped");
+    assert!(!std::path::Path::new(w["path"].as_str().unwrap()).exists());
+    assert_eq!(git(&ws, &["branch", "--list", &b2]), b2, "the branch is kept");
 }
