@@ -292,16 +292,8 @@ impl FakeCursorApi {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binding the fake Cursor API");
         let url = format!("http://{}", listener.local_addr().expect("its address"));
         let state: Shared = Arc::new(Mutex::new(FakeState { key: key.to_owned(), ..Default::default() }));
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = router(Arc::clone(&state));
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
-                })
-                .await;
-        });
-        Self { url, state, stop: Some(tx) }
+        Self { url, state, stop: Some(crate::serve_until_stopped(listener, app)) }
     }
 
     pub fn fault(&self, f: Fault) {

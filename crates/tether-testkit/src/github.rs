@@ -55,15 +55,7 @@ impl FakeGitHub {
             .route("/repos/{owner}/{repo}/pulls", get(list).post(create))
             .route("/repos/{owner}/{repo}/pulls/{number}", get(one))
             .with_state(Arc::clone(&state));
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
-                })
-                .await;
-        });
-        Self { url, state, stop: Some(tx) }
+        Self { url, state, stop: Some(crate::serve_until_stopped(listener, app)) }
     }
 
     /// The pull requests opened: (repository, head, base, title, body).

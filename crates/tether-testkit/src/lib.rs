@@ -326,3 +326,20 @@ pub fn rich_text(text: &str) -> String {
     ]}})
     .to_string()
 }
+
+/// Serves `app` on `listener` in the background until the returned sender is dropped or sent
+/// to (the fakes of outside services stop with their handles).
+pub(crate) fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+) -> tokio::sync::oneshot::Sender<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    tx
+}

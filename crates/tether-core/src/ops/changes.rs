@@ -273,19 +273,8 @@ pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeRes
     let keep = t.settings()?.runs.keep_branch_after_merge;
     remove(t, &repo, &w, !keep, "merged")?;
     let by = super::runs::requester(t, who)?;
-    let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
-    tasks.dedup();
-    for task in tasks {
-        let change = TaskChange {
-            status: Some(Status::Done),
-            comment: Some(format!("{}'s work merged into {into} as {} by {by}", run.id, short(&merged.commit))),
-            force: true,
-            ..Default::default()
-        };
-        if let Err(e) = t.board().update_task(&who.actor(), task, &change) {
-            tracing::warn!(task, error = %e, "moving a merged run's task to done");
-        }
-    }
+    let said = format!("{}'s work merged into {into} as {} by {by}", run.id, short(&merged.commit));
+    tasks_done(t, who, &chain, said);
     Ok(MergeResult {
         run: t.board().run(&run.id, Some(0))?.run,
         into,
@@ -304,8 +293,7 @@ fn short(commit: &str) -> &str {
 /// trailer for each run and chat of the worktree.
 fn merge_message(run: &Run, chain: &[Run], w: &RunWorktree, strategy: Strategy) -> String {
     let first = chain.first().unwrap_or(run);
-    let line = first.prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("work");
-    let title: String = line.trim_start_matches("Work on task ").chars().take(72).collect();
+    let title = merge_title(chain, run);
     let mut m = match strategy {
         Strategy::Merge => format!("Merge {} ({}): {title}\n", w.branch, first.id),
         _ => format!("{title}\n"),
@@ -316,15 +304,34 @@ fn merge_message(run: &Run, chain: &[Run], w: &RunWorktree, strategy: Strategy) 
         m.push_str(&format!("\n{body}\n"));
     }
     m.push('\n');
-    for r in chain {
-        m.push_str(&format!("Tether-Run: {}\n", r.id));
-    }
+    m.push_str(&trailers(chain));
+    m
+}
+
+/// `Tether-Run:` for each run of the worktree and `Cursor-Chat:` for each chat they worked in.
+fn trailers(chain: &[Run]) -> String {
+    let mut out: String = chain.iter().map(|r| format!("Tether-Run: {}\n", r.id)).collect();
     let mut chats: Vec<&str> = chain.iter().filter_map(|r| r.chat_id.as_deref()).collect();
     chats.dedup();
-    for c in chats {
-        m.push_str(&format!("Cursor-Chat: {c}\n"));
+    out.extend(chats.into_iter().map(|c| format!("Cursor-Chat: {c}\n")));
+    out
+}
+
+/// The worktree's runs' tasks, changed once each; a task that cannot take it is logged, not fatal
+/// (the merge or pull request has happened).
+fn change_tasks(t: &Tether, who: &Principal, chain: &[Run], change: &TaskChange) {
+    let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
+    tasks.dedup();
+    for task in tasks {
+        if let Err(e) = t.board().update_task(&who.actor(), task, change) {
+            tracing::warn!(task, error = %e, "moving a run's task after its work landed");
+        }
     }
-    m
+}
+
+fn tasks_done(t: &Tether, who: &Principal, chain: &[Run], said: String) {
+    let change = TaskChange { status: Some(Status::Done), comment: Some(said), force: true, ..Default::default() };
+    change_tasks(t, who, chain, &change);
 }
 
 /// Throws a run's work away: its worktree and its branch go. Refused while a run of the worktree
@@ -452,17 +459,9 @@ pub fn pr(t: &Tether, who: &Principal, req: &PrRequest) -> Result<PrResult> {
     };
     runs::worktree_pr(&t.store, w.id, &pull.html_url, pull.number)?;
     if created {
-        let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
-        tasks.dedup();
-        for task in tasks {
-            let change = TaskChange {
-                comment: Some(format!("{}'s pull request: {}", run.id, pull.html_url)),
-                ..Default::default()
-            };
-            if let Err(e) = t.board().update_task(&who.actor(), task, &change) {
-                tracing::warn!(task, error = %e, "noting a run's pull request on its task");
-            }
-        }
+        let change =
+            TaskChange { comment: Some(format!("{}'s pull request: {}", run.id, pull.html_url)), ..Default::default() };
+        change_tasks(t, who, &chain, &change);
     }
     Ok(PrResult { run: t.board().run(&run.id, Some(0))?.run, url: pull.html_url, number: pull.number, created })
 }
@@ -493,14 +492,7 @@ fn pr_body(repo: &Repo, w: &RunWorktree, chain: &[Run]) -> Result<String> {
         }
     }
     b.push_str("\n---\nOpened by Tether from a Cursor agent's run.\n\n");
-    for r in chain {
-        b.push_str(&format!("Tether-Run: {}\n", r.id));
-    }
-    let mut chats: Vec<&str> = chain.iter().filter_map(|r| r.chat_id.as_deref()).collect();
-    chats.dedup();
-    for c in chats {
-        b.push_str(&format!("Cursor-Chat: {c}\n"));
-    }
+    b.push_str(&trailers(chain));
     Ok(b)
 }
 
@@ -531,19 +523,7 @@ pub fn sync_pulls(t: &Tether) -> Result<Vec<String>> {
         runs::worktree_merged(&t.store, w.id, &into, &pull.html_url)?;
         remove(t, &repo, &w, !settings.runs.keep_branch_after_merge, "merged")?;
         let chain = runs::worktree_runs(&t.store, w.id)?;
-        let mut tasks: Vec<&str> = chain.iter().filter_map(|r| r.task.as_deref()).collect();
-        tasks.dedup();
-        for task in tasks {
-            let change = TaskChange {
-                status: Some(Status::Done),
-                comment: Some(format!("pull request {} merged on GitHub", pull.html_url)),
-                force: true,
-                ..Default::default()
-            };
-            if let Err(e) = t.board().update_task(&Principal::Tether.actor(), task, &change) {
-                tracing::warn!(task, error = %e, "moving a task whose pull request was merged to done");
-            }
-        }
+        tasks_done(t, &Principal::Tether, &chain, format!("pull request {} merged on GitHub", pull.html_url));
         merged.extend(chain.first().map(|r| r.id.clone()));
     }
     Ok(merged)

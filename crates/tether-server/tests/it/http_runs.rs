@@ -451,7 +451,7 @@ async fn a_runs_branch_becomes_a_pull_request_on_github() {
     let sync = || tokio::task::block_in_place(|| tether_core::ops::changes::sync_pulls(d.tether()).unwrap());
     assert!(sync().is_empty(), "still open");
     gh.merge(1);
-    assert_eq!(sync(), [id.clone()]);
+    assert_eq!(sync(), std::slice::from_ref(&id));
     let w = &ok(d.get(&format!("/api/runs/{id}?tail=0")).await)["worktree"];
     assert_eq!((w["removed_why"].as_str(), w["merged_into"].as_str()), (Some("merged"), Some("main")), "{w}");
     assert!(!std::path::Path::new(w["path"].as_str().unwrap()).exists());
