@@ -4,7 +4,9 @@
 //! the repository's `.cursor/worktrees.json` (`setup-worktree-unix`, else `setup-worktree`: a
 //! list of shell commands, or a script path relative to `.cursor/`), run in the worktree with
 //! `ROOT_WORKTREE_PATH` naming the checkout, within `runs.setup_timeout_secs`, their output kept
-//! as the run's notices. A failing command fails the run before the agent starts.
+//! as the run's notices — only for a run allowed to run commands (a `Shell(…)` token): they are
+//! the repository's commands, and a read-only run must not run any. A failing command fails the
+//! run before the agent starts.
 
 use std::ffi::OsStr;
 use std::path::{Component, Path};
@@ -158,6 +160,16 @@ async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree) -> Result<(), Str
         blocking(move || Ok(setup_commands(&p))).await.map_err(|e| e.to_string())??
     };
     if list.is_empty() {
+        return Ok(());
+    }
+    // The repository's commands are commands all the same: a run that may not run any (no
+    // `Shell(…)` allowed, e.g. a read-only review) does not run them either.
+    if !run.permissions.allow.iter().any(|t| t.starts_with("Shell(")) {
+        note(t, run, vec![format!(
+            "setup commands of .cursor/worktrees.json not run: the run may not run commands (allow Shell(…) to have them run): {}",
+            list.join("; ")
+        )])
+        .await;
         return Ok(());
     }
     let limit = Duration::from_secs(u64::from(t.settings().map(|s| s.runs.setup_timeout_secs).unwrap_or(300)));

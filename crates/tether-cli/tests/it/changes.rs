@@ -92,7 +92,7 @@ impl Env {
 
     fn queue(&self, prompt: &str) -> String {
         let ws = self.repo.to_string_lossy().into_owned();
-        let r = self.json(&["run", prompt, "--workspace", &ws, "--allow", "Write(**)"]);
+        let r = self.json(&["run", prompt, "--workspace", &ws, "--allow", "Write(**)", "--allow", "Shell(*)"]);
         assert_eq!(r["status"], "queued", "{r}");
         r["id"].as_str().unwrap().to_owned()
     }
@@ -236,6 +236,9 @@ fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
     e.json(&["task", "release", tid]);
     let b = e.json(&["run", "--task", tid, "--follow"]);
     assert!(a["worktree"]["branch"].as_str().unwrap().ends_with("-t-1-tidy-the-docs"), "{a}");
+    // It may not run commands, so the repository's setup commands did not run for it either.
+    let wt = PathBuf::from(a["worktree"]["path"].as_str().unwrap());
+    assert!(wt.join(".env").exists() && !wt.join("setup.txt").exists());
     assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("succeeded"), Some("succeeded")), "{b}");
     assert_eq!(a["worktree"]["id"], b["worktree"]["id"], "{b}");
     kill(&mut daemon, "-TERM");
