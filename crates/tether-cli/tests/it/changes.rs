@@ -82,12 +82,13 @@ impl Env {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
-    fn daemon(&self) -> Child {
+    fn daemon(&self) -> Daemon {
         let _ = std::fs::remove_file(self.dir.path().join("data/daemon.json"));
         let child =
             self.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let d = Daemon(child);
         self.wait_for("the daemon", 30, || self.dir.path().join("data/daemon.json").exists());
-        child
+        d
     }
 
     fn queue(&self, prompt: &str) -> String {
@@ -127,9 +128,22 @@ impl Env {
     }
 }
 
-fn kill(child: &mut Child, signal: &str) {
-    let _ = Command::new("kill").args([signal, &child.id().to_string()]).status();
-    let _ = child.wait();
+/// A daemon stopped when the test ends, however it ends (a failed assertion included).
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        kill(self, "-TERM");
+    }
+}
+
+fn kill(d: &mut Daemon, signal: &str) {
+    // Once it has been waited for, its pid may be another process's.
+    if matches!(d.0.try_wait(), Ok(Some(_))) {
+        return;
+    }
+    let _ = Command::new("kill").args([signal, &d.0.id().to_string()]).status();
+    let _ = d.0.wait();
 }
 
 fn files_of(diff: &Value) -> Vec<(String, String, i64, i64)> {
