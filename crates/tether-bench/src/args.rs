@@ -21,6 +21,9 @@ pub(crate) struct Args {
     /// Rounds over the fixed query set.
     #[arg(long, default_value_t = 20)]
     pub(crate) rounds: usize,
+    /// Files in the worktree benchmark's repository (10,000 for the goal; fewer for a smoke).
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) worktree_files: usize,
     /// Messages appended for the change-to-searchable measurement.
     #[arg(long, default_value_t = 40)]
     pub(crate) changes: usize,

@@ -79,7 +79,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         sections.push(("runs", render_section("Agent runs: events to the GUI", &f.setup, &f.rows)));
     }
     if matches!(args.suite.as_str(), "all" | "worktrees") {
-        let f = worktrees::run(&dir, args.rounds.max(5))?;
+        let f = worktrees::run(&dir, args.rounds.clamp(1, 5), args.worktree_files)?;
         sections.push(("worktrees", render_section("Run worktrees: making one, and a run's diff", &f.setup, &f.rows)));
     }
     for (_, text) in &sections {

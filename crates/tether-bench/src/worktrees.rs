@@ -14,7 +14,6 @@ use tether_core::tether_git::Repo;
 
 use crate::report::{Row, percentile, sorted};
 
-const FILES: usize = 10_000;
 const CREATE_TARGET_MS: f64 = 1000.0;
 
 pub struct WorktreeFigures {
@@ -34,13 +33,13 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
+pub fn run(dir: &Path, rounds: usize, files: usize) -> anyhow::Result<WorktreeFigures> {
     let home = dir.join("worktrees-bench");
     let _ = std::fs::remove_dir_all(&home);
     let repo_dir = home.join("repo");
     std::fs::create_dir_all(&repo_dir)?;
     let line = "x".repeat(63) + "\n";
-    for i in 0..FILES {
+    for i in 0..files {
         let sub = repo_dir.join(format!("src/m{:02}", i % 100));
         std::fs::create_dir_all(&sub)?;
         std::fs::write(sub.join(format!("f{i:05}.rs")), line.repeat(16))?;
@@ -92,7 +91,8 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
         branch: "tether/R-0-bench".into(),
         base: base.clone(),
     };
-    for i in 0..200 {
+    let touched = files.min(200);
+    for i in 0..touched {
         let f = wt.path.join(format!("src/m{:02}/f{i:05}.rs", i % 100));
         std::fs::write(&f, line.repeat(15) + "changed by the run\n")?;
     }
@@ -102,7 +102,7 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
         let t = Instant::now();
         let d = repo.diff(&base, &wt.branch, false)?;
         stat.push(ms(t.elapsed()));
-        assert_eq!(d.files.len(), 200);
+        anyhow::ensure!(d.files.len() == touched, "{} files changed, not {touched}", d.files.len());
         let t = Instant::now();
         repo.diff(&base, &wt.branch, true)?;
         patch.push(ms(t.elapsed()));
@@ -112,24 +112,24 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<WorktreeFigures> {
     let checkout_share = 1.0 - percentile(&bare, 50.0) / percentile(&full, 50.0).max(0.001);
     let rows = vec![
         Row::new(
-            "worktree of a 10k-file repository (add -b + checkout)",
+            &format!("worktree of a {files}-file repository (add -b + checkout)"),
             p(&full),
             "≤ 1 s",
             Some(CREATE_TARGET_MS / percentile(&full, 95.0).max(0.001)),
         ),
         Row::new("  the same without writing the files (--no-checkout)", p(&bare), "—", None),
-        Row::new("  share of writing the 10k files out", format!("{:.0} %", checkout_share * 100.0), "—", None),
+        Row::new("  share of writing the files out", format!("{:.0} %", checkout_share * 100.0), "—", None),
         Row::new(
             "  `cp -r` of the same files (the file system's floor)",
             format!("{} · worktree/cp {:.2}×", p(&copy), percentile(&full, 50.0) / percentile(&copy, 50.0).max(0.001)),
             "—",
             None,
         ),
-        Row::new("diff of 200 files: files and counts", p(&stat), "—", None),
-        Row::new("diff of 200 files: with the patch", p(&patch), "—", None),
+        Row::new(&format!("diff of {touched} files: files and counts"), p(&stat), "—", None),
+        Row::new(&format!("diff of {touched} files: with the patch"), p(&patch), "—", None),
     ];
     let setup = format!(
-        "{FILES} files of 1 KB in 100 folders, one commit; {} rounds of each, interleaved; git {}",
+        "{files} files of 1 KB in 100 folders, one commit; {} rounds of each, interleaved; git {}",
         rounds.max(1),
         String::from_utf8_lossy(&Command::new("git").arg("--version").output()?.stdout)
             .trim()
