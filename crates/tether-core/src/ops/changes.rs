@@ -59,7 +59,12 @@ pub struct DiffComment {
 /// A run's diff against its base: up to where it ended, or the branch so far while it runs.
 pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> {
     let run = t.board().run(&req.run, Some(0))?.run;
-    let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
+    diff_of(t, &run, req.stat).map(|(d, _)| d)
+}
+
+/// [`diff`] of a run already read, with the repository it was read from.
+fn diff_of(t: &Tether, run: &Run, stat: bool) -> Result<(RunDiff, Repo)> {
+    let w = run.worktree.clone().ok_or_else(|| no_worktree(run))?;
     let base = w
         .base_commit
         .clone()
@@ -73,7 +78,7 @@ pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> 
                 .then(|| format!("{} is still {}: what it has not committed shows when it ends", run.id, run.status)),
         ),
     };
-    let d = repo.diff(&base, &head, !req.stat).map_err(git_err)?;
+    let d = repo.diff(&base, &head, !stat).map_err(git_err)?;
     let comments = runs::comments(&t.store, w.id)?
         .into_iter()
         .map(|c| {
@@ -85,7 +90,7 @@ pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> 
             DiffComment { comment: c, current }
         })
         .collect();
-    Ok(RunDiff {
+    let diff = RunDiff {
         run: run.id.clone(),
         branch: w.branch.clone(),
         base_branch: w.base_branch.clone(),
@@ -97,7 +102,8 @@ pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> 
         comments,
         worktree: (w.state != WorktreeState::Removed).then(|| w.path.clone()),
         note,
-    })
+    };
+    Ok((diff, repo))
 }
 
 /// Lines `start..=end` (1-based) of `text`, when the file has them.
@@ -131,12 +137,11 @@ pub fn comment(t: &Tether, who: &Principal, req: &CommentRequest) -> Result<Comm
     if c.body.trim().is_empty() {
         return Err(Error::invalid("comment", "say what should change"));
     }
-    let d = diff(t, who, &DiffRequest { run: req.run.clone(), stat: true })?;
+    let run = t.board().run(&req.run, Some(0))?.run;
+    let (d, repo) = diff_of(t, &run, true)?;
     if !d.files.iter().any(|f| f.path == c.path) {
         return Err(Error::invalid("file", format!("{} did not change {:?}", d.run, c.path)));
     }
-    let repo = Repo::open(Path::new(&t.board().run(&d.run, Some(0))?.run.worktree.map(|w| w.repo).unwrap_or_default()))
-        .map_err(git_err)?;
     let text = repo
         .file_at(&d.head, &c.path)
         .map_err(git_err)?
@@ -154,7 +159,7 @@ pub fn comment(t: &Tether, who: &Principal, req: &CommentRequest) -> Result<Comm
         )
     })?;
     let author = super::runs::requester(t, who)?;
-    runs::add_comment(&t.store, runs::parse_id(&d.run)?, &author, c, &quote)
+    runs::add_comment(&t.store, run.num(), &author, c, &quote)
 }
 
 /// A follow-up carrying the open comments on a run's diff.
@@ -244,13 +249,7 @@ pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeRes
     }
     let run = t.board().run(&req.run, Some(0))?.run;
     let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
-    let chain = runs::worktree_runs(&t.store, w.id)?;
-    if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
-        return Err(Error::Conflict(format!(
-            "{} is still {} in this worktree; wait for it or cancel it",
-            r.id, r.status
-        )));
-    }
+    let chain = idle_chain(t, &w, "wait for it or cancel it")?;
     if w.base_commit.is_none() {
         return Err(no_worktree(&run));
     }
@@ -342,15 +341,23 @@ pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     }
     let run = t.board().run(id, Some(0))?.run;
     let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
-    if let Some(r) = runs::worktree_runs(&t.store, w.id)?.iter().find(|r| !r.status.is_terminal()) {
-        return Err(Error::Conflict(format!("{} is still {} in this worktree; cancel it first", r.id, r.status)));
-    }
+    idle_chain(t, &w, "cancel it first")?;
     if w.state == WorktreeState::Removed && w.merged_at.is_none() && w.removed_why.as_deref() == Some("discarded") {
         return Err(Error::Conflict(format!("{}'s work was discarded already", run.id)));
     }
     let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
     remove(t, &repo, &w, w.merged_at.is_none(), "discarded")?;
     t.board().run(id, Some(0)).map(|d| d.run)
+}
+
+/// The worktree's runs, oldest first, refused while one of them is queued or going (`then`
+/// says what the person can do about it).
+fn idle_chain(t: &Tether, w: &RunWorktree, then: &str) -> Result<Vec<Run>> {
+    let chain = runs::worktree_runs(&t.store, w.id)?;
+    if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
+        return Err(Error::Conflict(format!("{} is still {} in this worktree; {then}", r.id, r.status)));
+    }
+    Ok(chain)
 }
 
 /// Edits made in the worktree after its runs (by the person) belong to its work: committed
@@ -418,13 +425,7 @@ pub fn pr(t: &Tether, who: &Principal, req: &PrRequest) -> Result<PrResult> {
         return Ok(PrResult { run, url, number, created: false });
     }
     let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
-    let chain = runs::worktree_runs(&t.store, w.id)?;
-    if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
-        return Err(Error::Conflict(format!(
-            "{} is still {} in this worktree; wait for it or cancel it",
-            r.id, r.status
-        )));
-    }
+    let chain = idle_chain(t, &w, "wait for it or cancel it")?;
     let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
     if !repo.branch_exists(&w.branch).map_err(git_err)? {
         return Err(Error::Conflict(format!("{}'s branch {} is gone", run.id, w.branch)));
