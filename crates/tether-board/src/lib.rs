@@ -18,6 +18,7 @@ pub use runs::event as stream_json;
 pub mod signals;
 pub mod task_io;
 pub mod tasks;
+pub mod usage;
 pub mod wake;
 
 use std::path::Path;

@@ -1164,7 +1164,9 @@ fn write_session(
         text_count,
         s.archived,
         s.fingerprint,
-        s.problems.to_json()
+        s.problems.to_json(),
+        s.tokens.map(|t| t.input),
+        s.tokens.map(|t| t.output)
     ];
     // Explicit INSERT or UPDATE plus hand-kept `titles_fts`, for the reason given on `write_messages`.
     let rowid = match &owner {
@@ -1176,7 +1178,8 @@ fn write_session(
             conn.prepare_cached(&format!(
                 "UPDATE sessions SET {set_source} origin = ?3, format = ?4, title = ?5, project = ?6, project_via = ?7,
                      workspace_id = ?8, mode = ?9, model = ?10, created_at = ?11, updated_at = ?12, message_count = ?13,
-                     archived = ?14, fingerprint = ?15, problems = ?16, searchable = 1
+                     archived = ?14, fingerprint = ?15, problems = ?16, searchable = 1, input_tokens = ?17,
+                     output_tokens = ?18
                  WHERE id = ?1 {same_source}"
             ))?
             .execute(values)?;
@@ -1191,8 +1194,9 @@ fn write_session(
         None => {
             conn.prepare_cached(
                 "INSERT INTO sessions(id, source_id, origin, format, title, project, project_via, workspace_id, mode, model,
-                                      created_at, updated_at, message_count, archived, fingerprint, problems, searchable)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1)",
+                                      created_at, updated_at, message_count, archived, fingerprint, problems, searchable,
+                                      input_tokens, output_tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1, ?17, ?18)",
             )?
             .execute(values)?;
             Some(conn.last_insert_rowid())

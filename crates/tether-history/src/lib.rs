@@ -11,6 +11,7 @@ pub mod index;
 pub mod model;
 pub mod sessions;
 pub mod terms;
+pub mod usage;
 pub mod watch;
 
 pub(crate) use tether_store::{clock, error, paths, store};

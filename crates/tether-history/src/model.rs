@@ -136,6 +136,15 @@ pub struct ParsedSession {
     /// Absolute paths the chat itself mentions (tool-call paths, working directories): where
     /// its project really is when nothing records it.
     pub path_hints: Vec<String>,
+    /// Token counts the chat's store kept (summed over its bubbles); `None`: none recorded.
+    pub tokens: Option<ChatTokens>,
+}
+
+/// A chat's recorded tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChatTokens {
+    pub input: i64,
+    pub output: i64,
 }
 
 impl ParsedSession {
@@ -157,6 +166,7 @@ impl ParsedSession {
             messages: Vec::new(),
             problems: Tally::default(),
             path_hints: Vec::new(),
+            tokens: None,
         }
     }
 

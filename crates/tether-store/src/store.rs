@@ -27,10 +27,42 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0012_time_ordered_messages.sql"),
     include_str!("store/migrations/0013_runs_safety.sql"),
     include_str!("store/migrations/0014_run_worktrees.sql"),
+    include_str!("store/migrations/0015_usage.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())
+    Migrations::new(
+        MIGRATIONS
+            .iter()
+            .enumerate()
+            .map(|(i, sql)| if i + 1 == 15 { M::up_with_hook(sql, widen_run_status) } else { M::up(sql) })
+            .collect(),
+    )
+}
+
+/// Migration 15's hook: lets `runs.status` be `over_budget`. The CHECK is widened in the stored
+/// schema text (every row that was valid stays valid, nothing on disk changes) and the schema
+/// version bumped so every connection reads the new text: SQLite's documented way to change a
+/// constraint without rebuilding a table, which under foreign keys would cascade into its
+/// children. Checked: exactly one table changed, and the new CHECK holds.
+fn widen_run_status(txn: &rusqlite::Transaction<'_>) -> rusqlite_migration::HookResult {
+    const OLD: &str = "'cancelled', 'lost'))";
+    const NEW: &str = "'cancelled', 'lost', 'over_budget'))";
+    let version: i64 = txn.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+    txn.execute_batch("PRAGMA writable_schema = ON")?;
+    let changed = txn.execute(
+        "UPDATE sqlite_schema SET sql = replace(sql, ?1, ?2) WHERE type = 'table' AND name = 'runs' AND instr(sql, ?1) > 0",
+        [OLD, NEW],
+    )?;
+    txn.execute_batch(&format!("PRAGMA schema_version = {}; PRAGMA writable_schema = OFF;", version + 1))?;
+    if changed != 1 {
+        return Err(rusqlite_migration::HookError::Hook(format!("runs.status CHECK not found to widen ({changed})")));
+    }
+    let ok: i64 = txn.query_row("PRAGMA integrity_check(runs)", [], |r| r.get::<_, String>(0).map(|s| (s == "ok") as i64))?;
+    if ok != 1 {
+        return Err(rusqlite_migration::HookError::Hook("runs failed its integrity check after widening".into()));
+    }
+    Ok(())
 }
 
 /// The index database. One writer connection guarded by a mutex; readers open their own.
@@ -420,5 +452,36 @@ mod tests {
         let s = Store::open(&p).unwrap();
         let n: i64 = s.read(|c| Ok(c.query_row("SELECT count(*) FROM session_meta", [], |r| r.get(0))?)).unwrap();
         assert_eq!(n, 1, "migrations must not re-run on an up-to-date database");
+    }
+
+    #[test]
+    fn widening_run_status_keeps_every_run_and_its_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.db");
+        {
+            let mut c = Connection::open(&p).unwrap();
+            c.pragma_update(None, "foreign_keys", true).unwrap();
+            migrations().to_version(&mut c, 14).unwrap();
+            c.execute_batch(
+                "INSERT INTO runs(num, prompt, timeout_ms, requested_by, created_at, status, input_tokens)
+                     VALUES (1, 'p', 1000, 'me', 1, 'succeeded', 7);
+                 INSERT INTO run_events(run, seq, at, kind, data) VALUES (1, 1, 1, 'status', '{}');",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&p).unwrap();
+        let (events, source): (i64, String) = s
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT (SELECT count(*) FROM run_events), (SELECT usage_source FROM runs WHERE num = 1)",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!((events, source.as_str()), (1, "result"));
+        s.writer().execute("UPDATE runs SET status = 'over_budget' WHERE num = 1", []).unwrap();
+        let bad = s.writer().execute("UPDATE runs SET status = 'nonsense' WHERE num = 1", []);
+        assert!(bad.is_err(), "the CHECK still holds");
     }
 }

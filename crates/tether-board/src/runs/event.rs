@@ -20,6 +20,23 @@ pub struct Usage {
     pub cache_write_tokens: i64,
 }
 
+impl Usage {
+    /// Every token: input, output, cache writes and, unless left out, cache reads.
+    pub fn total(&self, cache_reads: bool) -> i64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_write_tokens
+            + if cache_reads { self.cache_read_tokens } else { 0 }
+    }
+
+    pub fn add(&mut self, o: &Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_read_tokens += o.cache_read_tokens;
+        self.cache_write_tokens += o.cache_write_tokens;
+    }
+}
+
 /// One event of a run: what the agent said or did, or what happened to the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export, export_to = "board.ts")]
@@ -76,6 +93,8 @@ pub enum RunEvent {
         #[serde(default)]
         usage: Option<Usage>,
     },
+    /// One turn's tokens (a `usage` line of the stream), before the run's final figures.
+    Usage { usage: Usage },
     /// Connection trouble or retries the CLI reported.
     Notice { text: String },
     /// A line of the agent's stderr.
@@ -111,6 +130,7 @@ impl RunEvent {
                     + result.to_string().len()
             }
             RunEvent::Result { text, .. } => text.len(),
+            RunEvent::Usage { .. } => 64,
             RunEvent::Raw { text, reason } => text.len() + reason.len(),
             RunEvent::Status { status, message } => status.len() + opt(message),
         }
@@ -119,7 +139,10 @@ impl RunEvent {
     /// What a log always keeps, past its size limit too: how the run started, its result, and
     /// what happened to it.
     pub fn is_essential(&self) -> bool {
-        matches!(self, RunEvent::Init { .. } | RunEvent::Result { .. } | RunEvent::Status { .. })
+        matches!(
+            self,
+            RunEvent::Init { .. } | RunEvent::Result { .. } | RunEvent::Status { .. } | RunEvent::Usage { .. }
+        )
     }
 
     pub fn kind(&self) -> &'static str {
@@ -130,6 +153,7 @@ impl RunEvent {
             RunEvent::Thinking { .. } => "thinking",
             RunEvent::ToolCall { .. } => "tool_call",
             RunEvent::Result { .. } => "result",
+            RunEvent::Usage { .. } => "usage",
             RunEvent::Notice { .. } => "notice",
             RunEvent::Stderr { .. } => "stderr",
             RunEvent::Raw { .. } => "raw",

@@ -55,8 +55,10 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
             RunEvent::Result { is_error, text, duration_ms, duration_api_ms, usage } => {
                 let u = usage.clone().unwrap_or_default();
                 txn.execute(
-                    "UPDATE runs SET result = ?2, duration_ms = ?3, duration_api_ms = ?4, input_tokens = ?5,
-                         output_tokens = ?6, cache_read_tokens = ?7, cache_write_tokens = ?8,
+                    "UPDATE runs SET result = ?2, duration_ms = ?3, duration_api_ms = ?4,
+                         input_tokens = coalesce(?5, input_tokens), output_tokens = coalesce(?6, output_tokens),
+                         cache_read_tokens = coalesce(?7, cache_read_tokens),
+                         cache_write_tokens = coalesce(?8, cache_write_tokens),
                          error = CASE WHEN ?9 THEN coalesce(error, ?2) ELSE error END
                      WHERE num = ?1",
                     params![
@@ -71,6 +73,20 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
                         is_error
                     ],
                 )?;
+                if usage.is_some() {
+                    txn.execute("UPDATE runs SET usage_source = 'result' WHERE num = ?1", [num])?;
+                }
+            }
+            // A turn's figures add up until the run's final ones replace them.
+            RunEvent::Usage { usage: u } => {
+                txn.execute(
+                    "UPDATE runs SET input_tokens = coalesce(input_tokens, 0) + ?2,
+                         output_tokens = coalesce(output_tokens, 0) + ?3,
+                         cache_read_tokens = coalesce(cache_read_tokens, 0) + ?4,
+                         cache_write_tokens = coalesce(cache_write_tokens, 0) + ?5, usage_source = 'turns'
+                     WHERE num = ?1 AND usage_source IS NOT 'result'",
+                    params![num, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens],
+                )?;
             }
             _ => {}
         }
@@ -84,6 +100,11 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
     )?;
     txn.commit()?;
     Ok(())
+}
+
+/// Says what happened to a run in its log, inside a caller's transaction.
+pub(crate) fn append_status_in(txn: &Transaction<'_>, num: i64, status: &str, message: Option<String>) -> Result<()> {
+    append_in(txn, num, &[RunEvent::status(status, message)]).map(|_| ())
 }
 
 pub(super) fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {

@@ -24,10 +24,12 @@ pub enum RunStatus {
     TimedOut,
     Cancelled,
     Lost,
+    /// Stopped (or, when its spend was known only at its end, marked) for going over a budget.
+    OverBudget,
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 7] = [
+    pub const ALL: [RunStatus; 8] = [
         RunStatus::Queued,
         RunStatus::Running,
         RunStatus::Succeeded,
@@ -35,6 +37,7 @@ impl RunStatus {
         RunStatus::TimedOut,
         RunStatus::Cancelled,
         RunStatus::Lost,
+        RunStatus::OverBudget,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +49,7 @@ impl RunStatus {
             RunStatus::TimedOut => "timed_out",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Lost => "lost",
+            RunStatus::OverBudget => "over_budget",
         }
     }
 
@@ -66,7 +70,7 @@ impl FromStr for RunStatus {
         RunStatus::ALL.into_iter().find(|t| t.as_str() == s.trim()).ok_or_else(|| {
             Error::invalid(
                 "run status",
-                format!("{s:?}: use queued, running, succeeded, failed, timed_out, cancelled or lost"),
+                format!("{s:?}: use queued, running, succeeded, failed, timed_out, cancelled, lost or over_budget"),
             )
         })
     }
@@ -201,6 +205,12 @@ pub struct NewRun {
     #[serde(default)]
     #[ts(optional, as = "Option<bool>")]
     pub in_place: bool,
+    /// What this run may spend: tokens (`200k`) or estimated dollars (`$2`). The run stops when
+    /// it goes over (at its end when the spend is known only then). Default: `usage.run_budget`,
+    /// else the role's.
+    #[serde(default)]
+    #[ts(optional, as = "Option<String>")]
+    pub budget: Option<crate::usage::Budget>,
 }
 
 /// Where a local run works, decided when it is queued.
@@ -350,6 +360,7 @@ pub struct ValidRun {
     /// Set for a Cursor Cloud run (kind `cloud`); `workspace` is then empty.
     pub cloud: Option<CloudSpec>,
     pub isolation: Isolation,
+    pub budget: Option<crate::usage::Budget>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
@@ -409,6 +420,21 @@ pub struct Run {
     /// What the branch changed against its base when the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangeSummary>,
+    /// This run's own budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, as = "Option<String>")]
+    pub budget: Option<crate::usage::Budget>,
+    /// What Cursor said the run cost (cloud runs), US dollars; absent when it did not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost_usd: Option<f64>,
+    /// Where `usage` came from: `result` (the CLI's final figures), `turns` (summed per turn, the
+    /// run has not ended), `cloud` (Cursor Cloud's usage API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub usage_source: Option<String>,
+    /// Over budget, and the person let its chain go on.
+    pub budget_allowed: bool,
 }
 
 impl Run {

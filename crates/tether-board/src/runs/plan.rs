@@ -100,5 +100,6 @@ pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
         complete: false,
         parent: Some(p.num()),
         resume_chat: Some(chat),
+        budget: p.budget,
     })
 }

@@ -10,7 +10,7 @@ use crate::clock::iso;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-pub(super) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
+pub(crate) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
     txn.execute("UPDATE counters SET value = value + 1 WHERE name = 'runs_rev'", [])?;
     Ok(())
 }
@@ -101,7 +101,7 @@ const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, c
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
     ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes, worktree, in_place,
-    head_commit, changes";
+    head_commit, changes, budget, cost_usd, usage_source, budget_allowed";
 
 pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
     let mut run = c
@@ -157,6 +157,10 @@ pub(crate) fn load(c: &rusqlite::Connection, num: i64) -> Result<Run> {
                 in_place: r.get(36)?,
                 head_commit: r.get(37)?,
                 changes: r.get::<_, Option<String>>(38)?.and_then(|c| serde_json::from_str(&c).ok()),
+                budget: r.get::<_, Option<String>>(39)?.and_then(|b| b.parse().ok()),
+                cost_usd: r.get(40)?,
+                usage_source: r.get(41)?,
+                budget_allowed: r.get(42)?,
             })
         })
         .optional()?

@@ -57,9 +57,10 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
         };
         txn.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
-                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place)
+                              timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place,
+                              budget)
              VALUES (?1, CASE WHEN ?16 IS NULL THEN 'local' ELSE 'cloud' END, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             params![
                 num,
                 r.prompt,
@@ -78,10 +79,25 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 root,
                 r.cloud.as_ref().map(serde_json::to_string).transpose()?,
                 worktree,
-                in_place
+                in_place,
+                r.budget.map(|b| b.to_string())
             ],
         )?;
         append_in(txn, num, &[RunEvent::status("queued", None)])?;
+        // A run that went over its budget holds what follows it (its follow-ups and wakes, its
+        // task's next run) until the person lets it go on.
+        if let Some(over) = crate::usage::over_budget_before(txn, r.parent, r.task)? {
+            hold_in(
+                txn,
+                num,
+                "budget",
+                &format!(
+                    "{} went over its budget; this run waits until you allow it (tether runs approve {})",
+                    format_id(over),
+                    format_id(num)
+                ),
+            )?;
+        }
         bump_rev(txn)?;
         Ok(num)
     }
@@ -149,8 +165,21 @@ pub fn approve(store: &Store, id: &str) -> Result<Run> {
         if status.is_terminal() {
             return Err(Error::RunEnded { id: format_id(num), status: status.as_str() });
         }
-        if held.is_none() {
+        let Some(held) = held else {
             return Err(Error::invalid("approval", format!("{} is not waiting for approval", format_id(num))));
+        };
+        if held == "daily" {
+            return Err(Error::invalid(
+                "approval",
+                format!("{} waits for today's budget: raise usage.daily_budget, or it goes tomorrow", format_id(num)),
+            ));
+        }
+        if held == "budget" {
+            let (parent, task): (Option<i64>, Option<i64>) =
+                txn.query_row("SELECT parent, task FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if let Some(over) = crate::usage::over_budget_before(txn, parent, task)? {
+                crate::usage::allow_chain_in(txn, over)?;
+            }
         }
         txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [num])?;
         append_in(txn, num, &[RunEvent::status("queued", Some("approved by the person".into()))])?;

@@ -10,7 +10,7 @@ use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-pub(super) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
+pub(crate) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
     txn.execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", [])?;
     Ok(())
 }

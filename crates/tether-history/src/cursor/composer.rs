@@ -165,6 +165,7 @@ bubble_fields! {
     init_text: "initText",
     delegate: "delegate",
     tool: "toolFormerData",
+    token_count: "tokenCount",
 }
 
 /// A split-form bubble cell, decoded to just the fields a message is made of. Anything the typed
@@ -251,6 +252,17 @@ pub fn push_bubble(s: &mut ParsedSession, b: &Value, default_model: Option<&str>
         .or_else(|| if role == Role::Assistant { default_model.map(str::to_owned) } else { None });
     let external_id = str_field(b, "bubbleId").or_else(|| str_field(b, "id")).map(str::to_owned);
     let before = s.messages.len();
+    // Mostly zeros (Cursor stopped filling it in early 2026): only figures above zero count, so a
+    // chat with none stays "not recorded".
+    if let Some(tc) = b.get("tokenCount") {
+        let n = |k: &str| tc.get(k).and_then(Value::as_i64).filter(|v| *v > 0).unwrap_or(0);
+        let (input, output) = (n("inputTokens"), n("outputTokens"));
+        if input + output > 0 {
+            let t = s.tokens.get_or_insert_with(Default::default);
+            t.input += input;
+            t.output += output;
+        }
+    }
 
     if let Some(t) = thinking_text(b) {
         s.messages.push(ParsedMessage::thinking(t));

@@ -1,0 +1,308 @@
+//! What runs spent, as the board knows it: budgets (a number of tokens or dollars, as people
+//! write them: `200k`, `1.5M`, `$2`), a task's budget, and each run's tokens and Cursor's cost by
+//! day, model, task, role and project for the usage report and for budget checks. Prices and
+//! the report itself are the core's (they join the history's figures); this module only reads
+//! and writes the board's rows.
+//!
+//! Depends on the store and the runs' model; never on the history.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::runs::event::Usage;
+use crate::runs::{RunStatus, bump_rev, format_id};
+use crate::store::Store;
+use crate::tasks;
+
+/// A budget: a number of tokens, or of (estimated) US dollars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Tokens(i64),
+    Usd(f64),
+}
+
+impl FromStr for Budget {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase().replace(['_', ','], "");
+        let bad = || {
+            Error::invalid(
+                "budget",
+                format!("{s:?}: write tokens (200000, 200k, 1.5m) or dollars ($2, $0.50, 2usd), more than zero"),
+            )
+        };
+        let (usd, num) = match t.strip_prefix('$').or_else(|| t.strip_suffix("usd")) {
+            Some(n) => (true, n.trim().to_owned()),
+            None => (false, t.clone()),
+        };
+        let b = if usd {
+            Budget::Usd(num.parse::<f64>().map_err(|_| bad())?)
+        } else {
+            let (digits, scale) = match num.chars().last() {
+                Some('k') => (&num[..num.len() - 1], 1e3),
+                Some('m') => (&num[..num.len() - 1], 1e6),
+                _ => (num.as_str(), 1.0),
+            };
+            Budget::Tokens((digits.trim().parse::<f64>().map_err(|_| bad())? * scale).round() as i64)
+        };
+        match b {
+            Budget::Usd(v) if v.is_finite() && v > 0.0 => Ok(b),
+            Budget::Tokens(n) if n > 0 => Ok(b),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Budget::Usd(v) if v.fract() == 0.0 => write!(f, "${v:.0}"),
+            Budget::Usd(v) => write!(f, "${v:.2}"),
+            Budget::Tokens(n) if n >= 1_000_000 && n % 100_000 == 0 => {
+                write!(f, "{}M", (n as f64 / 1e6).to_string())
+            }
+            Budget::Tokens(n) if n >= 1_000 && n % 1_000 == 0 => write!(f, "{}k", n / 1000),
+            Budget::Tokens(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for Budget {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Budget {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Tokens(i64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(s) => s.parse().map_err(serde::de::Error::custom),
+            Raw::Tokens(n) => format!("{n}").parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl schemars::JsonSchema for Budget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Budget".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "tokens (200000, 200k, 1.5m) or estimated dollars ($2)"
+        })
+    }
+}
+
+/// What one run spent (or not: `usage` is `None` when no figure was recorded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpend {
+    pub num: i64,
+    pub kind: String,
+    pub status: RunStatus,
+    pub model: Option<String>,
+    pub task: Option<i64>,
+    pub role: Option<String>,
+    pub workspace: Option<String>,
+    /// The run's chain (`run R-<root>`): the agent that spent it.
+    pub root: i64,
+    /// When it started (else was queued), epoch ms, and that moment's local day (YYYY-MM-DD).
+    pub at_ms: i64,
+    pub day: String,
+    pub usage: Option<Usage>,
+    /// What Cursor said it cost (cloud runs), US dollars.
+    pub cost_usd: Option<f64>,
+}
+
+/// Which runs' spend to read.
+#[derive(Debug, Clone, Default)]
+pub struct SpendFilter {
+    /// Started (else queued) at or after this, epoch ms.
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub task: Option<i64>,
+    pub role: Option<String>,
+    /// Leave this run out (the one being checked).
+    pub except: Option<i64>,
+}
+
+/// Runs' spend, oldest first.
+pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
+    store.read(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT num, kind, status, model, task, role, workspace, coalesce(root, num), coalesce(started_at, created_at),
+                    date(coalesce(started_at, created_at) / 1000, 'unixepoch', 'localtime'),
+                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd
+             FROM runs
+             WHERE (?1 IS NULL OR coalesce(started_at, created_at) >= ?1)
+               AND (?2 IS NULL OR coalesce(started_at, created_at) < ?2)
+               AND (?3 IS NULL OR task = ?3) AND (?4 IS NULL OR role = ?4) AND (?5 IS NULL OR num <> ?5)
+             ORDER BY num",
+        )?;
+        let rows = stmt.query_map(params![f.since_ms, f.until_ms, f.task, f.role, f.except], |r| {
+            let input: Option<i64> = r.get(10)?;
+            Ok(RunSpend {
+                num: r.get(0)?,
+                kind: r.get(1)?,
+                status: r.get::<_, String>(2)?.parse().unwrap_or(RunStatus::Lost),
+                model: r.get(3)?,
+                task: r.get(4)?,
+                role: r.get(5)?,
+                workspace: r.get(6)?,
+                root: r.get(7)?,
+                at_ms: r.get(8)?,
+                day: r.get(9)?,
+                usage: match input {
+                    Some(input_tokens) => Some(Usage {
+                        input_tokens,
+                        output_tokens: r.get::<_, Option<i64>>(11)?.unwrap_or(0),
+                        cache_read_tokens: r.get::<_, Option<i64>>(12)?.unwrap_or(0),
+                        cache_write_tokens: r.get::<_, Option<i64>>(13)?.unwrap_or(0),
+                    }),
+                    None => None,
+                },
+                cost_usd: r.get(14)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// A run's figures from Cursor Cloud's usage endpoint: its tokens and, when Cursor says it, cost.
+pub fn set_cloud_usage(store: &Store, num: i64, usage: &Usage, cost_usd: Option<f64>) -> Result<()> {
+    store.durable(|txn| {
+        txn.execute(
+            "UPDATE runs SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4, cache_write_tokens = ?5,
+                 cost_usd = coalesce(?6, cost_usd), usage_source = 'cloud'
+             WHERE num = ?1",
+            params![
+                num,
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                cost_usd
+            ],
+        )?;
+        bump_rev(txn)
+    })
+}
+
+/// Sets (or with `None` clears) a task's budget, over all its runs.
+pub fn set_task_budget(store: &Store, id: &str, budget: Option<Budget>) -> Result<()> {
+    let num = tasks::parse_id(id)?;
+    store.durable(|txn| {
+        let n = txn.execute("UPDATE tasks SET budget = ?2 WHERE num = ?1", params![num, budget.map(|b| b.to_string())])?;
+        if n == 0 {
+            return Err(Error::TaskNotFound(id.to_owned()));
+        }
+        tasks::bump_rev(txn)
+    })
+}
+
+/// A task's budget, if it has one.
+pub fn task_budget(store: &Store, num: i64) -> Result<Option<Budget>> {
+    let text: Option<Option<String>> = store
+        .read(|c| Ok(c.query_row("SELECT budget FROM tasks WHERE num = ?1", [num], |r| r.get(0)).optional()?))?;
+    Ok(text.flatten().and_then(|t| t.parse().ok()))
+}
+
+/// The run that holds `num` back for its budget: its parent, or its task's latest other run,
+/// when that one ended over budget and the person has not let its chain go on.
+pub(crate) fn over_budget_before(
+    txn: &rusqlite::Transaction<'_>,
+    parent: Option<i64>,
+    task: Option<i64>,
+) -> Result<Option<i64>> {
+    Ok(txn
+        .query_row(
+            "SELECT num FROM runs
+             WHERE status = 'over_budget' AND budget_allowed = 0
+               AND (num = ?1 OR num = (SELECT max(num) FROM runs WHERE ?2 IS NOT NULL AND task = ?2))",
+            params![parent, task],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// The person lets an over-budget run's chain go on: the run is marked allowed, and the runs its
+/// budget held are queued again.
+pub(crate) fn allow_chain_in(txn: &rusqlite::Transaction<'_>, over: i64) -> Result<()> {
+    txn.execute("UPDATE runs SET budget_allowed = 1 WHERE num = ?1", [over])?;
+    let held: Vec<i64> = txn
+        .prepare("SELECT num FROM runs WHERE status = 'queued' AND held = 'budget' AND (parent = ?1 OR task = (SELECT task FROM runs WHERE num = ?1))")?
+        .query_map([over], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for n in held {
+        txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [n])?;
+        crate::runs::append_status_in(
+            txn,
+            n,
+            "queued",
+            Some(format!("the person let {}'s chain go on past its budget", format_id(over))),
+        )?;
+    }
+    Ok(())
+}
+
+/// Holds every queued run not held already, because today's budget is spent (`reason`); or,
+/// with `None`, lets the runs held for that go. How many changed.
+pub fn hold_for_daily(store: &Store, reason: Option<&str>) -> Result<usize> {
+    store.durable(|txn| {
+        let nums: Vec<i64> = match reason {
+            Some(_) => txn.prepare("SELECT num FROM runs WHERE status = 'queued' AND held IS NULL")?,
+            None => txn.prepare("SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'")?,
+        }
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+        for &n in &nums {
+            match reason {
+                Some(why) => crate::runs::hold_in(txn, n, "daily", why)?,
+                None => {
+                    txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [n])?;
+                    crate::runs::append_status_in(txn, n, "queued", Some("today's budget allows it again".into()))?;
+                }
+            }
+        }
+        if !nums.is_empty() {
+            bump_rev(txn)?;
+        }
+        Ok(nums.len())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_read_as_people_write_them_and_print_back_the_same() {
+        for (text, b, back) in [
+            ("200k", Budget::Tokens(200_000), "200k"),
+            ("1.5M", Budget::Tokens(1_500_000), "1.5M"),
+            ("250000", Budget::Tokens(250_000), "250k"),
+            ("1234", Budget::Tokens(1234), "1234"),
+            ("$2", Budget::Usd(2.0), "$2"),
+            ("$0.5", Budget::Usd(0.5), "$0.50"),
+            ("3usd", Budget::Usd(3.0), "$3"),
+        ] {
+            let got: Budget = text.parse().unwrap();
+            assert_eq!(got, b, "{text}");
+            assert_eq!(got.to_string(), back);
+            assert_eq!(back.parse::<Budget>().unwrap(), b);
+        }
+        for bad in ["", "0", "-5k", "$0", "lots", "$", "2x"] {
+            assert!(bad.parse::<Budget>().is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Usage Cursor itself recorded: the token counts its chat stores kept (per chat, summed by the
+//! indexer), and the account's usage events from the CSV the person exports from Cursor's
+//! dashboard (imported on request, deduplicated, read offline; no network, no login tokens).
+//!
+//! Depends on the store; never on the board (the core joins these with the runs' figures).
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// One chat's recorded tokens (or `None`: the chat store kept none), by its last activity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatSpend {
+    pub id: String,
+    pub at_ms: i64,
+    pub day: String,
+    pub model: Option<String>,
+    pub project: Option<String>,
+    pub input: Option<i64>,
+    pub output: Option<i64>,
+}
+
+/// Chats active (last updated) in `[since, until)`, epoch ms.
+pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<ChatSpend>> {
+    store.read(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT id, coalesce(updated_at, created_at), date(coalesce(updated_at, created_at) / 1000, 'unixepoch', 'localtime'),
+                    model, project, input_tokens, output_tokens
+             FROM sessions
+             WHERE coalesce(updated_at, created_at) IS NOT NULL AND message_count > 0
+               AND (?1 IS NULL OR coalesce(updated_at, created_at) >= ?1)
+               AND (?2 IS NULL OR coalesce(updated_at, created_at) < ?2)",
+        )?;
+        let rows = stmt.query_map(params![since_ms, until_ms], |r| {
+            Ok(ChatSpend {
+                id: r.get(0)?,
+                at_ms: r.get(1)?,
+                day: r.get(2)?,
+                model: r.get(3)?,
+                project: r.get(4)?,
+                input: r.get(5)?,
+                output: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// One usage event of the account, as imported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountEvent {
+    pub at_ms: i64,
+    pub day: String,
+    pub kind: String,
+    pub model: String,
+    pub cloud_agent: Option<String>,
+    pub input_cache_write: i64,
+    pub input_no_cache_write: i64,
+    pub cache_read: i64,
+    pub output: i64,
+    pub total: i64,
+    /// What Cursor charged (US dollars), when the CSV said a figure.
+    pub cost_usd: Option<f64>,
+    pub errored: bool,
+}
+
+/// The account's imported events in `[since, until)`, epoch ms.
+pub fn account_events(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<AccountEvent>> {
+    store.read(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT at, date(at / 1000, 'unixepoch', 'localtime'), kind, model, cloud_agent, input_cache_write,
+                    input_no_cache_write, cache_read, output, total, cost_usd, errored
+             FROM usage_events WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at < ?2) ORDER BY at",
+        )?;
+        let rows = stmt.query_map(params![since_ms, until_ms], |r| {
+            Ok(AccountEvent {
+                at_ms: r.get(0)?,
+                day: r.get(1)?,
+                kind: r.get(2)?,
+                model: r.get(3)?,
+                cloud_agent: r.get(4)?,
+                input_cache_write: r.get(5)?,
+                input_no_cache_write: r.get(6)?,
+                cache_read: r.get(7)?,
+                output: r.get(8)?,
+                total: r.get(9)?,
+                cost_usd: r.get(10)?,
+                errored: r.get(11)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
+pub struct ImportReport {
+    pub file: String,
+    /// Data rows read (the header not counted).
+    pub rows: u64,
+    /// New events kept.
+    pub imported: u64,
+    /// Events imported before (the same time, model, kind, tokens and cost).
+    pub duplicates: u64,
+    /// Rows Cursor marked errored or not charged, and rows that cost nothing; kept, and counted apart.
+    pub errored: u64,
+    pub free: u64,
+    /// Rows that could not be read, by their line in the file (the header is line 1).
+    pub malformed: Vec<Malformed>,
+    /// Columns this version does not know: kept with each event.
+    pub unknown_columns: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
+pub struct Malformed {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// The columns read, by what the header calls them (2026's names and older ones).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Col {
+    Date,
+    CloudAgent,
+    Automation,
+    Kind,
+    Model,
+    MaxMode,
+    InputWithCacheWrite,
+    InputWithoutCacheWrite,
+    CacheRead,
+    Output,
+    Total,
+    Cost,
+}
+
+fn column(name: &str) -> Option<Col> {
+    Some(match name.trim().trim_start_matches('\u{feff}').to_ascii_lowercase().as_str() {
+        "date" | "timestamp" | "time" => Col::Date,
+        "cloud agent id" | "cloud agent" | "background agent id" => Col::CloudAgent,
+        "automation id" | "automation" => Col::Automation,
+        "kind" | "type" => Col::Kind,
+        "model" => Col::Model,
+        "max mode" | "max" => Col::MaxMode,
+        "input (w/ cache write)" | "input (with cache write)" => Col::InputWithCacheWrite,
+        "input (w/o cache write)" | "input (without cache write)" | "input" | "input tokens" => {
+            Col::InputWithoutCacheWrite
+        }
+        "cache read" | "cache read tokens" => Col::CacheRead,
+        "output tokens" | "output" => Col::Output,
+        "total tokens" | "tokens" | "total" => Col::Total,
+        "cost" | "cost ($)" | "cost (usd)" | "charged" => Col::Cost,
+        _ => return None,
+    })
+}
+
+/// Imports a usage CSV exported from Cursor's dashboard. Every readable row is kept (an event
+/// imported before is recognised and not added again); a row that cannot be read is reported by
+/// its line and the rest imported. One transaction: an import lands whole or not at all.
+pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportReport> {
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(bytes);
+    let header = rdr
+        .headers()
+        .map_err(|e| Error::invalid("usage CSV", format!("{file}: the header cannot be read: {e}")))?
+        .clone();
+    let cols: Vec<Option<Col>> = header.iter().map(column).collect();
+    if !cols.contains(&Some(Col::Date)) {
+        return Err(Error::invalid(
+            "usage CSV",
+            format!("{file}: no Date column; export the CSV from Cursor's dashboard (Usage → Export CSV)"),
+        ));
+    }
+    let mut report = ImportReport {
+        file: file.to_owned(),
+        unknown_columns: header
+            .iter()
+            .zip(&cols)
+            .filter(|(_, c)| c.is_none())
+            .map(|(h, _)| h.to_owned())
+            .filter(|h| !h.is_empty())
+            .collect(),
+        ..Default::default()
+    };
+    let now = crate::clock::now_ms();
+    let mut events = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i as u64 + 2;
+        report.rows += 1;
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                report.malformed.push(Malformed { line: e.position().map_or(line, |p| p.line()), reason: e.to_string() });
+                continue;
+            }
+        };
+        let line = rec.position().map_or(line, |p| p.line());
+        if rec.iter().all(str::is_empty) {
+            report.rows -= 1;
+            continue;
+        }
+        if rec.len() != header.len() {
+            report.malformed.push(Malformed {
+                line,
+                reason: format!("{} fields where the header has {}", rec.len(), header.len()),
+            });
+            continue;
+        }
+        match row(&header, &cols, &rec) {
+            Ok(ev) => events.push((line, ev)),
+            Err(reason) => report.malformed.push(Malformed { line, reason }),
+        }
+    }
+    store.durable(|txn| {
+        let mut stmt = txn.prepare_cached(
+            "INSERT OR IGNORE INTO usage_events(at, kind, model, max_mode, cloud_agent, automation, input_cache_write,
+                 input_no_cache_write, cache_read, output, total, cost_usd, cost_text, errored, extra, file, line, imported_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        )?;
+        for (line, e) in &events {
+            let n = stmt.execute(params![
+                e.at_ms,
+                e.kind,
+                e.model,
+                e.max_mode,
+                e.cloud_agent,
+                e.automation,
+                e.input_cache_write,
+                e.input_no_cache_write,
+                e.cache_read,
+                e.output,
+                e.total,
+                e.cost_usd,
+                e.cost_text,
+                e.errored,
+                serde_json::to_string(&e.extra)?,
+                file,
+                *line as i64,
+                now
+            ])?;
+            if n == 0 {
+                report.duplicates += 1;
+                continue;
+            }
+            report.imported += 1;
+            if e.errored {
+                report.errored += 1;
+            } else if e.cost_usd.unwrap_or(0.0) == 0.0 {
+                report.free += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(report)
+}
+
+struct Row {
+    at_ms: i64,
+    kind: String,
+    model: String,
+    max_mode: Option<bool>,
+    cloud_agent: Option<String>,
+    automation: Option<String>,
+    input_cache_write: i64,
+    input_no_cache_write: i64,
+    cache_read: i64,
+    output: i64,
+    total: i64,
+    cost_usd: Option<f64>,
+    cost_text: String,
+    errored: bool,
+    extra: BTreeMap<String, String>,
+}
+
+fn row(header: &csv::StringRecord, cols: &[Option<Col>], rec: &csv::StringRecord) -> std::result::Result<Row, String> {
+    let mut r = Row {
+        at_ms: 0,
+        kind: String::new(),
+        model: String::new(),
+        max_mode: None,
+        cloud_agent: None,
+        automation: None,
+        input_cache_write: 0,
+        input_no_cache_write: 0,
+        cache_read: 0,
+        output: 0,
+        total: 0,
+        cost_usd: None,
+        cost_text: String::new(),
+        errored: false,
+        extra: BTreeMap::new(),
+    };
+    let mut dated = false;
+    for ((name, col), v) in header.iter().zip(cols).zip(rec.iter()) {
+        let tokens = |what: &str| -> std::result::Result<i64, String> {
+            let t = v.replace([',', '_', ' '], "");
+            if t.is_empty() || t == "-" {
+                return Ok(0);
+            }
+            t.parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .map(|n| n.round() as i64)
+                .ok_or_else(|| format!("{what} {v:?} is not a number of tokens"))
+        };
+        match col {
+            Some(Col::Date) => {
+                r.at_ms = parse_time(v).ok_or_else(|| format!("Date {v:?} is not a date and time"))?;
+                dated = true;
+            }
+            Some(Col::CloudAgent) => r.cloud_agent = Some(v.to_owned()).filter(|s| !s.is_empty()),
+            Some(Col::Automation) => r.automation = Some(v.to_owned()).filter(|s| !s.is_empty()),
+            Some(Col::Kind) => r.kind = v.to_owned(),
+            Some(Col::Model) => r.model = v.to_owned(),
+            Some(Col::MaxMode) => r.max_mode = parse_bool(v),
+            Some(Col::InputWithCacheWrite) => r.input_cache_write = tokens(name)?,
+            Some(Col::InputWithoutCacheWrite) => r.input_no_cache_write = tokens(name)?,
+            Some(Col::CacheRead) => r.cache_read = tokens(name)?,
+            Some(Col::Output) => r.output = tokens(name)?,
+            Some(Col::Total) => r.total = tokens(name)?,
+            Some(Col::Cost) => {
+                r.cost_text = v.to_owned();
+                r.cost_usd = parse_cost(v)?;
+            }
+            None => {
+                if !name.is_empty() {
+                    r.extra.insert(name.to_owned(), v.to_owned());
+                }
+            }
+        }
+    }
+    if !dated {
+        return Err("no Date".into());
+    }
+    let k = r.kind.to_ascii_lowercase();
+    r.errored = k.contains("errored") || k.contains("not charged") || k.contains("aborted");
+    Ok(r)
+}
+
+/// `2026-01-15T10:23:45.123Z` (the export's form), or a local `2026-01-15 10:23:45` / date.
+fn parse_time(v: &str) -> Option<i64> {
+    use chrono::{Local, NaiveDate, NaiveDateTime, TimeZone};
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(v.trim()) {
+        return Some(t.timestamp_millis());
+    }
+    let naive = NaiveDateTime::parse_from_str(v.trim(), "%Y-%m-%d %H:%M:%S")
+        .or_else(|_| NaiveDateTime::parse_from_str(v.trim(), "%Y-%m-%dT%H:%M:%S%.f"))
+        .ok()
+        .or_else(|| NaiveDate::parse_from_str(v.trim(), "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(12, 0, 0)))?;
+    Local.from_local_datetime(&naive).earliest().map(|t| t.timestamp_millis())
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "yes" | "true" | "1" | "on" => Some(true),
+        "no" | "false" | "0" | "off" | "" => Some(false),
+        _ => None,
+    }
+}
+
+/// `$0.12`, `0.12`, `0` — a figure; `Included`, `Free`, `-`, empty — none.
+fn parse_cost(v: &str) -> std::result::Result<Option<f64>, String> {
+    let t = v.trim().trim_start_matches('$').replace(',', "");
+    if t.is_empty() || t == "-" || t.chars().all(|c| c.is_alphabetic() || c.is_whitespace()) {
+        return Ok(None);
+    }
+    t.parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0).map(Some).ok_or_else(|| format!("Cost {v:?} is not an amount"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "Date,Cloud Agent ID,Automation ID,Kind,Model,Max Mode,Input (w/ Cache Write),Input (w/o Cache Write),Cache Read,Output Tokens,Total Tokens,Cost,Team\n";
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("t.db")).unwrap();
+        (dir, s)
+    }
+
+    #[test]
+    fn an_export_imports_once_reports_bad_rows_by_line_and_keeps_the_rest() {
+        let (_d, s) = store();
+        let csv = format!(
+            "{HEADER}\
+             2026-03-01T10:00:00.000Z,,,Included,claude-4.5-sonnet,No,1000,200,5000,300,6500,Included,acme\n\
+             2026-03-01T11:00:00.000Z,bc-1,,Usage-based,gpt-5,Yes,\"1,000\",0,0,100,1100,$0.04,acme\n\
+             not a date,,,Included,gpt-5,No,1,1,1,1,4,$0.00,acme\n\
+             2026-03-01T12:00:00.000Z,,,\"Errored, Not Charged\",gpt-5,No,0,10,0,0,10,$0.00,acme\n\
+             2026-03-01T13:00:00.000Z,,,Included,gpt-5,No,1,2\n\
+             2026-03-01T14:00:00.000Z,,,Included,gpt-5,No,lots,0,0,0,0,$0.00,acme\n"
+        );
+        let r = import_csv(&s, "usage.csv", csv.as_bytes()).unwrap();
+        assert_eq!((r.rows, r.imported, r.duplicates, r.errored, r.free), (6, 3, 0, 1, 1));
+        let lines: Vec<u64> = r.malformed.iter().map(|m| m.line).collect();
+        assert_eq!(lines, [4, 6, 7], "{:?}", r.malformed);
+        assert!(r.malformed[0].reason.contains("not a date"), "{:?}", r.malformed);
+        assert_eq!(r.unknown_columns, ["Team"]);
+        let again = import_csv(&s, "usage.csv", csv.as_bytes()).unwrap();
+        assert_eq!((again.imported, again.duplicates), (0, 3), "a re-import adds nothing");
+        let ev = account_events(&s, None, None).unwrap();
+        assert_eq!(ev.len(), 3);
+        assert_eq!(
+            (ev[1].input_cache_write, ev[1].output, ev[1].cost_usd, ev[1].cloud_agent.as_deref()),
+            (1000, 100, Some(0.04), Some("bc-1"))
+        );
+        assert_eq!(ev[0].cost_usd, None, "Included is not a figure");
+    }
+
+    #[test]
+    fn older_headers_are_read_and_a_file_without_dates_is_refused() {
+        let (_d, s) = store();
+        let old = "Date,Kind,Model,Max Mode,Input (w/ Cache Write),Input (w/o Cache Write),Cache Read,Output,Total Tokens,Cost\n\
+                   2025-08-26T19:29:47.389Z,Included in Pro,auto,No,0,120,0,30,150,Included\n";
+        let r = import_csv(&s, "old.csv", old.as_bytes()).unwrap();
+        assert_eq!((r.imported, r.malformed.len()), (1, 0));
+        assert_eq!(account_events(&s, None, None).unwrap()[0].output, 30);
+        let err = import_csv(&s, "x.csv", b"Model,Cost\ngpt-5,$1\n").unwrap_err();
+        assert!(err.to_string().contains("no Date column"), "{err}");
+    }
+}
