@@ -256,28 +256,41 @@ pub(crate) fn allow_chain_in(txn: &rusqlite::Transaction<'_>, over: i64) -> Resu
 }
 
 /// Holds every queued run not held already, because today's budget is spent (`reason`); or,
-/// with `None`, lets the runs held for that go. How many changed.
+/// with `None`, lets the runs held for that go. How many changed. Reads first, so a runner
+/// asking every tick writes only when something changes.
 pub fn hold_for_daily(store: &Store, reason: Option<&str>) -> Result<usize> {
+    let sql = match reason {
+        Some(_) => "SELECT num FROM runs WHERE status = 'queued' AND held IS NULL",
+        None => "SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'",
+    };
+    let nums: Vec<i64> = store.read(|c| {
+        Ok(c.prepare_cached(sql)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+    })?;
+    if nums.is_empty() {
+        return Ok(0);
+    }
     store.durable(|txn| {
-        let nums: Vec<i64> = match reason {
-            Some(_) => txn.prepare("SELECT num FROM runs WHERE status = 'queued' AND held IS NULL")?,
-            None => txn.prepare("SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'")?,
-        }
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+        let mut changed = 0;
         for &n in &nums {
             match reason {
-                Some(why) => crate::runs::hold_in(txn, n, "daily", why)?,
+                Some(why) => {
+                    if txn.execute("UPDATE runs SET held = 'daily' WHERE num = ?1 AND status = 'queued' AND held IS NULL", [n])? == 1 {
+                        crate::runs::append_status_in(txn, n, "held", Some(why.to_owned()))?;
+                        changed += 1;
+                    }
+                }
                 None => {
-                    txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [n])?;
-                    crate::runs::append_status_in(txn, n, "queued", Some("today's budget allows it again".into()))?;
+                    if txn.execute("UPDATE runs SET held = NULL WHERE num = ?1 AND status = 'queued' AND held = 'daily'", [n])? == 1 {
+                        crate::runs::append_status_in(txn, n, "queued", Some("today's budget allows it again".into()))?;
+                        changed += 1;
+                    }
                 }
             }
         }
-        if !nums.is_empty() {
+        if changed > 0 {
             bump_rev(txn)?;
         }
-        Ok(nums.len())
+        Ok(changed)
     })
 }
 

@@ -30,7 +30,7 @@ use tether_core::{CursorLocations, Paths, Tether};
 
 use command::{
     agents, cloud, cursor_key, doctor, github, hook, index, init, mcp, open, run, runs, serve, sessions, settings,
-    signal, signals, stats, task, token,
+    signal, signals, stats, task, token, usage,
 };
 
 /// Tether: search, read, tag and export your Cursor chat history.
@@ -111,6 +111,9 @@ enum Command {
     /// Cloud runs are runs: `tether runs list/show/logs/cancel/followup` take them too.
     #[command(subcommand)]
     Cloud(cloud::CloudCmd),
+    /// What runs, chats and your account spent (tokens, estimated cost), by day, model, project,
+    /// task, run…; import the account's usage CSV; prices; a task's budget.
+    Usage(usage::UsageArgs),
     /// Show or change the settings (`settings.json` in the data dir); a running daemon applies a
     /// change at once.
     #[command(subcommand)]
@@ -173,6 +176,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Github(cmd) => github::run(&paths, cmd),
         Command::Cloud(cmd) => cloud::run(open()?, cmd),
         Command::Settings(cmd) => settings::run(&open()?, cmd),
+        Command::Usage(a) => usage::run(&open()?, a),
     }
 }
 

@@ -390,6 +390,37 @@ impl Client {
         self.call(Method::GET, &format!("/v1/agents/{}/runs/{}", seg(agent)?, seg(run)?), None, None).await
     }
 
+    /// What a run spent (`GET /v1/agents/{id}/usage?runId=`): its entry in `runs`, else the
+    /// agent's `totalUsage`; `cost` only when Cursor gives one (it may be null).
+    pub async fn usage(&self, agent: &str, run: &str) -> Result<RunUsage> {
+        let path = format!("/v1/agents/{}/usage?runId={}", seg(agent)?, seg(run)?);
+        let v: Value = self.call(Method::GET, &path, None, None).await?;
+        let entry = v.get("runs").and_then(Value::as_array).and_then(|rs| rs.iter().find(|r| r.get("id").and_then(Value::as_str) == Some(run)));
+        let (usage, cost) = match entry {
+            Some(e) => (e.get("usage"), e.get("cost")),
+            None => (v.get("totalUsage"), v.get("cost")),
+        };
+        let n = |u: &Value, camel: &str, snake: &str| u.get(camel).or_else(|| u.get(snake)).and_then(Value::as_i64).unwrap_or(0);
+        let u = usage.filter(|u| u.is_object()).ok_or_else(|| CloudError {
+            kind: Kind::Malformed,
+            status: None,
+            code: None,
+            message: "Cursor's usage answer has no usage for the run".into(),
+            request: format!("GET {path}"),
+            request_id: None,
+            retry_after: None,
+        })?;
+        Ok(RunUsage {
+            usage: tether_core::board::runs::event::Usage {
+                input_tokens: n(u, "inputTokens", "input_tokens"),
+                output_tokens: n(u, "outputTokens", "output_tokens"),
+                cache_read_tokens: n(u, "cacheReadTokens", "cache_read_tokens"),
+                cache_write_tokens: n(u, "cacheWriteTokens", "cache_write_tokens"),
+            },
+            cost_usd: cost.and_then(|c| c.as_f64().or_else(|| c.get("usd").and_then(Value::as_f64))),
+        })
+    }
+
     /// Cancels a run: `true` when Cursor cancelled it, `false` when it had already ended.
     pub async fn cancel(&self, agent: &str, run: &str) -> Result<bool> {
         let path = format!("/v1/agents/{}/runs/{}/cancel", seg(agent)?, seg(run)?);
@@ -527,6 +558,14 @@ async fn error_from(request: &str, resp: reqwest::Response) -> CloudError {
         .map(Duration::from_secs);
     let body = resp.text().await.unwrap_or_default();
     CloudError::from_response(request, status, &body, request_id, retry_after)
+}
+
+/// A run's figures from Cursor's usage endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunUsage {
+    pub usage: tether_core::board::runs::event::Usage,
+    /// US dollars, when Cursor said (it may not).
+    pub cost_usd: Option<f64>,
 }
 
 fn malformed(request: &str, e: &serde_json::Error) -> CloudError {

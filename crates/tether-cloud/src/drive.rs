@@ -15,6 +15,7 @@ use tether_core::Tether;
 use tether_core::board::cloud::{self, CloudSpec};
 use tether_core::board::runs::{Outcome, Run, RunMode, RunStatus};
 use tether_core::board::stream_json::RunEvent;
+use tether_core::usage::{Caps, Level};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -75,6 +76,7 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
         }
     };
     let stop = match raced {
+        Err(Err(e)) if e.kind == Kind::OverBudget => Stop::OverBudget,
         Err(r) => {
             let end = match r {
                 Ok(info) => d.outcome(&info).await,
@@ -109,6 +111,8 @@ enum Stop {
     Cancelled,
     TimedOut,
     Shutdown,
+    /// Over a budget (the why is the driver's `over`).
+    OverBudget,
 }
 
 struct Driver<'a> {
@@ -128,6 +132,13 @@ struct Driver<'a> {
     saved_at: tokio::time::Instant,
     /// Cursor could not be reached at the last try (said once per outage).
     unreachable: bool,
+    /// The budgets the run answers to; when its spend was last read; warned; why it is over.
+    caps: Caps,
+    spend_read_at: Option<tokio::time::Instant>,
+    warned: bool,
+    over: Option<String>,
+    /// Cursor's usage endpoint failed (said once).
+    usage_failed: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -147,6 +158,11 @@ impl<'a> Driver<'a> {
             result_sent: false,
             saved_at: tokio::time::Instant::now(),
             unreachable: false,
+            caps: tether_core::usage::caps_for(t, run).map_err(|e| CloudError::config(e.to_string()))?,
+            spend_read_at: None,
+            warned: false,
+            over: None,
+            usage_failed: false,
         })
     }
 
@@ -317,6 +333,7 @@ impl<'a> Driver<'a> {
                             if let Some(end) = self.take(f).await? {
                                 return Ok(end);
                             }
+                            self.budget().await?;
                         }
                         Some(Err(e)) => {
                             tracing::info!(run = %self.run.id, error = %e, "the cloud stream broke");
@@ -361,6 +378,7 @@ impl<'a> Driver<'a> {
             {
                 return Ok(info);
             }
+            self.budget().await?;
             let ctx = self.ctx;
             let poked = tokio::select! {
                 _ = (ctx.pace.sleep)(self.poll_every) => false,
@@ -518,12 +536,17 @@ impl<'a> Driver<'a> {
         self.spec.raw_status = Some(info.status.clone());
         let text =
             info.result.clone().or_else(|| info.error.as_ref().and_then(|e| e.message.clone())).unwrap_or_default();
-        let status = match info.status.as_str() {
+        let mut status = match info.status.as_str() {
             "FINISHED" => RunStatus::Succeeded,
             "CANCELLED" => RunStatus::Cancelled,
             _ => RunStatus::Failed,
         };
-        let error = match info.status.as_str() {
+        // What it spent, read once it ended (over a budget: marked so).
+        let over = match self.spend().await {
+            Some(Level::Over(why)) => Some(why),
+            _ => None,
+        };
+        let mut error = match info.status.as_str() {
             "FINISHED" => None,
             "CANCELLED" => Some("cancelled at Cursor".to_owned()),
             "ERROR" => {
@@ -545,7 +568,57 @@ impl<'a> Driver<'a> {
         }
         let warning = (status == RunStatus::Succeeded && self.spec.auto_pr && self.spec.pr_url.is_none())
             .then(|| "a pull request was asked for, but Cursor reported none".to_owned());
+        if let Some(why) = over {
+            status = RunStatus::OverBudget;
+            error = Some(why);
+        }
         Outcome { status, exit_code: None, error, warning, log_dropped: None }
+    }
+
+    /// Reads what the run spent from Cursor's usage API and keeps it on the run; where it stands
+    /// against its budgets. `None` when Cursor did not say (said once in the log).
+    async fn spend(&mut self) -> Option<Level> {
+        let run_id = self.spec.run_id.clone()?;
+        match self.client.usage(&self.spec.agent_id, &run_id).await {
+            Ok(u) => {
+                let (t, num, usage, cost) = (Arc::clone(&self.ctx.tether), self.run.num(), u.usage.clone(), u.cost_usd);
+                let _ = tokio::task::spawn_blocking(move || {
+                    tether_core::board::usage::set_cloud_usage(&t.store, num, &usage, cost)
+                })
+                .await;
+                Some(self.caps.check(&u.usage, u.cost_usd))
+            }
+            Err(e) => {
+                if !self.usage_failed {
+                    self.usage_failed = true;
+                    self.emit(RunEvent::Notice { text: format!("Cursor's usage for this run could not be read: {e}") }).await;
+                }
+                None
+            }
+        }
+    }
+
+    /// While the run goes, its spend is read every poll interval when it has a budget: warned
+    /// once past 80 %, stopped (an `OverBudget` error) past a budget.
+    async fn budget(&mut self) -> Result<(), CloudError> {
+        if self.caps.is_empty() || self.spend_read_at.is_some_and(|at| at.elapsed() < self.poll_every) {
+            return Ok(());
+        }
+        self.spend_read_at = Some(tokio::time::Instant::now());
+        match self.spend().await {
+            Some(Level::Over(why)) => {
+                self.over = Some(why.clone());
+                Err(CloudError::over_budget(why))
+            }
+            Some(Level::Warn(msg)) if !self.warned => {
+                self.warned = true;
+                self.emit(RunEvent::status("budget_warning", Some(msg.clone()))).await;
+                let (t, r) = (Arc::clone(&self.ctx.tether), self.run.clone());
+                let _ = tokio::task::spawn_blocking(move || tether_core::usage::notice::warned(&t, &r, &msg)).await;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Cancels the run at Cursor (for a cancel or the time limit), waits a little for it to say
@@ -587,6 +660,10 @@ impl<'a> Driver<'a> {
         }
         self.save().await;
         let (status, error) = match why {
+            Stop::OverBudget => {
+                let _ = self.spend().await;
+                (RunStatus::OverBudget, format!("{}; cancelled at Cursor", self.over.clone().unwrap_or_else(|| "went over budget".into())))
+            }
             Stop::TimedOut => {
                 let m = timeout_secs / 60;
                 let limit = if m >= 1 { format!("{m} min") } else { format!("{timeout_secs} s") };

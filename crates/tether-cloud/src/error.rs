@@ -34,6 +34,8 @@ pub enum Kind {
     Malformed,
     /// Refused before sending (no key, a base URL that is not allowed).
     Config,
+    /// Not Cursor's: Tether stops the run, which went over a budget.
+    OverBudget,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -62,6 +64,10 @@ impl CloudError {
             request_id: None,
             retry_after: None,
         }
+    }
+
+    pub(crate) fn over_budget(why: String) -> Self {
+        Self { kind: Kind::OverBudget, ..Self::config(why) }
     }
 
     pub(crate) fn network(request: &str, e: &reqwest::Error) -> Self {

@@ -35,6 +35,10 @@ pub enum Event {
     Index(IndexEvent),
     /// The settings were saved, are being applied, or could not be.
     Settings(SettingsEvent),
+    /// Account usage was imported (`tether usage import`): the usage views read again.
+    Usage { imported: u64 },
+    /// A run reached 80 % of a budget (`level: warn`) or went over one (`over`, and it stops).
+    Budget { run: String, level: String, message: String },
     /// A run was asked to stop: its runner stops it now (others' runners within a second).
     #[ts(skip)]
     #[serde(skip)]
@@ -64,6 +68,8 @@ impl Event {
             Event::Agents {} => "agents",
             Event::Index(_) => "index",
             Event::Settings(_) => "settings",
+            Event::Usage { .. } => "usage",
+            Event::Budget { .. } => "budget",
             Event::RunCancelRequested { .. }
             | Event::CloudRunChanged { .. }
             | Event::ReindexRequested
@@ -72,7 +78,8 @@ impl Event {
     }
 
     /// Every name the GUI stream can send (with `hello` on connect), for docs/api.md's check.
-    pub const NAMES: [&'static str; 7] = ["sessions", "tasks", "signals", "runs", "agents", "index", "settings"];
+    pub const NAMES: [&'static str; 9] =
+        ["sessions", "tasks", "signals", "runs", "agents", "index", "settings", "usage", "budget"];
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]

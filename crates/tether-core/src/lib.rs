@@ -17,6 +17,7 @@ pub mod insights;
 pub mod ops;
 pub mod settings;
 pub mod token;
+pub mod usage;
 
 pub use tether_board as board;
 pub use tether_git;

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::usage::Budget;
 use crate::error::{Error, Result};
 use crate::paths::{CursorLocations, Paths, SavedCursorDirs};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 #[serde(default)]
 pub struct Settings {
@@ -39,6 +40,56 @@ pub struct Settings {
     pub cloud: CloudSettings,
     /// Where runs' pull requests go.
     pub github: GithubSettings,
+    /// Budgets and prices.
+    pub usage: UsageSettings,
+}
+
+/// Budgets (tokens like `200k`, or estimated dollars like `$2`) and the price table's overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+#[serde(default)]
+pub struct UsageSettings {
+    /// Each run's budget unless it sets its own.
+    #[ts(as = "Option<String>")]
+    pub run_budget: Option<Budget>,
+    /// What all runs may spend in a day (the person's local day). Once spent, new runs wait in
+    /// the queue until the next day or until it is raised, and running ones stop.
+    #[ts(as = "Option<String>")]
+    pub daily_budget: Option<Budget>,
+    /// What the runs of a role may spend in a day, by role name.
+    #[ts(as = "BTreeMap<String, String>")]
+    pub role_budgets: BTreeMap<String, Budget>,
+    /// Cache reads count towards token budgets (they are most of an agent's tokens, and cost a
+    /// tenth of fresh input); off: input, output and cache writes only.
+    pub count_cache_reads: bool,
+    /// Prices per million tokens by model id, over the table Tether ships (`tether usage prices`).
+    pub prices: BTreeMap<String, crate::usage::Price>,
+}
+
+impl Default for UsageSettings {
+    fn default() -> Self {
+        Self {
+            run_budget: None,
+            daily_budget: None,
+            role_budgets: BTreeMap::new(),
+            count_cache_reads: true,
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+/// A change to the usage settings; each field as in [`SettingsPatch`]. Role budgets and prices
+/// merge into the saved ones (`null` removes one).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UsageSettingsPatch {
+    #[serde(default, deserialize_with = "double_option")]
+    pub run_budget: Option<Option<Budget>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub daily_budget: Option<Option<Budget>>,
+    pub role_budgets: Option<BTreeMap<String, Option<Budget>>>,
+    pub count_cache_reads: Option<bool>,
+    pub prices: Option<BTreeMap<String, Option<crate::usage::Price>>>,
 }
 
 /// GitHub, for runs' pull requests.
@@ -253,6 +304,7 @@ impl Default for Settings {
             runs: RunSettings::default(),
             cloud: CloudSettings::default(),
             github: GithubSettings::default(),
+            usage: UsageSettings::default(),
         }
     }
 }
@@ -282,6 +334,7 @@ pub struct SettingsPatch {
     pub runs: Option<RunSettingsPatch>,
     pub cloud: Option<CloudSettingsPatch>,
     pub github: Option<GithubSettingsPatch>,
+    pub usage: Option<UsageSettingsPatch>,
 }
 
 impl SettingsPatch {
@@ -405,6 +458,28 @@ impl Settings {
         {
             s.github.api_url = v.clone().filter(|u| !u.trim().is_empty());
         }
+        if let Some(u) = &patch.usage {
+            let usage = &mut s.usage;
+            if let Some(v) = u.run_budget {
+                usage.run_budget = v;
+            }
+            if let Some(v) = u.daily_budget {
+                usage.daily_budget = v;
+            }
+            for (role, b) in u.role_budgets.iter().flatten() {
+                match b {
+                    Some(b) => usage.role_budgets.insert(role.trim().to_owned(), *b),
+                    None => usage.role_budgets.remove(role.trim()),
+                };
+            }
+            usage.count_cache_reads = u.count_cache_reads.unwrap_or(usage.count_cache_reads);
+            for (model, p) in u.prices.iter().flatten() {
+                match p {
+                    Some(p) => usage.prices.insert(model.trim().to_ascii_lowercase(), p.clone()),
+                    None => usage.prices.remove(&model.trim().to_ascii_lowercase()),
+                };
+            }
+        }
         s.validate()?;
         s.save(paths)?;
         Ok(s)
@@ -470,6 +545,9 @@ impl Settings {
             if !(1..=10_080).contains(minutes) {
                 return Err(Error::invalid("signal SLA", format!("{minutes} minutes for {kind}: give 1 to 10080")));
             }
+        }
+        for (model, p) in &self.usage.prices {
+            p.check(model)?;
         }
         if let Some(p) = self.port
             && p < 1024

@@ -11,23 +11,26 @@ use std::time::Duration;
 use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
 use tether_core::board::runs::{self, Outcome, Run, RunStatus};
+use tether_core::usage::{Caps, Level};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::blocking;
-use crate::log::{Log, Watch, take_events};
+use crate::log::{Log, Watch, note, take_events};
 use crate::probe::INSTALL_HINT;
 use crate::stream_json::{self, StreamParser};
 use crate::{files, nofollow, process, setup};
 
 /// How a stopped run is told apart from one that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Stop {
     Cancelled,
     TimedOut,
     /// Tether itself is shutting down.
     Shutdown,
+    /// It went over a budget (why).
+    OverBudget(String),
 }
 
 /// Checks the workspace again and holds it, places the files, runs the agent and watches it
@@ -43,6 +46,17 @@ pub(crate) async fn drive(
     let Some((bin, _)) = tether_core::paths::cursor_agent(settings.cursor_agent.as_deref()) else {
         return Ok(failed(format!("the Cursor CLI was not found: {INSTALL_HINT}")));
     };
+    let caps = {
+        let (t, r) = (Arc::clone(&t), run.clone());
+        blocking(move || tether_core::usage::caps_for(&t, &r)).await?
+    };
+    if let Level::Over(why) = caps.check(&Default::default(), None) {
+        return Ok(Outcome {
+            status: RunStatus::OverBudget,
+            error: Some(format!("did not start: {why}")),
+            ..Default::default()
+        });
+    }
     let run = &match setup::worktree(&t, run).await {
         Ok(r) => r,
         Err(why) => return Ok(failed(why)),
@@ -165,7 +179,13 @@ pub(crate) async fn drive(
         let grace_end = watch.result_at.map(|at| at + result_grace);
         tokio::select! {
             ev = rx.recv(), if events_open => match ev {
-                Some(first) => take_events(&t.bus, run, first, &mut rx, &mut watch, &log, resume.as_deref()),
+                Some(first) => {
+                    take_events(&t.bus, run, first, &mut rx, &mut watch, &log, resume.as_deref());
+                    if let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await {
+                        stopped = Some(Stop::OverBudget(why));
+                        break;
+                    }
+                }
                 None => events_open = false,
             },
             st = child.wait(), if exit.is_none() => {
@@ -208,10 +228,16 @@ pub(crate) async fn drive(
     for r in [out_reader, err_reader].into_iter().flatten() {
         r.abort();
     }
+    if stopped.is_none()
+        && let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await
+    {
+        // Known only from the final figures: marked when it ends.
+        stopped = Some(Stop::OverBudget(why));
+    }
     log.flush().await;
     let stderr = stderr_tail.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
     Ok(outcome(OutcomeInput {
-        stopped,
+        stopped: stopped.clone(),
         exit,
         lingered,
         result_grace,
@@ -245,6 +271,15 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
         ));
     }
     match i.stopped {
+        Some(Stop::OverBudget(why)) => {
+            return Outcome {
+                status: RunStatus::OverBudget,
+                exit_code,
+                error: Some(why),
+                warning,
+                log_dropped: i.watch.dropped(),
+            };
+        }
         Some(Stop::Cancelled) => {
             return Outcome {
                 status: RunStatus::Cancelled,
@@ -311,6 +346,27 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
                 }
             };
             Outcome { status: RunStatus::Failed, exit_code, error: Some(why), warning, log_dropped: i.watch.dropped() }
+        }
+    }
+}
+
+/// Where the run stands against its budgets after the events just taken: warned once past 80 %
+/// (the log, the bus, a signal to its agent); over, why it stops.
+async fn over_budget(t: &Arc<Tether>, run: &Run, caps: &Caps, watch: &mut Watch, log: &Log) -> Option<String> {
+    if caps.is_empty() {
+        return None;
+    }
+    match caps.check(&watch.spent(), None) {
+        Level::Under => None,
+        Level::Over(why) => Some(why),
+        Level::Warn(msg) => {
+            if !watch.warned {
+                watch.warned = true;
+                note(&t.bus, run, RunEvent::status("budget_warning", Some(msg.clone())), watch, log);
+                let (t, r) = (Arc::clone(t), run.clone());
+                let _ = blocking(move || tether_core::usage::notice::warned(&t, &r, &msg)).await;
+            }
+            None
         }
     }
 }

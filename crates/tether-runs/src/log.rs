@@ -54,10 +54,14 @@ pub(crate) fn take_events(
                     watch.fresh_chat = true;
                 }
             }
-            RunEvent::Result { is_error, text, .. } => {
+            RunEvent::Result { is_error, text, usage, .. } => {
                 watch.result_at = Some(tokio::time::Instant::now());
                 watch.result = Some((*is_error, text.clone()));
+                if usage.is_some() {
+                    watch.final_usage.clone_from(usage);
+                }
             }
+            RunEvent::Usage { usage } => watch.turns.add(usage),
             _ => {}
         }
     }
@@ -95,6 +99,15 @@ pub(crate) fn take_events(
         .collect();
     bus.run_log(RunLog::Events { run: run.id.clone(), events: stored.clone().into() });
     log.send(stored, run.task.is_some() && chat_seen);
+}
+
+/// Adds one event of Tether's own (a budget warning) to the run's log, numbered after the rest.
+pub(crate) fn note(bus: &Bus, run: &Run, event: RunEvent, watch: &mut Watch, log: &Log) {
+    watch.seq += 1;
+    let now = tether_core::clock::now_ms();
+    let stored = vec![StoredEvent { seq: watch.seq, at: tether_core::clock::iso(now), at_ms: now, event }];
+    bus.run_log(RunLog::Events { run: run.id.clone(), events: stored.clone().into() });
+    log.send(stored, false);
 }
 
 /// Writes a run's events to its log in the background, in order, batching what piles up.
@@ -155,11 +168,21 @@ pub(crate) struct Watch {
     pub(crate) fresh_chat: bool,
     pub(crate) result: Option<(bool, String)>,
     pub(crate) result_at: Option<tokio::time::Instant>,
+    /// Tokens so far: the turns' figures summed, until the result's replace them.
+    pub(crate) turns: runs::event::Usage,
+    pub(crate) final_usage: Option<runs::event::Usage>,
+    /// The budget warning was given.
+    pub(crate) warned: bool,
 }
 
 impl Watch {
     pub(crate) fn new(seq: i64, max_log_mb: u32) -> Self {
         Watch { seq, cap: u64::from(max_log_mb) << 20, ..Watch::default() }
+    }
+
+    /// What the run has spent so far, as far as the stream said.
+    pub(crate) fn spent(&self) -> runs::event::Usage {
+        self.final_usage.clone().unwrap_or_else(|| self.turns.clone())
     }
 
     pub(crate) fn dropped(&self) -> Option<runs::LogDropped> {

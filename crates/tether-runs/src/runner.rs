@@ -160,6 +160,16 @@ impl Runner {
                     self.reap().await;
                 }
             }
+            // Today's budget spent: queued runs wait (held `daily`) until tomorrow or a raise.
+            let t = Arc::clone(&self.tether);
+            if let Err(e) = blocking(move || {
+                let why = tether_core::usage::daily_spent(&t)?;
+                tether_core::board::usage::hold_for_daily(&t.store, why.as_deref()).map(|_| ())
+            })
+            .await
+            {
+                tracing::warn!(error = %e, "checking today's budget");
+            }
             loop {
                 let t = Arc::clone(&self.tether);
                 let (pid, only) = (self.pid, self.only);
@@ -332,6 +342,14 @@ impl Runner {
             let t = Arc::clone(&self.tether);
             if let Err(e) = blocking(move || tether_cloud::transcript::write_and_index(&t, &chat)).await {
                 tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
+            }
+        }
+        if let Ok(r) = &ended
+            && r.status == RunStatus::OverBudget
+        {
+            let (t, r) = (Arc::clone(&self.tether), r.clone());
+            if let Err(e) = blocking(move || tether_core::usage::notice::went_over(&t, &r)).await {
+                tracing::warn!(run = num, error = %e, "telling the person a run went over budget");
             }
         }
         match ended {

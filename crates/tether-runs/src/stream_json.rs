@@ -74,6 +74,8 @@ impl StreamParser {
                     usage: v.get("usage").and_then(usage),
                 }
             }
+            // A turn's figures (the SDK's `usage` message), nested or at the top level.
+            "usage" => RunEvent::Usage { usage: usage(v.get("usage").unwrap_or(&Value::Object(v.clone())))? },
             "connection" | "retry" => {
                 let attempt =
                     v.get("attempt").and_then(Value::as_i64).map(|a| format!(" (attempt {a})")).unwrap_or_default();
@@ -225,6 +227,18 @@ mod tests {
                 assert_eq!((text.as_str(), u.input_tokens, u.cache_read_tokens), ("done", 27341, 22400));
             }
             other => panic!("{other:?}"),
+        }
+        for turn in [
+            r#"{"type":"usage","usage":{"inputTokens":10,"outputTokens":2,"cacheReadTokens":5,"cacheWriteTokens":1}}"#,
+            r#"{"type":"usage","input_tokens":10,"output_tokens":2,"cache_read_tokens":5,"cache_write_tokens":1}"#,
+        ] {
+            assert_eq!(
+                parse(turn),
+                Some(RunEvent::Usage {
+                    usage: Usage { input_tokens: 10, output_tokens: 2, cache_read_tokens: 5, cache_write_tokens: 1 }
+                }),
+                "{turn}"
+            );
         }
     }
 

@@ -10,7 +10,9 @@
 //! with status X, e.g. `ERROR`, `EXPIRED`, or one Cursor never documented), `[cloud:malformed]`
 //! (one frame's data is not JSON), `[cloud:step=MS]` (time between frames, default 30 ms),
 //! `[cloud:minutes=N]` (the duration it reports: minutes of fake time, no real waiting),
-//! `[cloud:nobranch]`. Faults for any path are queued with `POST /_fake/faults` (or
+//! `[cloud:nobranch]`, `[cloud:tokens=N]` (what the run spends by its end, default 1000, growing
+//! with its frames while it runs; `GET /v1/agents/{id}/usage?runId=`), `[cloud:cost=X]` (its
+//! cost in dollars at the end; `null` as Cursor may answer; default 0.002 per 1000 tokens). Faults for any path are queued with `POST /_fake/faults` (or
 //! [`FakeCursorApi::fault`]): a status, a body, `Retry-After`, for the next N requests.
 //! `GET /_fake/requests` lists what was asked (never the key itself, only whether it matched).
 
@@ -102,6 +104,8 @@ struct FakeRun {
     minutes: i64,
     branch: bool,
     cancelled_at: Option<i64>,
+    tokens: i64,
+    cost: Option<f64>,
     connections: u32,
     polls: u32,
     hook_sent: bool,
@@ -161,6 +165,12 @@ impl FakeRun {
             end_status: d("status").filter(|s| !s.is_empty()).unwrap_or_else(|| "FINISHED".into()),
             minutes: d("minutes").and_then(|s| s.parse().ok()).unwrap_or(3),
             branch: d("nobranch").is_none(),
+            tokens: d("tokens").and_then(|s| s.parse().ok()).unwrap_or(1000),
+            cost: match d("cost") {
+                Some(c) if c == "null" => None,
+                Some(c) => c.parse().ok(),
+                None => Some(d("tokens").and_then(|s| s.parse::<f64>().ok()).unwrap_or(1000.0) * 2e-6),
+            },
             prompt,
             cancelled_at: None,
             connections: 0,
@@ -236,6 +246,22 @@ impl FakeRun {
         } else {
             "RUNNING".into()
         }
+    }
+
+    /// What the run has spent by now: its tokens in proportion to the frames due (all once it
+    /// ended; up to the cancel when cancelled), split 60/20/15/5 into input, output, cache read
+    /// and cache write; its cost only when it ended.
+    fn usage(&self) -> Value {
+        let n = self.frames_len() as i64 + 1;
+        let upto = self.cancelled_at.unwrap_or_else(now);
+        let due = if self.hang { (upto - self.created) / self.step.max(1) } else { ((upto - self.created) / self.step.max(1)).min(n) };
+        let spent = (self.tokens * due.max(0) / n).min(self.tokens);
+        let part = |pct: i64| spent * pct / 100;
+        let usage = json!({ "inputTokens": part(60), "outputTokens": part(20), "cacheReadTokens": part(15),
+                            "cacheWriteTokens": spent - part(60) - part(20) - part(15) });
+        let ended = !matches!(self.status().as_str(), "CREATING" | "RUNNING");
+        let cost = if ended { json!(self.cost) } else { Value::Null };
+        json!({ "id": self.id, "usage": usage, "cost": cost })
     }
 
     fn frames_len(&self) -> usize {
@@ -339,6 +365,7 @@ fn router(state: Shared) -> Router {
         .route("/v1/agents/{id}/runs/{run}", get(get_run))
         .route("/v1/agents/{id}/runs/{run}/stream", get(stream))
         .route("/v1/agents/{id}/runs/{run}/cancel", post(cancel))
+        .route("/v1/agents/{id}/usage", get(usage))
         .route("/v0/agents", post(create_v0))
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), gate))
         .with_state(state)
@@ -611,6 +638,30 @@ async fn get_run(State(state): State<Shared>, Path((id, run)): Path<(String, Str
         }
         None => err(StatusCode::NOT_FOUND, "run_not_found", "no such run"),
     }
+}
+
+async fn usage(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    uri: Uri,
+) -> Response {
+    let want = uri.query().unwrap_or("").split('&').find_map(|kv| kv.strip_prefix("runId=")).map(str::to_owned);
+    let s = state.lock().unwrap();
+    let runs: Vec<&FakeRun> =
+        s.runs.values().filter(|r| r.agent == id && want.as_ref().is_none_or(|w| *w == r.id)).collect();
+    if runs.is_empty() {
+        return err(StatusCode::NOT_FOUND, "run_not_found", "no such run");
+    }
+    let items: Vec<Value> = runs.iter().map(|r| r.usage()).collect();
+    let total = |k: &str| items.iter().filter_map(|i| i["usage"][k].as_i64()).sum::<i64>();
+    let cost: Option<f64> = items.iter().map(|i| i["cost"].as_f64()).sum();
+    axum::Json(json!({
+        "totalUsage": { "inputTokens": total("inputTokens"), "outputTokens": total("outputTokens"),
+                        "cacheReadTokens": total("cacheReadTokens"), "cacheWriteTokens": total("cacheWriteTokens") },
+        "cost": cost,
+        "runs": items,
+    }))
+    .into_response()
 }
 
 async fn cancel(State(state): State<Shared>, Path((id, run)): Path<(String, String)>) -> Response {

@@ -70,7 +70,9 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         parent: None,
         resume_chat: None,
         cloud: None,
+        budget: new.budget.or(settings.usage.run_budget),
     };
+    crate::usage::check_queued(t, &valid)?;
     runs::create(&t.store, &by, &valid)
 }
 
@@ -150,7 +152,9 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         resume_chat: earlier.and_then(|e| e.chat_id),
         cloud: spec,
         isolation: runs::Isolation::Cloud,
+        budget: new.budget.or(settings.usage.run_budget),
     };
+    crate::usage::check_queued(t, &valid)?;
     runs::create(&t.store, by, &valid)
 }
 
@@ -162,6 +166,7 @@ pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<R
     if valid.cloud.is_none() {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
+    crate::usage::check_queued(t, &valid)?;
     runs::create(&t.store, &by, &valid)
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware;
-use axum::routing::{delete, get, patch, post};
+use axum::routing::{delete, get, patch, post, put};
 
-use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks};
+use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks, usage};
 use super::{auth, callback, error, hook, sse, statics};
 use crate::Server;
 use crate::state::Ctx;
@@ -49,6 +49,7 @@ table! {
     get "/tasks/{id}" => tasks::get,
     patch "/tasks/{id}" => tasks::update,
     post "/tasks/{id}/claim" => tasks::claim,
+    put "/tasks/{id}/budget" => usage::task_budget,
     get "/agents" => agents::list,
     patch "/agents/{id}" => agents::update,
     get "/runs" => runs::list,
@@ -68,6 +69,10 @@ table! {
     get "/worktrees" => changes::worktrees,
     get "/cloud/doctor" => runs::cloud_doctor,
     get "/insights" => system::insights,
+    get "/usage" => usage::report,
+    get "/usage/summary" => usage::summary,
+    get "/usage/prices" => usage::prices,
+    post "/usage/import" => usage::import,
     get "/signals" => signals::list,
     post "/signals" => signals::send,
     post "/signals/drain" => signals::drain,

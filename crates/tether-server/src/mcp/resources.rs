@@ -23,6 +23,8 @@ pub const SESSION_URI_PREFIX: &str = "tether://session/";
 pub const RUN_URI_PREFIX: &str = "tether://run/";
 /// The task board, as markdown; subscribers hear of every task change.
 pub const TASKS_URI: &str = "tether://tasks";
+/// What runs spent today and in the last 30 days, against the budgets.
+pub const USAGE_URI: &str = "tether://usage";
 
 pub(crate) async fn list(server: &Arc<Server>) -> Result<ListResourcesResult, ErrorData> {
     let rows =
@@ -36,7 +38,10 @@ pub(crate) async fn list(server: &Arc<Server>) -> Result<ListResourcesResult, Er
              then call signals_pending",
         )
         .with_mime_type("text/markdown");
-    let items = [board, inbox]
+    let usage = Resource::new(USAGE_URI, "Usage and budgets")
+        .with_description("Tokens and estimated cost of runs today and in the last 30 days, by model, against the budgets")
+        .with_mime_type("text/markdown");
+    let items = [board, inbox, usage]
         .into_iter()
         .chain(rows.into_iter().map(|s| {
             Resource::new(
@@ -73,6 +78,9 @@ pub(crate) async fn read(server: &Arc<Server>, uri: &str, who: &Principal) -> Re
         blocking(t, ops::tasks::markdown).await?
     } else if let Some(id) = uri.strip_prefix(RUN_URI_PREFIX).map(str::to_owned) {
         blocking(t, move |t| ops::runs::get(t, &id, None, Some(40))).await.map(|d| run_markdown(&d))?
+    } else if uri == USAGE_URI {
+        let who = who.clone();
+        blocking(t, move |t| usage_markdown(t, &who)).await?
     } else if uri == INBOX_URI {
         let who = who.clone();
         blocking(t, move |t| ops::signals::pending(t, &who)).await.map(|s| inbox_markdown(&s))?
@@ -86,6 +94,35 @@ pub(crate) async fn read(server: &Arc<Server>, uri: &str, who: &Principal) -> Re
         *mime_type = Some("text/markdown".into());
     }
     Ok(ReadResourceResult::new(vec![c]).into())
+}
+
+/// The usage resource: today's runs against the daily budget, the last 30 days by model.
+fn usage_markdown(t: &tether_core::Tether, who: &Principal) -> tether_core::Result<String> {
+    use tether_core::usage::report::{Dim, UsageQuery};
+    let s = ops::usage::summary(t, who)?;
+    let mut out = format!("# Usage\n\n{}\n", s.line);
+    if let Some(h) = &s.held {
+        out.push_str(&format!("\n**New runs wait:** {h}\n"));
+    }
+    let r = ops::usage::report(t, who, &UsageQuery { by: vec![Dim::Model], ..Default::default() })?;
+    out.push_str(&format!("\n## Last 30 days by model ({} to {})\n\n| source | model | tokens | cost |\n|---|---|---|---|\n", r.from, r.to));
+    for row in &r.rows {
+        let cost = match row.cost_usd {
+            Some(c) => format!("${c:.2}{}", if row.cost_estimated { " (estimate)" } else { "" }),
+            None => "no price".into(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {cost} |\n",
+            row.source,
+            row.keys.first().map_or("", String::as_str),
+            tether_core::usage::thousands(row.tokens)
+        ));
+    }
+    out.push('\n');
+    for n in &r.coverage.notes {
+        out.push_str(&format!("- {n}\n"));
+    }
+    Ok(out)
 }
 
 /// The inbox resource: what waits, in the order it came, and how to take it.
@@ -135,6 +172,15 @@ fn run_markdown(d: &RunDetail) -> String {
         }
         (None, Some(why)) => out.push_str(&format!("- worked in place: {why}\n")),
         _ => {}
+    }
+    if r.usage.is_some() || r.budget.is_some() {
+        let tokens = r.usage.as_ref().map(|u| tether_core::usage::thousands(u.total(true)));
+        out.push_str(&format!(
+            "- tokens: {}{}{}\n",
+            tokens.as_deref().unwrap_or("not reported yet"),
+            r.cost_usd.map(|c| format!(" (${c:.2}, Cursor's figure)")).unwrap_or_default(),
+            r.budget.map(|b| format!("; budget {b}")).unwrap_or_default()
+        ));
     }
     if let Some(e) = &r.error {
         out.push_str(&format!("- error: {e}\n"));

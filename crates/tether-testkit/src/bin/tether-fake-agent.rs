@@ -23,6 +23,7 @@
 //! | `[fake:segment-echo]` | with partial output, the mid-turn consolidated echo live captures show |
 //! | `[fake:write=<path>:<text>]` | with `--force`: the file (relative to the workspace) holds `<text>` and a newline |
 //! | `[fake:delete=<path>]` | with `--force`: the file is deleted |
+//! | `[fake:turn-usage=<N>]` | after each assistant line, a `usage` line of N input tokens; the result's usage is their sum |
 //!
 //! State lives under `$HOME`: chats in `.fake-agent/chats/<id>/`, the CLI transcript in
 //! `.cursor/projects/<slug>/agent-transcripts/<id>/<id>.jsonl`, and a dump of what the process
@@ -273,6 +274,7 @@ struct Directives {
     segment_echo: bool,
     /// Files to write (`Some(text)`) or delete (`None`), relative to the workspace.
     files: Vec<(String, Option<String>)>,
+    turn_usage: Option<u64>,
 }
 
 fn directives(prompt: &str) -> Directives {
@@ -307,6 +309,7 @@ fn directives(prompt: &str) -> Directives {
                 }
             }
             "delete" => d.files.extend(value.map(|p| (p.to_owned(), None))),
+            "turn-usage" => d.turn_usage = num().map(|n| n as u64),
             // A typo would otherwise silently run the success turn and pass the wrong test.
             other => eprintln!("tether-fake-agent: unknown directive [fake:{other}]"),
         }
@@ -489,6 +492,9 @@ struct Turn {
     /// `--output-format text` prints only the final assistant message.
     last_message: String,
     transcript: Option<PathBuf>,
+    /// Input tokens each assistant line's turn spends (a `usage` line after it), and their sum.
+    turn_usage: Option<u64>,
+    turns_spent: u64,
 }
 
 impl Turn {
@@ -503,6 +509,13 @@ impl Turn {
     fn emit_prefixed(&mut self, prefix: &str, v: &Value) {
         if self.streaming() {
             self.out.line(format!("{prefix}{v}").as_bytes());
+            if let Some(n) = self.turn_usage
+                && v.get("type").and_then(Value::as_str) == Some("assistant")
+            {
+                self.turns_spent += n;
+                let u = json!({"type": "usage", "usage": {"inputTokens": n, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}, "session_id": self.sid});
+                self.out.line(u.to_string().as_bytes());
+            }
             sleep_ms(self.pause_ms);
         }
     }
@@ -586,12 +599,16 @@ impl Turn {
 
     fn result(&self, is_error: bool) -> Value {
         let ms = self.started.elapsed().as_millis() as u64;
-        let usage = json!({
+        let usage = if self.turn_usage.is_some() {
+            json!({"inputTokens": self.turns_spent, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0})
+        } else {
+            json!({
             "inputTokens": 9000 + self.input_len / 4,
             "outputTokens": 40 + self.text.len() / 4,
             "cacheReadTokens": 5888,
             "cacheWriteTokens": 0,
-        });
+            })
+        };
         let subtype = if is_error { "error" } else { "success" };
         // `--output-format json` orders its keys differently from the stream's `result` line.
         if self.format == Format::Json {
@@ -730,6 +747,8 @@ fn main() {
         sid: sid.clone(),
         request_id: new_uuid(),
         pause_ms: d.sleep_ms,
+        turn_usage: d.turn_usage,
+        turns_spent: 0,
         started: Instant::now(),
         input_len: prompt.len(),
         text: String::new(),
@@ -969,9 +988,7 @@ fn stream_events(t: &mut Turn, n: u64, rate: Option<f64>) {
             "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
             "session_id": t.sid, "timestamp_ms": ms,
         });
-        if t.streaming() {
-            t.out.line(v.to_string().as_bytes());
-        }
+        t.emit(&v);
         all.push_str(&text);
     }
     if t.partial {

@@ -113,7 +113,9 @@ pub fn print_summary(r: &Run) {
             )
         })
         .unwrap_or_default();
-    println!("{} {}{took}{tokens}", bold(&r.id), r.status);
+    let cost = r.cost_usd.map(|c| format!(", ${c:.2}")).unwrap_or_default();
+    let budget = r.budget.map(|b| format!(" (budget {b})")).unwrap_or_default();
+    println!("{} {}{took}{tokens}{cost}{budget}", bold(&r.id), r.status);
     if let Some(e) = &r.error {
         println!("  error: {e}");
     }
@@ -213,6 +215,8 @@ impl EventPrinter {
                     bold(&format!("— {}{took}", if *is_error { "the agent reported an error" } else { "result" })),
                 );
             }
+            // A turn's tokens: the run's total is said at its end.
+            E::Usage { .. } => {}
             E::Notice { text } => line(self, dim(&format!("  ({text})"))),
             E::Stderr { text } => line(self, dim(&format!("  stderr: {}", cut(text, 300)))),
             E::Raw { text, .. } => line(self, dim(&format!("  ? {}", cut(text, 200)))),

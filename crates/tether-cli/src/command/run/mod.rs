@@ -63,6 +63,10 @@ pub struct RunOpts {
     /// Wall-clock limit, e.g. 90s, 10m, 1h [default: the settings', 10m].
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// What the run may spend: tokens (200k) or estimated dollars ($2); it stops when it goes
+    /// over [default: usage.run_budget].
+    #[arg(long, value_name = "BUDGET")]
+    pub budget: Option<String>,
     /// Stay and print the run's events as they come, until it ends.
     #[arg(long)]
     pub follow: bool,
@@ -81,6 +85,7 @@ impl RunOpts {
             role: self.role.clone(),
             timeout_secs: self.timeout.as_deref().map(parse_duration).transpose()?,
             complete: self.complete,
+            budget: self.budget.as_deref().map(str::parse).transpose()?,
             ..Default::default()
         })
     }
