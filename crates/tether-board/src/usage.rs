@@ -202,7 +202,8 @@ pub fn set_cloud_usage(store: &Store, num: i64, usage: &Usage, cost_usd: Option<
 pub fn set_task_budget(store: &Store, id: &str, budget: Option<Budget>) -> Result<()> {
     let num = tasks::parse_id(id)?;
     store.durable(|txn| {
-        let n = txn.execute("UPDATE tasks SET budget = ?2 WHERE num = ?1", params![num, budget.map(|b| b.to_string())])?;
+        let n =
+            txn.execute("UPDATE tasks SET budget = ?2 WHERE num = ?1", params![num, budget.map(|b| b.to_string())])?;
         if n == 0 {
             return Err(Error::TaskNotFound(id.to_owned()));
         }
@@ -263,9 +264,8 @@ pub fn hold_for_daily(store: &Store, reason: Option<&str>) -> Result<usize> {
         Some(_) => "SELECT num FROM runs WHERE status = 'queued' AND held IS NULL",
         None => "SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'",
     };
-    let nums: Vec<i64> = store.read(|c| {
-        Ok(c.prepare_cached(sql)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
-    })?;
+    let nums: Vec<i64> =
+        store.read(|c| Ok(c.prepare_cached(sql)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?))?;
     if nums.is_empty() {
         return Ok(0);
     }
@@ -274,13 +274,21 @@ pub fn hold_for_daily(store: &Store, reason: Option<&str>) -> Result<usize> {
         for &n in &nums {
             match reason {
                 Some(why) => {
-                    if txn.execute("UPDATE runs SET held = 'daily' WHERE num = ?1 AND status = 'queued' AND held IS NULL", [n])? == 1 {
+                    if txn.execute(
+                        "UPDATE runs SET held = 'daily' WHERE num = ?1 AND status = 'queued' AND held IS NULL",
+                        [n],
+                    )? == 1
+                    {
                         crate::runs::append_status_in(txn, n, "held", Some(why.to_owned()))?;
                         changed += 1;
                     }
                 }
                 None => {
-                    if txn.execute("UPDATE runs SET held = NULL WHERE num = ?1 AND status = 'queued' AND held = 'daily'", [n])? == 1 {
+                    if txn.execute(
+                        "UPDATE runs SET held = NULL WHERE num = ?1 AND status = 'queued' AND held = 'daily'",
+                        [n],
+                    )? == 1
+                    {
                         crate::runs::append_status_in(txn, n, "queued", Some("today's budget allows it again".into()))?;
                         changed += 1;
                     }

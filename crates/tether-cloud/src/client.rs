@@ -395,12 +395,17 @@ impl Client {
     pub async fn usage(&self, agent: &str, run: &str) -> Result<RunUsage> {
         let path = format!("/v1/agents/{}/usage?runId={}", seg(agent)?, seg(run)?);
         let v: Value = self.call(Method::GET, &path, None, None).await?;
-        let entry = v.get("runs").and_then(Value::as_array).and_then(|rs| rs.iter().find(|r| r.get("id").and_then(Value::as_str) == Some(run)));
+        let entry = v
+            .get("runs")
+            .and_then(Value::as_array)
+            .and_then(|rs| rs.iter().find(|r| r.get("id").and_then(Value::as_str) == Some(run)));
         let (usage, cost) = match entry {
             Some(e) => (e.get("usage"), e.get("cost")),
             None => (v.get("totalUsage"), v.get("cost")),
         };
-        let n = |u: &Value, camel: &str, snake: &str| u.get(camel).or_else(|| u.get(snake)).and_then(Value::as_i64).unwrap_or(0);
+        let n = |u: &Value, camel: &str, snake: &str| {
+            u.get(camel).or_else(|| u.get(snake)).and_then(Value::as_i64).unwrap_or(0)
+        };
         let u = usage.filter(|u| u.is_object()).ok_or_else(|| CloudError {
             kind: Kind::Malformed,
             status: None,

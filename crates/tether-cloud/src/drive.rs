@@ -591,7 +591,8 @@ impl<'a> Driver<'a> {
             Err(e) => {
                 if !self.usage_failed {
                     self.usage_failed = true;
-                    self.emit(RunEvent::Notice { text: format!("Cursor's usage for this run could not be read: {e}") }).await;
+                    self.emit(RunEvent::Notice { text: format!("Cursor's usage for this run could not be read: {e}") })
+                        .await;
                 }
                 None
             }
@@ -662,7 +663,10 @@ impl<'a> Driver<'a> {
         let (status, error) = match why {
             Stop::OverBudget => {
                 let _ = self.spend().await;
-                (RunStatus::OverBudget, format!("{}; cancelled at Cursor", self.over.clone().unwrap_or_else(|| "went over budget".into())))
+                (
+                    RunStatus::OverBudget,
+                    format!("{}; cancelled at Cursor", self.over.clone().unwrap_or_else(|| "went over budget".into())),
+                )
             }
             Stop::TimedOut => {
                 let m = timeout_secs / 60;

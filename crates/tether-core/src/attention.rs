@@ -56,7 +56,11 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
         out.push(Attention {
             kind: "run_held",
             message: match r.held.as_deref() {
-                Some("budget") => format!("{} waits: the run before it went over budget (approve to go on): {}", r.id, first_line(&r.prompt)),
+                Some("budget") => format!(
+                    "{} waits: the run before it went over budget (approve to go on): {}",
+                    r.id,
+                    first_line(&r.prompt)
+                ),
                 Some("daily") => format!("{} waits: today's budget is spent: {}", r.id, first_line(&r.prompt)),
                 _ => format!("{} waits for your approval: {}", r.id, first_line(&r.prompt)),
             },

@@ -195,7 +195,9 @@ pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportRepor
         let rec = match rec {
             Ok(r) => r,
             Err(e) => {
-                report.malformed.push(Malformed { line: e.position().map_or(line, |p| p.line()), reason: e.to_string() });
+                report
+                    .malformed
+                    .push(Malformed { line: e.position().map_or(line, |p| p.line()), reason: e.to_string() });
                 continue;
             }
         };
@@ -369,7 +371,11 @@ fn parse_cost(v: &str) -> std::result::Result<Option<f64>, String> {
     if t.is_empty() || t == "-" || t.chars().all(|c| c.is_alphabetic() || c.is_whitespace()) {
         return Ok(None);
     }
-    t.parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0).map(Some).ok_or_else(|| format!("Cost {v:?} is not an amount"))
+    t.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .map(Some)
+        .ok_or_else(|| format!("Cost {v:?} is not an amount"))
 }
 
 #[cfg(test)]

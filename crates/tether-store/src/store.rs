@@ -58,7 +58,8 @@ fn widen_run_status(txn: &rusqlite::Transaction<'_>) -> rusqlite_migration::Hook
     if changed != 1 {
         return Err(rusqlite_migration::HookError::Hook(format!("runs.status CHECK not found to widen ({changed})")));
     }
-    let ok: i64 = txn.query_row("PRAGMA integrity_check(runs)", [], |r| r.get::<_, String>(0).map(|s| (s == "ok") as i64))?;
+    let ok: i64 =
+        txn.query_row("PRAGMA integrity_check(runs)", [], |r| r.get::<_, String>(0).map(|s| (s == "ok") as i64))?;
     if ok != 1 {
         return Err(rusqlite_migration::HookError::Hook("runs failed its integrity check after widening".into()));
     }

@@ -254,7 +254,11 @@ impl FakeRun {
     fn usage(&self) -> Value {
         let n = self.frames_len() as i64 + 1;
         let upto = self.cancelled_at.unwrap_or_else(now);
-        let due = if self.hang { (upto - self.created) / self.step.max(1) } else { ((upto - self.created) / self.step.max(1)).min(n) };
+        let due = if self.hang {
+            (upto - self.created) / self.step.max(1)
+        } else {
+            ((upto - self.created) / self.step.max(1)).min(n)
+        };
         let spent = (self.tokens * due.max(0) / n).min(self.tokens);
         let part = |pct: i64| spent * pct / 100;
         let usage = json!({ "inputTokens": part(60), "outputTokens": part(20), "cacheReadTokens": part(15),
@@ -640,11 +644,7 @@ async fn get_run(State(state): State<Shared>, Path((id, run)): Path<(String, Str
     }
 }
 
-async fn usage(
-    State(state): State<Shared>,
-    Path(id): Path<String>,
-    uri: Uri,
-) -> Response {
+async fn usage(State(state): State<Shared>, Path(id): Path<String>, uri: Uri) -> Response {
     let want = uri.query().unwrap_or("").split('&').find_map(|kv| kv.strip_prefix("runId=")).map(str::to_owned);
     let s = state.lock().unwrap();
     let runs: Vec<&FakeRun> =

@@ -149,7 +149,7 @@ pub fn run(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
         RunsCmd::Logs { id, follow } => {
             ops::runs::get(&t, &id, None, Some(0))?;
             if follow {
-                rt::current_thread()?.block_on(follow::follow_events(&Arc::new(t), &id, true))?;
+                rt::current_thread()?.block_on(follow::follow_events(&Arc::new(t), &id, true, false))?;
                 return Ok(());
             }
             // A page at a time: a big run's log is never held whole.

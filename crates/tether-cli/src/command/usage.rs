@@ -83,7 +83,8 @@ pub fn run(t: &Tether, a: UsageArgs) -> anyhow::Result<()> {
         }
         Some(UsageCmd::Import { file, out }) => {
             let csv = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+            let name =
+                file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
             let r = ops::usage::import(t, &me, &ImportUsage { file: name, csv })?;
             out.print(&r, print_import)
         }
@@ -133,9 +134,16 @@ fn print_report(r: &UsageReport) {
     table(&header, &rows);
     println!();
     for tot in &r.totals {
-        let matched = if tot.matched_by_time > 0 { format!(", {} matched to runs by time", tot.matched_by_time) } else { String::new() };
-        let unpriced =
-            if tot.unpriced_tokens > 0 { format!(", {} tokens with no price", thousands(tot.unpriced_tokens)) } else { String::new() };
+        let matched = if tot.matched_by_time > 0 {
+            format!(", {} matched to runs by time", tot.matched_by_time)
+        } else {
+            String::new()
+        };
+        let unpriced = if tot.unpriced_tokens > 0 {
+            format!(", {} tokens with no price", thousands(tot.unpriced_tokens))
+        } else {
+            String::new()
+        };
         println!(
             "{:<8} {} tokens ({} in, {} out, {} cache read, {} cache write), {}{unpriced}{matched}",
             tot.source,

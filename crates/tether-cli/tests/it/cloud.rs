@@ -423,3 +423,34 @@ fn with_a_public_url_the_webhook_ends_a_run_at_once_and_the_agent_calls_back_wit
         "no secret in the log"
     );
 }
+
+/// What a cloud run spent comes from Cursor's usage API (its cost only when Cursor gives one:
+/// none is invented), and a budget it goes over while it runs cancels it at Cursor.
+#[test]
+fn a_cloud_runs_usage_is_cursors_and_its_budget_cancels_it_there() {
+    let e = Env::new();
+    assert!(e.login(KEY).status.success());
+    e.ok(&["settings", "set", "cloud.poll_secs", "1"]);
+    let launch = |prompt: &str, extra: &[&str]| -> Value {
+        let args =
+            [&["cloud", "launch", "--repo", "github.com/acme/shop", prompt, "--follow", "--json"], extra].concat();
+        serde_json::from_slice(&e.run(&args).stdout).unwrap()
+    };
+    let r = launch("[cloud:tokens=5000] [cloud:cost=null] count the quokkas", &[]);
+    assert_eq!(r["status"], "succeeded", "{r:#}");
+    assert_eq!(
+        r["usage"],
+        serde_json::json!({"input_tokens": 3000, "output_tokens": 1000, "cache_read_tokens": 750, "cache_write_tokens": 250})
+    );
+    assert_eq!(r["usage_source"], "cloud");
+    assert!(r.get("cost_usd").is_none(), "Cursor said no cost: {r:#}");
+    let r = launch("[cloud:tokens=1000] [cloud:cost=0.25] price them", &[]);
+    assert_eq!(r["cost_usd"], 0.25, "Cursor's own figure is kept");
+
+    let r = launch("[cloud:hang] [cloud:tokens=4000] loop forever", &["--budget", "1k"]);
+    assert_eq!(r["status"], "over_budget", "{r:#}");
+    assert!(r["error"].as_str().unwrap().contains("cancelled at Cursor"), "{r:#}");
+    assert!(r["usage"]["input_tokens"].as_i64().unwrap() > 0, "what it spent is kept");
+    let cancelled = e.fake.requests().iter().any(|q| q["path"].as_str().is_some_and(|p| p.ends_with("/cancel")));
+    assert!(cancelled, "the run was cancelled at Cursor");
+}

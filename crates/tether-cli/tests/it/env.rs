@@ -31,7 +31,9 @@ pub fn tether_in(dir: &Path) -> Command {
         .env("TETHER_HOME", dir.join("data"))
         .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
         .env("TETHER_CURSOR_HOME", dir.join("no-cursor-cli"))
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        // Local days (usage reports) the same on every machine.
+        .env("TZ", "UTC");
     c
 }
 

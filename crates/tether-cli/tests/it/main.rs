@@ -12,3 +12,4 @@ mod runs;
 mod settings;
 mod signals;
 mod tasks;
+mod usage;

@@ -17,14 +17,14 @@ use crate::env::{bin, tether_in};
 const USER_CLI_JSON: &[u8] =
     b"{\n  \"version\": 1,\n  \"permissions\": { \"allow\": [\"Read(**)\"], \"deny\": [\"Shell(rm)\"] }\n}\n";
 
-struct Env {
-    dir: tempfile::TempDir,
-    ws: PathBuf,
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) ws: PathBuf,
 }
 
 impl Env {
     /// A data dir, a home, and a workspace (an allowed root) holding the person's own cli.json.
-    fn new(settings: Value) -> Self {
+    pub(crate) fn new(settings: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join(".cursor")).unwrap();
@@ -40,11 +40,11 @@ impl Env {
         Self { dir, ws }
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
 
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut c = tether_in(self.dir.path());
         c.env("TETHER_CURSOR_HOME", self.home().join(".cursor"))
             .env("TETHER_CURSOR_AGENT", bin("tether-fake-agent"))
@@ -53,23 +53,23 @@ impl Env {
         c
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
 
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let out = self.run(&[args, &["--json"]].concat());
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
     }
 
     /// `tether run PROMPT --workspace WS ARGS… --json` in the foreground: the ended run.
-    fn run_here(&self, prompt: &str, extra: &[&str]) -> Value {
+    pub(crate) fn run_here(&self, prompt: &str, extra: &[&str]) -> Value {
         let ws = self.ws.to_string_lossy().into_owned();
         self.json(&[&["run", prompt, "--workspace", &ws], extra].concat())
     }
 
-    fn spawn(&self, args: &[&str]) -> Child {
+    pub(crate) fn spawn(&self, args: &[&str]) -> Child {
         self.cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     }
 
@@ -92,12 +92,12 @@ impl Env {
         serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap()
     }
 
-    fn wait_for(&self, what: &str, secs: u64, f: impl FnMut() -> bool) {
+    pub(crate) fn wait_for(&self, what: &str, secs: u64, f: impl FnMut() -> bool) {
         tether_testkit::wait_until(what, Duration::from_secs(secs), f);
     }
 
     /// The run's status, or "" while it does not exist yet.
-    fn status(&self, id: &str) -> String {
+    pub(crate) fn status(&self, id: &str) -> String {
         let out = self.run(&["runs", "show", id, "--json"]);
         serde_json::from_slice::<Value>(&out.stdout)
             .ok()
@@ -399,7 +399,7 @@ fn an_idle_chat_tether_ran_is_woken_by_a_follow_up_run_for_its_signals() {
     e.user_file_intact();
 }
 
-fn nix_term(child: &mut Child) {
+pub(crate) fn nix_term(child: &mut Child) {
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let _ = child.wait();
 }

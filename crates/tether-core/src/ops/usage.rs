@@ -88,7 +88,12 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
     let today = report(
         t,
         who,
-        &UsageQuery { since: Some("today".into()), by: vec![report::Dim::Source], source: Some("runs".into()), ..Default::default() },
+        &UsageQuery {
+            since: Some("today".into()),
+            by: vec![report::Dim::Source],
+            source: Some("runs".into()),
+            ..Default::default()
+        },
     )?
     .totals
     .into_iter()
@@ -100,7 +105,10 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
         Budget::Tokens(n) => today.tokens as f64 / n as f64,
         Budget::Usd(d) => today.cost_usd.unwrap_or(0.0) / d,
     });
-    let cost = today.cost_usd.map(|c| format!(", ${c:.2}{}", if today.cost_estimated { " est." } else { "" })).unwrap_or_default();
+    let cost = today
+        .cost_usd
+        .map(|c| format!(", ${c:.2}{}", if today.cost_estimated { " est." } else { "" }))
+        .unwrap_or_default();
     let mut line = format!("Runs today: {} tokens{cost}", thousands(today.tokens));
     if let (Some(b), Some(u)) = (settings.daily_budget, daily_used) {
         line.push_str(&format!(" ({:.0}% of {b})", u * 100.0));

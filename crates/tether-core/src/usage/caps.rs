@@ -98,7 +98,12 @@ pub fn today_start_ms() -> i64 {
 }
 
 /// The budgets that apply to a run of `model` with its own `budget`, on `task`, in `role`.
-fn applicable(t: &Tether, budget: Option<Budget>, task: Option<i64>, role: Option<&str>) -> Result<Vec<(String, Budget, SpendFilter)>> {
+fn applicable(
+    t: &Tether,
+    budget: Option<Budget>,
+    task: Option<i64>,
+    role: Option<&str>,
+) -> Result<Vec<(String, Budget, SpendFilter)>> {
     let s = t.settings()?.usage;
     let today = Some(today_start_ms());
     let mut out = Vec::new();
@@ -108,7 +113,11 @@ fn applicable(t: &Tether, budget: Option<Budget>, task: Option<i64>, role: Optio
     if let Some(n) = task
         && let Some(b) = board_usage::task_budget(&t.store, n)?
     {
-        out.push((format!("{}'s budget", crate::board::tasks::format_id(n)), b, SpendFilter { task: Some(n), ..Default::default() }));
+        out.push((
+            format!("{}'s budget", crate::board::tasks::format_id(n)),
+            b,
+            SpendFilter { task: Some(n), ..Default::default() },
+        ));
     }
     if let Some(r) = role
         && let Some(b) = s.role_budgets.get(r)
@@ -133,7 +142,10 @@ pub fn check_queued(t: &Tether, v: &ValidRun) -> Result<()> {
     if v.model.as_deref().and_then(|m| prices.get(m)).is_some() {
         return Ok(());
     }
-    let model = v.model.as_deref().map_or("the Cursor CLI's default model (no --model given)".to_owned(), |m| format!("model {m}"));
+    let model = v
+        .model
+        .as_deref()
+        .map_or("the Cursor CLI's default model (no --model given)".to_owned(), |m| format!("model {m}"));
     Err(Error::invalid(
         "budget",
         format!(
@@ -173,8 +185,11 @@ fn spent(runs: &[RunSpend], prices: &PriceTable, cache_reads: bool) -> (i64, f64
 }
 
 /// Why new runs must wait today, when today's budget is spent.
+///
+/// Read from the saved file, not the copy the daemon holds: a budget set (or raised) and a run
+/// queued right after must meet the new figure, not the one the settings watcher has yet to swap.
 pub fn daily_spent(t: &Tether) -> Result<Option<String>> {
-    let settings = t.settings()?.usage;
+    let settings = crate::settings::Settings::load(&t.paths).or_else(|_| t.settings())?.usage;
     let Some(b) = settings.daily_budget else { return Ok(None) };
     let prices = PriceTable::new(&settings);
     let (tok, usd) = spent(

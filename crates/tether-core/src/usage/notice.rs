@@ -16,7 +16,13 @@ pub fn warned(t: &Tether, run: &Run, message: &str) -> Result<()> {
         "{}: {message}. Finish the step you are on, leave the work in a state someone can pick up, and stop; the run is stopped when the budget is spent.",
         run.id
     );
-    let new = NewSignal { to: Some(to), kind: Some("status_update".into()), body, task: run.task.clone(), ..Default::default() };
+    let new = NewSignal {
+        to: Some(to),
+        kind: Some("status_update".into()),
+        body,
+        task: run.task.clone(),
+        ..Default::default()
+    };
     // The run's agent may not be on the board yet (it registers when it first calls Tether).
     if let Err(e) = signals::send(&t.store, &Sender::Tether, &new) {
         tracing::info!(run = %run.id, error = %e, "the budget warning could not be signalled to the run's agent");

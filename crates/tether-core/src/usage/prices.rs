@@ -79,7 +79,12 @@ impl PriceTable {
             }
             models.insert(key, p);
         }
-        Self { as_of: shipped.as_of, source: shipped.source, models, overridden: settings.prices.keys().cloned().collect() }
+        Self {
+            as_of: shipped.as_of,
+            source: shipped.source,
+            models,
+            overridden: settings.prices.keys().cloned().collect(),
+        }
     }
 
     /// The price of a model by its id, one of its aliases, or its display name (`Claude 4.5

@@ -18,7 +18,9 @@ use crate::error::{Error, Result};
 use crate::history::usage as history_usage;
 
 /// What to group by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS,
+)]
 #[ts(export, export_to = "core.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum Dim {
@@ -39,7 +41,10 @@ impl std::str::FromStr for Dim {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         serde_json::from_value(serde_json::Value::String(s.trim().to_ascii_lowercase())).map_err(|_| {
-            Error::invalid("usage grouping", format!("{s:?}: use day, week, month, model, project, task, run, agent, role or source"))
+            Error::invalid(
+                "usage grouping",
+                format!("{s:?}: use day, week, month, model, project, task, run, agent, role or source"),
+            )
         })
     }
 }
@@ -166,7 +171,8 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         Vec::new()
     };
     let chats = if want("chats") { history_usage::chats(&t.store, Some(since), until)? } else { Vec::new() };
-    let account = if want("account") { history_usage::account_events(&t.store, Some(since), until)? } else { Vec::new() };
+    let account =
+        if want("account") { history_usage::account_events(&t.store, Some(since), until)? } else { Vec::new() };
     let all_runs = if account.is_empty() { Vec::new() } else { runs_for_matching(t, since, until)? };
 
     let mut items: Vec<Item<'_>> = Vec::with_capacity(runs.len() + chats.len() + account.len());
@@ -186,7 +192,8 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         });
     }
     for c in &chats {
-        let usage = c.input.map(|i| Usage { input_tokens: i, output_tokens: c.output.unwrap_or(0), ..Default::default() });
+        let usage =
+            c.input.map(|i| Usage { input_tokens: i, output_tokens: c.output.unwrap_or(0), ..Default::default() });
         items.push(Item {
             source: "chats",
             day: &c.day,
@@ -346,11 +353,11 @@ fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], 
 /// Runs that may have made an account event: cloud runs by agent id, and local runs by the
 /// time they ran.
 fn runs_for_matching(t: &Tether, since: i64, until: Option<i64>) -> Result<Vec<Span>> {
-    let runs = crate::board::runs::list(
-        &t.store,
-        &crate::board::runs::RunFilter { limit: 100_000, ..Default::default() },
-    )?;
-    let ms = |s: &Option<String>| s.as_deref().and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok()).map(|d| d.timestamp_millis());
+    let runs =
+        crate::board::runs::list(&t.store, &crate::board::runs::RunFilter { limit: 100_000, ..Default::default() })?;
+    let ms = |s: &Option<String>| {
+        s.as_deref().and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok()).map(|d| d.timestamp_millis())
+    };
     Ok(runs
         .into_iter()
         .filter_map(|r| {
@@ -431,15 +438,25 @@ pub fn to_csv(r: &UsageReport) -> String {
     let mut out = String::from("source");
     for d in &r.by {
         out.push(',');
-        out.push_str(serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default().as_str());
+        out.push_str(
+            serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default().as_str(),
+        );
     }
     out.push_str(",items,with_tokens,input,output,cache_read,cache_write,tokens,cost_usd,cost_estimated,unpriced_tokens,matched_by_time\n");
     for row in &r.rows {
         let mut cells = vec![row.source.clone()];
         cells.extend(row.keys.iter().cloned());
         cells.extend(
-            [row.items as i64, row.with_tokens as i64, row.input, row.output, row.cache_read, row.cache_write, row.tokens]
-                .map(|n| n.to_string()),
+            [
+                row.items as i64,
+                row.with_tokens as i64,
+                row.input,
+                row.output,
+                row.cache_read,
+                row.cache_write,
+                row.tokens,
+            ]
+            .map(|n| n.to_string()),
         );
         cells.push(row.cost_usd.map(|c| format!("{c:.4}")).unwrap_or_default());
         cells.push(row.cost_estimated.to_string());

@@ -39,7 +39,9 @@ pub(crate) async fn list(server: &Arc<Server>) -> Result<ListResourcesResult, Er
         )
         .with_mime_type("text/markdown");
     let usage = Resource::new(USAGE_URI, "Usage and budgets")
-        .with_description("Tokens and estimated cost of runs today and in the last 30 days, by model, against the budgets")
+        .with_description(
+            "Tokens and estimated cost of runs today and in the last 30 days, by model, against the budgets",
+        )
         .with_mime_type("text/markdown");
     let items = [board, inbox, usage]
         .into_iter()
@@ -105,7 +107,10 @@ fn usage_markdown(t: &tether_core::Tether, who: &Principal) -> tether_core::Resu
         out.push_str(&format!("\n**New runs wait:** {h}\n"));
     }
     let r = ops::usage::report(t, who, &UsageQuery { by: vec![Dim::Model], ..Default::default() })?;
-    out.push_str(&format!("\n## Last 30 days by model ({} to {})\n\n| source | model | tokens | cost |\n|---|---|---|---|\n", r.from, r.to));
+    out.push_str(&format!(
+        "\n## Last 30 days by model ({} to {})\n\n| source | model | tokens | cost |\n|---|---|---|---|\n",
+        r.from, r.to
+    ));
     for row in &r.rows {
         let cost = match row.cost_usd {
             Some(c) => format!("${c:.2}{}", if row.cost_estimated { " (estimate)" } else { "" }),

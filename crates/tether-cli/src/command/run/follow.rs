@@ -39,7 +39,7 @@ pub fn start_or_follow(t: Tether, me: &Principal, r: Run, follow: bool, json: bo
     let end = rt.block_on(async {
         let runner = (!daemon).then(|| tether_runs::Runner::start_for(Arc::clone(&t), &r));
         let interrupted = rt::shutdown_signal()?;
-        let follow = follow_events(&t, &id, !json);
+        let follow = follow_events(&t, &id, !json, !daemon);
         tokio::pin!(interrupted);
         tokio::pin!(follow);
         let end = tokio::select! {
@@ -69,8 +69,9 @@ pub fn start_or_follow(t: Tether, me: &Principal, r: Run, follow: bool, json: bo
     if run.status == RunStatus::Succeeded { Ok(()) } else { std::process::exit(1) }
 }
 
-/// Prints events (when `print`) until the run ends; returns it as it ended.
-pub async fn follow_events(t: &Arc<Tether>, id: &str, print: bool) -> anyhow::Result<Run> {
+/// Prints events (when `print`) until the run ends (or, with `until_held`, is held for the
+/// person: this process will not run it); returns it as it ended.
+pub async fn follow_events(t: &Arc<Tether>, id: &str, print: bool, until_held: bool) -> anyhow::Result<Run> {
     let mut seq = 0;
     let mut r = EventPrinter::default();
     loop {
@@ -89,7 +90,7 @@ pub async fn follow_events(t: &Arc<Tether>, id: &str, print: bool) -> anyhow::Re
                 r.print(e);
             }
         }
-        if run.status.is_terminal() && events.is_empty() {
+        if (run.status.is_terminal() || (until_held && run.held.is_some())) && events.is_empty() {
             r.finish();
             return Ok(run);
         }
@@ -116,6 +117,14 @@ pub fn print_summary(r: &Run) {
     let cost = r.cost_usd.map(|c| format!(", ${c:.2}")).unwrap_or_default();
     let budget = r.budget.map(|b| format!(" (budget {b})")).unwrap_or_default();
     println!("{} {}{took}{tokens}{cost}{budget}", bold(&r.id), r.status);
+    if let Some(h) = &r.held {
+        let how = if h == "daily" {
+            "it goes when today's budget allows (tomorrow, or raise usage.daily_budget) and a daemon runs".to_owned()
+        } else {
+            format!("approve it (tether runs approve {}) and a daemon (tether serve) runs it", r.id)
+        };
+        println!("  held ({h}): {how}");
+    }
     if let Some(e) = &r.error {
         println!("  error: {e}");
     }
