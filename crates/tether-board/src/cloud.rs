@@ -273,6 +273,7 @@ mod tests {
             resume_chat: None,
             cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
             isolation: Default::default(),
+            budget: None,
         };
         let run = runs::create(&s, "me", &v).unwrap();
         let boot = grant_bootstrap(&s, run.num()).unwrap();

@@ -218,10 +218,11 @@ pub fn task_budget(store: &Store, num: i64) -> Result<Option<Budget>> {
     Ok(text.flatten().and_then(|t| t.parse().ok()))
 }
 
-/// The run that holds `num` back for its budget: its parent, or its task's latest other run,
+/// The run that holds run `num` back for its budget: its parent, or its task's run before it,
 /// when that one ended over budget and the person has not let its chain go on.
 pub(crate) fn over_budget_before(
     txn: &rusqlite::Transaction<'_>,
+    num: i64,
     parent: Option<i64>,
     task: Option<i64>,
 ) -> Result<Option<i64>> {
@@ -229,8 +230,8 @@ pub(crate) fn over_budget_before(
         .query_row(
             "SELECT num FROM runs
              WHERE status = 'over_budget' AND budget_allowed = 0
-               AND (num = ?1 OR num = (SELECT max(num) FROM runs WHERE ?2 IS NOT NULL AND task = ?2))",
-            params![parent, task],
+               AND (num = ?1 OR num = (SELECT max(num) FROM runs WHERE ?2 IS NOT NULL AND task = ?2 AND num < ?3))",
+            params![parent, task, num],
             |r| r.get(0),
         )
         .optional()?)

@@ -244,6 +244,7 @@ mod tests {
             resume_chat: None,
             cloud: None,
             isolation: Default::default(),
+            budget: None,
         };
         let r = runs::create(s, "me", &v).unwrap();
         ran(s, &r, chat, "built");

@@ -16,6 +16,6 @@ mod stdio;
 
 pub use client::{LinkError, login_link};
 pub use http::{ServeError, bind_loopback, serve_http};
-pub use mcp::{INBOX_URI, RUN_URI_PREFIX, SESSION_URI_PREFIX, TASKS_URI, TetherMcp};
+pub use mcp::{INBOX_URI, RUN_URI_PREFIX, SESSION_URI_PREFIX, TASKS_URI, TetherMcp, USAGE_URI};
 pub use state::Server;
 pub use stdio::serve_stdio;

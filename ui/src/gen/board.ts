@@ -204,7 +204,13 @@ auto_pr?: boolean,
  * Local runs: work in the folder itself instead of a worktree of its own (the old way; two
  * runs and the person then share the checkout).
  */
-in_place?: boolean, };
+in_place?: boolean, 
+/**
+ * What this run may spend: tokens (`200k`) or estimated dollars (`$2`). The run stops when
+ * it goes over (at its end when the spend is known only then). Default: `usage.run_budget`,
+ * else the role's.
+ */
+budget?: string, };
 
 /**
  * A signal to send, as hosts receive it. Its docs are also the MCP tool's argument descriptions.
@@ -315,7 +321,24 @@ head_commit: string | null,
 /**
  * What the branch changed against its base when the run ended.
  */
-changes: ChangeSummary | null, };
+changes: ChangeSummary | null, 
+/**
+ * This run's own budget.
+ */
+budget?: string, 
+/**
+ * What Cursor said the run cost (cloud runs), US dollars; absent when it did not say.
+ */
+cost_usd?: number, 
+/**
+ * Where `usage` came from: `result` (the CLI's final figures), `turns` (summed per turn, the
+ * run has not ended), `cloud` (Cursor Cloud's usage API).
+ */
+usage_source?: string, 
+/**
+ * Over budget, and the person let its chain go on.
+ */
+budget_allowed: boolean, };
 
 export type RunDetail = { 
 /**
@@ -370,7 +393,24 @@ head_commit: string | null,
 /**
  * What the branch changed against its base when the run ended.
  */
-changes: ChangeSummary | null, };
+changes: ChangeSummary | null, 
+/**
+ * This run's own budget.
+ */
+budget?: string, 
+/**
+ * What Cursor said the run cost (cloud runs), US dollars; absent when it did not say.
+ */
+cost_usd?: number, 
+/**
+ * Where `usage` came from: `result` (the CLI's final figures), `turns` (summed per turn, the
+ * run has not ended), `cloud` (Cursor Cloud's usage API).
+ */
+usage_source?: string, 
+/**
+ * Over budget, and the person let its chain go on.
+ */
+budget_allowed: boolean, };
 
 /**
  * One event of a run: what the agent said or did, or what happened to the run.
@@ -379,11 +419,11 @@ export type RunEvent = { "kind": "init", session_id: string, model: string | nul
 /**
  * `success`, `rejected`, `error`… once completed.
  */
-outcome: string | null, args: JsonValue, result: JsonValue, } | { "kind": "result", is_error: boolean, text: string, duration_ms: number | null, duration_api_ms: number | null, usage: Usage | null, } | { "kind": "notice", text: string, } | { "kind": "stderr", text: string, } | { "kind": "raw", text: string, reason: string, } | { "kind": "status", status: string, message: string | null, };
+outcome: string | null, args: JsonValue, result: JsonValue, } | { "kind": "result", is_error: boolean, text: string, duration_ms: number | null, duration_api_ms: number | null, usage: Usage | null, } | { "kind": "usage", usage: Usage, } | { "kind": "notice", text: string, } | { "kind": "stderr", text: string, } | { "kind": "raw", text: string, reason: string, } | { "kind": "status", status: string, message: string | null, };
 
 export type RunMode = "agent" | "plan" | "ask";
 
-export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled" | "lost";
+export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled" | "lost" | "over_budget";
 
 /**
  * The worktree and branch a local run works on, beside the person's checkout.
@@ -443,7 +483,7 @@ export type StoredEvent = { seq: number, at: string, } & ({ "kind": "init", sess
 /**
  * `success`, `rejected`, `error`… once completed.
  */
-outcome: string | null, args: JsonValue, result: JsonValue, } | { "kind": "result", is_error: boolean, text: string, duration_ms: number | null, duration_api_ms: number | null, usage: Usage | null, } | { "kind": "notice", text: string, } | { "kind": "stderr", text: string, } | { "kind": "raw", text: string, reason: string, } | { "kind": "status", status: string, message: string | null, });
+outcome: string | null, args: JsonValue, result: JsonValue, } | { "kind": "result", is_error: boolean, text: string, duration_ms: number | null, duration_api_ms: number | null, usage: Usage | null, } | { "kind": "usage", usage: Usage, } | { "kind": "notice", text: string, } | { "kind": "stderr", text: string, } | { "kind": "raw", text: string, reason: string, } | { "kind": "status", status: string, message: string | null, });
 
 export type Task = { id: string, title: string, description: string, status: Status, priority: string, role: string | null, project: string | null, labels: Array<string>, depends_on: Array<string>, 
 /**
@@ -519,7 +559,15 @@ export type TaskDetail = {
 /**
  * Comments and handoff notes, oldest first.
  */
-notes: Array<Event>, history: Array<Event>, id: string, title: string, description: string, status: Status, priority: string, role: string | null, project: string | null, labels: Array<string>, depends_on: Array<string>, 
+notes: Array<Event>, history: Array<Event>, 
+/**
+ * Its budget over all its runs (`tether usage budget`).
+ */
+budget?: string, 
+/**
+ * Every token its runs spent (those that reported figures); absent when none did.
+ */
+spent_tokens?: number, id: string, title: string, description: string, status: Status, priority: string, role: string | null, project: string | null, labels: Array<string>, depends_on: Array<string>, 
 /**
  * Dependencies not yet done or cancelled: while any remain, the task cannot be claimed.
  */

@@ -68,6 +68,15 @@ path: string,
  */
 start_line: number, end_line: number, body: string, };
 
+/**
+ * How much of each source has figures at all.
+ */
+export type Coverage = { runs: number, runs_with_tokens: number, chats: number, chats_with_tokens: number, account_events: number, 
+/**
+ * What the coverage means, in a sentence each.
+ */
+notes: Array<string>, };
+
 export type DaemonInfo = { pid: number, version: string, started_at: string, 
 /**
  * Filled in by hosts that serve something (the MCP endpoint).
@@ -113,6 +122,11 @@ run: string,
  */
 stat?: boolean, };
 
+/**
+ * What to group by.
+ */
+export type Dim = "day" | "week" | "month" | "model" | "project" | "task" | "run" | "agent" | "role" | "source";
+
 export type DoctorReport = { version: string, data_dir: string, index_db: string, index_bytes: number, cursor_user_dirs: Array<Location>, cursor_homes: Array<Location>, discovery_notes: Array<string>, sessions: number, messages: number, sources: Array<SourceStatus>, daemon: DaemonInfo | null, 
 /**
  * Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
@@ -123,7 +137,7 @@ token_store: Backend, };
  * One event. Those with a `name` go to the GUI's stream (`GET /api/events`, see docs/api.md);
  * the rest are for the daemon's components.
  */
-export type Event = { "event": "sessions", "data": { ids: Array<string> | null, } } | { "event": "tasks", "data": { rev: number, } } | { "event": "signals", "data": { rev: number, } } | { "event": "runs", "data": { rev: number, } } | { "event": "agents", "data": Record<string, never> } | { "event": "index", "data": IndexEvent } | { "event": "settings", "data": SettingsEvent };
+export type Event = { "event": "sessions", "data": { ids: Array<string> | null, } } | { "event": "tasks", "data": { rev: number, } } | { "event": "signals", "data": { rev: number, } } | { "event": "runs", "data": { rev: number, } } | { "event": "agents", "data": Record<string, never> } | { "event": "index", "data": IndexEvent } | { "event": "settings", "data": SettingsEvent } | { "event": "usage", "data": { imported: number, } } | { "event": "budget", "data": { run: string, level: string, message: string, } };
 
 /**
  * Search hits, and how much of the history they come from (less than all during a first index).
@@ -144,6 +158,11 @@ api_url: string | null, };
  * What `/health` shows: no secrets, nothing that needs a token.
  */
 export type Health = { status: string, version: string, uptime_s: number, index: IndexCounts, };
+
+/**
+ * A usage CSV exported from Cursor's dashboard: its name (for the report) and its text.
+ */
+export type ImportUsage = { file: string, csv: string, };
 
 export type IndexCounts = { 
 /**
@@ -257,6 +276,28 @@ export type PrResult = { run: Run, url: string, number: number,
  * A new pull request (false: the open one for the branch, now with the new commits).
  */
 created: boolean, };
+
+/**
+ * US dollars per million tokens of each kind.
+ */
+export type Price = { input: number, output: number, cache_read: number, cache_write: number, 
+/**
+ * Other ids Cursor uses for the same model.
+ */
+aliases?: Array<string>, };
+
+/**
+ * The prices in force: the shipped table with the person's overrides.
+ */
+export type PriceTable = { 
+/**
+ * When the shipped table was checked, and where its figures come from.
+ */
+as_of: string, source: string, models: { [key in string]?: Price }, 
+/**
+ * Models whose price comes from the settings.
+ */
+overridden: Array<string>, };
 
 export type ProjectStat = { 
 /**
@@ -437,7 +478,11 @@ cloud: CloudSettings,
 /**
  * Where runs' pull requests go.
  */
-github: GithubSettings, };
+github: GithubSettings, 
+/**
+ * Budgets and prices.
+ */
+usage: UsageSettings, };
 
 export type SettingsEvent = { 
 /**
@@ -508,6 +553,19 @@ no_index?: boolean, };
 
 export type TagStat = { tag: string, chats: number, };
 
+/**
+ * A task's budget over all its runs; `None` clears it.
+ */
+export type TaskBudget = { 
+/**
+ * The task, e.g. T-3 (a route names it in its path).
+ */
+task: string, 
+/**
+ * Tokens (`500k`) or estimated dollars (`$5`); null clears it.
+ */
+budget: string | null, };
+
 export type TaskStats = { done_per_day: Array<DayCount>, 
 /**
  * From the last claim to done, over the tasks done in the range.
@@ -521,6 +579,133 @@ claim_to_done: Spread | null, };
 export type Tokens = { runs: number, runs_with_figures: number, input: number, output: number, cache_read: number, };
 
 export type Totals = { chats: number, messages: number, projects: number, days_active: number, };
+
+/**
+ * Which usage, grouped how.
+ */
+export type UsageQuery = { 
+/**
+ * From when: `30d` (the default: the last 30 days, today included), `12w`, `6m`, `1y`,
+ * `today`, or a date `2026-01-01`.
+ */
+since?: string, 
+/**
+ * Up to this date (not included); default: now.
+ */
+until?: string, 
+/**
+ * Group by these, in order (default: day).
+ */
+by?: Array<Dim>, 
+/**
+ * Only this source: `runs`, `chats` or `account`.
+ */
+source?: string, 
+/**
+ * At most this many rows, biggest first when grouping by task, run or agent (default all).
+ */
+limit?: number, };
+
+export type UsageReport = { 
+/**
+ * The local days covered: from (included) and until (included).
+ */
+from: string, to: string, by: Array<Dim>, rows: Array<UsageRow>, 
+/**
+ * One row per source over the whole period.
+ */
+totals: Array<UsageRow>, coverage: Coverage, 
+/**
+ * The price table's date and source (estimates come from it).
+ */
+prices_as_of: string, prices_source: string, };
+
+/**
+ * One group's figures.
+ */
+export type UsageRow = { 
+/**
+ * `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded) or `account`
+ * (the imported usage CSV, as Cursor billed it).
+ */
+source: string, 
+/**
+ * The group's value for each of the report's `by`, in order.
+ */
+keys: Array<string>, 
+/**
+ * Runs, chats or account events in the group, and how many of them have token figures.
+ */
+items: number, with_tokens: number, input: number, output: number, cache_read: number, cache_write: number, tokens: number, 
+/**
+ * US dollars: Cursor's figures where it gave them, else estimated from the price table;
+ * absent when nothing in the group has either.
+ */
+cost_usd?: number, 
+/**
+ * Part of `cost_usd` is Tether's estimate, not Cursor's figure.
+ */
+cost_estimated: boolean, 
+/**
+ * Tokens of a model with no price: in `tokens`, not in `cost_usd`.
+ */
+unpriced_tokens: number, 
+/**
+ * Account events given to a run or chat by time alone (no id joins them).
+ */
+matched_by_time: number, };
+
+/**
+ * Budgets (tokens like `200k`, or estimated dollars like `$2`) and the price table's overrides.
+ */
+export type UsageSettings = { 
+/**
+ * Each run's budget unless it sets its own.
+ */
+run_budget: string | null, 
+/**
+ * What all runs may spend in a day (the person's local day). Once spent, new runs wait in
+ * the queue until the next day or until it is raised, and running ones stop.
+ */
+daily_budget: string | null, 
+/**
+ * What the runs of a role may spend in a day, by role name.
+ */
+role_budgets: { [key in string]?: string }, 
+/**
+ * Cache reads count towards token budgets (they are most of an agent's tokens, and cost a
+ * tenth of fresh input); off: input, output and cache writes only.
+ */
+count_cache_reads: boolean, 
+/**
+ * Prices per million tokens by model id, over the table Tether ships (`tether usage prices`).
+ */
+prices: { [key in string]?: Price }, };
+
+/**
+ * What the tray, the run form and an orchestrating agent want at a glance.
+ */
+export type UsageSummary = { 
+/**
+ * Today's runs (all of them, whatever their source of figures).
+ */
+today: UsageRow, 
+/**
+ * The last 30 days, one row per source.
+ */
+last_30_days: Array<UsageRow>, daily_budget?: string, 
+/**
+ * How much of today's budget is spent (1.0 = all); absent without a budget.
+ */
+daily_used?: number, 
+/**
+ * Why new runs wait, when today's budget is spent.
+ */
+held?: string, 
+/**
+ * The summary in a sentence (the tray's tooltip).
+ */
+line: string, };
 
 /**
  * The worktrees Tether keeps for runs, with the disk they use (Health).

@@ -5,6 +5,37 @@
  */
 export type Coverage = { searchable: number, total: number, };
 
+/**
+ * What an import did.
+ */
+export type ImportReport = { file: string, 
+/**
+ * Data rows read (the header not counted).
+ */
+rows: number, 
+/**
+ * New events kept.
+ */
+imported: number, 
+/**
+ * Events imported before (the same time, model, kind, tokens and cost).
+ */
+duplicates: number, 
+/**
+ * Rows Cursor marked errored or not charged, and rows that cost nothing; kept, and counted apart.
+ */
+errored: number, free: number, 
+/**
+ * Rows that could not be read, by their line in the file (the header is line 1).
+ */
+malformed: Array<Malformed>, 
+/**
+ * Columns this version does not know: kept with each event.
+ */
+unknown_columns: Array<string>, };
+
+export type Malformed = { line: number, reason: string, };
+
 export type MessageOut = { seq: number, role: string, kind: string, text: string, tool_name: string | null, tool_status: string | null, model: string | null, created_at: string | null, };
 
 export type ProjectCount = { path: string, sessions: number, };

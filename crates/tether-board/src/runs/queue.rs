@@ -86,7 +86,7 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
         append_in(txn, num, &[RunEvent::status("queued", None)])?;
         // A run that went over its budget holds what follows it (its follow-ups and wakes, its
         // task's next run) until the person lets it go on.
-        if let Some(over) = crate::usage::over_budget_before(txn, r.parent, r.task)? {
+        if let Some(over) = crate::usage::over_budget_before(txn, num, r.parent, r.task)? {
             hold_in(
                 txn,
                 num,
@@ -177,7 +177,7 @@ pub fn approve(store: &Store, id: &str) -> Result<Run> {
         if held == "budget" {
             let (parent, task): (Option<i64>, Option<i64>) =
                 txn.query_row("SELECT parent, task FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            if let Some(over) = crate::usage::over_budget_before(txn, parent, task)? {
+            if let Some(over) = crate::usage::over_budget_before(txn, num, parent, task)? {
                 crate::usage::allow_chain_in(txn, over)?;
             }
         }

@@ -19,6 +19,7 @@ fn valid(prompt: &str, ws: &str) -> ValidRun {
         resume_chat: None,
         cloud: None,
         isolation: Default::default(),
+        budget: None,
     }
 }
 
@@ -135,4 +136,30 @@ fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_
             assert_eq!(last.placed, vec![12], "what is on disk: the last placement, {order:?}");
         }
     }
+}
+
+#[test]
+fn a_run_over_budget_holds_its_follow_ups_and_its_tasks_next_run_until_approved() {
+    let s = Store::open_in_memory().unwrap();
+    let actor = crate::principal::Actor::person("pat");
+    let task =
+        crate::tasks::create(&s, &actor, &crate::tasks::NewTask { title: "t".into(), ..Default::default() }).unwrap();
+    let num = crate::tasks::parse_id(&task.id).unwrap();
+    let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, only: None };
+    let first = create(&s, "me", &ValidRun { task: Some(num), ..valid("a", "/w") }).unwrap();
+    claim_next(&s, 1, limits).unwrap();
+    finish(
+        &s,
+        first.num(),
+        &Outcome { status: RunStatus::OverBudget, error: Some("went over".into()), ..Default::default() },
+    )
+    .unwrap();
+    let next = create(&s, "me", &ValidRun { task: Some(num), ..valid("b", "/w") }).unwrap();
+    let follow = create(&s, "me", &ValidRun { parent: Some(first.num()), ..valid("c", "/w") }).unwrap();
+    let other = create(&s, "me", &valid("d", "/w")).unwrap();
+    assert_eq!((next.held.as_deref(), follow.held.as_deref(), other.held), (Some("budget"), Some("budget"), None));
+    assert_eq!(claim_next(&s, 1, limits).unwrap().unwrap().id, other.id, "only the unrelated run goes");
+    approve(&s, &next.id).unwrap();
+    assert!(get_run(&s, first.num()).unwrap().budget_allowed, "the person let the chain go on");
+    assert_eq!(get_run(&s, follow.num()).unwrap().held, None, "what the same run held goes too");
 }

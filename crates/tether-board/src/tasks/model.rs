@@ -155,6 +155,14 @@ pub struct TaskDetail {
     /// Comments and handoff notes, oldest first.
     pub notes: Vec<Event>,
     pub history: Vec<Event>,
+    /// Its budget over all its runs (`tether usage budget`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, as = "Option<String>")]
+    pub budget: Option<crate::usage::Budget>,
+    /// Every token its runs spent (those that reported figures); absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub spent_tokens: Option<i64>,
 }
 
 /// A task to create. Its docs are also the MCP tool's argument descriptions.

@@ -92,7 +92,21 @@ pub fn get(store: &Store, id: &str) -> Result<TaskDetail> {
             })?
             .collect::<rusqlite::Result<_>>()?;
         let notes = events.iter().filter(|e| e.kind == "comment" || e.kind == "handoff").cloned().collect();
-        Ok(TaskDetail { task, notes, history: events })
+        let (budget, spent_tokens): (Option<String>, Option<i64>) = c.query_row(
+            "SELECT budget, (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
+                                 + coalesce(cache_write_tokens, 0))
+                             FROM runs WHERE task = ?1 AND input_tokens IS NOT NULL)
+             FROM tasks WHERE num = ?1",
+            [num],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(TaskDetail {
+            task,
+            notes,
+            history: events,
+            budget: budget.and_then(|b| b.parse().ok()),
+            spent_tokens,
+        })
     })
 }
 

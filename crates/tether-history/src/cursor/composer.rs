@@ -399,6 +399,24 @@ mod tests {
     }
 
     #[test]
+    fn recorded_tokens_add_up_and_all_zero_reads_as_not_recorded() {
+        let data = json!({"_v": 10, "fullConversationHeadersOnly": [
+            {"bubbleId": "u", "type": 1}, {"bubbleId": "a", "type": 2}, {"bubbleId": "z", "type": 2}]});
+        let b = bubbles(&[
+            ("u", Some(r#"{"type":1,"text":"q","tokenCount":{"inputTokens":0,"outputTokens":0}}"#)),
+            ("a", Some(r#"{"type":2,"text":"x","tokenCount":{"inputTokens":4469,"outputTokens":1407}}"#)),
+            ("z", Some(r#"{"type":2,"text":"y","tokenCount":{"inputTokens":31,"outputTokens":0}}"#)),
+        ]);
+        let s = parse_composer("c", &data, &b, None);
+        assert_eq!(s.tokens, Some(crate::model::ChatTokens { input: 4500, output: 1407 }));
+        let zeros = bubbles(&[
+            ("u", Some(r#"{"type":1,"text":"q","tokenCount":{"inputTokens":0,"outputTokens":0}}"#)),
+            ("a", Some(r#"{"type":2,"text":"x","tokenCount":{"inputTokens":0,"outputTokens":0}}"#)),
+        ]);
+        assert_eq!(parse_composer("c", &data, &zeros, None).tokens, None, "zeros are not a figure");
+    }
+
+    #[test]
     fn split_form_follows_header_order_and_counts_damage() {
         let data = json!({"_v": 10, "name": "Fix", "createdAt": 1000, "lastUpdatedAt": 2000,
         "modelConfig": {"modelName": "gpt-x"},

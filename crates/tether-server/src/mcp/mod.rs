@@ -23,5 +23,5 @@ mod tools;
 mod track;
 
 pub use doorbell::INBOX_URI;
-pub use resources::{RUN_URI_PREFIX, SESSION_URI_PREFIX, TASKS_URI};
+pub use resources::{RUN_URI_PREFIX, SESSION_URI_PREFIX, TASKS_URI, USAGE_URI};
 pub use server::TetherMcp;

@@ -53,6 +53,8 @@ fn one_of_each() -> Vec<Event> {
         Event::CloudRunChanged { run: 1 },
         Event::ReindexRequested,
         Event::SignalsDrained { session: String::new() },
+        Event::Usage { imported: 1 },
+        Event::Budget { run: "R-1".into(), level: "warn".into(), message: String::new() },
     ];
     for e in &all {
         match e {
@@ -66,7 +68,9 @@ fn one_of_each() -> Vec<Event> {
             | Event::RunCancelRequested { .. }
             | Event::CloudRunChanged { .. }
             | Event::ReindexRequested
-            | Event::SignalsDrained { .. } => {}
+            | Event::SignalsDrained { .. }
+            | Event::Usage { .. }
+            | Event::Budget { .. } => {}
         }
     }
     all

@@ -215,3 +215,43 @@ async fn the_gui_logs_in_with_a_one_time_code_and_the_token_rotates() {
     assert_eq!(with_cookie(Method::GET, "/api/status").send().await.unwrap().status(), 200, "the browser stays in");
     d.stop().await;
 }
+
+/// Usage over HTTP: the account's CSV imported (once), the report as JSON and as CSV, the
+/// summary and prices, a task's budget; bad groupings and files are refused with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_reports_imports_and_budgets() {
+    let d = TestDaemon::start().await;
+    let csv = "Date,Kind,Model,Max Mode,Input (w/ Cache Write),Input (w/o Cache Write),Cache Read,Output,Total Tokens,Cost\n\
+               2026-03-01T09:00:00.000Z,Usage-based,gpt-5,No,0,1000,0,200,1200,$0.03\n\
+               2026-03-01T10:00:00.000Z,Usage-based,gpt-5,No,0,10,0,2,12,$0.01\n";
+    let body = json!({"file": "usage.csv", "csv": csv});
+    let r = ok(d.post("/api/usage/import", body.clone()).await);
+    assert_eq!((&r["imported"], &r["malformed"]), (&json!(2), &json!([])), "{r}");
+    assert_eq!(ok(d.post("/api/usage/import", body).await)["duplicates"], 2);
+    assert_error(
+        &d.post("/api/usage/import", json!({"file": "x.csv", "csv": "Model\ngpt-5\n"})).await,
+        400,
+        "invalid_input",
+    );
+
+    let q = "since=2026-03-01&until=2026-03-02&by=model&source=account";
+    let rep = ok(d.get(&format!("/api/usage?{q}")).await);
+    assert_eq!(rep["rows"][0]["keys"], json!(["gpt-5"]), "{rep}");
+    assert_eq!((&rep["rows"][0]["tokens"], &rep["rows"][0]["cost_usd"]), (&json!(1212), &json!(0.04)), "{rep}");
+    let res = d.request(Method::GET, &format!("/api/usage?{q}&format=csv")).send().await.unwrap();
+    assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
+    assert!(res.text().await.unwrap().contains("account,gpt-5,2,2,1010,202,0,0,1212,0.0400"));
+    assert_error(&d.get("/api/usage?by=colour").await, 400, "invalid_input");
+    assert_error(&d.get("/api/usage?since=last+tuesday").await, 400, "invalid_input");
+
+    let s = ok(d.get("/api/usage/summary").await);
+    assert!(s["line"].as_str().unwrap().starts_with("Runs today: 0 tokens"), "{s}");
+    assert!(ok(d.get("/api/usage/prices").await)["models"]["gpt-5"]["output"].is_number());
+
+    let t = ok(d.post("/api/tasks", json!({"title": "Budgeted"})).await);
+    let id = t["id"].as_str().unwrap();
+    assert_eq!(ok(d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": "500k"})).await)["budget"], "500k");
+    assert_eq!(ok(d.get(&format!("/api/tasks/{id}")).await)["budget"], "500k");
+    assert_error(&d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": "lots"})).await, 422, "invalid_input");
+    d.stop().await;
+}

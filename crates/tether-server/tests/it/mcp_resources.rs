@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use serde_json::{Value, json};
-use tether_server::{INBOX_URI, SESSION_URI_PREFIX, TASKS_URI};
+use tether_server::{INBOX_URI, SESSION_URI_PREFIX, TASKS_URI, USAGE_URI};
 use tether_testkit::daemon::TestDaemon;
 use tether_testkit::eras::ids::{B_SPLIT, C_V10, SECRET_KEY};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -98,7 +98,7 @@ async fn resources_and_prompts_read_as_markdown() {
     // The list: the board, the inbox, then the recent chats (newest first).
     let listed = serde_json::to_value(c.list_all_resources().await.unwrap()).unwrap();
     let uris: Vec<&str> = listed.as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    assert_eq!(uris[..2], [TASKS_URI, INBOX_URI], "{listed}");
+    assert_eq!(uris[..3], [TASKS_URI, INBOX_URI, USAGE_URI], "{listed}");
     assert!(uris.contains(&format!("{SESSION_URI_PREFIX}{B_SPLIT}").as_str()), "{uris:?}");
     let narwhal = listed.as_array().unwrap().iter().find(|r| r["uri"].as_str().unwrap().ends_with(B_SPLIT)).unwrap();
     assert_eq!(narwhal["name"], "Date parsing narwhal");
@@ -113,6 +113,13 @@ async fn resources_and_prompts_read_as_markdown() {
     assert!(md.contains("Date parsing narwhal") && md.contains("leap years"), "{md}");
     let (_, secret) = read(&c, &format!("{SESSION_URI_PREFIX}{C_V10}")).await;
     assert!(secret.contains("axolotl") && !secret.contains(SECRET_KEY), "{secret}");
+
+    // Usage: what runs spent today against the budgets, the last 30 days by model, and how much
+    // of it is known at all.
+    let (mime, usage) = read(&c, USAGE_URI).await;
+    assert_eq!(mime, "text/markdown");
+    assert!(usage.starts_with("# Usage\n\nRuns today: 0 tokens"), "{usage}");
+    assert!(usage.contains("tokens known for 0% of chats"), "{usage}");
 
     // The board: empty, then with what was written.
     let (mime, board) = read(&c, TASKS_URI).await;
