@@ -248,6 +248,7 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('run-perm-write').check();
     await page.getByTestId('run-perm-shell').check();
     await page.getByTestId('run-role').selectOption('backend');
+    await page.getByTestId('run-budget').fill('1M');
     await page.getByTestId('run-start').click();
     const detail = page.locator('[data-testid=run-detail][data-id="R-1"]');
     await detail.waitFor();
@@ -255,6 +256,9 @@ describe('GUI in a real browser', () => {
     await page.locator('[data-testid=run-tool][data-tool=shell]').waitFor();
     await page.locator('[data-testid=run-detail][data-status=succeeded]').waitFor({ timeout: 20_000 });
     assert.match(await page.getByTestId('run-assistant').last().innerText(), /cargo test/);
+    // What it spent, against its budget.
+    assert.match(await page.getByTestId('run-spend').innerText(), /[\d,]+ tokens · budget 1M/);
+    await page.getByTestId('run-budget-bar').waitFor();
     await page.locator('[data-testid=run-tool][data-tool=shell] summary').click();
     assert.match(await page.locator('[data-testid=run-tool][data-tool=shell] pre').innerText(), /\$ cargo test/);
     await page.getByTestId('run-chat').waitFor();
@@ -377,8 +381,29 @@ describe('GUI in a real browser', () => {
     await waitUntil(async () => want.test(await page.getByTestId('insights-totals').innerText()), 'all-time totals');
     for (const c of ['chart-weekly', 'chart-projects', 'chart-models', 'chart-board']) await page.getByTestId(c).waitFor();
     assert.match(await page.getByTestId('insights-unknown-models').innerText(), /have no model recorded/);
-    assert.match(await page.getByTestId('insights-tokens').innerText(), /runs recorded token figures/);
     await screenshot(page, 'insights');
+    // Usage: the runs' tokens by model, then the account's CSV imported (a bad row named by its
+    // line), shown beside them; the export is a CSV of the same rows.
+    await page.getByTestId('usage-models').waitFor();
+    assert.match(await page.getByTestId('usage-models').innerText(), /runs/);
+    const csv = [
+      'Date,Kind,Model,Max Mode,Input (w/ Cache Write),Input (w/o Cache Write),Cache Read,Output Tokens,Total Tokens,Cost',
+      `${new Date().toISOString()},Usage-based,claude-4.5-sonnet,No,1000,2000,30000,500,33500,$0.12`,
+      'yesterday-ish,Included,gpt-5,No,1,1,1,1,4,Included',
+      `${new Date(Date.now() - 86_400_000).toISOString()},Included,gpt-5,No,0,4000,0,800,4800,Included`,
+    ].join('\n');
+    await page.getByTestId('usage-import').setInputFiles({ name: 'usage-events.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    const report = page.getByTestId('usage-import-report');
+    await report.waitFor();
+    assert.match(await report.innerText(), /2 new events/);
+    assert.match(await report.innerText(), /line 3: Date "yesterday-ish"/);
+    await waitUntil(async () => /account/.test(await page.getByTestId('usage-models').innerText()), 'the account row');
+    assert.match(await page.getByTestId('usage-models').innerText(), /\$0\.12/);
+    await page.getByTestId('usage-daily').waitFor();
+    const href = await page.getByTestId('usage-export').getAttribute('href');
+    assert.match(href, /\/api\/usage\?.*format=csv/);
+    await page.getByTestId('usage').scrollIntoViewIfNeeded();
+    await screenshot(page, 'usage');
     // The busiest day's chats: the list narrowed to that day holds as many chats as started then.
     const busiest = api.busiest_days.find((d) => d.chats > 0);
     await page.getByTestId('insights-busiest').getByRole('button', { name: busiest.day }).click();

@@ -38,6 +38,12 @@ import type {
   Task,
   TaskDetail,
   TaskPatch,
+  ImportReport,
+  ImportUsage,
+  PriceTable,
+  UsageQuery,
+  UsageReport,
+  UsageSummary,
 } from './types';
 
 export interface ApiConfig {
@@ -243,6 +249,11 @@ export interface Status_ {
   moved_from?: { port: number; at: string } | null;
 }
 
+/** A usage query as URL parameters (`by` repeated). */
+function usageQuery(q: UsageQuery): Query {
+  return { since: q.since, until: q.until, by: q.by?.length ? q.by : undefined, source: q.source, limit: q.limit };
+}
+
 export const api = {
   status: () => request<Status_>('GET', '/api/status'),
   sessions: (f: SessionFilter = {}) =>
@@ -296,6 +307,13 @@ export const api = {
   discardRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/discard`),
   worktrees: () => request<WorktreesReport>('GET', '/api/worktrees'),
   runEventsUrl: (id: string, after = 0) => apiUrl(`/api/runs/${enc(id)}/events`, { after }),
+  usage: (q: UsageQuery) => request<UsageReport>('GET', '/api/usage', { query: usageQuery(q) }),
+  usageCsvUrl: (q: UsageQuery) => apiUrl('/api/usage', { ...usageQuery(q), format: 'csv' }),
+  usageSummary: () => request<UsageSummary>('GET', '/api/usage/summary'),
+  usagePrices: () => request<PriceTable>('GET', '/api/usage/prices'),
+  importUsage: (u: ImportUsage) => request<ImportReport>('POST', '/api/usage/import', { body: u }),
+  setTaskBudget: (id: string, budget: string | null) =>
+    request<{ task: string; budget: string | null }>('PUT', `/api/tasks/${enc(id)}/budget`, { body: { budget } }),
   doctor: () => request<Doctor>('GET', '/api/doctor'),
   cloudDoctor: () => request<{ checks: CloudCheck[] }>('GET', '/api/cloud/doctor'),
   reindex: () => request<void>('POST', '/api/index'),

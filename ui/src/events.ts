@@ -1,13 +1,13 @@
 // Live updates from `GET /api/events` (Server-Sent Events: hello, sessions, tasks, agents, signals,
-// runs, index, settings), and one run's event stream (`followRun`).
+// runs, index, settings, usage, budget), and one run's event stream (`followRun`).
 // With the cookie (browser) this is a plain EventSource; when a bearer token is configured (the
 // desktop shell) the stream is read with fetch, since EventSource cannot send headers. Either
 // way it reconnects with a growing delay (1 s … 15 s) after an error.
 
 import { apiConfig, apiUrl, authHeaders } from './api';
 
-export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'signals' | 'runs' | 'index' | 'settings';
-export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'signals', 'runs', 'index', 'settings'];
+export type EventName = 'hello' | 'sessions' | 'tasks' | 'agents' | 'signals' | 'runs' | 'index' | 'settings' | 'usage' | 'budget';
+export const EVENT_NAMES: EventName[] = ['hello', 'sessions', 'tasks', 'agents', 'signals', 'runs', 'index', 'settings', 'usage', 'budget'];
 
 export type ConnState = 'connecting' | 'open' | 'error';
 type Listener = (data: unknown) => void;
@@ -218,7 +218,7 @@ export function followRun(
           } else if (m.event === 'status') {
             const st = (data as { status: string }).status;
             on.status(st);
-            if (['succeeded', 'failed', 'timed_out', 'cancelled', 'lost'].includes(st)) ended = true;
+            if (['succeeded', 'failed', 'timed_out', 'cancelled', 'lost', 'over_budget'].includes(st)) ended = true;
           }
         }
       }

@@ -46,6 +46,18 @@ export type { CliInfo } from './gen/runner';
 export type { Check as CloudCheck } from './gen/cloud';
 export type { Comment, NewComment, RunWorktree, ChangeSummary } from './gen/board';
 export type { RunDiff, DiffComment, MergeResult, PrResult, WorktreesReport } from './gen/core';
+export type {
+  UsageCoverage,
+  Dim,
+  ImportUsage,
+  Price,
+  PriceTable,
+  UsageQuery,
+  UsageReport,
+  UsageRow,
+  UsageSummary,
+} from './gen/core';
+export type { ImportReport, Malformed } from './gen/history';
 export type { FileChange, ChangeKind, Strategy } from './gen/git';
 
 import type { SessionSummary, MessageOut } from './gen/history';

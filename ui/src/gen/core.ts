@@ -68,15 +68,6 @@ path: string,
  */
 start_line: number, end_line: number, body: string, };
 
-/**
- * How much of each source has figures at all.
- */
-export type Coverage = { runs: number, runs_with_tokens: number, chats: number, chats_with_tokens: number, account_events: number, 
-/**
- * What the coverage means, in a sentence each.
- */
-notes: Array<string>, };
-
 export type DaemonInfo = { pid: number, version: string, started_at: string, 
 /**
  * Filled in by hosts that serve something (the MCP endpoint).
@@ -581,6 +572,15 @@ export type Tokens = { runs: number, runs_with_figures: number, input: number, o
 export type Totals = { chats: number, messages: number, projects: number, days_active: number, };
 
 /**
+ * How much of each source has figures at all.
+ */
+export type UsageCoverage = { runs: number, runs_with_tokens: number, chats: number, chats_with_tokens: number, account_events: number, 
+/**
+ * What the coverage means, in a sentence each.
+ */
+notes: Array<string>, };
+
+/**
  * Which usage, grouped how.
  */
 export type UsageQuery = { 
@@ -614,7 +614,7 @@ from: string, to: string, by: Array<Dim>, rows: Array<UsageRow>,
 /**
  * One row per source over the whole period.
  */
-totals: Array<UsageRow>, coverage: Coverage, 
+totals: Array<UsageRow>, coverage: UsageCoverage, 
 /**
  * The price table's date and source (estimates come from it).
  */

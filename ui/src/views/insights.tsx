@@ -1,39 +1,21 @@
 // Insights: activity over time (a calendar heat map of messages, chats per week by source), where
 // the work went (projects, busiest days, longest chats, tags), models over time with "unknown"
-// said, tokens only where recorded, tasks done and runs by outcome. Every chart clicks through to
+// said, tasks done and runs by outcome, and usage (tokens and cost, see ./usage). Every chart clicks through to
 // the chats, tasks or runs behind it. Charts are Chart.js (tree-shaken) and its matrix plugin.
 
-import { BarController, BarElement, CategoryScale, Chart, type ChartConfiguration, Legend, LinearScale, Tooltip } from 'chart.js';
+import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 
 import { api } from '../api';
 import { Empty, ErrorNote } from '../components';
 import { navigate, useAsync, useLive } from '../hooks';
 import { calendarCells, calendarEnd, type Cell, type Insights, modelSeries, sinceOf, weeklyBySource } from '../insights';
 import { shortPath } from '../util';
+import { ChartBox, cssVar } from '../chart';
+import { UsageSection } from './usage';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, MatrixController, MatrixElement);
-
-function cssVar(name: string, fallback: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
-}
-
-/** One chart on a canvas, rebuilt when its configuration changes. */
-function ChartBox(props: { config: () => ChartConfiguration; deps: unknown[]; testid: string; height?: number }) {
-  const canvas = useRef<HTMLCanvasElement>(null);
-  useEffect(() => {
-    if (!canvas.current) return;
-    const chart = new Chart(canvas.current, props.config());
-    return () => chart.destroy();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, props.deps);
-  return (
-    <div class="chart-box" style={{ height: `${props.height ?? 220}px` }}>
-      <canvas ref={canvas} data-testid={props.testid} />
-    </div>
-  );
-}
 
 const SOURCE_COLORS: Record<string, string> = { ide: '#4f6bed', cli: '#2e9e6b', cloud: '#d9822b' };
 const SERIES_COLORS = ['#4f6bed', '#2e9e6b', '#d9822b', '#b04fd1', '#d14f6b', '#8a8f98'];
@@ -72,6 +54,7 @@ export function InsightsView() {
         </Empty>
       )}
       {i && i.totals.chats > 0 && <Body i={i} scope={scope} />}
+      <UsageSection range={range} />
     </div>
   );
 }
@@ -311,14 +294,6 @@ function Body({ i, scope }: { i: Insights; scope: Record<string, string> }) {
               ))}
             </div>
           )}
-        </section>
-        <section class="panel">
-          <h2>Tokens</h2>
-          <p class="small" data-testid="insights-tokens">
-            {i.tokens.runs_with_figures} of {i.tokens.runs} runs recorded token figures
-            {i.tokens.runs_with_figures > 0 && `: ${i.tokens.input.toLocaleString()} in (${i.tokens.cache_read.toLocaleString()} from cache), ${i.tokens.output.toLocaleString()} out`}.
-          </p>
-          <p class="muted small">Cursor's chat databases mostly record zero tokens, so chats show no figures rather than invented ones.</p>
         </section>
       </div>
     </>

@@ -15,6 +15,7 @@ import { renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import type { NewRun, Run, RunMode, RunOptions, StoredEvent, Task } from '../types';
 import { ago, dateTime, shortPath } from '../util';
+import { BudgetBar, budgetShare } from '../budget';
 
 /** Where a run works: its folder, or a cloud run's repository. */
 export function runPlace(r: Run): string {
@@ -22,7 +23,7 @@ export function runPlace(r: Run): string {
   return shortPath(r.workspace);
 }
 
-const TERMINAL = ['succeeded', 'failed', 'timed_out', 'cancelled', 'lost'];
+const TERMINAL = ['succeeded', 'failed', 'timed_out', 'cancelled', 'lost', 'over_budget'];
 
 export function isTerminal(status: string): boolean {
   return TERMINAL.includes(status);
@@ -257,7 +258,7 @@ function RunDetailPane({ id }: { id: string }) {
           </span>
           <h2>{run.id}</h2>
           <span class="spacer" />
-          {run.held && (
+          {run.held && run.held !== 'daily' && (
             <button type="button" class="primary" onClick={approve} data-testid="run-approve">
               Approve
             </button>
@@ -275,8 +276,8 @@ function RunDetailPane({ id }: { id: string }) {
           · {run.mode}
           {run.model ? ` · ${run.model}` : ''}
           {run.role ? ` · role ${run.role}` : ''} · started {dateTime(run.started_at ?? run.created_at)} by {run.requested_by}
-          {run.usage ? ` · ${run.usage.input_tokens + run.usage.cache_read_tokens} in / ${run.usage.output_tokens} out tokens` : ''}
         </div>
+        <RunSpend run={run} />
         <div class="meta-line small run-links">
           {run.task && (
             <button type="button" class="link" onClick={() => navigate('tasks', run.task!)} data-testid="run-task">
@@ -310,9 +311,12 @@ function RunDetailPane({ id }: { id: string }) {
         {run.error && <div class="error-note" data-testid="run-error">{run.error}</div>}
         {run.warning && <div class="note-warn" data-testid="run-warning">{run.warning}</div>}
         {run.held && (
-          <div class="note-warn" data-testid="run-held">
-            Waiting for your approval: signals from outside this machine would wake this chat with write or shell permissions. Approve
-            it, or cancel it.
+          <div class="note-warn" data-testid="run-held" data-held={run.held}>
+            {run.held === 'budget'
+              ? 'Waiting for your approval: the run before it went over its budget. Approve it to let that chain go on, or cancel it.'
+              : run.held === 'daily'
+                ? "Waiting for today's budget: it goes tomorrow, or when you raise usage.daily_budget in Settings."
+                : 'Waiting for your approval: signals from outside this machine would wake this chat with write or shell permissions. Approve it, or cancel it.'}
           </div>
         )}
         {run.log_dropped && (
@@ -430,6 +434,7 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
   const [mode, setMode] = useState<RunMode>('agent');
   const [role, setRole] = useState('');
   const [minutes, setMinutes] = useState('');
+  const [budget, setBudget] = useState('');
   const [ticked, setTicked] = useState<string[]>([]);
   const [allow, setAllow] = useState('');
   const [deny, setDeny] = useState('');
@@ -458,6 +463,7 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
       role: role || undefined,
       timeout_secs: minutes ? Math.round(Number(minutes) * 60) : undefined,
       complete: task ? complete : false,
+      budget: budget.trim() || undefined,
     };
     const r: NewRun = cloud
       ? {
@@ -582,6 +588,10 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
             Time limit (minutes)
             <input type="text" inputMode="numeric" value={minutes} placeholder={String((cloud ? opts.data?.cloud.defaults.timeout_minutes : opts.data?.defaults.timeout_minutes) ?? 10)} onInput={(e) => setMinutes((e.target as HTMLInputElement).value)} data-testid="run-timeout" />
           </label>
+          <label title="The run stops when it spends more: tokens (200k) or estimated dollars ($2, needs a priced model)">
+            Budget
+            <input type="text" value={budget} placeholder="e.g. 200k or $2" onInput={(e) => setBudget((e.target as HTMLInputElement).value)} data-testid="run-budget" />
+          </label>
         </div>
         <fieldset class="perms" hidden={cloud}>
           <legend>Permissions (without any, the agent can only read)</legend>
@@ -625,5 +635,34 @@ function RunForm(props: { open: boolean; taskId?: string; onClose: () => void; o
         </div>
       </form>
     </Dialog>
+  );
+}
+
+/** What a run spent: its tokens (and where the figures came from), Cursor's cost when it gave
+ * one, and its budget with a bar where the two compare. */
+function RunSpend({ run }: { run: Run }) {
+  const u = run.usage;
+  const tokens = u ? u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens : null;
+  if (tokens === null && !run.budget) return null;
+  const share = budgetShare(run.budget, tokens, run.cost_usd);
+  const from = run.usage_source === 'turns' ? ' so far' : run.usage_source === 'cloud' ? ' (Cursor Cloud)' : '';
+  return (
+    <div class="meta-line muted small" data-testid="run-spend">
+      {u && tokens !== null ? (
+        <span title={`${u.input_tokens} in, ${u.output_tokens} out, ${u.cache_read_tokens} cache read, ${u.cache_write_tokens} cache write`}>
+          {tokens.toLocaleString()} tokens{from}
+        </span>
+      ) : (
+        <span>no tokens reported yet</span>
+      )}
+      {run.cost_usd !== undefined && run.cost_usd !== null && <span> · ${run.cost_usd.toFixed(2)} (Cursor's figure)</span>}
+      {run.budget && (
+        <span>
+          {' '}
+          · budget {run.budget}
+          {share !== null && <BudgetBar share={share} testid="run-budget-bar" />}
+        </span>
+      )}
+    </div>
   );
 }

@@ -8,6 +8,7 @@ import { renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import type { Agent, NewTask, Priority, Status, Task, TaskDetail, TaskEvent, TaskPatch } from '../types';
 import { ago, dateTime, splitList } from '../util';
+import { BudgetBar, budgetShare } from '../budget';
 
 const PRIORITIES: Priority[] = ['critical', 'high', 'medium', 'low'];
 const ALL_STATUSES: Status[] = ['todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'];
@@ -367,6 +368,7 @@ function TaskDetailPane(props: {
                 <span class="k">Labels</span> {t.labels.join(', ')}
               </div>
             )}
+            <TaskBudget id={id} t={t} onSaved={() => detail.reload()} />
             {t.depends_on.length > 0 && (
               <div>
                 <span class="k">Depends on</span>{' '}
@@ -636,5 +638,39 @@ function TaskDialog(props: { task: Task | 'new' | null; allTasks: Task[]; onClos
         </div>
       </form>
     </Dialog>
+  );
+}
+
+/** A task's budget over all its runs, what they spent (tokens), and a field to change it. */
+function TaskBudget({ id, t, onSaved }: { id: string; t: TaskDetail; onSaved: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [value, setValue] = useState(t.budget ?? '');
+  const share = budgetShare(t.budget, t.spent_tokens ?? null);
+  const save = (e: Event) => {
+    e.preventDefault();
+    api.setTaskBudget(id, value.trim() || null).then(
+      (r) => (setEditing(false), toast(r.budget ? `${id}'s budget is ${r.budget}` : `${id} has no budget`), onSaved()),
+      (err) => reportError(err, 'Budget not saved'),
+    );
+  };
+  return (
+    <div data-testid="task-budget">
+      <span class="k">Budget</span> {t.budget ?? '—'}
+      {share !== null && <BudgetBar share={share} testid="task-budget-bar" />}
+      <span class="muted small">
+        {' '}
+        {t.spent_tokens !== undefined && t.spent_tokens !== null ? `${t.spent_tokens.toLocaleString()} tokens spent by its runs` : 'no tokens reported by its runs'}
+      </span>{' '}
+      {editing ? (
+        <form class="inline" onSubmit={save}>
+          <input type="text" value={value} placeholder="500k or $5; empty clears" onInput={(e) => setValue((e.target as HTMLInputElement).value)} data-testid="task-budget-input" />
+          <button type="submit">Save</button>
+        </form>
+      ) : (
+        <button type="button" class="link" onClick={() => setEditing(true)} data-testid="task-budget-edit">
+          {t.budget ? 'change' : 'set'}
+        </button>
+      )}
+    </div>
   );
 }

@@ -105,9 +105,14 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
         Budget::Tokens(n) => today.tokens as f64 / n as f64,
         Budget::Usd(d) => today.cost_usd.unwrap_or(0.0) / d,
     });
+    let unpriced = if today.unpriced_tokens > 0 {
+        format!(" (+{} tokens with no price)", thousands(today.unpriced_tokens))
+    } else {
+        String::new()
+    };
     let cost = today
         .cost_usd
-        .map(|c| format!(", ${c:.2}{}", if today.cost_estimated { " est." } else { "" }))
+        .map(|c| format!(", ${c:.2}{}{unpriced}", if today.cost_estimated { " est." } else { "" }))
         .unwrap_or_default();
     let mut line = format!("Runs today: {} tokens{cost}", thousands(today.tokens));
     if let (Some(b), Some(u)) = (settings.daily_budget, daily_used) {

@@ -108,7 +108,7 @@ pub struct UsageRow {
 /// How much of each source has figures at all.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
-pub struct Coverage {
+pub struct UsageCoverage {
     pub runs: u64,
     pub runs_with_tokens: u64,
     pub chats: u64,
@@ -128,7 +128,7 @@ pub struct UsageReport {
     pub rows: Vec<UsageRow>,
     /// One row per source over the whole period.
     pub totals: Vec<UsageRow>,
-    pub coverage: Coverage,
+    pub coverage: UsageCoverage,
     /// The price table's date and source (estimates come from it).
     pub prices_as_of: String,
     pub prices_source: String,
@@ -313,9 +313,9 @@ fn key(it: &Item<'_>, d: Dim) -> String {
     }
 }
 
-fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], account: usize) -> Coverage {
+fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], account: usize) -> UsageCoverage {
     let ended: Vec<_> = runs.iter().filter(|r| r.status.is_terminal()).collect();
-    let mut c = Coverage {
+    let mut c = UsageCoverage {
         runs: runs.len() as u64,
         runs_with_tokens: runs.iter().filter(|r| r.usage.is_some()).count() as u64,
         chats: chats.len() as u64,

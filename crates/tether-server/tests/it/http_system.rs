@@ -242,6 +242,8 @@ async fn usage_reports_imports_and_budgets() {
     assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
     assert!(res.text().await.unwrap().contains("account,gpt-5,2,2,1010,202,0,0,1212,0.0400"));
     assert_error(&d.get("/api/usage?by=colour").await, 400, "invalid_input");
+    let encoded = ok(d.get("/api/usage?since=2026-03-01&until=2026-03-02&by=day%2Cmodel&source=account").await);
+    assert_eq!(encoded["rows"][0]["keys"], json!(["2026-03-01", "gpt-5"]), "a comma sent percent-encoded: {encoded}");
     assert_error(&d.get("/api/usage?since=last+tuesday").await, 400, "invalid_input");
 
     let s = ok(d.get("/api/usage/summary").await);

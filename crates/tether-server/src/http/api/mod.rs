@@ -17,16 +17,14 @@ pub(crate) fn flag(v: &Option<String>) -> bool {
     matches!(v.as_deref(), Some("1" | "true" | "yes"))
 }
 
-/// A parameter that may repeat (`?status=todo&status=done`, or `status=todo,done`): serde's
-/// query parser keeps only one, so it is read from the raw query.
+/// A parameter that may repeat (`?status=todo&status=done`, or `status=todo,done`, percent-encoded
+/// or not): serde's query parser keeps only one, so the pairs are read whole.
 pub(crate) fn repeated(uri: &axum::http::Uri, name: &str) -> Vec<String> {
-    let key = format!("{name}=");
-    uri.query()
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|kv| kv.strip_prefix(key.as_str()))
-        .flat_map(|v| v.split(','))
+    let pairs = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri).map(|q| q.0).unwrap_or_default();
+    pairs
+        .into_iter()
+        .filter(|(k, _)| k == name)
+        .flat_map(|(_, v)| v.split(',').map(str::to_owned).collect::<Vec<_>>())
         .filter(|v| !v.is_empty())
-        .map(str::to_owned)
         .collect()
 }
