@@ -46,6 +46,8 @@ struct Snapshot {
     settings: Settings,
     /// The latest runs (id, status, prompt's first line): the count going, and ends to notify.
     runs: Vec<(String, RunStatus, String)>,
+    /// Today's spend in a line, when the person set a budget.
+    spend: Option<String>,
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
@@ -75,6 +77,13 @@ fn snapshot(shell: &Shell) -> Snapshot {
         .into_iter()
         .map(|r| (r.id, r.status, r.prompt.lines().next().unwrap_or("").chars().take(80).collect()))
         .collect();
+    let budgeted = settings.usage.daily_budget.is_some()
+        || settings.usage.run_budget.is_some()
+        || !settings.usage.role_budgets.is_empty();
+    let spend = tether.filter(|_| budgeted).and_then(|t| {
+        let me = tether_core::ops::Principal::person(&tether_core::Tether::person());
+        tether_core::ops::usage::summary(t, &me).ok().map(|s| s.line)
+    });
     let alerts: Vec<Alert> = attention.drain(..).map(|a| Alert::of(&a)).collect();
     let mut lines = alerts.clone();
     if !serving {
@@ -94,7 +103,7 @@ fn snapshot(shell: &Shell) -> Snapshot {
         Daemon::Hosted(h) => tether_core::ops::settings::get(&h.tether).is_ok_and(|v| !v.restart_needed.is_empty()),
         Daemon::Attached { .. } => false,
     };
-    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings, runs }
+    Snapshot { state, attached, serving, paused, url, attention: lines, alerts, restart_pending, settings, runs, spend }
 }
 
 fn port_of(url: &str) -> Option<u16> {
@@ -186,7 +195,8 @@ fn refresh(app: &AppHandle, s: &Snapshot) {
         let going = s.runs.iter().filter(|r| r.1 == RunStatus::Running).count();
         let runs =
             if going > 0 { format!(", {going} run{} going", if going == 1 { "" } else { "s" }) } else { String::new() };
-        tray.set_tooltip(Some(format!("Tether — {:?}{runs}", s.state)))
+        let spend = s.spend.as_deref().map(|l| format!("\n{l}")).unwrap_or_default();
+        tray.set_tooltip(Some(format!("Tether — {:?}{runs}{spend}", s.state)))
     })();
     if let Err(e) = r {
         tracing::warn!(error = %e, "cannot update the tray");
