@@ -31,10 +31,14 @@ pub(crate) struct Args {
     pub(crate) seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
     /// signals doorbell (`signals`, needs no generated data), a run's worktree and diff
-    /// (`worktrees`), or all of them. `engines` (FTS5 next
-    /// to tantivy, see bench/engines) only runs when asked for.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "engines"])]
+    /// (`worktrees`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
+    /// `usage` (the usage report over a heavy user's year, in a store of its own) only run when
+    /// asked for.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "usage", "engines"])]
     pub(crate) suite: String,
+    /// Times each usage query is measured (after 3 warm-ups) in the usage benchmark.
+    #[arg(long, default_value_t = 40)]
+    pub(crate) usage_reps: usize,
     /// Events the fake Cursor CLI writes in the runs benchmark, and at what rate (per second).
     #[arg(long, default_value_t = 6000)]
     pub(crate) run_events: usize,

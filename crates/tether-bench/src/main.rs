@@ -1,7 +1,8 @@
 //! `tether-bench`: generates an era-mixed Cursor DB and measures what users feel — full index
 //! throughput (against a raw SQLite scan of the same file, side by side), peak RSS of the indexer,
 //! search latency percentiles over a fixed query set, and how long a committed message takes to
-//! become searchable while the watcher runs. Writes the figures to `docs/benchmarks.md`.
+//! become searchable while the watcher runs; the other suites (MCP, signals, runs, worktrees, usage)
+//! measure their own areas. Writes the figures to `docs/benchmarks.md`.
 //!
 //! Uses only tether-core's public API and the test kit's generator; never touches real Cursor data.
 
@@ -17,6 +18,7 @@ mod mcp;
 mod report;
 mod runs;
 mod signals;
+mod usage;
 mod worktrees;
 
 // The shipped binaries' allocator, so the figures are theirs.
@@ -54,7 +56,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
     let user_dir = dir.join("cursor/User");
     let db = user_dir.join("globalStorage/state.vscdb");
-    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees") {
+    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees" | "usage") {
         Value::Null
     } else {
         index::generated(args, &dir)?
@@ -81,6 +83,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(args.suite.as_str(), "all" | "worktrees") {
         let f = worktrees::run(&dir, args.rounds.clamp(1, 5), args.worktree_files)?;
         sections.push(("worktrees", render_section("Run worktrees: making one, and a run's diff", &f.setup, &f.rows)));
+    }
+    // Not part of `all`: while the report misses its goal, 40 rounds of each query take minutes.
+    if args.suite == "usage" {
+        let f = usage::run(&dir, args.seed, args.usage_reps)?;
+        sections.push(("usage", render_section("Usage queries", &f.setup, &f.rows)));
     }
     for (_, text) in &sections {
         println!("{text}");

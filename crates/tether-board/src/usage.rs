@@ -63,7 +63,7 @@ impl fmt::Display for Budget {
             Budget::Usd(v) if v.fract() == 0.0 => write!(f, "${v:.0}"),
             Budget::Usd(v) => write!(f, "${v:.2}"),
             Budget::Tokens(n) if n >= 1_000_000 && n % 100_000 == 0 => {
-                write!(f, "{}M", (n as f64 / 1e6).to_string())
+                write!(f, "{}M", n as f64 / 1e6)
             }
             Budget::Tokens(n) if n >= 1_000 && n % 1_000 == 0 => write!(f, "{}k", n / 1000),
             Budget::Tokens(n) => write!(f, "{n}"),
@@ -116,9 +116,11 @@ pub struct RunSpend {
     pub workspace: Option<String>,
     /// The run's chain (`run R-<root>`): the agent that spent it.
     pub root: i64,
-    /// When it started (else was queued), epoch ms, and that moment's local day (YYYY-MM-DD).
+    /// When it started (else was queued), and when it ended, epoch ms.
     pub at_ms: i64,
-    pub day: String,
+    pub ended_ms: Option<i64>,
+    /// A cloud run's agent at Cursor.
+    pub agent_id: Option<String>,
     pub usage: Option<Usage>,
     /// What Cursor said it cost (cloud runs), US dollars.
     pub cost_usd: Option<f64>,
@@ -136,18 +138,18 @@ pub struct SpendFilter {
     pub except: Option<i64>,
 }
 
-/// Runs' spend, oldest first.
+/// Runs' spend, oldest first (by when they started, else were queued).
 pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
             "SELECT num, kind, status, model, task, role, workspace, coalesce(root, num), coalesce(started_at, created_at),
-                    date(coalesce(started_at, created_at) / 1000, 'unixepoch', 'localtime'),
-                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd
+                    ended_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
+                    CASE WHEN cloud IS NOT NULL THEN json_extract(cloud, '$.agent_id') END
              FROM runs
              WHERE (?1 IS NULL OR coalesce(started_at, created_at) >= ?1)
                AND (?2 IS NULL OR coalesce(started_at, created_at) < ?2)
                AND (?3 IS NULL OR task = ?3) AND (?4 IS NULL OR role = ?4) AND (?5 IS NULL OR num <> ?5)
-             ORDER BY num",
+             ORDER BY coalesce(started_at, created_at)",
         )?;
         let rows = stmt.query_map(params![f.since_ms, f.until_ms, f.task, f.role, f.except], |r| {
             let input: Option<i64> = r.get(10)?;
@@ -161,7 +163,8 @@ pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
                 workspace: r.get(6)?,
                 root: r.get(7)?,
                 at_ms: r.get(8)?,
-                day: r.get(9)?,
+                ended_ms: r.get(9)?,
+                agent_id: r.get::<_, Option<String>>(15)?.filter(|a| !a.is_empty()),
                 usage: match input {
                     Some(input_tokens) => Some(Usage {
                         input_tokens,

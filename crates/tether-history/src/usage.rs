@@ -17,7 +17,6 @@ use crate::store::Store;
 pub struct ChatSpend {
     pub id: String,
     pub at_ms: i64,
-    pub day: String,
     pub model: Option<String>,
     pub project: Option<String>,
     pub input: Option<i64>,
@@ -28,8 +27,7 @@ pub struct ChatSpend {
 pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<ChatSpend>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT id, coalesce(updated_at, created_at), date(coalesce(updated_at, created_at) / 1000, 'unixepoch', 'localtime'),
-                    model, project, input_tokens, output_tokens
+            "SELECT id, coalesce(updated_at, created_at), model, project, input_tokens, output_tokens
              FROM sessions
              WHERE coalesce(updated_at, created_at) IS NOT NULL AND message_count > 0
                AND (?1 IS NULL OR coalesce(updated_at, created_at) >= ?1)
@@ -39,11 +37,10 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
             Ok(ChatSpend {
                 id: r.get(0)?,
                 at_ms: r.get(1)?,
-                day: r.get(2)?,
-                model: r.get(3)?,
-                project: r.get(4)?,
-                input: r.get(5)?,
-                output: r.get(6)?,
+                model: r.get(2)?,
+                project: r.get(3)?,
+                input: r.get(4)?,
+                output: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -54,7 +51,6 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountEvent {
     pub at_ms: i64,
-    pub day: String,
     pub kind: String,
     pub model: String,
     pub cloud_agent: Option<String>,
@@ -72,24 +68,23 @@ pub struct AccountEvent {
 pub fn account_events(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<AccountEvent>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT at, date(at / 1000, 'unixepoch', 'localtime'), kind, model, cloud_agent, input_cache_write,
-                    input_no_cache_write, cache_read, output, total, cost_usd, errored
+            "SELECT at, kind, model, cloud_agent, input_cache_write, input_no_cache_write, cache_read, output, total,
+                    cost_usd, errored
              FROM usage_events WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at < ?2) ORDER BY at",
         )?;
         let rows = stmt.query_map(params![since_ms, until_ms], |r| {
             Ok(AccountEvent {
                 at_ms: r.get(0)?,
-                day: r.get(1)?,
-                kind: r.get(2)?,
-                model: r.get(3)?,
-                cloud_agent: r.get(4)?,
-                input_cache_write: r.get(5)?,
-                input_no_cache_write: r.get(6)?,
-                cache_read: r.get(7)?,
-                output: r.get(8)?,
-                total: r.get(9)?,
-                cost_usd: r.get(10)?,
-                errored: r.get(11)?,
+                kind: r.get(1)?,
+                model: r.get(2)?,
+                cloud_agent: r.get(3)?,
+                input_cache_write: r.get(4)?,
+                input_no_cache_write: r.get(5)?,
+                cache_read: r.get(6)?,
+                output: r.get(7)?,
+                total: r.get(8)?,
+                cost_usd: r.get(9)?,
+                errored: r.get(10)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -4,7 +4,8 @@
 //! agent, role), each source on rows of its own: the account's figures are the same spend as
 //! the runs' and chats', seen from the bill, so adding them would count it twice.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, Local, NaiveDate, TimeZone};
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use super::caps::today_start_ms;
 use super::prices::PriceTable;
 use crate::Tether;
 use crate::board::runs::event::Usage;
-use crate::board::usage::{self as board_usage, SpendFilter};
+use crate::board::usage::{self as board_usage, RunSpend, SpendFilter};
 use crate::error::{Error, Result};
 use crate::history::usage as history_usage;
 
@@ -101,7 +102,8 @@ pub struct UsageRow {
     pub cost_estimated: bool,
     /// Tokens of a model with no price: in `tokens`, not in `cost_usd`.
     pub unpriced_tokens: i64,
-    /// Account events given to a run or chat by time alone (no id joins them).
+    /// Account events given to a run by time alone (no id joins them); events are given to
+    /// runs only when the report groups by project, task, run, agent or role.
     pub matched_by_time: u64,
 }
 
@@ -140,9 +142,8 @@ struct Item<'a> {
     day: &'a str,
     model: Option<&'a str>,
     project: Option<&'a str>,
-    task: Option<String>,
-    run: Option<String>,
-    agent: Option<String>,
+    task: Option<i64>,
+    run: Option<&'a RunSpend>,
     role: Option<&'a str>,
     usage: Option<Usage>,
     cost: Option<f64>,
@@ -165,43 +166,58 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     if by.is_empty() && q.by.is_empty() {
         by.push(Dim::Day);
     }
-    let runs = if want("runs") {
-        board_usage::spend(&t.store, &SpendFilter { since_ms: Some(since), until_ms: until, ..Default::default() })?
-    } else {
-        Vec::new()
-    };
-    let chats = if want("chats") { history_usage::chats(&t.store, Some(since), until)? } else { Vec::new() };
-    let account =
-        if want("account") { history_usage::account_events(&t.store, Some(since), until)? } else { Vec::new() };
-    let all_runs = if account.is_empty() { Vec::new() } else { runs_for_matching(t, since, until)? };
+    // Account events are given to runs only when the grouping asks who spent them.
+    let asks_who = by.iter().any(|d| matches!(d, Dim::Project | Dim::Task | Dim::Run | Dim::Agent | Dim::Role));
+    // The three reads go at once (each on a reader connection of its own): on a year of a heavy
+    // user's data they are most of the report's time.
+    let (runs, chats, account) = std::thread::scope(|s| {
+        let runs = s.spawn(|| {
+            if want("runs") || (want("account") && asks_who) {
+                board_usage::spend(
+                    &t.store,
+                    &SpendFilter { since_ms: Some(since), until_ms: until, ..Default::default() },
+                )
+            } else {
+                Ok(Vec::new())
+            }
+        });
+        let account = s.spawn(|| {
+            if want("account") { history_usage::account_events(&t.store, Some(since), until) } else { Ok(Vec::new()) }
+        });
+        let chats = if want("chats") { history_usage::chats(&t.store, Some(since), until) } else { Ok(Vec::new()) };
+        Ok::<_, Error>((joined(runs)?, chats?, joined(account)?))
+    })?;
+    let match_account = asks_who && !account.is_empty();
+    let days = DayIndex::new(since, until.unwrap_or_else(|| crate::clock::now_ms() + 86_400_000));
+    let matcher = match_account.then(|| Matcher::new(&runs));
 
     let mut items: Vec<Item<'_>> = Vec::with_capacity(runs.len() + chats.len() + account.len());
-    for r in &runs {
-        items.push(Item {
-            source: "runs",
-            day: &r.day,
-            model: r.model.as_deref(),
-            project: r.workspace.as_deref(),
-            task: r.task.map(crate::board::tasks::format_id),
-            run: Some(crate::board::runs::format_id(r.num)),
-            agent: Some(format!("run R-{}", r.root)),
-            role: r.role.as_deref(),
-            usage: r.usage.clone(),
-            cost: r.cost_usd,
-            by_time: false,
-        });
+    if want("runs") {
+        for r in &runs {
+            items.push(Item {
+                source: "runs",
+                day: days.day(r.at_ms),
+                model: r.model.as_deref(),
+                project: r.workspace.as_deref(),
+                task: r.task,
+                run: Some(r),
+                role: r.role.as_deref(),
+                usage: r.usage.clone(),
+                cost: r.cost_usd,
+                by_time: false,
+            });
+        }
     }
     for c in &chats {
         let usage =
             c.input.map(|i| Usage { input_tokens: i, output_tokens: c.output.unwrap_or(0), ..Default::default() });
         items.push(Item {
             source: "chats",
-            day: &c.day,
+            day: days.day(c.at_ms),
             model: c.model.as_deref(),
             project: c.project.as_deref(),
             task: None,
             run: None,
-            agent: None,
             role: None,
             usage,
             cost: None,
@@ -209,15 +225,14 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         });
     }
     for e in &account {
-        let (run, by_time) = match_run(&all_runs, e);
+        let (run, by_time) = matcher.as_ref().map_or((None, false), |m| m.find(e));
         items.push(Item {
             source: "account",
-            day: &e.day,
+            day: days.day(e.at_ms),
             model: Some(e.model.as_str()).filter(|m| !m.is_empty()),
             project: run.and_then(|r| r.workspace.as_deref()),
-            task: run.and_then(|r| r.task).map(crate::board::tasks::format_id),
-            run: run.map(|r| crate::board::runs::format_id(r.num)),
-            agent: run.map(|r| format!("run R-{}", r.root)),
+            task: run.and_then(|r| r.task),
+            run,
             role: run.and_then(|r| r.role.as_deref()),
             usage: Some(Usage {
                 input_tokens: e.input_no_cache_write,
@@ -232,23 +247,37 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         });
     }
 
-    let mut groups: BTreeMap<(&'static str, Vec<String>), UsageRow> = BTreeMap::new();
+    // Each item's cost is worked out once (a model's price looked up once per report), then added
+    // to its group and its source's total; group keys borrow what they can from the items.
+    let mut priced: HashMap<&str, Option<&super::prices::Price>> = HashMap::new();
+    let mut groups: HashMap<(&'static str, Vec<Cow<'_, str>>), UsageRow> = HashMap::new();
     let mut totals: BTreeMap<&'static str, UsageRow> = BTreeMap::new();
     let cache_reads = settings.count_cache_reads;
     for it in &items {
-        let keys: Vec<String> = by.iter().map(|d| key(it, *d)).collect();
-        for row in [
-            groups.entry((it.source, keys.clone())).or_insert_with(|| UsageRow {
-                source: it.source.into(),
-                keys,
-                ..Default::default()
-            }),
+        let cost = match (&it.usage, it.cost) {
+            (_, Some(c)) => Cost::Given(c),
+            (Some(u), None) => {
+                let price = it.model.and_then(|m| *priced.entry(m).or_insert_with(|| prices.get(m)));
+                price.map_or(Cost::Unpriced, |p| Cost::Estimated(p.cost(u)))
+            }
+            (None, None) => Cost::Unpriced,
+        };
+        let keys: Vec<Cow<'_, str>> = by.iter().map(|d| key(it, *d)).collect();
+        let row = groups.entry((it.source, keys)).or_insert_with_key(|(source, keys)| UsageRow {
+            source: (*source).into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            ..Default::default()
+        });
+        add(row, it, cost, cache_reads);
+        add(
             totals.entry(it.source).or_insert_with(|| UsageRow { source: it.source.into(), ..Default::default() }),
-        ] {
-            add(row, it, &prices, cache_reads);
-        }
+            it,
+            cost,
+            cache_reads,
+        );
     }
     let mut rows: Vec<UsageRow> = groups.into_values().collect();
+    rows.sort_by(|a, b| a.source.cmp(&b.source).then_with(|| a.keys.cmp(&b.keys)));
     if by.iter().any(|d| matches!(d, Dim::Task | Dim::Run | Dim::Agent)) {
         rows.sort_by(|a, b| {
             b.cost_usd.unwrap_or(0.0).total_cmp(&a.cost_usd.unwrap_or(0.0)).then(b.tokens.cmp(&a.tokens))
@@ -257,7 +286,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     if let Some(n) = q.limit {
         rows.truncate(n);
     }
-    let coverage = coverage(&runs, &chats, account.len());
+    let coverage = coverage(if want("runs") { &runs } else { &[] }, &chats, account.len());
     let to = until.map_or_else(|| Local::now().date_naive(), |u| day_of(u - 1));
     Ok(UsageReport {
         from: day_of(since).to_string(),
@@ -271,7 +300,51 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     })
 }
 
-fn add(row: &mut UsageRow, it: &Item<'_>, prices: &PriceTable, cache_reads: bool) {
+/// A read's result (a panic in it goes on as the caller's).
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The person's local days between two moments, to tell a moment's day by a binary search
+/// instead of asking the time zone once per row.
+struct DayIndex {
+    /// Each day's local midnight (epoch ms) and its name, in order.
+    starts: Vec<(i64, String)>,
+}
+
+impl DayIndex {
+    fn new(from_ms: i64, to_ms: i64) -> Self {
+        let mut d = day_of(from_ms);
+        let last = day_of(to_ms);
+        let mut starts = Vec::new();
+        while d <= last {
+            let midnight = d.and_hms_opt(0, 0, 0).expect("midnight exists");
+            let ms = Local.from_local_datetime(&midnight).earliest().map_or(0, |t| t.timestamp_millis());
+            starts.push((ms, d.to_string()));
+            d = d.succ_opt().unwrap_or(last);
+            if starts.len() > 40_000 {
+                break;
+            }
+        }
+        Self { starts }
+    }
+
+    /// The day of `ms` (the first day for anything before it).
+    fn day(&self, ms: i64) -> &str {
+        let i = self.starts.partition_point(|(start, _)| *start <= ms);
+        self.starts.get(i.saturating_sub(1)).map_or("", |(_, name)| name.as_str())
+    }
+}
+
+/// What an item cost: Cursor's figure, Tether's estimate, or nothing to price it with.
+#[derive(Clone, Copy)]
+enum Cost {
+    Given(f64),
+    Estimated(f64),
+    Unpriced,
+}
+
+fn add(row: &mut UsageRow, it: &Item<'_>, cost: Cost, cache_reads: bool) {
     row.items += 1;
     row.matched_by_time += u64::from(it.by_time);
     let Some(u) = &it.usage else { return };
@@ -281,35 +354,31 @@ fn add(row: &mut UsageRow, it: &Item<'_>, prices: &PriceTable, cache_reads: bool
     row.cache_read += u.cache_read_tokens;
     row.cache_write += u.cache_write_tokens;
     row.tokens += u.total(cache_reads);
-    let cost = match it.cost {
-        Some(c) => Some(c),
-        None => {
-            let est = it.model.and_then(|m| prices.get(m)).map(|p| p.cost(u));
-            row.cost_estimated |= est.is_some();
-            est
-        }
-    };
     match cost {
-        Some(c) => row.cost_usd = Some(row.cost_usd.unwrap_or(0.0) + c),
-        None => row.unpriced_tokens += u.total(cache_reads),
+        Cost::Given(c) => row.cost_usd = Some(row.cost_usd.unwrap_or(0.0) + c),
+        Cost::Estimated(c) => {
+            row.cost_usd = Some(row.cost_usd.unwrap_or(0.0) + c);
+            row.cost_estimated = true;
+        }
+        Cost::Unpriced => row.unpriced_tokens += u.total(cache_reads),
     }
 }
 
-fn key(it: &Item<'_>, d: Dim) -> String {
-    let or = |v: Option<&str>, none: &str| v.filter(|s| !s.is_empty()).unwrap_or(none).to_owned();
+fn key<'a>(it: &Item<'a>, d: Dim) -> Cow<'a, str> {
+    let or = |v: Option<&'a str>, none: &'static str| Cow::Borrowed(v.filter(|s| !s.is_empty()).unwrap_or(none));
     match d {
-        Dim::Day => it.day.to_owned(),
+        Dim::Day => Cow::Borrowed(it.day),
         Dim::Week => NaiveDate::parse_from_str(it.day, "%Y-%m-%d")
-            .map(|d| format!("{}-W{:02}", d.iso_week().year(), d.iso_week().week()))
-            .unwrap_or_else(|_| it.day.to_owned()),
-        Dim::Month => it.day.get(..7).unwrap_or(it.day).to_owned(),
+            .map(|d| Cow::Owned(format!("{}-W{:02}", d.iso_week().year(), d.iso_week().week())))
+            .unwrap_or(Cow::Borrowed(it.day)),
+        Dim::Month => Cow::Borrowed(it.day.get(..7).unwrap_or(it.day)),
         Dim::Model => or(it.model, "(model not recorded)"),
         Dim::Project => or(it.project, "(no project)"),
-        Dim::Task => or(it.task.as_deref(), "(no task)"),
-        Dim::Run => or(it.run.as_deref(), "(not a run)"),
-        Dim::Agent => or(it.agent.as_deref(), "(not a run)"),
+        Dim::Task => it.task.map_or(Cow::Borrowed("(no task)"), |t| Cow::Owned(crate::board::tasks::format_id(t))),
+        Dim::Run => it.run.map_or(Cow::Borrowed("(not a run)"), |r| Cow::Owned(crate::board::runs::format_id(r.num))),
+        Dim::Agent => it.run.map_or(Cow::Borrowed("(not a run)"), |r| Cow::Owned(format!("run R-{}", r.root))),
         Dim::Role => or(it.role, "(no role)"),
-        Dim::Source => it.source.to_owned(),
+        Dim::Source => Cow::Borrowed(it.source),
     }
 }
 
@@ -350,54 +419,53 @@ fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], 
     c
 }
 
-/// Runs that may have made an account event: cloud runs by agent id, and local runs by the
-/// time they ran.
-fn runs_for_matching(t: &Tether, since: i64, until: Option<i64>) -> Result<Vec<Span>> {
-    let runs =
-        crate::board::runs::list(&t.store, &crate::board::runs::RunFilter { limit: 100_000, ..Default::default() })?;
-    let ms = |s: &Option<String>| {
-        s.as_deref().and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok()).map(|d| d.timestamp_millis())
-    };
-    Ok(runs
-        .into_iter()
-        .filter_map(|r| {
-            let start = ms(&r.started_at)?;
-            let end = ms(&r.ended_at).unwrap_or(i64::MAX);
-            (end >= since && until.is_none_or(|u| start < u)).then(|| Span {
-                num: r.num(),
-                root: r.root,
-                task: r.task.as_deref().and_then(|t| crate::board::tasks::parse_id(t).ok()),
-                role: r.role.clone(),
-                workspace: r.workspace.clone(),
-                agent: r.cloud.as_ref().map(|c| c.agent_id.clone()).filter(|a| !a.is_empty()),
-                start,
-                end,
-            })
-        })
-        .collect())
+/// Finds the run an account event belongs to: the cloud run of its Cloud Agent ID (exact), else
+/// the one local run that was going when it happened (by time; none when two were). Runs are
+/// sorted by start, so an event looks only at the runs that started within the longest run's
+/// length before it.
+struct Matcher<'a> {
+    by_agent: HashMap<&'a str, &'a RunSpend>,
+    /// Local runs that ended, by start, and the longest of them.
+    ended: Vec<(i64, i64, &'a RunSpend)>,
+    longest: i64,
+    /// Local runs still going (few): they may hold any event since they started.
+    going: Vec<&'a RunSpend>,
 }
 
-struct Span {
-    num: i64,
-    root: i64,
-    task: Option<i64>,
-    role: Option<String>,
-    workspace: Option<String>,
-    agent: Option<String>,
-    start: i64,
-    end: i64,
-}
-
-/// The run an account event belongs to: the cloud run of its Cloud Agent ID (exact), else the
-/// one run that was going when it happened (by time; none when two were).
-fn match_run<'a>(runs: &'a [Span], e: &history_usage::AccountEvent) -> (Option<&'a Span>, bool) {
-    if let Some(agent) = &e.cloud_agent {
-        return (runs.iter().find(|r| r.agent.as_deref() == Some(agent)), false);
+impl<'a> Matcher<'a> {
+    fn new(runs: &'a [RunSpend]) -> Self {
+        use crate::board::runs::RunStatus;
+        let mut m = Self { by_agent: HashMap::new(), ended: Vec::new(), longest: 0, going: Vec::new() };
+        for r in runs {
+            match (&r.agent_id, r.status, r.ended_ms) {
+                (Some(a), ..) => {
+                    m.by_agent.insert(a.as_str(), r);
+                }
+                (None, RunStatus::Running, _) => m.going.push(r),
+                (None, _, Some(end)) => m.ended.push((r.at_ms, end, r)),
+                // Never started, or ended without a time: it ran at no known moment.
+                (None, ..) => {}
+            }
+        }
+        m.ended.sort_by_key(|(start, ..)| *start);
+        m.longest = m.ended.iter().map(|(s, e, _)| e - s).max().unwrap_or(0);
+        m
     }
-    let mut going = runs.iter().filter(|r| r.agent.is_none() && r.start <= e.at_ms && e.at_ms <= r.end);
-    match (going.next(), going.next()) {
-        (Some(r), None) => (Some(r), true),
-        _ => (None, false),
+
+    fn find(&self, e: &history_usage::AccountEvent) -> (Option<&'a RunSpend>, bool) {
+        if let Some(agent) = &e.cloud_agent {
+            return (self.by_agent.get(agent.as_str()).copied(), false);
+        }
+        let upto = self.ended.partition_point(|(start, ..)| *start <= e.at_ms);
+        let earliest = e.at_ms.saturating_sub(self.longest);
+        let ended = self.ended[..upto].iter().rev().take_while(|(start, ..)| *start >= earliest);
+        let mut holding = ended.filter(|(_, end, _)| *end >= e.at_ms).map(|(.., r)| *r);
+        let mut going = self.going.iter().filter(|r| r.at_ms <= e.at_ms).copied();
+        let first = holding.next().or_else(|| going.next());
+        match (first, holding.next().or_else(|| going.next())) {
+            (Some(r), None) => (Some(r), true),
+            _ => (None, false),
+        }
     }
 }
 
@@ -470,4 +538,75 @@ pub fn to_csv(r: &UsageReport) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::runs::RunStatus;
+
+    fn run(num: i64, start: i64, end: Option<i64>, agent: Option<&str>, status: RunStatus) -> RunSpend {
+        RunSpend {
+            num,
+            kind: if agent.is_some() { "cloud" } else { "local" }.into(),
+            status,
+            model: None,
+            task: None,
+            role: None,
+            workspace: None,
+            root: num,
+            at_ms: start,
+            ended_ms: end,
+            agent_id: agent.map(str::to_owned),
+            usage: None,
+            cost_usd: None,
+        }
+    }
+
+    fn event(at_ms: i64, agent: Option<&str>) -> history_usage::AccountEvent {
+        history_usage::AccountEvent {
+            at_ms,
+            kind: String::new(),
+            model: String::new(),
+            cloud_agent: agent.map(str::to_owned),
+            input_cache_write: 0,
+            input_no_cache_write: 0,
+            cache_read: 0,
+            output: 0,
+            total: 0,
+            cost_usd: None,
+            errored: false,
+        }
+    }
+
+    #[test]
+    fn account_events_go_to_their_cloud_agent_or_the_one_run_going_then_and_else_to_none() {
+        use RunStatus::*;
+        let runs = [
+            run(1, 100, Some(200), None, Succeeded),
+            run(2, 150, Some(400), None, Failed),
+            run(3, 500, Some(10_000), None, Succeeded),
+            run(4, 50, Some(60), Some("bc-7"), Succeeded),
+            run(5, 9_000, None, None, Running),
+            run(6, 0, None, None, Queued),
+        ];
+        let m = Matcher::new(&runs);
+        let num = |e: history_usage::AccountEvent| m.find(&e).0.map(|r| r.num);
+        assert_eq!(m.find(&event(999_999, Some("bc-7"))).0.map(|r| r.num), Some(4), "by agent id, whenever");
+        assert_eq!(m.find(&event(120, None)), (Some(&runs[0]), true), "only R-1 was going: matched by time");
+        assert_eq!(num(event(170, None)), None, "R-1 and R-2 both were: no guess");
+        assert_eq!(num(event(300, None)), Some(2));
+        assert_eq!(num(event(450, None)), None, "nothing was going");
+        assert_eq!(num(event(9_500, None)), None, "R-3 and the running R-5 both were");
+        assert_eq!(num(event(20_000, None)), Some(5), "only the run still going");
+    }
+
+    #[test]
+    fn a_moment_falls_on_its_local_day() {
+        let start = since_ms("2026-03-01").unwrap();
+        let days = DayIndex::new(start, start + 3 * 86_400_000);
+        assert_eq!(days.day(start), "2026-03-01");
+        assert_eq!(days.day(start + 86_400_000 - 1), "2026-03-01");
+        assert_eq!(days.day(start + 86_400_000 + 1), "2026-03-02");
+    }
 }

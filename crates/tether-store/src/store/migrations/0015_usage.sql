@@ -9,8 +9,12 @@ ALTER TABLE runs ADD COLUMN usage_source TEXT;      -- result | turns | cloud: w
 ALTER TABLE runs ADD COLUMN budget TEXT;            -- this run's own budget, e.g. "200k" or "$2"
 ALTER TABLE runs ADD COLUMN budget_allowed INTEGER NOT NULL DEFAULT 0; -- over budget, and the person let its chain go on
 UPDATE runs SET usage_source = 'result' WHERE input_tokens IS NOT NULL;
--- Usage is read by day: the runs that started since a day.
-CREATE INDEX runs_started ON runs(started_at) WHERE started_at IS NOT NULL;
+-- Usage is read by time: the runs that started (else were queued) since a moment, with every
+-- column the usage report and the budget checks read, so they never walk the table's rows (whose
+-- prompts and results spill into overflow pages).
+CREATE INDEX runs_usage ON runs(coalesce(started_at, created_at), num, kind, status, model, task, role, workspace, root,
+                                ended_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
+                                cloud);
 
 -- A task's budget, over all its runs.
 ALTER TABLE tasks ADD COLUMN budget TEXT;
