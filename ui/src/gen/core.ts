@@ -651,7 +651,8 @@ cost_estimated: boolean,
  */
 unpriced_tokens: number, 
 /**
- * Account events given to a run or chat by time alone (no id joins them).
+ * Account events given to a run by time alone (no id joins them); events are given to
+ * runs only when the report groups by project, task, run, agent or role.
  */
 matched_by_time: number, };
 

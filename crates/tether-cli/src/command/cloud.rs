@@ -20,7 +20,7 @@ use crate::rt;
 pub enum CloudCmd {
     /// Launch a Cursor Cloud agent on a repository (a run R-n; Ctrl-C with --follow stops
     /// following, not the agent, when a daemon runs it).
-    Launch(CloudLaunchArgs),
+    Launch(Box<CloudLaunchArgs>),
     /// Check a Cursor API key with Cursor and keep it in the OS keyring (runs of the Cursor CLI
     /// use it too). Asks for it, or reads it from stdin with --key-stdin.
     Login {
@@ -87,7 +87,7 @@ pub struct CloudLaunchArgs {
 
 pub fn run(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
     match cmd {
-        CloudCmd::Launch(a) => launch(t, a),
+        CloudCmd::Launch(a) => launch(t, *a),
         CloudCmd::Login { key_stdin } => {
             if key_stdin && std::io::stdin().is_terminal() {
                 anyhow::bail!(

@@ -83,7 +83,7 @@ pub fn thousands(n: i64) -> String {
     let s = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -94,7 +94,7 @@ pub fn thousands(n: i64) -> String {
 /// The start of the person's local day, epoch ms.
 pub fn today_start_ms() -> i64 {
     let today = Local::now().date_naive().and_hms_opt(0, 0, 0).expect("midnight exists");
-    Local.from_local_datetime(&today).earliest().map_or_else(|| crate::clock::now_ms(), |t| t.timestamp_millis())
+    Local.from_local_datetime(&today).earliest().map_or_else(crate::clock::now_ms, |t| t.timestamp_millis())
 }
 
 /// The budgets that apply to a run of `model` with its own `budget`, on `task`, in `role`.

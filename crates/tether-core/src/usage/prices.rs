@@ -94,7 +94,7 @@ impl PriceTable {
         if key.is_empty() {
             return None;
         }
-        self.models.get(&key).or_else(|| self.models.values().find(|p| p.aliases.iter().any(|a| *a == key)))
+        self.models.get(&key).or_else(|| self.models.values().find(|p| p.aliases.contains(&key)))
     }
 }
 

@@ -400,10 +400,9 @@ fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], 
             ended.len()
         ));
     }
-    if c.chats > 0 {
+    if let Some(pct) = (c.chats_with_tokens * 100).checked_div(c.chats) {
         c.notes.push(format!(
-            "tokens known for {}% of chats ({} of {}): Cursor's chat stores mostly record none (since early 2026); a chat without figures is not recorded, not zero",
-            c.chats_with_tokens * 100 / c.chats,
+            "tokens known for {pct}% of chats ({} of {}): Cursor's chat stores mostly record none (since early 2026); a chat without figures is not recorded, not zero",
             c.chats_with_tokens,
             c.chats
         ));
