@@ -503,6 +503,14 @@ describe('GUI in a real browser', () => {
     await apiCall(daemon, 'PATCH', '/api/settings', { port: null, cursor_user_dir: null, notifications: true });
     await waitUntil(async () => (await page.getByTestId('setting-port').inputValue()) === '', 'the live reset');
     assert.equal(await page.getByTestId('setting-notifications').isChecked(), true);
+    // Budgets: a figure that does not read is refused with the reason; one that does is saved.
+    await page.getByTestId('setting-daily-budget').fill('lots');
+    await page.getByTestId('budgets-save').click();
+    await waitUntil(async () => /200k/.test(await page.getByTestId('budgets-error').innerText()), 'the budget error');
+    await page.getByTestId('setting-daily-budget').fill('$10');
+    await page.getByTestId('budgets-save').click();
+    await waitUntil(async () => (await apiCall(daemon, 'GET', '/api/settings')).settings.usage.daily_budget === '$10', 'the budget saved');
+    await apiCall(daemon, 'PATCH', '/api/settings', { usage: { daily_budget: null } });
   });
 
   test('renaming a tag onto another merges them; the command palette jumps and searches', async () => {

@@ -218,6 +218,7 @@ export function SettingsView() {
           </p>
         )}
       </section>
+      {v && <Budgets settings={v.settings} onSaved={() => view.reload()} />}
       <section class="panel" data-testid="settings-security">
         <h2>Security</h2>
         {toggle(
@@ -229,5 +230,56 @@ export function SettingsView() {
         <p class="muted small">Applies when Tether next starts.</p>
       </section>
     </div>
+  );
+}
+
+/** Budgets for all runs: each run's (unless it sets its own) and the day's. Role budgets, the
+ * cache-read rule and price overrides are `tether settings set usage.…`. */
+function Budgets({ settings, onSaved }: { settings: Settings; onSaved: () => void }) {
+  const [run, setRun] = useState(settings.usage.run_budget ?? '');
+  const [daily, setDaily] = useState(settings.usage.daily_budget ?? '');
+  const [err, setErr] = useState<unknown>(null);
+  useEffect(() => {
+    setRun(settings.usage.run_budget ?? '');
+    setDaily(settings.usage.daily_budget ?? '');
+  }, [settings.usage.run_budget, settings.usage.daily_budget]);
+  const save = (e: Event) => {
+    e.preventDefault();
+    setErr(null);
+    // The server takes the usage settings field by field.
+    const patch = { usage: { run_budget: run.trim() || null, daily_budget: daily.trim() || null } } as unknown as SettingsPatch;
+    api.patchSettings(patch).then(
+      () => (toast('Budgets saved'), onSaved()),
+      (e2) => setErr(e2),
+    );
+  };
+  const roles = Object.entries(settings.usage.role_budgets);
+  return (
+    <form class="panel form" onSubmit={save} data-testid="settings-budgets">
+      <h2>Budgets</h2>
+      <label>
+        Each run may spend (unless it sets its own)
+        <input type="text" value={run} placeholder="no limit (e.g. 200k or $2)" onInput={(e) => setRun((e.target as HTMLInputElement).value)} data-testid="setting-run-budget" />
+      </label>
+      <label>
+        All runs may spend in a day
+        <input type="text" value={daily} placeholder="no limit (e.g. 2M or $10)" onInput={(e) => setDaily((e.target as HTMLInputElement).value)} data-testid="setting-daily-budget" />
+      </label>
+      {roles.length > 0 && (
+        <p class="muted small">
+          Per role and day: {roles.map(([r, b]) => `${r} ${b}`).join(', ')} (<code>tether settings set usage.role_budgets.ROLE …</code>).
+        </p>
+      )}
+      <p class="muted small">
+        Tokens (all of them{settings.usage.count_cache_reads ? ', cache reads included' : ', without cache reads'}) or estimated dollars. A run that goes over
+        stops; once today's budget is spent, new runs wait until tomorrow.
+      </p>
+      <ErrorNote error={err} testid="budgets-error" />
+      <div class="actions">
+        <button type="submit" data-testid="budgets-save">
+          Save budgets
+        </button>
+      </div>
+    </form>
   );
 }

@@ -42,7 +42,7 @@ impl TetherMcp {
     }
 
     #[tool(
-        description = "Start an agent for a prompt or a board task (it claims the task and moves it to in_review when it succeeds). where: local (default) runs the Cursor CLI on this machine in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read); where: cloud launches a Cursor Cloud agent on a GitHub repository (repo, ref or branch, auto_pr; needs the user's Cursor API key). Or continue an earlier run's chat with followup_of. Returns the run id at once; read tether://run/{id} for its progress."
+        description = "Start an agent for a prompt or a board task (it claims the task and moves it to in_review when it succeeds). where: local (default) runs the Cursor CLI on this machine in a project folder, with a model, mode (agent/plan/ask), role and permission tokens (e.g. allow [\"Write(**)\", \"Shell(cargo)\"]: without them it can only read); where: cloud launches a Cursor Cloud agent on a GitHub repository (repo, ref or branch, auto_pr; needs the user's Cursor API key). Or continue an earlier run's chat with followup_of. A budget (tokens like 200k, or dollars like $2) stops the run when it goes over. Returns the run id at once; read tether://run/{id} for its progress, and tether://usage for what runs spent today."
     )]
     async fn agent_run(
         &self,
