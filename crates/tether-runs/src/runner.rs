@@ -332,18 +332,16 @@ impl Runner {
             if let Err(e) = tether_core::ops::worktrees::record_end(&t, &at_end) {
                 tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
             }
+            // A cloud run's chat is searchable whole by the time the run says it ended.
+            if let Some(chat) = at_end.chat_id.clone().filter(|_| at_end.is_cloud())
+                && let Err(e) = tether_cloud::transcript::write_and_index(&t, &chat)
+            {
+                tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
+            }
             t.board().finish_run(num, &outcome)
         })
         .await;
         self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
-        if let Ok(r) = &ended
-            && let Some(chat) = r.chat_id.clone().filter(|_| r.is_cloud())
-        {
-            let t = Arc::clone(&self.tether);
-            if let Err(e) = blocking(move || tether_cloud::transcript::write_and_index(&t, &chat)).await {
-                tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
-            }
-        }
         if let Ok(r) = &ended
             && r.status == RunStatus::OverBudget
         {
