@@ -181,7 +181,11 @@ pub(crate) async fn drive(
             ev = rx.recv(), if events_open => match ev {
                 Some(first) => {
                     take_events(&t.bus, run, first, &mut rx, &mut watch, &log, resume.as_deref());
-                    if let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await {
+                    // Over by a turn's figures: stopped now. Over by the result's, the CLI is done
+                    // already: it exits as usual (its chat saved) and the run is marked at its end.
+                    if watch.final_usage.is_none()
+                        && let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await
+                    {
                         stopped = Some(Stop::OverBudget(why));
                         break;
                     }
@@ -228,10 +232,10 @@ pub(crate) async fn drive(
     for r in [out_reader, err_reader].into_iter().flatten() {
         r.abort();
     }
+    // Known only from the final figures: marked when it ends (no warning then: it is over).
     if stopped.is_none()
-        && let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await
+        && let Level::Over(why) = caps.check(&watch.spent(), None)
     {
-        // Known only from the final figures: marked when it ends.
         stopped = Some(Stop::OverBudget(why));
     }
     log.flush().await;
