@@ -108,7 +108,6 @@ impl schemars::JsonSchema for Budget {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpend {
     pub num: i64,
-    pub kind: String,
     pub status: RunStatus,
     pub model: Option<String>,
     pub task: Option<i64>,
@@ -142,7 +141,7 @@ pub struct SpendFilter {
 pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT num, kind, status, model, task, role, workspace, coalesce(root, num), coalesce(started_at, created_at),
+            "SELECT num, status, model, task, role, workspace, coalesce(root, num), coalesce(started_at, created_at),
                     ended_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
                     CASE WHEN cloud IS NOT NULL THEN json_extract(cloud, '$.agent_id') END
              FROM runs
@@ -152,29 +151,28 @@ pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
              ORDER BY coalesce(started_at, created_at)",
         )?;
         let rows = stmt.query_map(params![f.since_ms, f.until_ms, f.task, f.role, f.except], |r| {
-            let input: Option<i64> = r.get(10)?;
+            let input: Option<i64> = r.get(9)?;
             Ok(RunSpend {
                 num: r.get(0)?,
-                kind: r.get(1)?,
-                status: r.get::<_, String>(2)?.parse().unwrap_or(RunStatus::Lost),
-                model: r.get(3)?,
-                task: r.get(4)?,
-                role: r.get(5)?,
-                workspace: r.get(6)?,
-                root: r.get(7)?,
-                at_ms: r.get(8)?,
-                ended_ms: r.get(9)?,
-                agent_id: r.get::<_, Option<String>>(15)?.filter(|a| !a.is_empty()),
+                status: r.get::<_, String>(1)?.parse().unwrap_or(RunStatus::Lost),
+                model: r.get(2)?,
+                task: r.get(3)?,
+                role: r.get(4)?,
+                workspace: r.get(5)?,
+                root: r.get(6)?,
+                at_ms: r.get(7)?,
+                ended_ms: r.get(8)?,
+                agent_id: r.get::<_, Option<String>>(14)?.filter(|a| !a.is_empty()),
                 usage: match input {
                     Some(input_tokens) => Some(Usage {
                         input_tokens,
-                        output_tokens: r.get::<_, Option<i64>>(11)?.unwrap_or(0),
-                        cache_read_tokens: r.get::<_, Option<i64>>(12)?.unwrap_or(0),
-                        cache_write_tokens: r.get::<_, Option<i64>>(13)?.unwrap_or(0),
+                        output_tokens: r.get::<_, Option<i64>>(10)?.unwrap_or(0),
+                        cache_read_tokens: r.get::<_, Option<i64>>(11)?.unwrap_or(0),
+                        cache_write_tokens: r.get::<_, Option<i64>>(12)?.unwrap_or(0),
                     }),
                     None => None,
                 },
-                cost_usd: r.get(14)?,
+                cost_usd: r.get(13)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -15,7 +15,6 @@ use crate::store::Store;
 /// One chat's recorded tokens (or `None`: the chat store kept none), by its last activity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatSpend {
-    pub id: String,
     pub at_ms: i64,
     pub model: Option<String>,
     pub project: Option<String>,
@@ -27,7 +26,7 @@ pub struct ChatSpend {
 pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<ChatSpend>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT id, coalesce(updated_at, created_at), model, project, input_tokens, output_tokens
+            "SELECT coalesce(updated_at, created_at), model, project, input_tokens, output_tokens
              FROM sessions
              WHERE coalesce(updated_at, created_at) IS NOT NULL AND message_count > 0
                AND (?1 IS NULL OR coalesce(updated_at, created_at) >= ?1)
@@ -35,12 +34,11 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
         )?;
         let rows = stmt.query_map(params![since_ms, until_ms], |r| {
             Ok(ChatSpend {
-                id: r.get(0)?,
-                at_ms: r.get(1)?,
-                model: r.get(2)?,
-                project: r.get(3)?,
-                input: r.get(4)?,
-                output: r.get(5)?,
+                at_ms: r.get(0)?,
+                model: r.get(1)?,
+                project: r.get(2)?,
+                input: r.get(3)?,
+                output: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -51,40 +49,33 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountEvent {
     pub at_ms: i64,
-    pub kind: String,
     pub model: String,
     pub cloud_agent: Option<String>,
     pub input_cache_write: i64,
     pub input_no_cache_write: i64,
     pub cache_read: i64,
     pub output: i64,
-    pub total: i64,
     /// What Cursor charged (US dollars), when the CSV said a figure.
     pub cost_usd: Option<f64>,
-    pub errored: bool,
 }
 
 /// The account's imported events in `[since, until)`, epoch ms.
 pub fn account_events(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<AccountEvent>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT at, kind, model, cloud_agent, input_cache_write, input_no_cache_write, cache_read, output, total,
-                    cost_usd, errored
+            "SELECT at, model, cloud_agent, input_cache_write, input_no_cache_write, cache_read, output, cost_usd
              FROM usage_events WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at < ?2) ORDER BY at",
         )?;
         let rows = stmt.query_map(params![since_ms, until_ms], |r| {
             Ok(AccountEvent {
                 at_ms: r.get(0)?,
-                kind: r.get(1)?,
-                model: r.get(2)?,
-                cloud_agent: r.get(3)?,
-                input_cache_write: r.get(4)?,
-                input_no_cache_write: r.get(5)?,
-                cache_read: r.get(6)?,
-                output: r.get(7)?,
-                total: r.get(8)?,
-                cost_usd: r.get(9)?,
-                errored: r.get(10)?,
+                model: r.get(1)?,
+                cloud_agent: r.get(2)?,
+                input_cache_write: r.get(3)?,
+                input_no_cache_write: r.get(4)?,
+                cache_read: r.get(5)?,
+                output: r.get(6)?,
+                cost_usd: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -118,12 +118,15 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
     if let (Some(b), Some(u)) = (settings.daily_budget, daily_used) {
         line.push_str(&format!(" ({:.0}% of {b})", u * 100.0));
     }
+    // From today's figures above, not a second read of today's runs.
+    let held =
+        settings.daily_budget.and_then(|b| crate::usage::daily_over(b, today.tokens, today.cost_usd.unwrap_or(0.0)));
     Ok(UsageSummary {
         today,
         last_30_days: month.totals,
         daily_budget: settings.daily_budget.map(|b| b.to_string()),
         daily_used,
-        held: crate::usage::daily_spent(t)?,
+        held,
         line,
     })
 }

@@ -197,13 +197,16 @@ pub fn daily_spent(t: &Tether) -> Result<Option<String>> {
         &prices,
         settings.count_cache_reads,
     );
-    let over = match b {
-        Budget::Tokens(n) => (tok >= n).then(|| format!("{} tokens", thousands(tok))),
+    Ok(daily_over(b, tok, usd))
+}
+
+/// Why new runs wait, when `tokens` or `usd` spent today reach the daily budget `b`.
+pub fn daily_over(b: Budget, tokens: i64, usd: f64) -> Option<String> {
+    let used = match b {
+        Budget::Tokens(n) => (tokens >= n).then(|| format!("{} tokens", thousands(tokens))),
         Budget::Usd(d) => (usd >= d).then(|| format!("${usd:.2}")),
-    };
-    Ok(over.map(|used| {
-        format!("today's budget ({b}) is spent ({used}); runs wait until tomorrow, or raise usage.daily_budget")
-    }))
+    }?;
+    Some(format!("today's budget ({b}) is spent ({used}); runs wait until tomorrow, or raise usage.daily_budget"))
 }
 
 #[cfg(test)]

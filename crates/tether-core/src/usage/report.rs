@@ -547,7 +547,6 @@ mod tests {
     fn run(num: i64, start: i64, end: Option<i64>, agent: Option<&str>, status: RunStatus) -> RunSpend {
         RunSpend {
             num,
-            kind: if agent.is_some() { "cloud" } else { "local" }.into(),
             status,
             model: None,
             task: None,
@@ -565,16 +564,13 @@ mod tests {
     fn event(at_ms: i64, agent: Option<&str>) -> history_usage::AccountEvent {
         history_usage::AccountEvent {
             at_ms,
-            kind: String::new(),
             model: String::new(),
             cloud_agent: agent.map(str::to_owned),
             input_cache_write: 0,
             input_no_cache_write: 0,
             cache_read: 0,
             output: 0,
-            total: 0,
             cost_usd: None,
-            errored: false,
         }
     }
 
