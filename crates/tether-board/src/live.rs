@@ -71,6 +71,12 @@ pub struct HookEvent {
     /// `stop`: how many follow-ups Cursor already submitted for this chat.
     #[serde(default)]
     pub loop_count: Option<u32>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// `afterFileEdit` / `afterTabFileEdit`: what `tether hook` computed from the edit (ranges
+    /// and line hashes, for code origin); the board keeps none of it.
+    #[serde(default)]
+    pub trace: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

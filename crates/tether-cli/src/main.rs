@@ -30,7 +30,7 @@ use tether_core::{CursorLocations, Paths, Tether};
 
 use command::{
     agents, cloud, cursor_key, doctor, github, hook, index, init, mcp, open, run, runs, serve, sessions, settings,
-    signal, signals, stats, task, token, usage,
+    signal, signals, stats, task, token, trace, usage,
 };
 
 /// Tether: search, read, tag and export your Cursor chat history.
@@ -114,6 +114,13 @@ enum Command {
     /// What runs, chats and your account spent (tokens, estimated cost), by day, model, project,
     /// task, run…; import the account's usage CSV; prices; a task's budget.
     Usage(usage::UsageArgs),
+    /// Which chat wrote each line of a file (from Cursor's edit hooks and Tether's runs, through
+    /// git blame): the chat, `mixed` (edited since), `human`, or `unknown` (no record).
+    Blame(trace::BlameArgs),
+    /// Agent Trace records of the edits agents made: export; write them into a repository on
+    /// commit (git notes or files), on or off.
+    #[command(subcommand)]
+    Trace(trace::TraceCmd),
     /// Show or change the settings (`settings.json` in the data dir); a running daemon applies a
     /// change at once.
     #[command(subcommand)]
@@ -177,6 +184,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Cloud(cmd) => cloud::run(open()?, cmd),
         Command::Settings(cmd) => settings::run(&open()?, cmd),
         Command::Usage(a) => usage::run(&open()?, a),
+        Command::Blame(a) => trace::blame(&open()?, a),
+        Command::Trace(cmd) => trace::run(&open()?, cmd),
     }
 }
 

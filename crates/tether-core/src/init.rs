@@ -23,10 +23,19 @@ pub const MARKER: &str =
 /// The key of our entry under `mcpServers`.
 pub const SERVER_NAME: &str = "tether";
 
-/// Hook events we subscribe to: enough to bind an MCP session to its chat and to know when a
-/// chat is working or idle.
-pub const HOOK_EVENTS: &[&str] =
-    &["sessionStart", "beforeSubmitPrompt", "beforeMCPExecution", "afterAgentResponse", "stop", "sessionEnd"];
+/// Hook events we subscribe to: enough to bind an MCP session to its chat, to know when a chat
+/// is working or idle, and to record which chat wrote which lines (the edit hooks).
+pub const HOOK_EVENTS: &[&str] = &[
+    "sessionStart",
+    "beforeSubmitPrompt",
+    "beforeMCPExecution",
+    "afterAgentResponse",
+    "afterFileEdit",
+    "afterTabFileEdit",
+    "afterShellExecution",
+    "stop",
+    "sessionEnd",
+];
 
 /// Where things go.
 #[derive(Debug, Clone)]
@@ -628,8 +637,10 @@ mod tests {
         assert_eq!(hooks["hooks"]["stop"][0]["command"], "./audit.sh");
         assert_eq!(hooks["hooks"]["stop"][1]["command"], "/opt/bin/tether hook stop");
         assert_eq!(hooks["hooks"]["afterFileEdit"][0]["command"], "fmt");
+        assert_eq!(hooks["hooks"]["afterFileEdit"][1]["command"], "/opt/bin/tether hook afterFileEdit");
         for e in HOOK_EVENTS {
-            assert_eq!(hooks["hooks"][e].as_array().unwrap().len(), if *e == "stop" { 2 } else { 1 });
+            let theirs = matches!(*e, "stop" | "afterFileEdit");
+            assert_eq!(hooks["hooks"][e].as_array().unwrap().len(), if theirs { 2 } else { 1 });
         }
         let rule = std::fs::read_to_string(proj.join(".cursor/rules/tether.mdc")).unwrap();
         assert!(rule.starts_with("---\ndescription: "), "{rule}");

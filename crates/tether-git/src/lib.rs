@@ -16,13 +16,18 @@
 //! (and a checkout that has it out, as `git merge --ff-only` does), refusing — with nothing
 //! changed — whatever would lose or sweep up their own work.
 //!
+//! For code origin it also reads: a file's blame ([`Repo::blame`]) and commits' files, and writes
+//! git notes (`refs/notes/agent-trace`) when the person turned that on for the repository.
+//!
 //! Depends on nothing of Tether's.
 
+mod blame;
 mod diff;
 mod error;
 mod merge;
 mod repo;
 
+pub use blame::{BlameLine, UNCOMMITTED};
 pub use diff::{ChangeKind, Diff, FileChange};
 pub use error::{Error, Result};
 pub use merge::{Merged, Strategy};

@@ -308,6 +308,29 @@ pub struct Window {
     pub truncated: bool,
 }
 
+/// Where the turn that was under way at `at_ms` starts: the position (counting text messages, as
+/// [`read_window`]'s offset does) of the last user message at or before that time. `None` when
+/// the chat's messages carry no times.
+pub fn turn_at(store: &Store, session_id: &str, at_ms: i64) -> Result<Option<usize>> {
+    store.read(|c| {
+        let seq: Option<i64> = c
+            .query_row(
+                "SELECT max(seq) FROM messages WHERE session_id = ?1 AND role = 'user' AND kind = 'text' AND created_at <= ?2",
+                params![session_id, at_ms],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        let Some(seq) = seq else { return Ok(None) };
+        let before: i64 = c.query_row(
+            "SELECT count(*) FROM messages WHERE session_id = ?1 AND seq < ?2 AND kind = 'text'",
+            params![session_id, seq],
+            |r| r.get(0),
+        )?;
+        Ok(Some(before as usize))
+    })
+}
+
 pub fn read_window(store: &Store, key: &str, o: &WindowOptions) -> Result<Window> {
     let kinds = if o.include_tools { "" } else { "AND kind = 'text'" };
     let (offset, total) = store.read(|c| {

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0013_runs_safety.sql"),
     include_str!("store/migrations/0014_run_worktrees.sql"),
     include_str!("store/migrations/0015_usage.sql"),
+    include_str!("store/migrations/0016_code_origin.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

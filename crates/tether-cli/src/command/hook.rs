@@ -20,13 +20,30 @@ pub struct HookArgs {
 /// Total time we allow ourselves to talk to the daemon.
 const DEADLINE: Duration = Duration::from_millis(250);
 const MAX_PAYLOAD: u64 = 1 << 20;
+/// An edit's payload carries its text; what is forwarded is hashes, so this bounds only what we
+/// read (and a file larger than this is hashed without positions).
+const MAX_EDIT_PAYLOAD: u64 = 64 << 20;
+/// Line hashes per request, so that any edit travels under the daemon's 1 MiB hook limit.
+const HASHES_PER_PART: usize = 40_000;
+const RANGES_PER_PART: usize = 2_000;
+
+fn is_edit(event: &str) -> bool {
+    matches!(event, "afterFileEdit" | "afterTabFileEdit")
+}
 
 pub fn run(paths: &Paths, a: &HookArgs) {
     let event = a.event.as_str();
     let mut payload = Vec::new();
-    let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut payload);
+    let cap = if is_edit(event) { MAX_EDIT_PAYLOAD } else { MAX_PAYLOAD };
+    let _ = std::io::stdin().take(cap).read_to_end(&mut payload);
     // Whatever goes wrong in forwarding (a bug included), Cursor still gets its answer.
-    let forwarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| forward(paths, event, &payload)));
+    let forwarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if is_edit(event) {
+            forward_edit(paths, event, &payload).map(|()| None)
+        } else {
+            forward(paths, event, &payload)
+        }
+    }));
     let followup = match forwarded {
         Ok(Ok(f)) => f,
         Ok(Err(e)) => {
@@ -46,12 +63,11 @@ pub fn run(paths: &Paths, a: &HookArgs) {
     let _ = writeln!(std::io::stdout(), "{answer}");
 }
 
-/// Delivers the event; the daemon's follow-up message for a `stop`, if it has one.
-fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option<String>> {
-    let err = |m: &str| std::io::Error::other(m.to_owned());
-    let info = tether_core::daemon::running(paths).ok_or_else(|| err("no daemon"))?;
-    let port = info.port.ok_or_else(|| err("daemon has no port"))?;
-    let token = std::fs::read_to_string(paths.data_dir.join("hook-token"))?;
+fn err(m: &str) -> std::io::Error {
+    std::io::Error::other(m.to_owned())
+}
+
+fn object(event: &str, payload: &[u8]) -> std::io::Result<serde_json::Map<String, serde_json::Value>> {
     let serde_json::Value::Object(mut body) = serde_json::from_slice(payload).map_err(|e| err(&e.to_string()))? else {
         return Err(err("the payload is not a JSON object"));
     };
@@ -59,7 +75,57 @@ fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option
     if body.get("hook_event_name").and_then(|v| v.as_str()).is_none_or(str::is_empty) {
         body.insert("hook_event_name".into(), serde_json::Value::String(event.to_owned()));
     }
-    let body = serde_json::Value::Object(body).to_string();
+    Ok(body)
+}
+
+/// Delivers the event; the daemon's follow-up message for a `stop`, if it has one.
+fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option<String>> {
+    post(paths, &object(event, payload)?)
+}
+
+/// An edit: what it wrote, computed here from the file as it is now (ranges and line hashes),
+/// sent in parts small enough for the daemon's limit; the edit's text never leaves this process.
+fn forward_edit(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<()> {
+    use tether_core::trace::capture::{Replacement, capture, pack};
+    let mut body = object(event, payload)?;
+    let edits: Vec<Replacement> = body.remove("edits").and_then(|e| serde_json::from_value(e).ok()).unwrap_or_default();
+    let file = body.get("file_path").and_then(|f| f.as_str()).unwrap_or_default().to_owned();
+    if file.is_empty() || !std::path::Path::new(&file).is_absolute() {
+        return post(paths, &body).map(|_| ());
+    }
+    let text = std::fs::File::open(&file).ok().and_then(|f| {
+        let mut buf = Vec::new();
+        f.take(MAX_EDIT_PAYLOAD).read_to_end(&mut buf).ok()?;
+        String::from_utf8(buf).ok()
+    });
+    let c = capture(text.as_deref(), &edits);
+    let uid = tether_core::token::generate();
+    let hashes = c.written.len() + c.replaced.len();
+    let parts = hashes.div_ceil(HASHES_PER_PART).max(c.ranges.len().div_ceil(RANGES_PER_PART)).max(1);
+    for i in 0..parts {
+        let cut = |v: &[i64], per: usize| -> String {
+            let (a, b) = ((i * per).min(v.len()), ((i + 1) * per).min(v.len()));
+            pack(&v[a..b])
+        };
+        // Written and replaced share a part's budget in proportion to their sizes.
+        let per_w = c.written.len().div_ceil(parts);
+        let per_r = c.replaced.len().div_ceil(parts);
+        let per_g = c.ranges.len().div_ceil(parts);
+        let ranges = &c.ranges[(i * per_g).min(c.ranges.len())..((i + 1) * per_g).min(c.ranges.len())];
+        body.insert(
+            "trace".into(),
+            serde_json::json!({"edit": uid, "file": file, "ranges": ranges, "written": cut(&c.written, per_w), "replaced": cut(&c.replaced, per_r)}),
+        );
+        post(paths, &body)?;
+    }
+    Ok(())
+}
+
+fn post(paths: &Paths, body: &serde_json::Map<String, serde_json::Value>) -> std::io::Result<Option<String>> {
+    let info = tether_core::daemon::running(paths).ok_or_else(|| err("no daemon"))?;
+    let port = info.port.ok_or_else(|| err("daemon has no port"))?;
+    let token = std::fs::read_to_string(paths.data_dir.join("hook-token"))?;
+    let body = serde_json::Value::Object(body.clone()).to_string();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut s = TcpStream::connect_timeout(&addr, DEADLINE)?;
     s.set_write_timeout(Some(DEADLINE))?;

@@ -23,6 +23,7 @@ pub mod signals;
 pub mod stats;
 pub mod task;
 pub mod token;
+pub mod trace;
 pub mod usage;
 
 use tether_core::Tether;

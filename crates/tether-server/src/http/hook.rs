@@ -1,7 +1,8 @@
 //! `/hook`: what `tether hook` forwards from Cursor's hooks (the hook token only opens this
 //! door). A `beforeMCPExecution` for one of our tools also tells the MCP server which chat the
 //! coming call is from; a `stop` may answer with the follow-up message that makes the chat read
-//! its signals.
+//! its signals; an `afterFileEdit` / `afterTabFileEdit` carries the edit's trace (code origin),
+//! recorded once Cursor has its answer.
 
 use axum::Json;
 use axum::extract::{Request, State};
@@ -42,5 +43,14 @@ async fn event(ctx: &Ctx, req: Request) -> Result<Option<String>, ApiError> {
     }
     .map_err(|e| ApiError::invalid(format!("hook payload is not the expected JSON: {e}")))?;
     ctx.mcp.caller.announced(&ev);
+    if ev.trace.is_some() {
+        // An edit's trace is recorded after Cursor has its answer: it must never wait on it.
+        let (t, ev) = (ctx.tether.clone(), ev.clone());
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = ops::trace::from_hook(&t, &ev) {
+                tracing::warn!(error = %e, "an edit's trace was not recorded");
+            }
+        });
+    }
     run(ctx, move |t| ops::agents::hook(t, &ev)).await
 }
