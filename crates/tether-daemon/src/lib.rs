@@ -72,6 +72,7 @@ pub struct Host {
     runner: Mutex<Option<tether_runs::RunnerHandle>>,
     store_watch: Mutex<Option<watchers::Watching>>,
     settings_watch: Mutex<Option<watchers::Watching>>,
+    trace_publisher: Mutex<Option<watchers::Watching>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -122,8 +123,10 @@ impl Host {
             runner: Mutex::default(),
             store_watch: Mutex::default(),
             settings_watch: Mutex::default(),
+            trace_publisher: Mutex::default(),
         });
         *h.store_watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(watchers::store(&tether));
+        *h.trace_publisher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watchers::trace_publisher(&tether));
         *h.runner.lock().unwrap_or_else(|p| p.into_inner()) = Some(tether_runs::Runner::start(Arc::clone(&tether)));
         h.serve_on(listener);
         h.indexer.start(&tether, progress);

@@ -1,7 +1,9 @@
-//! Two small components that follow files: the store watcher (our database's WAL: what another
+//! Three small components that follow files: the store watcher (our database's WAL: what another
 //! process wrote to the board is announced on the bus, once — this process's own writes announce
-//! themselves) and the settings watcher (`settings.json` saved by another process, or by hand:
-//! the held settings are swapped and the daemon applies them). Each stops when dropped.
+//! themselves), the settings watcher (`settings.json` saved by another process, or by hand:
+//! the held settings are swapped and the daemon applies them) and the trace publisher (new
+//! commits in a repository whose person asked for Agent Trace records in it get them). Each
+//! stops when dropped.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -52,6 +54,29 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
         }
     });
     Watching { _watcher: w.map(|w| Box::new(w) as Box<dyn std::any::Any + Send>), task }
+}
+
+/// How often repositories that asked for trace records are checked for new commits.
+const PUBLISH_EVERY: Duration = Duration::from_secs(10);
+
+/// Writes trace records for new commits into the repositories that asked for them (one SQL
+/// read when none did).
+pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
+    let t = Arc::clone(t);
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(PUBLISH_EVERY).await;
+            let t2 = Arc::clone(&t);
+            match tokio::task::spawn_blocking(move || tether_core::ops::trace::publish(&t2)).await {
+                Ok(Err(e)) => tracing::warn!(error = %e, "writing trace records into a repository"),
+                Ok(Ok(p)) if p.records > 0 => {
+                    tracing::info!(records = p.records, commits = p.commits, "trace records written")
+                }
+                _ => {}
+            }
+        }
+    });
+    Watching { _watcher: None, task }
 }
 
 /// Follows `settings.json`: when it changes on disk, `apply` runs with the daemon (held weakly:

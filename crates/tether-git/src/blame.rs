@@ -46,7 +46,9 @@ impl Repo {
     /// Blame of `path` (relative to the root) as in the checkout, optionally lines
     /// `start..=end` only.
     pub fn blame(&self, path: &str, lines: Option<(u32, u32)>) -> Result<Vec<BlameLine>> {
-        let mut args = vec!["blame".to_owned(), "--porcelain".to_owned()];
+        // -w: a re-indent or a line-ending change does not make a line new; -M: a block moved
+        // within the file keeps the commit that wrote it.
+        let mut args = vec!["blame".to_owned(), "--porcelain".to_owned(), "-w".to_owned(), "-M".to_owned()];
         if let Some((a, b)) = lines {
             args.push("-L".into());
             args.push(format!("{a},{b}"));

@@ -10,7 +10,7 @@
 //! (`tether_core::board::runs`); this crate owns processes, timers and the workspace's files. It
 //! must not depend on axum, rmcp, clap or tauri.
 //!
-//! Imports run one way: probe, process, nofollow, stream_json ← files, log, setup ← local, cloud ← runner.
+//! Imports run one way: probe, process, nofollow, stream_json, trace ← files, log, setup ← local, cloud ← runner.
 
 mod cloud;
 mod files;
@@ -22,6 +22,7 @@ pub mod process;
 mod runner;
 mod setup;
 pub mod stream_json;
+mod trace;
 
 pub use probe::{CliInfo, INSTALL_HINT, probe};
 pub use runner::{Runner, RunnerHandle};

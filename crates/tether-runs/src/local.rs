@@ -122,6 +122,7 @@ pub(crate) async fn drive(
     }
     let (tx, mut rx) = mpsc::channel::<RunEvent>(4096);
     let stderr_tail = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut traced = crate::trace::RunTrace::new(Arc::clone(&t), run.id.clone(), workspace.clone(), run.model.clone());
     let out_reader = child.stdout.take().map(|out| {
         let tx = tx.clone();
         tokio::spawn(async move {
@@ -129,6 +130,7 @@ pub(crate) async fn drive(
             let mut parser = StreamParser::new(false);
             let mut buf = Vec::new();
             while let Ok(Some(())) = process::next_line(&mut r, &mut buf).await {
+                traced.observe(&buf);
                 if let Some(ev) = parser.parse(&buf)
                     && tx.send(ev).await.is_err()
                 {

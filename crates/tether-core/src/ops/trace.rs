@@ -53,18 +53,34 @@ pub struct EditBy {
     pub run_id: Option<String>,
 }
 
-/// The repository a file is in (its root) and the file's path in it; outside any, the
-/// absolute path alone. Found on disk, without running git: this is on the hook's path.
+/// The repository a file is in (its main checkout's root, so that a run's worktree and the
+/// person's checkout are one repository) and the file's path in it; outside any, the absolute
+/// path alone. Found on disk, without running git: this is on the hook's path.
 fn locate(file: &Path) -> (Option<PathBuf>, String) {
     let mut dir = file.parent();
     while let Some(d) = dir {
-        if d.join(".git").exists() {
+        let dot_git = d.join(".git");
+        if dot_git.exists() {
             let rel = file.strip_prefix(d).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
-            return (Some(d.to_path_buf()), rel);
+            return (Some(main_checkout(&dot_git).unwrap_or_else(|| d.to_path_buf())), rel);
         }
         dir = d.parent();
     }
     (None, file.to_string_lossy().into_owned())
+}
+
+/// For a linked worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`), the main
+/// checkout's root: git's `commondir` there names the main `.git`.
+fn main_checkout(dot_git: &Path) -> Option<PathBuf> {
+    if dot_git.is_dir() {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    let gitdir = if gitdir.is_absolute() { gitdir } else { dot_git.parent()?.join(gitdir) };
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = gitdir.join(common.trim()).canonicalize().ok()?;
+    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf)).flatten()
 }
 
 /// Records an edit (or a part of one). Malformed hashes are refused whole; a file outside any
@@ -77,9 +93,11 @@ pub fn record(t: &Tether, by: &EditBy, part: &EditPart) -> Result<i64> {
     let bad = || Error::invalid("trace", "line hashes must be packed 16-hex-digit values");
     let written = unpack(&part.written).ok_or_else(bad)?;
     let replaced = unpack(&part.replaced).ok_or_else(bad)?;
-    let (root, path) = locate(file);
-    // HEAD at the time, for the record's `vcs.revision`; a repository without commits has none.
-    let head = root.as_ref().and_then(|r| Repo { root: r.clone() }.resolve("HEAD").ok());
+    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    let (root, path) = locate(&file);
+    // HEAD at the time (of the checkout the edit was in), for the record's `vcs.revision`; a
+    // repository without commits has none.
+    let head = root.as_ref().and(file.parent()).and_then(|d| Repo { root: d.to_path_buf() }.resolve("HEAD").ok());
     traces::record(
         &t.store,
         &NewEdit {
@@ -462,6 +480,9 @@ pub struct Excerpt {
 pub fn code_origin(t: &Tether, who: &Principal, caller_roots: &[String], req: &Blame) -> Result<CodeOrigin> {
     remote_refused(who)?;
     let file = resolve_path(&req.path, caller_roots)?;
+    if !who.is_person() {
+        agent_may_read(t, &file, caller_roots)?;
+    }
     let req = Blame { path: file.to_string_lossy().into_owned(), ..req.clone() };
     let b = blame(t, who, &req)?;
     let mut excerpts = Vec::new();
@@ -485,6 +506,24 @@ pub fn code_origin(t: &Tether, who: &Principal, caller_roots: &[String], req: &B
         excerpts.push(Excerpt { session: session.clone(), offset: turn, messages: w.messages });
     }
     Ok(CodeOrigin { file: b.file, counts: b.counts, lines: b.lines, edits: b.edits, excerpts })
+}
+
+/// An agent reads origins (and so lines) only of files in the projects Tether knows: its own
+/// workspace, a project with chats, a traced repository, or the folders runs may use.
+fn agent_may_read(t: &Tether, file: &Path, caller_roots: &[String]) -> Result<()> {
+    let mut roots: Vec<PathBuf> = caller_roots.iter().map(PathBuf::from).collect();
+    roots.extend(crate::ops::sessions::projects(t)?.into_iter().map(|p| PathBuf::from(p.path)));
+    roots.extend(traces::repos(&t.store)?.into_iter().map(|r| PathBuf::from(r.repo)));
+    roots.extend(t.settings()?.runs.roots.iter().cloned());
+    let inside = roots.iter().filter_map(|r| r.canonicalize().ok()).any(|r| file.starts_with(&r));
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::NotAllowed(format!(
+            "{} is outside the projects Tether knows; agents read origins only there",
+            file.display()
+        )))
+    }
 }
 
 /// `tether trace export`: Agent Trace records of the edits recorded since a time, in a
@@ -534,7 +573,7 @@ fn excerpt_text(t: &Tether, e: &Edit) -> Option<String> {
 }
 
 /// `7d`, `24h`, `30m`, or an ISO date/time, as epoch ms.
-fn parse_since(s: &str) -> Result<i64> {
+pub fn parse_since(s: &str) -> Result<i64> {
     let s = s.trim();
     let unit =
         |suffix: char, ms: i64| s.strip_suffix(suffix).and_then(|n| n.parse::<i64>().ok()).map(|n| now_ms() - n * ms);

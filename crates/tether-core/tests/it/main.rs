@@ -1,5 +1,6 @@
 //! Integration tests for tether-core over generated Cursor data dirs.
 
+mod code_origin;
 mod eras;
 mod incremental;
 mod readonly;

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post, put};
 
-use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks, usage};
+use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks, trace, usage};
 use super::{auth, callback, error, hook, sse, statics};
 use crate::Server;
 use crate::state::Ctx;
@@ -40,6 +40,7 @@ table! {
     get "/sessions/{id}" => sessions::show,
     patch "/sessions/{id}" => sessions::tag,
     get "/sessions/{id}/export" => sessions::export,
+    get "/sessions/{id}/files" => trace::files,
     get "/projects" => sessions::projects,
     get "/tags" => sessions::tags,
     post "/tags/rename" => sessions::rename_tag,
@@ -73,6 +74,11 @@ table! {
     get "/usage/summary" => usage::summary,
     get "/usage/prices" => usage::prices,
     post "/usage/import" => usage::import,
+    get "/blame" => trace::blame,
+    get "/trace/repos" => trace::repos,
+    put "/trace/repos" => trace::publish,
+    get "/trace/export" => trace::export,
+    get "/trace/written" => trace::written,
     get "/signals" => signals::list,
     post "/signals" => signals::send,
     post "/signals/drain" => signals::drain,

@@ -815,6 +815,13 @@ fn main() {
     if args.force {
         for (rel, text) in &d.files {
             let path = workspace.join(rel);
+            // Like the real CLI: the write tool's call, then the write, then the call completed.
+            let id = format!("call-{}-w", new_uuid());
+            let mc = format!("{}-w-fak3", t.request_id);
+            let args = json!({"path": path.to_string_lossy(), "fileText": text.as_deref().map(|x| format!("{x}\n")), "toolCallId": id});
+            let kind = if text.is_some() { "writeToolCall" } else { "deleteToolCall" };
+            t.emit(&json!({"type": "tool_call", "subtype": "started", "call_id": id,
+                "tool_call": {kind: {"args": args}}, "model_call_id": mc, "session_id": t.sid, "timestamp_ms": now_ms()}));
             let done = match text {
                 Some(text) => path
                     .parent()
@@ -822,6 +829,14 @@ fn main() {
                     .and_then(|()| std::fs::write(&path, format!("{text}\n"))),
                 None => std::fs::remove_file(&path),
             };
+            let result = match &done {
+                Ok(()) => {
+                    json!({"success": {"path": path.to_string_lossy(), "linesCreated": text.as_deref().map_or(0, |x| x.lines().count()), "fileSize": text.as_deref().map_or(0, |x| x.len() + 1)}})
+                }
+                Err(e) => json!({"error": {"message": e.to_string()}}),
+            };
+            t.emit(&json!({"type": "tool_call", "subtype": "completed", "call_id": id,
+                "tool_call": {kind: {"args": args, "result": result}}, "model_call_id": mc, "session_id": t.sid, "timestamp_ms": now_ms()}));
             if let Err(e) = done {
                 eprintln!("tether-fake-agent: {}: {e}", path.display());
             }

@@ -1,4 +1,4 @@
-//! Past Cursor chats: find, read, tag.
+//! Past Cursor chats: find, read, tag; and which chat wrote a line of code.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -7,6 +7,7 @@ use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 use tether_core::ops::sessions::{self, Find, Read, Tag};
+use tether_core::ops::trace::{self, Blame};
 
 use crate::mcp::error::{blocking, json_result};
 use crate::mcp::server::TetherMcp;
@@ -48,6 +49,22 @@ impl TetherMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let c = self.caller("session_read", &ctx, None);
         let r = blocking(&self.server.tether, move |t| sessions::read(t, a)).await.and_then(|w| json_result(&w));
+        self.answer(&c, r).await
+    }
+
+    #[tool(
+        description = "Which chat wrote this code? For a file (absolute, or relative to your workspace) and a line or range: each line's origin — `ai` (the Cursor chat or Tether run that wrote it, with model and date), `mixed` (AI-written, edited since), `human`, or `unknown` (no record) — and the words of the turn that made the edit. Pass an excerpt's session and offset to session_read to read on."
+    )]
+    async fn code_origin(
+        &self,
+        Parameters(a): Parameters<Blame>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let c = self.caller("code_origin", &ctx, None);
+        let (who, roots) = (c.who.clone(), c.roots.clone());
+        let r = blocking(&self.server.tether, move |t| trace::code_origin(t, &who, &roots, &a))
+            .await
+            .and_then(|o| json_result(&o));
         self.answer(&c, r).await
     }
 

@@ -1,0 +1,247 @@
+//! Code origin over real git: a corpus of edit sequences (AI edit, a person's edit of the same
+//! lines, move, rename, rebase, squash, revert, CRLF, re-indenting, two chats, Tab, no git) with
+//! the origin expected for every line, as `ops::trace::blame` decides it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tether_core::ops::Principal;
+use tether_core::ops::trace::{self, Blame, EditBy, EditPart};
+use tether_core::trace::EditKind;
+use tether_core::trace::capture::{Replacement, capture, pack};
+use tether_core::{CursorLocations, Paths, Tether};
+
+struct Fixture {
+    _data: tempfile::TempDir,
+    dir: tempfile::TempDir,
+    t: Tether,
+}
+
+fn fixture(git: bool) -> Fixture {
+    let data = tempfile::tempdir().unwrap();
+    let t = Tether::open(Paths::at(data.path()), CursorLocations::explicit(None, None)).unwrap();
+    let f = Fixture { _data: data, dir: tempfile::tempdir().unwrap(), t };
+    if git {
+        f.git(&["init", "-q", "-b", "main"]);
+    }
+    f
+}
+
+impl Fixture {
+    fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        self.git_dated(args, None)
+    }
+
+    /// Git with a fixed identity; `date` backdates the author (work from before tracing began).
+    fn git_dated(&self, args: &[&str], date: Option<&str>) -> String {
+        let mut c = Command::new("git");
+        c.arg("-C").arg(self.root()).args(args);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("GIT_") {
+                c.env_remove(k);
+            }
+        }
+        c.env("GIT_AUTHOR_NAME", "Person").env("GIT_AUTHOR_EMAIL", "p@example.com");
+        c.env("GIT_COMMITTER_NAME", "Person").env("GIT_COMMITTER_EMAIL", "p@example.com");
+        c.env("GIT_CONFIG_NOSYSTEM", "1").env("HOME", self.root());
+        if let Some(d) = date {
+            c.env("GIT_AUTHOR_DATE", d).env("GIT_COMMITTER_DATE", d);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn commit(&self, msg: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", msg]);
+    }
+
+    /// What the person had before Tether traced anything.
+    fn old_commit(&self, msg: &str) {
+        self.git(&["add", "-A"]);
+        self.git_dated(&["commit", "-qm", msg], Some("2020-01-01T00:00:00Z"));
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// An agent rewrites the file to `text`, recorded as the hook forwarder would.
+    fn ai(&self, rel: &str, text: &str, chat: &str) {
+        self.edit_by(rel, text, chat, EditKind::Agent);
+    }
+
+    fn edit_by(&self, rel: &str, text: &str, chat: &str, kind: EditKind) {
+        let old = std::fs::read_to_string(self.path(rel)).unwrap_or_default();
+        self.write(rel, text);
+        record(&self.t, &self.path(rel), &old, text, chat, kind);
+    }
+
+    /// Each line's origin, as `ai:<chat>`, `mixed:<chat>`, `human` or `unknown`.
+    fn origins(&self, rel: &str) -> Vec<String> {
+        origins_of(&self.t, &self.path(rel))
+    }
+}
+
+fn record(t: &Tether, file: &Path, old: &str, new: &str, chat: &str, kind: EditKind) {
+    let c = capture(Some(new), &[Replacement { old_string: old.into(), new_string: new.into() }]);
+    let part = EditPart {
+        edit: tether_core::token::generate(),
+        file: file.to_string_lossy().into_owned(),
+        ranges: c.ranges,
+        written: pack(&c.written),
+        replaced: pack(&c.replaced),
+    };
+    let by = EditBy {
+        kind: Some(kind),
+        conversation_id: Some(chat.into()),
+        model: Some("gpt-5".into()),
+        ..Default::default()
+    };
+    trace::record(t, &by, &part).unwrap();
+}
+
+fn origins_of(t: &Tether, file: &Path) -> Vec<String> {
+    let me = Principal::person("me");
+    let b =
+        trace::blame(t, &me, &Blame { path: file.to_string_lossy().into_owned(), line: None, end_line: None }).unwrap();
+    let chat = |id: Option<i64>| {
+        let e = b.edits.iter().find(|e| Some(e.id) == id).unwrap();
+        e.conversation_id.clone().unwrap()
+    };
+    b.lines
+        .iter()
+        .map(|l| match l.origin.as_str() {
+            o @ ("ai" | "mixed") => format!("{o}:{}", chat(l.edit)),
+            o => o.to_owned(),
+        })
+        .collect()
+}
+
+fn v(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+const BASE: &str = "fn main() {\n    run();\n}\n";
+const WITH_ADD: &str =
+    "fn main() {\n    run();\n    let s = add(2, 3);\n}\n\nfn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+#[test]
+fn an_ai_edit_a_persons_edit_of_it_and_their_own_lines() {
+    let f = fixture(true);
+    f.write("src/main.rs", BASE);
+    f.old_commit("base");
+    f.ai("src/main.rs", WITH_ADD, "A");
+    // Uncommitted, then committed: the same answer.
+    let expected = v(&["unknown", "unknown", "ai:A", "ai:A", "ai:A", "ai:A", "ai:A", "ai:A"]);
+    assert_eq!(f.origins("src/main.rs"), expected);
+    f.commit("add");
+    assert_eq!(f.origins("src/main.rs"), expected);
+
+    // The person edits an AI line and adds one of their own.
+    let edited = f.read("src/main.rs").replace("    a + b\n", "    a + b + 0\n") + "// checked by hand\n";
+    f.write("src/main.rs", &edited);
+    let expected = v(&["unknown", "unknown", "ai:A", "ai:A", "ai:A", "ai:A", "mixed:A", "ai:A", "human"]);
+    assert_eq!(f.origins("src/main.rs"), expected, "uncommitted");
+    f.commit("by hand");
+    assert_eq!(f.origins("src/main.rs"), expected, "committed");
+}
+
+#[test]
+fn content_survives_moves_renames_crlf_and_reindenting() {
+    let f = fixture(true);
+    f.write("a.rs", BASE);
+    f.old_commit("base");
+    f.ai("a.rs", WITH_ADD, "A");
+    f.commit("add");
+    // Moved to the top of the file by a person.
+    let moved = "fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn main() {\n    run();\n    let s = add(2, 3);\n}\n";
+    f.write("a.rs", moved);
+    f.commit("move");
+    let after_move = v(&["ai:A", "ai:A", "ai:A", "ai:A", "unknown", "unknown", "ai:A", "ai:A"]);
+    assert_eq!(f.origins("a.rs"), after_move);
+    // Renamed.
+    f.git(&["mv", "a.rs", "b.rs"]);
+    f.commit("rename");
+    assert_eq!(f.origins("b.rs"), after_move);
+    // CRLF and tabs instead of spaces.
+    f.write("b.rs", &moved.replace("    ", "\t").replace('\n', "\r\n"));
+    f.commit("crlf, tabs");
+    assert_eq!(f.origins("b.rs"), after_move);
+}
+
+#[test]
+fn rebased_and_squashed_commits_keep_their_chat_and_a_revert_is_unknown() {
+    let f = fixture(true);
+    f.write("lib.rs", BASE);
+    f.write("other.rs", "x\n");
+    f.old_commit("base");
+    f.git(&["checkout", "-qb", "feature"]);
+    f.ai("lib.rs", WITH_ADD, "A");
+    f.commit("feature");
+    f.git(&["checkout", "-q", "main"]);
+    f.write("other.rs", "y\n");
+    f.commit("main moves on");
+    let expected = v(&["unknown", "unknown", "ai:A", "ai:A", "ai:A", "ai:A", "ai:A", "ai:A"]);
+
+    // Rebase: new commits, same content.
+    f.git(&["checkout", "-q", "feature"]);
+    f.git(&["rebase", "-q", "main"]);
+    assert_eq!(f.origins("lib.rs"), expected, "rebased");
+    // Squash merge into main.
+    f.git(&["checkout", "-q", "main"]);
+    f.git(&["merge", "-q", "--squash", "feature"]);
+    f.commit("squashed");
+    assert_eq!(f.origins("lib.rs"), expected, "squashed");
+
+    // Reverted: the AI's lines are gone; the lines it had replaced are back, as old as before.
+    f.git(&["revert", "--no-edit", "HEAD"]);
+    assert_eq!(f.origins("lib.rs"), v(&["unknown", "unknown", "unknown"]));
+}
+
+#[test]
+fn two_chats_in_one_file_tab_edits_and_files_outside_git() {
+    let f = fixture(true);
+    f.write("m.rs", "// module\n");
+    f.old_commit("base");
+    f.ai("m.rs", "// module\nfn alpha() -> u8 {\n    1\n}\n", "A");
+    f.ai("m.rs", "// module\nfn alpha() -> u8 {\n    1\n}\nfn beta() -> u8 {\n    2\n}\n", "B");
+    f.edit_by(
+        "m.rs",
+        "// module\nfn alpha() -> u8 {\n    1\n}\nfn beta() -> u8 {\n    2\n}\nconst GAMMA: u8 = 3;\n",
+        "C",
+        EditKind::Tab,
+    );
+    f.commit("three");
+    assert_eq!(f.origins("m.rs"), v(&["unknown", "ai:A", "ai:A", "ai:A", "ai:B", "ai:B", "ai:B", "ai:C"]));
+    let me = Principal::person("me");
+    let b = trace::blame(
+        &f.t,
+        &me,
+        &Blame { path: f.path("m.rs").to_string_lossy().into(), line: Some(8), end_line: None },
+    )
+    .unwrap();
+    assert_eq!((b.lines.len(), b.edits[0].kind), (1, EditKind::Tab));
+
+    // Not in git: what the trace holds, else unknown (no history to say a person wrote it).
+    let plain = fixture(false);
+    plain.write("notes.py", "x = 1\n");
+    plain.ai("notes.py", "x = 1\ndef f():\n    return x\n", "D");
+    plain.write("notes.py", "x = 1\ndef f():\n    return x\ny = 2\n");
+    assert_eq!(plain.origins("notes.py"), v(&["unknown", "ai:D", "ai:D", "unknown"]));
+}

@@ -1,0 +1,66 @@
+//! Code origin (`ops::trace`): a file's lines with their origin (the Code view), the files a chat
+//! changed (the reader), the traced repositories and writing records into one, the Agent Trace
+//! export (JSON lines) and the lines agents wrote (the insights).
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use tether_core::ops::trace::{self as op, Blame, BlameResult, Export, FileTouched, Publish};
+use tether_core::trace::store::{TracedRepo, WrittenBy};
+
+use crate::http::auth::Person;
+use crate::http::error::{ApiError, ApiResult, blocking, run};
+use crate::state::Ctx;
+
+pub(crate) async fn blame(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Query(q): Query<Blame>,
+) -> ApiResult<BlameResult> {
+    blocking(&ctx, move |t| op::blame(t, &me, &q)).await
+}
+
+pub(crate) async fn files(State(ctx): State<Ctx>, Path(id): Path<String>) -> ApiResult<Vec<FileTouched>> {
+    blocking(&ctx, move |t| op::files_of(t, &id)).await
+}
+
+pub(crate) async fn repos(State(ctx): State<Ctx>) -> ApiResult<Vec<TracedRepo>> {
+    blocking(&ctx, op::repos).await
+}
+
+pub(crate) async fn publish(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Json(req): Json<Publish>,
+) -> ApiResult<TracedRepo> {
+    blocking(&ctx, move |t| op::set_publish(t, &me, &req)).await
+}
+
+/// JSON lines, one Agent Trace record each.
+pub(crate) async fn export(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Query(q): Query<Export>,
+) -> Result<Response, ApiError> {
+    let records = run(&ctx, move |t| op::export(t, &me, &q)).await?;
+    let mut body = String::new();
+    for r in &records {
+        body.push_str(&serde_json::to_string(r).map_err(|e| ApiError::from(tether_core::Error::from(e)))?);
+        body.push('\n');
+    }
+    Ok(([(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")], body).into_response())
+}
+
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct WrittenParams {
+    since: Option<String>,
+}
+
+pub(crate) async fn written(State(ctx): State<Ctx>, Query(p): Query<WrittenParams>) -> ApiResult<Vec<WrittenBy>> {
+    blocking(&ctx, move |t| {
+        let since = p.since.as_deref().map(op::parse_since).transpose()?;
+        op::written(t, since)
+    })
+    .await
+}
