@@ -63,6 +63,11 @@ impl Repo {
         parse_porcelain(&String::from_utf8_lossy(&out.stdout))
     }
 
+    /// Whether commit `a` is `b` or one of its ancestors.
+    pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool> {
+        Ok(run(&self.root, ["merge-base", "--is-ancestor", a, b])?.status.success())
+    }
+
     /// Whether git tracks `path` (a new file is blamed as all uncommitted).
     pub fn tracks(&self, path: &str) -> Result<bool> {
         Ok(run(&self.root, ["ls-files", "--error-unmatch", "--", path])?.status.success())
@@ -91,8 +96,17 @@ impl Repo {
     pub fn set_note(&self, notes_ref: &str, commit: &str, text: &str) -> Result<()> {
         let dir = tempfile_path(&self.root);
         std::fs::write(&dir, text)?;
-        let r =
-            ok(&self.root, ["notes", &format!("--ref={notes_ref}"), "add", "-f", "-F", &dir.to_string_lossy(), commit]);
+        // Notes are commits of their own: without an identity configured, git refuses to make
+        // one, so Tether signs them itself rather than fail every time.
+        let known = run(&self.root, ["config", "user.email"])?.status.success();
+        let mut args: Vec<String> = Vec::new();
+        if !known {
+            args.extend(["-c", "user.name=Tether", "-c", "user.email=tether@localhost"].map(str::to_owned));
+        }
+        args.extend(["notes".into(), format!("--ref={notes_ref}"), "add".into(), "-f".into(), "-F".into()]);
+        args.push(dir.to_string_lossy().into_owned());
+        args.push(commit.to_owned());
+        let r = ok(&self.root, &args);
         let _ = std::fs::remove_file(&dir);
         r.map(|_| ())
     }

@@ -309,13 +309,16 @@ pub struct Window {
 }
 
 /// Where the turn that was under way at `at_ms` starts: the position (counting text messages, as
-/// [`read_window`]'s offset does) of the last user message at or before that time. `None` when
-/// the chat's messages carry no times.
+/// [`read_window`]'s offset does) of the last user message at or before that time. When the
+/// chat's messages carry no times (some storage eras keep none), its last user message: an edit
+/// is recorded as it happens, in the chat's latest turn. `None` for a chat without user text.
 pub fn turn_at(store: &Store, session_id: &str, at_ms: i64) -> Result<Option<usize>> {
     store.read(|c| {
         let seq: Option<i64> = c
             .query_row(
-                "SELECT max(seq) FROM messages WHERE session_id = ?1 AND role = 'user' AND kind = 'text' AND created_at <= ?2",
+                "SELECT CASE WHEN count(created_at) > 0
+                             THEN max(CASE WHEN created_at <= ?2 THEN seq END) ELSE max(seq) END
+                 FROM messages WHERE session_id = ?1 AND role = 'user' AND kind = 'text'",
                 params![session_id, at_ms],
                 |r| r.get(0),
             )

@@ -22,6 +22,7 @@ pub struct Replacement {
 
 /// A run of lines an edit wrote, as positioned in the file right after it (1-based, inclusive).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "trace.ts")]
 pub struct Range {
     pub start_line: u32,
     pub end_line: u32,

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// Agent Trace's contributor types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "trace.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum Contributor {
     Ai,
@@ -47,6 +48,9 @@ pub struct Line {
     /// When git says the line last changed (author time, ms); `None` when not committed yet or
     /// not in git.
     pub changed_ms: Option<i64>,
+    /// Which change git says last touched the line (the same value for lines of one commit, or
+    /// all uncommitted); `None` outside git.
+    pub change: Option<u64>,
 }
 
 /// What is known of a recorded edit for choosing between several that wrote the same content.
@@ -78,14 +82,23 @@ pub fn written_by(l: &Line, edits: &HashMap<i64, Candidate>) -> Option<i64> {
 
 /// The last pass, for trivial lines: one belongs to an edit only next to that edit's work —
 /// the nearest non-trivial line above or below must be attributed (`ai` or `mixed`) to an edit
-/// that wrote this line's content too. `settled[i]` is what the other passes decided.
-pub fn beside(lines: &[Line], settled: &[Option<i64>], i: usize) -> Option<i64> {
+/// that wrote this line's content too, and git must not say the trivial line changed after that
+/// neighbour (a blank a person added under an AI block is theirs; a `}` git matched to an older
+/// identical one is not). `newer(i, j)`: line `i` last changed after line `j`. `settled[i]` is
+/// what the other passes decided.
+pub fn beside(
+    lines: &[Line],
+    settled: &[Option<i64>],
+    i: usize,
+    mut newer: impl FnMut(usize, usize) -> bool,
+) -> Option<i64> {
     let l = &lines[i];
     if !l.trivial || l.wrote.is_empty() {
         return None;
     }
-    let above = (0..i).rev().find(|&j| !lines[j].trivial).and_then(|j| settled[j]);
-    let below = (i + 1..lines.len()).find(|&j| !lines[j].trivial).and_then(|j| settled[j]);
+    let mut with = |j: usize| (lines[j].change == l.change || !newer(i, j)).then_some(settled[j]).flatten();
+    let above = (0..i).rev().find(|&j| !lines[j].trivial).and_then(&mut with);
+    let below = (i + 1..lines.len()).find(|&j| !lines[j].trivial).and_then(&mut with);
     [above, below].into_iter().flatten().find(|e| l.wrote.contains(e))
 }
 
@@ -116,7 +129,7 @@ mod tests {
     use super::*;
 
     fn line(trivial: bool, wrote: &[i64]) -> Line {
-        Line { trivial, wrote: wrote.to_vec(), changed_ms: None }
+        Line { trivial, wrote: wrote.to_vec(), changed_ms: None, change: None }
     }
 
     #[test]
@@ -138,8 +151,13 @@ mod tests {
         let lines = [line(false, &[1]), line(true, &[1, 2]), line(false, &[]), line(true, &[2]), line(false, &[])];
         // Line 0 is edit 1's (ai or mixed); line 2 and 4 are nobody's.
         let settled = [Some(1), None, None, None, None];
-        let got: Vec<_> = (0..lines.len()).map(|i| beside(&lines, &settled, i)).collect();
+        let got: Vec<_> = (0..lines.len()).map(|i| beside(&lines, &settled, i, |_, _| false)).collect();
         assert_eq!(got, vec![None, Some(1), None, None, None]);
+        // Changed apart from its neighbour (a person's blank under an AI line): not the edit's.
+        let mut apart = lines.clone();
+        apart[1].change = Some(7);
+        assert_eq!(beside(&apart, &settled, 1, |_, _| true), None);
+        assert_eq!(beside(&apart, &settled, 1, |_, _| false), Some(1), "an older identical line git matched");
     }
 
     #[test]

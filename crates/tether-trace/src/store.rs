@@ -17,6 +17,7 @@ use crate::capture::Range;
 
 /// Who made an edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "trace.ts")]
 #[serde(rename_all = "snake_case")]
 pub enum EditKind {
     /// Cursor's agent (`afterFileEdit`).
@@ -224,8 +225,18 @@ pub fn since(store: &Store, repo: &str) -> Result<Option<i64>> {
     store.read(|c| Ok(c.query_row("SELECT since FROM trace_repos WHERE repo = ?1", [repo], |r| r.get(0)).optional()?))
 }
 
+/// The commit `repo` was at when its first edit was recorded: what tracing began from.
+pub fn first_head(store: &Store, repo: &str) -> Result<Option<String>> {
+    store.read(|c| {
+        Ok(c.query_row("SELECT head FROM trace_edits WHERE repo = ?1 ORDER BY at, id LIMIT 1", [repo], |r| r.get(0))
+            .optional()?
+            .flatten())
+    })
+}
+
 /// A traced repository and whether its records are written into it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "trace.ts")]
 pub struct TracedRepo {
     pub repo: String,
     pub since_ms: i64,
@@ -282,6 +293,7 @@ pub fn list(store: &Store, since_ms: Option<i64>, repo: Option<&str>, conversati
 
 /// Lines written per repository and model since `since_ms`, for the insights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "trace.ts")]
 pub struct WrittenBy {
     pub repo: Option<String>,
     pub model: Option<String>,

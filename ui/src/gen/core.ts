@@ -2,6 +2,7 @@
 import type { ChangeSummary, Role, Run, WorktreeUse } from "./board";
 import type { FileChange, Strategy } from "./git";
 import type { Coverage, SearchHit, Tally } from "./history";
+import type { Contributor, EditKind, Range } from "./trace";
 
 export type Applied = { port: number | null, cursor: boolean, };
 
@@ -19,6 +20,38 @@ subject: string, };
  * Where the MCP token is kept.
  */
 export type Backend = "keyring" | "file" | "fallback" | "env";
+
+/**
+ * `tether blame` / `code_origin` / the Code view: which lines of which file.
+ */
+export type Blame = { 
+/**
+ * The file: absolute, or relative to the calling chat's workspace (MCP) or the current
+ * folder (CLI).
+ */
+path: string, 
+/**
+ * First line (1-based); the whole file when left out.
+ */
+line: number | null, 
+/**
+ * Last line (inclusive); just `line` when left out.
+ */
+end_line: number | null, };
+
+export type BlameResult = { 
+/**
+ * The file, absolute.
+ */
+file: string, 
+/**
+ * Its repository's root and its path there; none outside git.
+ */
+repo: string | null, path: string, 
+/**
+ * When Tether began tracing this repository: earlier lines are `unknown`.
+ */
+traced_since: string | null, lines: Array<LineOrigin>, edits: Array<EditOrigin>, counts: OriginCounts, };
 
 export type ChatStat = { id: string, title: string | null, project: string | null, source: string, messages: number, };
 
@@ -125,10 +158,62 @@ export type DoctorReport = { version: string, data_dir: string, index_db: string
 token_store: Backend, };
 
 /**
+ * An edit lines point at, with its chat.
+ */
+export type EditOrigin = { id: number, at: string, 
+/**
+ * agent (Cursor's agent) | tab (Cursor Tab) | run (a Tether run).
+ */
+kind: EditKind, model: string | null, 
+/**
+ * Cursor's chat id.
+ */
+conversation_id: string | null, 
+/**
+ * The chat in Tether's index (its title and where to read it), when indexed.
+ */
+session: string | null, title: string | null, 
+/**
+ * Where the edit's turn starts in the chat (`session_read` offset).
+ */
+turn: number | null, run_id: string | null, 
+/**
+ * The file as that edit saw it (differs after a move or rename).
+ */
+path: string, };
+
+/**
  * One event. Those with a `name` go to the GUI's stream (`GET /api/events`, see docs/api.md);
  * the rest are for the daemon's components.
  */
 export type Event = { "event": "sessions", "data": { ids: Array<string> | null, } } | { "event": "tasks", "data": { rev: number, } } | { "event": "signals", "data": { rev: number, } } | { "event": "runs", "data": { rev: number, } } | { "event": "agents", "data": Record<string, never> } | { "event": "index", "data": IndexEvent } | { "event": "settings", "data": SettingsEvent } | { "event": "usage", "data": { imported: number, } } | { "event": "budget", "data": { run: string, level: string, message: string, } };
+
+/**
+ * `tether trace export`: Agent Trace records of the edits recorded since a time, in a
+ * repository or all.
+ */
+export type Export = { 
+/**
+ * Only edits since this (ISO date or time, or `7d`, `24h`).
+ */
+since: string | null, 
+/**
+ * Only this repository (any folder in it).
+ */
+repo: string | null, 
+/**
+ * Add the words of the turn that made each edit (chat text leaves Tether only when asked).
+ */
+with_excerpts: boolean, };
+
+/**
+ * The files a chat changed, with the lines its edits wrote.
+ */
+export type FileTouched = { repo: string | null, path: string, 
+/**
+ * Absolute, to open in the Code view.
+ */
+file: string, ranges: Array<Range>, lines: number, edits: number, last_at: string, };
 
 /**
  * Search hits, and how much of the history they come from (less than all during a first index).
@@ -196,6 +281,23 @@ dry_run?: boolean, };
 
 export type Installed = { diff: string, changed: Array<string>, skipped: Array<string>, applied: boolean, };
 
+/**
+ * One line and where it came from.
+ */
+export type LineOrigin = { line: number, text: string, 
+/**
+ * ai | mixed | human | unknown.
+ */
+origin: Contributor, 
+/**
+ * The edit behind an `ai` or `mixed` line (see `edits`).
+ */
+edit: number | null, 
+/**
+ * The commit that last changed it (short); none when uncommitted or not in git.
+ */
+commit: string | null, };
+
 export type Location = { path: string, exists: boolean, };
 
 /**
@@ -240,6 +342,8 @@ export type MovedFrom = { port: number, at: string, };
  * whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
  */
 export type Options = { roles: Array<Role>, roots: Array<string>, defaults: RunSettings, cloud: CloudOptions, };
+
+export type OriginCounts = { ai: number, mixed: number, human: number, unknown: number, };
 
 /**
  * A run's branch as a pull request on GitHub.
@@ -295,6 +399,20 @@ export type ProjectStat = {
  * `None`: chats with no known project.
  */
 project: string | null, chats: number, messages: number, };
+
+/**
+ * Writing records into a repository, turned on (`notes` or `files`) or off.
+ */
+export type Publish = { 
+/**
+ * Any folder of the repository.
+ */
+repo: string, 
+/**
+ * `notes` (git notes under refs/notes/agent-trace), `files` (.agent-trace/traces.jsonl in
+ * the checkout), or null to stop.
+ */
+store: string | null, };
 
 export type RenameTag = { from: string, 
 /**

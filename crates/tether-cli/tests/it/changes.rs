@@ -224,6 +224,11 @@ fn runs_in_parallel_worktrees_are_reviewed_commented_merged_and_discarded() {
     assert_eq!(git(&e.repo, &["status", "--porcelain"]), " M README.md\n?? .env\n?? notes.txt");
     assert!(!Path::new(r1["worktree"]["path"].as_str().unwrap()).exists(), "the merged worktree is gone");
     assert_eq!(m["run"]["worktree"]["removed_why"], "merged");
+    // Which chat wrote it, after the squash merge: the run, from its own write tool call.
+    let b = e.json(&["blame", e.repo.join("src/one.rs").to_str().unwrap()]);
+    assert_eq!(b["lines"][0]["origin"], "ai", "{b}");
+    assert_eq!((&b["edits"][0]["kind"], &b["edits"][0]["run_id"]), (&json!("run"), &json!(one)), "{b}");
+    assert_eq!(b["edits"][0]["conversation_id"], r1["chat_id"], "{b}");
 
     // The person's own src/two.rs conflicts with R-2's: refused, naming it, nothing changed.
     std::fs::write(e.repo.join("src/two.rs"), "// the person's\n").unwrap();

@@ -6,6 +6,7 @@ mod env;
 
 mod changes;
 mod cloud;
+mod code_origin;
 mod hardening;
 mod history;
 mod runs;

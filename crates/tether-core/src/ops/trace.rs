@@ -266,6 +266,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
             trivial: is_trivial(l),
             wrote: wrote.get(&hashes[i]).cloned().unwrap_or_default(),
             changed_ms: blamed.get(i).and_then(|b| b.author_ms),
+            change: blamed.get(i).map(|b| xxhash_rust::xxh3::xxh3_64(b.commit.as_bytes())),
         })
         .collect();
     let since = repo_key.as_deref().map(|r| traces::since(&t.store, r)).transpose()?.flatten();
@@ -275,12 +276,27 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     let (lo, hi) = (neighbour(&facts, first, false), neighbour(&facts, last, true));
     let mut decided: Vec<(Contributor, Option<i64>)> = vec![(Contributor::Unknown, None); lines.len()];
     let mut hunks = Hunks::default();
-    let changed = |i: usize, hunks: &mut Hunks| -> Result<(Contributor, Option<i64>)> {
+    // What tracing began from: the commit the repository was at when its first edit was
+    // recorded. Lines last changed in it or before it predate tracing (ancestry, not clocks:
+    // author times are whole seconds and may be anything).
+    let first_head = repo_key.as_deref().map(|r| traces::first_head(&t.store, r)).transpose()?.flatten();
+    let mut before_cache: HashMap<String, bool> = HashMap::new();
+    let mut predates = |r: &Repo, b: &BlameLine, since: i64| -> bool {
+        if b.uncommitted() {
+            return false;
+        }
+        match &first_head {
+            Some(h) => {
+                *before_cache.entry(b.commit.clone()).or_insert_with(|| r.is_ancestor(&b.commit, h).unwrap_or(false))
+            }
+            None => b.author_ms.is_some_and(|t| t + 999 < since),
+        }
+    };
+    let mut changed = |i: usize, hunks: &mut Hunks| -> Result<(Contributor, Option<i64>)> {
         let (Some(r), Some(since), Some(b)) = (&repo, since, blamed.get(i)) else {
             return Ok((Contributor::Unknown, None));
         };
-        // Author times are whole seconds: a commit in the second tracing began counts as after.
-        if b.author_ms.is_some_and(|t| t + 999 < since) {
+        if predates(r, b, since) {
             return Ok((Contributor::Unknown, None));
         }
         let removed = hunks.removed(r, b, &text)?;
@@ -308,9 +324,20 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     }
     // Then braces and blanks, beside what was decided.
     let settled: Vec<Option<i64>> = decided.iter().map(|(_, e)| *e).collect();
+    let mut order: HashMap<(String, String), bool> = HashMap::new();
+    let mut newer = |i: usize, j: usize| -> bool {
+        let (Some(r), Some(a), Some(b)) = (&repo, blamed.get(i), blamed.get(j)) else { return false };
+        match (a.uncommitted(), b.uncommitted()) {
+            (true, _) => !b.uncommitted(),
+            (false, true) => false,
+            (false, false) => *order
+                .entry((a.commit.clone(), b.commit.clone()))
+                .or_insert_with(|| !r.is_ancestor(&a.commit, &b.commit).unwrap_or(false)),
+        }
+    };
     for i in first..=last {
         if facts[i].trivial {
-            decided[i] = match origin::beside(&facts, &settled, i) {
+            decided[i] = match origin::beside(&facts, &settled, i, &mut newer) {
                 Some(e) => (Contributor::Ai, Some(e)),
                 None => changed(i, &mut hunks)?,
             };
@@ -644,50 +671,60 @@ pub struct Published {
 pub fn publish(t: &Tether) -> Result<Published> {
     let mut done = Published::default();
     for r in traces::repos(&t.store)? {
-        let Some(mode) = r.publish.as_deref() else { continue };
-        let repo = Repo { root: r.repo.clone().into() };
-        let Ok(head) = repo.resolve("HEAD") else { continue };
-        if r.published_head.as_deref() == Some(head.as_str()) {
+        let Some(mode) = r.publish.clone() else { continue };
+        // One repository failing (moved, its notes ref locked) does not hold up the others.
+        match publish_repo(t, &r, &mode) {
+            Ok(p) => {
+                done.commits += p.commits;
+                done.records += p.records;
+            }
+            Err(e) => tracing::warn!(repo = %r.repo, error = %e, "trace records not written"),
+        }
+    }
+    Ok(done)
+}
+
+fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
+    let mut done = Published::default();
+    let repo = Repo { root: r.repo.clone().into() };
+    let Ok(head) = repo.resolve("HEAD") else { return Ok(done) };
+    if r.published_head.as_deref() == Some(head.as_str()) {
+        return Ok(done);
+    }
+    let commits = repo.commits_between(r.published_head.as_deref(), &head).map_err(git_err)?;
+    let edits = traces::list(&t.store, None, Some(&r.repo), None)?;
+    let mut lower =
+        r.published_head.as_deref().and_then(|h| repo.commit_files(h).ok()).map_or(i64::MIN, |(at, _)| at + 999);
+    let mut lines = String::new();
+    for c in &commits {
+        let (at, files) = repo.commit_files(c).map_err(git_err)?;
+        let files: HashSet<&str> = files.iter().map(String::as_str).collect();
+        // Author time is in whole seconds: an edit in the commit's second is still before it.
+        let mine: Vec<&Edit> = edits
+            .iter()
+            .filter(|e| e.at_ms > lower && e.at_ms < at + 1000 && files.contains(e.path.as_str()))
+            .collect();
+        lower = lower.max(at + 999);
+        if mine.is_empty() {
             continue;
         }
-        let commits = repo.commits_between(r.published_head.as_deref(), &head).map_err(git_err)?;
-        let edits = traces::list(&t.store, None, Some(&r.repo), None)?;
-        let mut lower =
-            r.published_head.as_deref().and_then(|h| repo.commit_files(h).ok()).map_or(i64::MIN, |(at, _)| at);
-        let mut lines = String::new();
-        for c in &commits {
-            let (at, files) = repo.commit_files(c).map_err(git_err)?;
-            let files: HashSet<&str> = files.iter().map(String::as_str).collect();
-            // Author time is in whole seconds; an edit in the commit's second is still before it.
-            let mine: Vec<&Edit> = edits
-                .iter()
-                .filter(|e| e.at_ms > lower && e.at_ms < at + 1000 && files.contains(e.path.as_str()))
-                .collect();
-            lower = lower.max(at + 999);
-            if mine.is_empty() {
-                continue;
+        let records: Vec<String> =
+            mine.iter().map(|e| serde_json::to_string(&to_record(t, e, false))).collect::<serde_json::Result<_>>()?;
+        if mode == "notes" {
+            repo.set_note(NOTES_REF, c, &(records.join("\n") + "\n")).map_err(git_err)?;
+        } else {
+            for rec in &records {
+                lines.push_str(rec);
+                lines.push('\n');
             }
-            let records: Vec<String> = mine
-                .iter()
-                .map(|e| serde_json::to_string(&to_record(t, e, false)))
-                .collect::<serde_json::Result<_>>()?;
-            match mode {
-                "notes" => repo.set_note(NOTES_REF, c, &(records.join("\n") + "\n")).map_err(git_err)?,
-                _ => {
-                    for rec in &records {
-                        lines.push_str(rec);
-                        lines.push('\n');
-                    }
-                }
-            }
-            done.commits += 1;
-            done.records += records.len();
         }
-        if mode == "files" && !lines.is_empty() {
-            append_files(Path::new(&r.repo), &lines)?;
-        }
-        traces::set_published_head(&t.store, &r.repo, &head)?;
+        done.commits += 1;
+        done.records += records.len();
     }
+    if mode == "files" && !lines.is_empty() {
+        append_files(Path::new(&r.repo), &lines)?;
+    }
+    traces::set_published_head(&t.store, &r.repo, &head)?;
     Ok(done)
 }
 

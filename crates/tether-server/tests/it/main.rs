@@ -7,6 +7,7 @@
 //! (SDK handshakes, the Inspector, the conformance suite, a browser) stays in tests/mcp,
 //! tests/mcp-ts and tests/ui-e2e.
 
+mod code_origin;
 mod docs_api;
 mod http_board;
 mod http_doors;

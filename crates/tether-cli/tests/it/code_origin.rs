@@ -1,0 +1,125 @@
+//! Code origin end to end through `tether`: `init` installs the edit hooks; Cursor's
+//! `afterFileEdit` through `tether hook` (a 5 MB edit too: it travels as hashes, in parts under
+//! the daemon's 1 MiB limit) reaches the daemon; `tether blame` names the chat, a person's edit
+//! and the lines no one recorded; `tether trace export` writes Agent Trace records, and `trace
+//! enable` has the daemon write them as git notes on the next commit.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::runs::{Env, nix_term};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Person")
+        .env("GIT_AUTHOR_EMAIL", "p@example.com")
+        .env("GIT_COMMITTER_NAME", "Person")
+        .env("GIT_COMMITTER_EMAIL", "p@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What Cursor does after an agent's edit: runs the hook with the payload on stdin.
+fn hook(e: &Env, event: &str, payload: &Value) -> String {
+    let mut child = e.cmd().args(["hook", event]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn edit_hooks_reach_blame_export_and_notes() {
+    let e = Env::new(json!({}));
+    let out = e.run(&["init", "--global"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hooks: Value = serde_json::from_slice(&std::fs::read(e.home().join(".cursor/hooks.json")).unwrap()).unwrap();
+    for event in ["afterFileEdit", "afterTabFileEdit", "afterShellExecution"] {
+        assert!(hooks["hooks"][event][0]["command"].as_str().unwrap().ends_with(&format!("hook {event}")), "{hooks}");
+    }
+
+    let repo = &e.ws;
+    std::fs::write(repo.join("calc.py"), "import math\n").unwrap();
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "calc.py"]);
+    git(repo, &["commit", "-qm", "base"]);
+    let mut daemon = e.spawn(&["serve", "--port", "0"]);
+    e.wait_for("the daemon", 30, || e.dir.path().join("data/daemon.json").exists());
+
+    // An agent's edit: a function added below the import.
+    let new = "import math\n\ndef area(r):\n    return math.pi * r * r\n";
+    std::fs::write(repo.join("calc.py"), new).unwrap();
+    let file = repo.join("calc.py").to_string_lossy().into_owned();
+    let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-77", "generation_id": "g1",
+        "model": "claude-4.5-sonnet", "workspace_roots": [repo], "file_path": file,
+        "edits": [{"old_string": "import math\n", "new_string": new}]});
+    assert_eq!(hook(&e, "afterFileEdit", &payload), "{}", "the hook answers at once, gating nothing");
+    // A 5 MB generated file written by an agent in one edit.
+    let big: String = (0..150_000).map(|i| format!("ROW_{i} = {}\n", i * 7)).collect();
+    assert!(big.len() > 2_000_000);
+    std::fs::write(repo.join("table.py"), &big).unwrap();
+    let big_file = repo.join("table.py").to_string_lossy().into_owned();
+    let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-77", "file_path": big_file,
+        "edits": [{"old_string": "", "new_string": big}]});
+    assert_eq!(hook(&e, "afterFileEdit", &payload), "{}");
+    // Bad input never blocks Cursor: no file, a relative path, no JSON at all.
+    assert_eq!(hook(&e, "afterFileEdit", &json!({"conversation_id": "c", "edits": "nope"})), "{}");
+    assert_eq!(hook(&e, "afterFileEdit", &json!({"file_path": "rel.py", "edits": [{"new_string": "x"}]})), "{}");
+
+    e.wait_for("the big edit recorded", 60, || {
+        let b = e.json(&["blame", &big_file, "-L", "149999,150000"]);
+        b["counts"]["ai"] == 2
+    });
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "agent work"]);
+    // A person's line after it.
+    std::fs::write(repo.join("calc.py"), format!("{new}\nprint(area(2))\n")).unwrap();
+    let b = e.json(&["blame", &file]);
+    let origins: Vec<&str> = b["lines"].as_array().unwrap().iter().map(|l| l["origin"].as_str().unwrap()).collect();
+    assert_eq!(origins, ["unknown", "ai", "ai", "ai", "human", "human"], "{b:#}");
+    assert_eq!(b["edits"][0]["conversation_id"], "chat-77");
+    let text = String::from_utf8(e.run(&["blame", &file, "-L", "3,4"]).stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("3 ai      [1]") && l.ends_with("def area(r):")), "{text}");
+    assert!(text.contains("Cursor agent, claude-4.5-sonnet"), "{text}");
+
+    // Agent Trace records: one per edit, chat text left out.
+    let out_file = e.dir.path().join("trace.jsonl");
+    let out = e.run(&["trace", "export", "--repo", repo.to_str().unwrap(), "-o", out_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<Value> =
+        std::fs::read_to_string(&out_file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2);
+    let r = &records[0];
+    assert_eq!((&r["version"], &r["files"][0]["path"]), (&json!("0.1"), &json!("calc.py")), "{r}");
+    let conv = &r["files"][0]["conversations"][0];
+    assert_eq!(conv["contributor"], json!({"type": "ai", "model_id": "anthropic/claude-4.5-sonnet"}));
+    assert_eq!((&conv["ranges"][0]["start_line"], &conv["ranges"][0]["end_line"]), (&json!(2), &json!(4)), "{r}");
+    assert_eq!(r["vcs"]["revision"].as_str().unwrap().len(), 40);
+
+    // Opt in: the next commit gets its records as a git note; nothing before that did.
+    assert!(git(repo, &["notes", "--ref=agent-trace", "list"]).is_empty());
+    assert!(e.run(&["trace", "enable", "--repo", repo.to_str().unwrap(), "--store", "notes"]).status.success());
+    std::fs::write(repo.join("calc.py"), format!("{new}\ndef circumference(r):\n    return 2 * math.pi * r\n"))
+        .unwrap();
+    let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-78", "file_path": file,
+        "edits": [{"old_string": "", "new_string": "\ndef circumference(r):\n    return 2 * math.pi * r\n"}]});
+    hook(&e, "afterFileEdit", &payload);
+    e.wait_for("the edit recorded", 30, || e.json(&["blame", &file])["counts"]["ai"] == 6);
+    git(repo, &["commit", "-qam", "circumference"]);
+    e.wait_for("the daemon to write the note", 40, || {
+        git(repo, &["notes", "--ref=agent-trace", "list"]).lines().count() == 1
+    });
+    let note = git(repo, &["notes", "--ref=agent-trace", "show", "HEAD"]);
+    let rec: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["files"][0]["conversations"][0]["url"], "tether://sessions/chat-78", "{note}");
+    assert_eq!(git(repo, &["status", "--porcelain"]), "", "notes leave the checkout alone");
+    nix_term(&mut daemon);
+}
