@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -338,6 +338,16 @@ describe('GUI in a real browser', () => {
     await page.getByTestId('changes-merged').waitFor({ timeout: 10_000 });
     assert.match(git('log', '-1', '--format=%B', 'main'), new RegExp(`Tether-Run: ${run.id}`));
     assert.equal(readFileSync(path.join(repo, 'docs/dates.md'), 'utf8'), 'Dates are parsed as plain numbers.\n');
+
+    // Which chat wrote it, after the merge: the Code view's gutter names the run; its legend opens it.
+    const file = path.join(realpathSync(repo), 'src/date.rs');
+    await page.evaluate((h) => (location.hash = h), `#/code?path=${encodeURIComponent(file)}&line=1`);
+    await page.locator('[data-testid=code-lines] [data-line="1"][data-origin=ai]').waitFor({ timeout: 10_000 });
+    assert.match(await page.getByTestId('code-summary').innerText(), /1 AI · 0 mixed · 0 by a person · 0 unknown of 1 lines/);
+    assert.match(await page.getByTestId('code-legend').innerText(), /run/);
+    await screenshot(page, 'code');
+    await page.getByTestId('code-legend-chat').first().click();
+    await waitUntil(async () => /#\/(runs|sessions)\//.test(await page.evaluate(() => location.hash)), 'the chat or run opened');
   });
 
   test('cloud: launch a Cursor Cloud agent on a repository from the form; its chat is in the index', async () => {

@@ -44,6 +44,11 @@ import type {
   UsageQuery,
   UsageReport,
   UsageSummary,
+  BlameResult,
+  FileTouched,
+  Publish,
+  TracedRepo,
+  WrittenBy,
 } from './types';
 
 export interface ApiConfig {
@@ -310,6 +315,12 @@ export const api = {
   usage: (q: UsageQuery) => request<UsageReport>('GET', '/api/usage', { query: usageQuery(q) }),
   usageCsvUrl: (q: UsageQuery) => apiUrl('/api/usage', { ...usageQuery(q), format: 'csv' }),
   usageSummary: () => request<UsageSummary>('GET', '/api/usage/summary'),
+  blame: (path: string, line?: number, end_line?: number) => request<BlameResult>('GET', '/api/blame', { query: { path, line, end_line } }),
+  sessionFiles: (id: string) => request<FileTouched[]>('GET', `/api/sessions/${enc(id)}/files`),
+  traceRepos: () => request<TracedRepo[]>('GET', '/api/trace/repos'),
+  setTracePublish: (p: Publish) => request<TracedRepo>('PUT', '/api/trace/repos', { body: p }),
+  traceWritten: (since?: string) => request<WrittenBy[]>('GET', '/api/trace/written', { query: { since } }),
+  traceExportUrl: (q: { since?: string; repo?: string }) => apiUrl('/api/trace/export', q),
   usagePrices: () => request<PriceTable>('GET', '/api/usage/prices'),
   importUsage: (u: ImportUsage) => request<ImportReport>('POST', '/api/usage/import', { body: u }),
   setTaskBudget: (id: string, budget: string | null) =>

@@ -10,6 +10,7 @@ import { Palette } from './palette';
 import type { View } from './router';
 import { followPort } from './util';
 import { AgentsView } from './views/agents';
+import { CodeView } from './views/code';
 import { HealthView } from './views/health';
 import { InboxView, useUnread } from './views/inbox';
 import { RunsView } from './views/runs';
@@ -24,6 +25,7 @@ const NAV: { view: View; label: string }[] = [
   { view: 'runs', label: 'Runs' },
   { view: 'inbox', label: 'Inbox' },
   { view: 'insights', label: 'Insights' },
+  { view: 'code', label: 'Code' },
   { view: 'tags', label: 'Tags' },
   { view: 'agents', label: 'Agents' },
   { view: 'health', label: 'Health' },
@@ -163,6 +165,7 @@ export function App() {
         {route.view === 'tasks' && <TasksView route={route} />}
         {route.view === 'runs' && <RunsView route={route} />}
         {route.view === 'inbox' && <InboxView route={route} />}
+        {route.view === 'code' && <CodeView route={route} />}
         {route.view === 'tags' && <TagsView />}
         {route.view === 'agents' && <AgentsView />}
         {route.view === 'insights' && <LazyInsights />}

@@ -33,6 +33,7 @@ const PATHS: Record<string, JSX.Element> = {
   ),
   health: <path d="M3 12h4l2-5 4 10 2-5h6" />,
   insights: <path d="M4 20V10M10 20V4M16 20v-7M22 20H2" />,
+  code: <path d="M8 7l-5 5 5 5M16 7l5 5-5 5M13.5 4l-3 16" />,
   settings: (
     <>
       <circle cx="12" cy="12" r="3" />

@@ -1,8 +1,8 @@
 // The URL hash mirrors the view and what is open in it: #/sessions, #/sessions/<id>,
 // #/tasks, #/tasks/T-3, #/tasks?view=list, #/runs, #/runs/R-2, #/runs?new=1&task=T-3, #/inbox, #/inbox/S-4, #/inbox?agent=ana&trace=…, #/tags,
-// #/insights, #/agents, #/health, #/settings. #/sessions?project=&source=&tag=&model=&day=&week= narrows the list.
+// #/insights, #/agents, #/health, #/settings, #/code?path=/abs/file&line=12 (a file's lines and who wrote them). #/sessions?project=&source=&tag=&model=&day=&week= narrows the list.
 
-export const VIEWS = ['sessions', 'tasks', 'runs', 'inbox', 'insights', 'tags', 'agents', 'health', 'settings'] as const;
+export const VIEWS = ['sessions', 'tasks', 'runs', 'inbox', 'insights', 'code', 'tags', 'agents', 'health', 'settings'] as const;
 export type View = (typeof VIEWS)[number];
 
 export interface Route {

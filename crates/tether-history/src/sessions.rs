@@ -311,8 +311,9 @@ pub struct Window {
 /// Where the turn that was under way at `at_ms` starts: the position (counting text messages, as
 /// [`read_window`]'s offset does) of the last user message at or before that time. When the
 /// chat's messages carry no times (some storage eras keep none), its last user message: an edit
-/// is recorded as it happens, in the chat's latest turn. `None` for a chat without user text.
-pub fn turn_at(store: &Store, session_id: &str, at_ms: i64) -> Result<Option<usize>> {
+/// is recorded as it happens, in the chat's latest turn. With it, that message's `seq` (what the
+/// GUI's reader scrolls to). `None` for a chat without user text.
+pub fn turn_at(store: &Store, session_id: &str, at_ms: i64) -> Result<Option<(usize, i64)>> {
     store.read(|c| {
         let seq: Option<i64> = c
             .query_row(
@@ -330,7 +331,7 @@ pub fn turn_at(store: &Store, session_id: &str, at_ms: i64) -> Result<Option<usi
             params![session_id, seq],
             |r| r.get(0),
         )?;
-        Ok(Some(before as usize))
+        Ok(Some((before as usize, seq)))
     })
 }
 

@@ -176,7 +176,11 @@ session: string | null, title: string | null,
 /**
  * Where the edit's turn starts in the chat (`session_read` offset).
  */
-turn: number | null, run_id: string | null, 
+turn: number | null, 
+/**
+ * That turn's first message (its `seq`, what the reader scrolls to).
+ */
+turn_seq: number | null, run_id: string | null, 
 /**
  * The file as that edit saw it (differs after a move or rename).
  */

@@ -13,7 +13,8 @@ import { navigate, useAsync, useLive } from '../hooks';
 import { calendarCells, calendarEnd, type Cell, type Insights, modelSeries, sinceOf, weeklyBySource } from '../insights';
 import { shortPath } from '../util';
 import { ChartBox, cssVar } from '../chart';
-import { UsageSection } from './usage';
+import { UsageSection, usageSince } from './usage';
+import { WrittenSection } from './code';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, MatrixController, MatrixElement);
 
@@ -55,6 +56,7 @@ export function InsightsView() {
       )}
       {i && i.totals.chats > 0 && <Body i={i} scope={scope} />}
       <UsageSection range={range} />
+      <WrittenSection since={usageSince(range)} />
     </div>
   );
 }

@@ -7,7 +7,7 @@ import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import { dayKey, mondayOf } from '../insights';
 import { snippetHtml } from '../snippet';
-import type { IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
+import type { FileTouched, IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
 import { ago, cursorContinueLink, cursorOpenLink, dateTime, duration, shortPath } from '../util';
 
 const ROW_HEIGHT = 64;
@@ -392,6 +392,7 @@ function NotIndexed({ summary, onChanged }: { summary: SessionSummary; onChanged
 function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; summary?: SessionSummary; onChanged: () => void }) {
   const detail = useAsync(() => api.session(id, true), [id]);
   const startedBy = useAsync(() => api.runs({ chat: id, limit: 1 }).catch(() => []), [id]);
+  const files = useAsync(() => api.sessionFiles(id).catch(() => []), [id]);
   const [s, setS] = useState<SessionDetail | undefined>(undefined);
   const [nick, setNick] = useState('');
   const [newTag, setNewTag] = useState('');
@@ -583,11 +584,54 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
             Do not index
           </label>
         </div>
+        {files.data && files.data.length > 0 && <FilesChanged files={files.data} />}
       </header>
       <div class="messages" ref={body} data-testid="messages">
         {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.map((m) => <MessageView key={m.seq} m={m} />)}
       </div>
     </div>
+  );
+}
+
+/** "2–5, 9": a file's ranges as its edits left them, merged. */
+export function rangesText(ranges: { start_line: number; end_line: number }[]): string {
+  const sorted = [...ranges].sort((a, b) => a.start_line - b.start_line);
+  const merged: [number, number][] = [];
+  for (const r of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && r.start_line <= last[1] + 1) last[1] = Math.max(last[1], r.end_line);
+    else merged.push([r.start_line, r.end_line]);
+  }
+  return merged.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
+}
+
+/** The files the chat's edits changed (code origin), each opening the Code view at its lines. */
+function FilesChanged({ files }: { files: FileTouched[] }) {
+  const lines = files.reduce((n, f) => n + f.lines, 0);
+  return (
+    <details class="files-changed" data-testid="reader-files">
+      <summary>
+        {files.length} file{files.length === 1 ? '' : 's'} changed · {lines} line{lines === 1 ? '' : 's'} written
+      </summary>
+      <ul>
+        {files.map((f) => (
+          <li key={f.file}>
+            <button
+              type="button"
+              class="link"
+              onClick={() => navigate('code', undefined, { path: f.file, line: String(f.ranges[0]?.start_line ?? 1) })}
+              data-testid="reader-file"
+            >
+              {f.path}
+            </button>
+            <span class="muted small">
+              {' '}
+              {f.ranges.length > 0 ? `lines ${rangesText(f.ranges)}` : 'no positions recorded'} · {f.edits} edit{f.edits === 1 ? '' : 's'}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 

@@ -186,6 +186,9 @@ pub struct EditOrigin {
     pub title: Option<String>,
     /// Where the edit's turn starts in the chat (`session_read` offset).
     pub turn: Option<usize>,
+    /// That turn's first message (its `seq`, what the reader scrolls to).
+    #[ts(type = "number | null")]
+    pub turn_seq: Option<i64>,
     pub run_id: Option<String>,
     /// The file as that edit saw it (differs after a move or rename).
     pub path: String,
@@ -480,7 +483,8 @@ fn describe(t: &Tether, e: &Edit) -> EditOrigin {
         conversation_id: e.conversation_id.clone(),
         session: summary.as_ref().map(|s| s.id.clone()),
         title: summary.and_then(|s| s.title),
-        turn,
+        turn: turn.map(|t| t.0),
+        turn_seq: turn.map(|t| t.1),
         run_id: e.run_id.clone(),
         path: e.path.clone(),
     }
@@ -599,12 +603,14 @@ fn excerpt_text(t: &Tether, e: &Edit) -> Option<String> {
     Some(w.messages.iter().map(|m| format!("{}: {}", m.role, m.text)).collect::<Vec<_>>().join("\n\n"))
 }
 
-/// `7d`, `24h`, `30m`, or an ISO date/time, as epoch ms.
+/// `7d`, `2w`, `1y`, `24h`, `30m`, or an ISO date/time, as epoch ms.
 pub fn parse_since(s: &str) -> Result<i64> {
     let s = s.trim();
     let unit =
         |suffix: char, ms: i64| s.strip_suffix(suffix).and_then(|n| n.parse::<i64>().ok()).map(|n| now_ms() - n * ms);
     unit('d', 86_400_000)
+        .or_else(|| unit('w', 7 * 86_400_000))
+        .or_else(|| unit('y', 365 * 86_400_000))
         .or_else(|| unit('h', 3_600_000))
         .or_else(|| unit('m', 60_000))
         .or_else(|| crate::clock::parse_iso(s))
