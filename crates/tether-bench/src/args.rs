@@ -31,10 +31,10 @@ pub(crate) struct Args {
     pub(crate) seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
     /// signals doorbell (`signals`, needs no generated data), a run's worktree and diff
-    /// (`worktrees`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
+    /// (`worktrees`), code origin's blame and capture (`trace`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
     /// `usage` (the usage report over a heavy user's year, in a store of its own) only run when
     /// asked for.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "usage", "engines"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "trace", "usage", "engines"])]
     pub(crate) suite: String,
     /// Times each usage query is measured (after 3 warm-ups) in the usage benchmark.
     #[arg(long, default_value_t = 40)]

@@ -1,7 +1,7 @@
 //! `tether-bench`: generates an era-mixed Cursor DB and measures what users feel — full index
 //! throughput (against a raw SQLite scan of the same file, side by side), peak RSS of the indexer,
 //! search latency percentiles over a fixed query set, and how long a committed message takes to
-//! become searchable while the watcher runs; the other suites (MCP, signals, runs, worktrees, usage)
+//! become searchable while the watcher runs; the other suites (MCP, signals, runs, worktrees, code origin, usage)
 //! measure their own areas. Writes the figures to `docs/benchmarks.md`.
 //!
 //! Uses only tether-core's public API and the test kit's generator; never touches real Cursor data.
@@ -18,6 +18,7 @@ mod mcp;
 mod report;
 mod runs;
 mod signals;
+mod trace;
 mod usage;
 mod worktrees;
 
@@ -56,7 +57,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
     let user_dir = dir.join("cursor/User");
     let db = user_dir.join("globalStorage/state.vscdb");
-    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees" | "usage") {
+    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees" | "usage" | "trace") {
         Value::Null
     } else {
         index::generated(args, &dir)?
@@ -83,6 +84,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(args.suite.as_str(), "all" | "worktrees") {
         let f = worktrees::run(&dir, args.rounds.clamp(1, 5), args.worktree_files)?;
         sections.push(("worktrees", render_section("Run worktrees: making one, and a run's diff", &f.setup, &f.rows)));
+    }
+    if matches!(args.suite.as_str(), "all" | "trace") {
+        let f = trace::run(&dir, args.rounds.clamp(1, 10))?;
+        sections.push(("trace", render_section("Code origin: blame and capture", &f.setup, &f.rows)));
     }
     // Not part of `all`: while the report misses its goal, 40 rounds of each query take minutes.
     if args.suite == "usage" {

@@ -263,6 +263,12 @@ pub fn set_publish(
     now_ms: i64,
     head: Option<&str>,
 ) -> Result<TracedRepo> {
+    if mode.is_some() {
+        // What was recorded before publishing was turned on stays out of the repository.
+        store
+            .writer()
+            .execute("UPDATE trace_edits SET published_in = '' WHERE repo = ?1 AND published_in IS NULL", [repo])?;
+    }
     store.writer().execute(
         "INSERT INTO trace_repos(repo, since, publish, published_head) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(repo) DO UPDATE SET publish = excluded.publish,
@@ -270,6 +276,28 @@ pub fn set_publish(
         params![repo, now_ms, mode, head],
     )?;
     Ok(repos(store)?.into_iter().find(|r| r.repo == repo).expect("just written"))
+}
+
+/// The edits of `repo` not written into it yet.
+pub fn unpublished(store: &Store, repo: &str) -> Result<Vec<Edit>> {
+    store.read(|c| {
+        let mut stmt = c.prepare(&format!(
+            "SELECT {EDIT_COLS} FROM trace_edits WHERE repo = ?1 AND published_in IS NULL ORDER BY at, id"
+        ))?;
+        let rows = stmt.query_map([repo], edit_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// Marks edits as written into the repository with `commit`'s record.
+pub fn mark_published(store: &Store, ids: &[i64], commit: &str) -> Result<()> {
+    let mut conn = store.writer();
+    let tx = conn.transaction()?;
+    for id in ids {
+        tx.execute("UPDATE trace_edits SET published_in = ?2 WHERE id = ?1", params![id, commit])?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// Notes the last commit whose records were written into `repo`.

@@ -51,7 +51,9 @@ fn edit_hooks_reach_blame_export_and_notes() {
     git(repo, &["init", "-q"]);
     git(repo, &["add", "calc.py"]);
     git(repo, &["commit", "-qm", "base"]);
-    let mut daemon = e.spawn(&["serve", "--port", "0"]);
+    // The daemon's log goes to a file: a pipe nobody reads would stall it once full.
+    let log = std::fs::File::create(e.dir.path().join("daemon.log")).unwrap();
+    let mut daemon = e.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(log).spawn().unwrap();
     e.wait_for("the daemon", 30, || e.dir.path().join("data/daemon.json").exists());
 
     // An agent's edit: a function added below the import.

@@ -672,8 +672,8 @@ pub struct Published {
 }
 
 /// Writes the records of the commits made since the last publish into each repository the
-/// person enabled: per commit, the records of the edits made before it (since the commit before)
-/// to the files it changed. Idempotent: a commit published is not written again.
+/// person enabled: per commit, the records of the edits not written yet that it committed (made
+/// on top of its history, to a file it changed). Idempotent: an edit is written once.
 pub fn publish(t: &Tether) -> Result<Published> {
     let mut done = Published::default();
     for r in traces::repos(&t.store)? {
@@ -698,19 +698,18 @@ fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
         return Ok(done);
     }
     let commits = repo.commits_between(r.published_head.as_deref(), &head).map_err(git_err)?;
-    let edits = traces::list(&t.store, None, Some(&r.repo), None)?;
-    let mut lower =
-        r.published_head.as_deref().and_then(|h| repo.commit_files(h).ok()).map_or(i64::MIN, |(at, _)| at + 999);
+    let mut pending = traces::unpublished(&t.store, &r.repo)?;
     let mut lines = String::new();
     for c in &commits {
-        let (at, files) = repo.commit_files(c).map_err(git_err)?;
+        let (_, files) = repo.commit_files(c).map_err(git_err)?;
         let files: HashSet<&str> = files.iter().map(String::as_str).collect();
-        // Author time is in whole seconds: an edit in the commit's second is still before it.
-        let mine: Vec<&Edit> = edits
-            .iter()
-            .filter(|e| e.at_ms > lower && e.at_ms < at + 1000 && files.contains(e.path.as_str()))
-            .collect();
-        lower = lower.max(at + 999);
+        // An edit goes into the first commit after it that changed its file: one made on top of
+        // an ancestor of this commit (by the HEAD it was recorded at), not on top of it.
+        let (mine, rest): (Vec<Edit>, Vec<Edit>) = pending.into_iter().partition(|e| {
+            files.contains(e.path.as_str())
+                && e.head.as_deref().is_none_or(|h| h != c && repo.is_ancestor(h, c).unwrap_or(false))
+        });
+        pending = rest;
         if mine.is_empty() {
             continue;
         }
@@ -724,6 +723,7 @@ fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
                 lines.push('\n');
             }
         }
+        traces::mark_published(&t.store, &mine.iter().map(|e| e.id).collect::<Vec<_>>(), c)?;
         done.commits += 1;
         done.records += records.len();
     }

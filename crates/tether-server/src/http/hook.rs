@@ -44,13 +44,18 @@ async fn event(ctx: &Ctx, req: Request) -> Result<Option<String>, ApiError> {
     .map_err(|e| ApiError::invalid(format!("hook payload is not the expected JSON: {e}")))?;
     ctx.mcp.caller.announced(&ev);
     if ev.trace.is_some() {
-        // An edit's trace is recorded after Cursor has its answer: it must never wait on it.
-        let (t, ev) = (ctx.tether.clone(), ev.clone());
+        // An edit (or a part of a big one) is recorded after Cursor has its answer: an edit hook
+        // gates nothing, and its parts must not queue behind each other's writes.
+        let t = ctx.tether.clone();
         tokio::task::spawn_blocking(move || {
             if let Err(e) = ops::trace::from_hook(&t, &ev) {
                 tracing::warn!(error = %e, "an edit's trace was not recorded");
             }
+            if let Err(e) = ops::agents::hook(&t, &ev) {
+                tracing::warn!(error = %e, "an edit hook's activity was not recorded");
+            }
         });
+        return Ok(None);
     }
     run(ctx, move |t| ops::agents::hook(t, &ev)).await
 }

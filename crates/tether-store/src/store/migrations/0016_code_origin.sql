@@ -14,7 +14,8 @@ CREATE TABLE trace_edits (
     head            TEXT,                          -- its HEAD commit at the time
     path            TEXT NOT NULL,                 -- relative to repo, else absolute
     ranges          TEXT NOT NULL DEFAULT '[]',    -- JSON [{start_line, end_line, content_hash}] right after the edit
-    lines           INTEGER NOT NULL DEFAULT 0     -- lines written
+    lines           INTEGER NOT NULL DEFAULT 0,    -- lines written
+    published_in    TEXT                           -- the commit whose record it went into ('' = from before publishing was on)
 ) STRICT;
 CREATE INDEX trace_edits_file ON trace_edits(repo, path);
 CREATE INDEX trace_edits_conversation ON trace_edits(conversation_id);
