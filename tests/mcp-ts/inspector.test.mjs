@@ -49,7 +49,7 @@ test('inspector --cli tools/list (--strict: no error-severity schema portability
   const { tools } = parseJson(out);
   const names = tools.map((t) => t.name);
   for (const n of ['sessions_find', 'session_read', 'session_tag']) assert.ok(names.includes(n), `${n} in ${names}`);
-  assert.ok(tools.length <= 12);
+  assert.ok(tools.length <= 13);
 });
 
 test('inspector --cli tools/call sessions_find', async () => {

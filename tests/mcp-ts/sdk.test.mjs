@@ -201,7 +201,7 @@ test('a client configured by `tether init` connects, finds and reads chats, tags
   clients.push(client);
   await client.connect(transport);
   const { tools } = await client.listTools();
-  assert.ok(tools.length <= 12, `${tools.length} tools`);
+  assert.ok(tools.length <= 13, `${tools.length} tools`);
 
   const hooks = JSON.parse(readFileSync(path.join(cursorHome, 'hooks.json'), 'utf8')).hooks;
   const announce = hooks.beforeMCPExecution[0].command;

@@ -82,23 +82,17 @@ pub fn written_by(l: &Line, edits: &HashMap<i64, Candidate>) -> Option<i64> {
 
 /// The last pass, for trivial lines: one belongs to an edit only next to that edit's work —
 /// the nearest non-trivial line above or below must be attributed (`ai` or `mixed`) to an edit
-/// that wrote this line's content too, and git must not say the trivial line changed after that
-/// neighbour (a blank a person added under an AI block is theirs; a `}` git matched to an older
-/// identical one is not). `newer(i, j)`: line `i` last changed after line `j`. `settled[i]` is
-/// what the other passes decided.
-pub fn beside(
-    lines: &[Line],
-    settled: &[Option<i64>],
-    i: usize,
-    mut newer: impl FnMut(usize, usize) -> bool,
-) -> Option<i64> {
+/// that wrote this line's content too, and git must say both last changed in the same change (a
+/// blank a person added under an AI block is theirs; a `}` git keeps from an older commit is that
+/// commit's, whatever edit wrote an identical one). `settled[i]` is what the other passes decided.
+pub fn beside(lines: &[Line], settled: &[Option<i64>], i: usize) -> Option<i64> {
     let l = &lines[i];
     if !l.trivial || l.wrote.is_empty() {
         return None;
     }
-    let mut with = |j: usize| (lines[j].change == l.change || !newer(i, j)).then_some(settled[j]).flatten();
-    let above = (0..i).rev().find(|&j| !lines[j].trivial).and_then(&mut with);
-    let below = (i + 1..lines.len()).find(|&j| !lines[j].trivial).and_then(&mut with);
+    let with = |j: usize| (lines[j].change == l.change).then_some(settled[j]).flatten();
+    let above = (0..i).rev().find(|&j| !lines[j].trivial).and_then(with);
+    let below = (i + 1..lines.len()).find(|&j| !lines[j].trivial).and_then(with);
     [above, below].into_iter().flatten().find(|e| l.wrote.contains(e))
 }
 
@@ -151,13 +145,12 @@ mod tests {
         let lines = [line(false, &[1]), line(true, &[1, 2]), line(false, &[]), line(true, &[2]), line(false, &[])];
         // Line 0 is edit 1's (ai or mixed); line 2 and 4 are nobody's.
         let settled = [Some(1), None, None, None, None];
-        let got: Vec<_> = (0..lines.len()).map(|i| beside(&lines, &settled, i, |_, _| false)).collect();
+        let got: Vec<_> = (0..lines.len()).map(|i| beside(&lines, &settled, i)).collect();
         assert_eq!(got, vec![None, Some(1), None, None, None]);
         // Changed apart from its neighbour (a person's blank under an AI line): not the edit's.
         let mut apart = lines.clone();
         apart[1].change = Some(7);
-        assert_eq!(beside(&apart, &settled, 1, |_, _| true), None);
-        assert_eq!(beside(&apart, &settled, 1, |_, _| false), Some(1), "an older identical line git matched");
+        assert_eq!(beside(&apart, &settled, 1), None);
     }
 
     #[test]

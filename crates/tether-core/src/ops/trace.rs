@@ -327,20 +327,9 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     }
     // Then braces and blanks, beside what was decided.
     let settled: Vec<Option<i64>> = decided.iter().map(|(_, e)| *e).collect();
-    let mut order: HashMap<(String, String), bool> = HashMap::new();
-    let mut newer = |i: usize, j: usize| -> bool {
-        let (Some(r), Some(a), Some(b)) = (&repo, blamed.get(i), blamed.get(j)) else { return false };
-        match (a.uncommitted(), b.uncommitted()) {
-            (true, _) => !b.uncommitted(),
-            (false, true) => false,
-            (false, false) => *order
-                .entry((a.commit.clone(), b.commit.clone()))
-                .or_insert_with(|| !r.is_ancestor(&a.commit, &b.commit).unwrap_or(false)),
-        }
-    };
     for i in first..=last {
         if facts[i].trivial {
-            decided[i] = match origin::beside(&facts, &settled, i, &mut newer) {
+            decided[i] = match origin::beside(&facts, &settled, i) {
                 Some(e) => (Contributor::Ai, Some(e)),
                 None => changed(i, &mut hunks)?,
             };

@@ -98,7 +98,8 @@ impl ServerHandler for TetherMcp {
              signals_pending reads what waits for you (call it whenever Tether says signals are waiting), \
              signal_send asks or answers an agent, a role or the user (`human`). agent_run starts the Cursor \
              CLI agent on this machine, or a Cursor Cloud agent on a GitHub repository, for a prompt or a task; \
-             run_diff shows what a run changed.",
+             run_diff shows what a run changed. code_origin says which chat wrote a line of code, with that \
+             chat's words.",
         )
     }
 

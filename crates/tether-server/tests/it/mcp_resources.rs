@@ -61,6 +61,7 @@ async fn what_the_server_offers() {
         names,
         [
             "agent_run",
+            "code_origin",
             "run_diff",
             "session_read",
             "session_start",
