@@ -65,7 +65,7 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<TraceFigures> {
     git(&repo, &["add", "-A"], true)?;
     git(&repo, &["commit", "-q", "-m", "before tracing"], true)?;
 
-    let t = Tether::open(Paths::at(&home.join("data")), CursorLocations::explicit(None, None))?;
+    let t = Tether::open(Paths::at(home.join("data")), CursorLocations::explicit(None, None))?;
     let path = file.to_string_lossy().into_owned();
     for k in 0..EDITS {
         let start = (k * 23) % (LINES - 8);
@@ -162,7 +162,7 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<TraceFigures> {
 
     let big: String = (0..150_000).map(|i| format!("ROW_{i} = {}\n", i * 7)).collect();
     let mut big_times = Vec::new();
-    for _ in 0..rounds.max(1).min(5) {
+    for _ in 0..rounds.clamp(1, 5) {
         let s = Instant::now();
         std::hint::black_box(capture(
             Some(&big),

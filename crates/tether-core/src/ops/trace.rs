@@ -415,8 +415,11 @@ fn blame_lines(r: &Repo, rel: &str, lines: &[&str]) -> Result<Vec<BlameLine>> {
 /// commit's diff, or of the uncommitted diff, that holds it). One diff per commit.
 #[derive(Default)]
 struct Hunks {
-    by_commit: HashMap<String, Vec<(std::ops::Range<usize>, Vec<String>)>>,
+    by_commit: HashMap<String, Vec<Hunk>>,
 }
+
+/// The new lines of a change (0-based, end exclusive) and the old lines it replaced.
+type Hunk = (std::ops::Range<usize>, Vec<String>);
 
 impl Hunks {
     fn removed(&mut self, r: &Repo, b: &BlameLine, worktree_text: &str) -> Result<Vec<String>> {
@@ -440,21 +443,21 @@ impl Hunks {
 }
 
 /// The change from `old` to `new` as hunks: the new lines' range and the old lines it replaced.
-fn hunks(old: &str, new: &str) -> Vec<(std::ops::Range<usize>, Vec<String>)> {
+fn hunks(old: &str, new: &str) -> Vec<Hunk> {
     let (o, n) = (split(old), split(new));
     let diff = similar::TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_slices(&o, &n);
     diff.grouped_ops(0)
         .into_iter()
         .map(|group| {
-            let mut new_range = usize::MAX..0;
+            let (mut start, mut end) = (usize::MAX, 0);
             let mut removed = Vec::new();
             for op in &group {
                 let (old_r, new_r) = (op.old_range(), op.new_range());
-                new_range.start = new_range.start.min(new_r.start);
-                new_range.end = new_range.end.max(new_r.end);
+                start = start.min(new_r.start);
+                end = end.max(new_r.end);
                 removed.extend(o[old_r].iter().map(|s| (*s).to_owned()));
             }
-            (new_range, removed)
+            (start..end, removed)
         })
         .collect()
 }
