@@ -43,13 +43,15 @@ struct CommitInfo {
 }
 
 impl Repo {
-    /// Blame of `path` (relative to the root) as in the checkout, optionally lines
-    /// `start..=end` only.
-    pub fn blame(&self, path: &str, lines: Option<(u32, u32)>) -> Result<Vec<BlameLine>> {
-        // -w: a re-indent or a line-ending change does not make a line new; -M: a block moved
-        // within the file keeps the commit that wrote it.
-        let mut args = vec!["blame".to_owned(), "--porcelain".to_owned(), "-w".to_owned(), "-M".to_owned()];
-        if let Some((a, b)) = lines {
+    /// Blame of `path` (relative to the root) as in the checkout: all lines, or only `ranges`
+    /// (1-based, inclusive). `moves`: follow lines moved within the file (`-M`), which costs
+    /// several times more on a whole file. Whitespace changes never make a line new (`-w`).
+    pub fn blame(&self, path: &str, ranges: &[(u32, u32)], moves: bool) -> Result<Vec<BlameLine>> {
+        let mut args = vec!["blame".to_owned(), "--porcelain".to_owned(), "-w".to_owned()];
+        if moves {
+            args.push("-M".into());
+        }
+        for (a, b) in ranges {
             args.push("-L".into());
             args.push(format!("{a},{b}"));
         }

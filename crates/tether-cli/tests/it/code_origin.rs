@@ -65,8 +65,8 @@ fn edit_hooks_reach_blame_export_and_notes() {
         "edits": [{"old_string": "import math\n", "new_string": new}]});
     assert_eq!(hook(&e, "afterFileEdit", &payload), "{}", "the hook answers at once, gating nothing");
     // A 5 MB generated file written by an agent in one edit.
-    let big: String = (0..150_000).map(|i| format!("ROW_{i} = {}\n", i * 7)).collect();
-    assert!(big.len() > 2_000_000);
+    let big: String = (0..150_000).map(|i| format!("ROW_{i} = compute({i}, {})  # generated row\n", i * 7)).collect();
+    assert!(big.len() > 5_000_000);
     std::fs::write(repo.join("table.py"), &big).unwrap();
     let big_file = repo.join("table.py").to_string_lossy().into_owned();
     let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-77", "file_path": big_file,

@@ -252,77 +252,98 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     let (root, rel) = locate(&file);
     let repo = root.as_ref().map(|r| Repo { root: r.clone() });
     let repo_key = root.as_ref().map(|r| r.to_string_lossy().into_owned());
-    let blamed = match &repo {
-        Some(r) => blame_lines(r, &rel, &lines)?,
-        None => Vec::new(),
-    };
     let hashes: Vec<i64> = lines.iter().map(|l| line_hash(l)).collect();
-    let wrote = traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &hashes, true)?;
+    // git's blame and the trace's lookups at once: git is most of the time.
+    let (blamed, wrote, replaced) = std::thread::scope(|s| {
+        let git = s.spawn(|| match &repo {
+            Some(r) => blame_lines(r, &rel, &lines),
+            None => Ok((Vec::new(), false)),
+        });
+        let wrote = traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &hashes, true);
+        let replaced = traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &hashes, false);
+        (git.join().unwrap_or_else(|_| Err(Error::Git("git blame's thread failed".into()))), wrote, replaced)
+    });
+    let ((mut blamed, tracked), wrote, replaced) = (blamed?, wrote?, replaced?);
     let ids: Vec<i64> = wrote.values().flatten().copied().collect::<HashSet<_>>().into_iter().collect();
     let mut edits: HashMap<i64, Edit> = traces::edits(&t.store, &ids)?.into_iter().map(|e| (e.id, e)).collect();
     let cands: HashMap<i64, Candidate> =
         edits.values().map(|e| (e.id, Candidate { at_ms: e.at_ms, same_file: e.path == rel })).collect();
-    let facts: Vec<origin::Line> = lines
+    let change_of = |b: &BlameLine| xxhash_rust::xxh3::xxh3_64(b.commit.as_bytes());
+    let mut facts: Vec<origin::Line> = lines
         .iter()
         .enumerate()
         .map(|(i, l)| origin::Line {
             trivial: is_trivial(l),
             wrote: wrote.get(&hashes[i]).cloned().unwrap_or_default(),
             changed_ms: blamed.get(i).and_then(|b| b.author_ms),
-            change: blamed.get(i).map(|b| xxhash_rust::xxh3::xxh3_64(b.commit.as_bytes())),
+            change: blamed.get(i).map(change_of),
         })
         .collect();
     let since = repo_key.as_deref().map(|r| traces::since(&t.store, r)).transpose()?.flatten();
+    let mut era = Era {
+        first_head: repo_key.as_deref().map(|r| traces::first_head(&t.store, r)).transpose()?.flatten(),
+        since,
+        cache: HashMap::new(),
+    };
 
     let (first, last) = window(req, lines.len())?;
     // Trivial lines look at their neighbours, which may lie outside the window asked for.
     let (lo, hi) = (neighbour(&facts, first, false), neighbour(&facts, last, true));
-    let mut decided: Vec<(Contributor, Option<i64>)> = vec![(Contributor::Unknown, None); lines.len()];
-    let mut hunks = Hunks::default();
-    // What tracing began from: the commit the repository was at when its first edit was
-    // recorded. Lines last changed in it or before it predate tracing (ancestry, not clocks:
-    // author times are whole seconds and may be anything).
-    let first_head = repo_key.as_deref().map(|r| traces::first_head(&t.store, r)).transpose()?.flatten();
-    let mut before_cache: HashMap<String, bool> = HashMap::new();
-    let mut predates = |r: &Repo, b: &BlameLine, since: i64| -> bool {
-        if b.uncommitted() {
-            return false;
-        }
-        match &first_head {
-            Some(h) => {
-                *before_cache.entry(b.commit.clone()).or_insert_with(|| r.is_ancestor(&b.commit, h).unwrap_or(false))
+    // Lines that say something: the content an edit wrote.
+    let mut ai: Vec<Option<i64>> = vec![None; lines.len()];
+    for i in lo..=hi {
+        ai[i] = origin::written_by(&facts[i], &cands);
+    }
+    // The rest that git says changed after tracing began: blamed again following moves within
+    // the file (`-M`, costly on a whole file, cheap on a few lines), so code a person only moved
+    // keeps the commit that wrote it.
+    if let (Some(r), true) = (&repo, tracked) {
+        let need: Vec<usize> =
+            (lo..=hi).filter(|&i| ai[i].is_none() && blamed.get(i).is_some_and(|b| !era.predates(r, b))).collect();
+        if !need.is_empty() {
+            let ranges: Vec<(u32, u32)> =
+                tether_trace::lines::runs(&need).into_iter().map(|(a, b)| (a as u32 + 1, b as u32 + 1)).collect();
+            for b in r.blame(&rel, &ranges, true).map_err(git_err)? {
+                let i = b.line as usize - 1;
+                if i < blamed.len() {
+                    facts[i].changed_ms = b.author_ms;
+                    facts[i].change = Some(change_of(&b));
+                    blamed[i] = b;
+                }
             }
-            None => b.author_ms.is_some_and(|t| t + 999 < since),
         }
-    };
-    let mut changed = |i: usize, hunks: &mut Hunks| -> Result<(Contributor, Option<i64>)> {
-        let (Some(r), Some(since), Some(b)) = (&repo, since, blamed.get(i)) else {
+    }
+    let mut hunks = Hunks::default();
+    let mut removed_by: HashMap<i64, Option<i64>> = HashMap::new();
+    let mut changed = |i: usize, hunks: &mut Hunks, era: &mut Era| -> Result<(Contributor, Option<i64>)> {
+        let (Some(r), Some(b)) = (&repo, blamed.get(i)) else {
             return Ok((Contributor::Unknown, None));
         };
-        if predates(r, b, since) {
+        if era.since.is_none() || era.predates(r, b) {
             return Ok((Contributor::Unknown, None));
         }
         let removed = hunks.removed(r, b, &text)?;
         let removed_hashes: Vec<i64> = removed.iter().map(|l| line_hash(l)).collect();
-        let removed_by = traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &removed_hashes, true)?;
-        let pairs: Vec<(&str, Option<i64>)> = removed
-            .iter()
-            .zip(&removed_hashes)
-            .map(|(l, h)| (l.as_str(), removed_by.get(h).and_then(|v| v.iter().max().copied())))
-            .collect();
-        let restores = !is_trivial(lines[i])
-            && traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &[hashes[i]], false)?
-                .contains_key(&hashes[i]);
+        let unseen: Vec<i64> = removed_hashes.iter().filter(|h| !removed_by.contains_key(h)).copied().collect();
+        if !unseen.is_empty() {
+            let found = traces::edits_by_hash(&t.store, repo_key.as_deref(), &rel, &unseen, true)?;
+            for h in unseen {
+                removed_by.insert(h, found.get(&h).and_then(|v| v.iter().max().copied()));
+            }
+        }
+        let pairs: Vec<(&str, Option<i64>)> =
+            removed.iter().zip(&removed_hashes).map(|(l, h)| (l.as_str(), removed_by[h])).collect();
+        let restores = !is_trivial(lines[i]) && replaced.contains_key(&hashes[i]);
         Ok(origin::changed_line(lines[i], &pairs, restores))
     };
-    // Lines that say something: the content an edit wrote, else what git says of their change.
+    let mut decided: Vec<(Contributor, Option<i64>)> = vec![(Contributor::Unknown, None); lines.len()];
     for i in lo..=hi {
         if facts[i].trivial {
             continue;
         }
-        decided[i] = match origin::written_by(&facts[i], &cands) {
+        decided[i] = match ai[i] {
             Some(e) => (Contributor::Ai, Some(e)),
-            None => changed(i, &mut hunks)?,
+            None => changed(i, &mut hunks, &mut era)?,
         };
     }
     // Then braces and blanks, beside what was decided.
@@ -331,7 +352,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
         if facts[i].trivial {
             decided[i] = match origin::beside(&facts, &settled, i) {
                 Some(e) => (Contributor::Ai, Some(e)),
-                None => changed(i, &mut hunks)?,
+                None => changed(i, &mut hunks, &mut era)?,
             };
         }
     }
@@ -391,24 +412,51 @@ fn window(req: &Blame, len: usize) -> Result<(usize, usize)> {
     Ok((first - 1, last - 1))
 }
 
-/// Blame of every line, or all lines "uncommitted" for a file git does not track yet.
-fn blame_lines(r: &Repo, rel: &str, lines: &[&str]) -> Result<Vec<BlameLine>> {
-    if !r.tracks(rel).map_err(git_err)? {
-        return Ok(lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| BlameLine {
-                commit: tether_git::UNCOMMITTED.into(),
-                author_ms: None,
-                orig_line: (i + 1) as u32,
-                line: (i + 1) as u32,
-                path: rel.into(),
-                previous: None,
-                text: (*l).to_owned(),
-            })
-            .collect());
+/// When tracing began for a repository: the commit it was at when its first edit was recorded
+/// (lines last changed in it or before it predate tracing: ancestry, not clocks, since author
+/// times are whole seconds and may be anything), else the first edit's time.
+struct Era {
+    first_head: Option<String>,
+    since: Option<i64>,
+    cache: HashMap<String, bool>,
+}
+
+impl Era {
+    fn predates(&mut self, r: &Repo, b: &BlameLine) -> bool {
+        if b.uncommitted() {
+            return false;
+        }
+        match &self.first_head {
+            Some(h) => {
+                *self.cache.entry(b.commit.clone()).or_insert_with(|| r.is_ancestor(&b.commit, h).unwrap_or(false))
+            }
+            None => self.since.is_some_and(|since| b.author_ms.is_some_and(|t| t + 999 < since)),
+        }
     }
-    r.blame(rel, None).map_err(git_err)
+}
+
+/// Blame of every line (without following moves: see [`blame`]) and whether git tracks the
+/// file; for a file it does not track yet, all lines "uncommitted".
+fn blame_lines(r: &Repo, rel: &str, lines: &[&str]) -> Result<(Vec<BlameLine>, bool)> {
+    match r.blame(rel, &[], false) {
+        Ok(b) => return Ok((b, true)),
+        Err(e) if r.tracks(rel).map_err(git_err)? => return Err(git_err(e)),
+        Err(_) => {}
+    }
+    let all_new = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| BlameLine {
+            commit: tether_git::UNCOMMITTED.into(),
+            author_ms: None,
+            orig_line: (i + 1) as u32,
+            line: (i + 1) as u32,
+            path: rel.into(),
+            previous: None,
+            text: (*l).to_owned(),
+        })
+        .collect();
+    Ok((all_new, false))
 }
 
 /// For a line changed after tracing began: the lines its change replaced (the hunk of that
