@@ -65,6 +65,48 @@ impl Repo {
         parse_porcelain(&String::from_utf8_lossy(&out.stdout))
     }
 
+    /// The commits reachable from `to` and not from `from` (at most `max`; `None` when there
+    /// are more): one walk instead of one ancestry question per commit.
+    pub fn commits_since(&self, from: &str, to: &str, max: usize) -> Result<Option<std::collections::HashSet<String>>> {
+        let out = ok(&self.root, ["rev-list", &format!("--max-count={}", max + 1), &format!("{from}..{to}")])?;
+        let set: std::collections::HashSet<String> = out.lines().map(str::to_owned).collect();
+        Ok((set.len() <= max).then_some(set))
+    }
+
+    /// What a change to `path` replaced, hunk by hunk: the new lines' range (0-based, end
+    /// exclusive) and the old lines. From `prev`'s `prev_path` to `commit`'s `path`, or to the
+    /// file in the checkout when `commit` is `None`. Git's own diff (`-U0`), one process.
+    pub fn replaced(
+        &self,
+        prev: &str,
+        prev_path: &str,
+        commit: Option<&str>,
+        path: &str,
+    ) -> Result<Vec<(std::ops::Range<usize>, Vec<String>)>> {
+        let old = format!("{prev}:{prev_path}");
+        let mut args: Vec<String> =
+            ["diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames"].map(str::to_owned).into();
+        match commit {
+            Some(c) => {
+                args.push(old);
+                args.push(format!("{c}:{path}"));
+            }
+            None if prev_path == path => {
+                args.push(prev.to_owned());
+                args.push("--".into());
+                args.push(path.to_owned());
+            }
+            // Renamed and not committed: the old blob against the file in the checkout.
+            None => return Ok(Vec::new()),
+        }
+        let out = run(&self.root, &args)?;
+        if !out.status.success() {
+            let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            return Err(Error::Git { command: args.join(" "), message });
+        }
+        Ok(parse_unified_zero(&String::from_utf8_lossy(&out.stdout)))
+    }
+
     /// Whether commit `a` is `b` or one of its ancestors.
     pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool> {
         Ok(run(&self.root, ["merge-base", "--is-ancestor", a, b])?.status.success())
@@ -132,6 +174,31 @@ fn tempfile_path(root: &std::path::Path) -> std::path::PathBuf {
     ))
 }
 
+/// `git diff -U0` hunks: `@@ -a,b +c,d @@` then the removed (`-`) and added (`+`) lines.
+fn parse_unified_zero(out: &str) -> Vec<(std::ops::Range<usize>, Vec<String>)> {
+    let mut hunks = Vec::new();
+    let mut current: Option<(std::ops::Range<usize>, Vec<String>)> = None;
+    for l in out.lines() {
+        if let Some(rest) = l.strip_prefix("@@ ") {
+            if let Some(h) = current.take() {
+                hunks.push(h);
+            }
+            let new = rest.split(' ').find_map(|w| w.strip_prefix('+')).unwrap_or("0");
+            let (start, len): (usize, usize) = match new.split_once(',') {
+                Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(0)),
+                None => (new.parse().unwrap_or(0), 1),
+            };
+            // `+c,0` (nothing added) sits after line c; otherwise line c is the first added.
+            let first = if len == 0 { start } else { start.saturating_sub(1) };
+            current = Some((first..first + len, Vec::new()));
+        } else if let (Some((_, old)), Some(text)) = (current.as_mut(), l.strip_prefix('-')) {
+            old.push(text.to_owned());
+        }
+    }
+    hunks.extend(current);
+    hunks
+}
+
 fn parse_porcelain(out: &str) -> Result<Vec<BlameLine>> {
     let mut infos: HashMap<String, CommitInfo> = HashMap::new();
     let mut lines = Vec::new();
@@ -177,6 +244,16 @@ fn parse_porcelain(out: &str) -> Result<Vec<BlameLine>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_context_hunks_give_new_ranges_and_old_lines() {
+        let out = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2 +2,2 @@ fn x\n-old two\n+new two\n+new three\n@@ -9,2 +10,0 @@\n-gone\n-gone too\n";
+        let h = parse_unified_zero(out);
+        assert_eq!(
+            h,
+            vec![(1..3, vec!["old two".to_owned()]), (10..10, vec!["gone".to_owned(), "gone too".to_owned()])]
+        );
+    }
 
     #[test]
     fn porcelain_lines_carry_their_commit_and_previous_version() {

@@ -283,6 +283,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     let mut era = Era {
         first_head: repo_key.as_deref().map(|r| traces::first_head(&t.store, r)).transpose()?.flatten(),
         since,
+        after: None,
         cache: HashMap::new(),
     };
 
@@ -322,7 +323,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
         if era.since.is_none() || era.predates(r, b) {
             return Ok((Contributor::Unknown, None));
         }
-        let removed = hunks.removed(r, b, &text)?;
+        let removed = hunks.removed(r, b)?;
         let removed_hashes: Vec<i64> = removed.iter().map(|l| line_hash(l)).collect();
         let unseen: Vec<i64> = removed_hashes.iter().filter(|h| !removed_by.contains_key(h)).copied().collect();
         if !unseen.is_empty() {
@@ -418,6 +419,8 @@ fn window(req: &Blame, len: usize) -> Result<(usize, usize)> {
 struct Era {
     first_head: Option<String>,
     since: Option<i64>,
+    /// The commits made since `first_head` (reachable from HEAD), asked of git once.
+    after: Option<Option<std::collections::HashSet<String>>>,
     cache: HashMap<String, bool>,
 }
 
@@ -426,12 +429,14 @@ impl Era {
         if b.uncommitted() {
             return false;
         }
-        match &self.first_head {
-            Some(h) => {
-                *self.cache.entry(b.commit.clone()).or_insert_with(|| r.is_ancestor(&b.commit, h).unwrap_or(false))
-            }
-            None => self.since.is_some_and(|since| b.author_ms.is_some_and(|t| t + 999 < since)),
+        let Some(h) = &self.first_head else {
+            return self.since.is_some_and(|since| b.author_ms.is_some_and(|t| t + 999 < since));
+        };
+        let after = self.after.get_or_insert_with(|| r.commits_since(h, "HEAD", 10_000).ok().flatten());
+        if let Some(after) = after {
+            return !after.contains(&b.commit);
         }
+        *self.cache.entry(b.commit.clone()).or_insert_with(|| r.is_ancestor(&b.commit, h).unwrap_or(false))
     }
 }
 
@@ -460,7 +465,7 @@ fn blame_lines(r: &Repo, rel: &str, lines: &[&str]) -> Result<(Vec<BlameLine>, b
 }
 
 /// For a line changed after tracing began: the lines its change replaced (the hunk of that
-/// commit's diff, or of the uncommitted diff, that holds it). One diff per commit.
+/// commit's diff, or of the uncommitted diff, that holds it). One `git diff` per commit.
 #[derive(Default)]
 struct Hunks {
     by_commit: HashMap<String, Vec<Hunk>>,
@@ -470,16 +475,12 @@ struct Hunks {
 type Hunk = (std::ops::Range<usize>, Vec<String>);
 
 impl Hunks {
-    fn removed(&mut self, r: &Repo, b: &BlameLine, worktree_text: &str) -> Result<Vec<String>> {
+    fn removed(&mut self, r: &Repo, b: &BlameLine) -> Result<Vec<String>> {
         let Some((prev, prev_path)) = &b.previous else { return Ok(Vec::new()) };
         if !self.by_commit.contains_key(&b.commit) {
-            let old = r.file_at(prev, prev_path).map_err(git_err)?.unwrap_or_default();
-            let new = if b.uncommitted() {
-                worktree_text.to_owned()
-            } else {
-                r.file_at(&b.commit, &b.path).map_err(git_err)?.unwrap_or_default()
-            };
-            self.by_commit.insert(b.commit.clone(), hunks(&old, &new));
+            let commit = (!b.uncommitted()).then_some(b.commit.as_str());
+            let h = r.replaced(prev, prev_path, commit, &b.path).map_err(git_err)?;
+            self.by_commit.insert(b.commit.clone(), h);
         }
         let at = b.orig_line.saturating_sub(1) as usize;
         Ok(self.by_commit[&b.commit]
@@ -488,26 +489,6 @@ impl Hunks {
             .map(|(_, old)| old.clone())
             .unwrap_or_default())
     }
-}
-
-/// The change from `old` to `new` as hunks: the new lines' range and the old lines it replaced.
-fn hunks(old: &str, new: &str) -> Vec<Hunk> {
-    let (o, n) = (split(old), split(new));
-    let diff = similar::TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_slices(&o, &n);
-    diff.grouped_ops(0)
-        .into_iter()
-        .map(|group| {
-            let (mut start, mut end) = (usize::MAX, 0);
-            let mut removed = Vec::new();
-            for op in &group {
-                let (old_r, new_r) = (op.old_range(), op.new_range());
-                start = start.min(new_r.start);
-                end = end.max(new_r.end);
-                removed.extend(o[old_r].iter().map(|s| (*s).to_owned()));
-            }
-            (start..end, removed)
-        })
-        .collect()
 }
 
 /// An edit with its chat, as people and agents see it.
