@@ -73,6 +73,15 @@ pub enum Error {
     },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// A query that must return a row returned none.
+    #[error("database error: the query returned no row")]
+    NoRow,
+    /// A column read as a type it does not hold.
+    #[error("database error: column {index}: {reason}")]
+    Column { index: usize, reason: String },
+    /// An error from an engine other than this machine's SQLite (the team's PostgreSQL).
+    #[error("{0}")]
+    Db(DbError),
     #[error("database migration failed: {0}")]
     Migration(#[from] rusqlite_migration::Error),
     #[error("JSON error: {0}")]
@@ -171,6 +180,8 @@ impl Error {
             Error::Sql(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {
                 ErrorCode::Busy
             }
+            Error::Db(DbError { kind: DbErrorKind::Unavailable | DbErrorKind::Contended, .. }) => ErrorCode::Busy,
+            Error::Db(DbError { kind: DbErrorKind::Constraint, .. }) => ErrorCode::Conflict,
             _ => ErrorCode::Internal,
         }
     }
@@ -181,6 +192,30 @@ impl Error {
 
     pub fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
         Error::Invalid { what, reason: reason.into() }
+    }
+}
+
+/// What another engine said went wrong, in terms the board branches on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    pub kind: DbErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbErrorKind {
+    /// The engine cannot be reached or the connection was lost: try again later.
+    Unavailable,
+    /// Two transactions met (serialization failure, deadlock): the write can be retried.
+    Contended,
+    /// A unique key or another constraint refused the write.
+    Constraint,
+    Other,
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 

@@ -1,13 +1,14 @@
 //! What Tether's engine crates stand on: where data lives ([`paths`], the one place directories
 //! are resolved, with the `TETHER_HOME` override), our SQLite database ([`store`]: pragmas,
 //! append-only migrations for every domain, durable transactions, revisions, the write watch),
-//! the engine's typed errors with the stable codes hosts branch on ([`error`]), and the clock.
+//! [`sql`]: the dialect the board's SQL is written in for both engines, the engine's typed errors with the stable codes hosts branch on ([`error`]), and the clock.
 //!
 //! Knows nothing about Cursor's formats, the board's rules, hosts or transports.
 
 pub mod clock;
 pub mod error;
 pub mod paths;
+pub mod sql;
 pub mod store;
 
 pub use error::{Error, ErrorCode, Result};

@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod eras;
 pub mod generate;
 pub mod github;
+pub mod pg;
 
 /// What `f` gives once it gives something, asked every 50 ms; panics naming `what` after
 /// `timeout`. For tests that wait on another process.

@@ -1,0 +1,426 @@
+//! One connection to the team database: how it is reached (a `postgres://` URL or libpq's
+//! `key=value` form; the password given apart, else `PGPASSWORD`, else `~/.pgpass`, as libpq
+//! does), why it could not be (one [`ConnectError`] per way, each saying what to do), and the
+//! board's portable SQL run over it ([`Sql`]), with transactions that are serializable and
+//! retried when PostgreSQL says two of them met.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use postgres::config::SslMode;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Statement};
+use tether_store::error::{DbError, DbErrorKind, Error, Result};
+use tether_store::sql::{Dialect, Row, Sql, Value, numbered_params};
+
+use crate::value::{Cell, Param};
+
+/// Where the team database is and who connects: parsed from what a person typed, never holding
+/// a password it was not given apart.
+#[derive(Debug, Clone)]
+pub struct Target {
+    config: Config,
+    /// libpq's `sslmode` as written (the driver knows only three of its six values).
+    sslmode: String,
+}
+
+/// Why the team database could not be reached, each with what to do about it.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConnectError {
+    #[error("{0:?} is not a PostgreSQL connection string: {1} (expected postgres://USER@HOST:PORT/DATABASE)")]
+    BadUrl(String, String),
+    #[error(
+        "the connection string carries a password; give it apart (Tether keeps it in the OS keyring) or through PGPASSWORD or ~/.pgpass, so it never lands in settings"
+    )]
+    PasswordInUrl,
+    #[error("nothing answers at {0}: is PostgreSQL running there, and listening on that address and port?")]
+    Refused(String),
+    #[error("{0} did not answer within {1} s: a firewall, a wrong host, or the server is overloaded")]
+    TimedOut(String, u64),
+    #[error("cannot resolve the host {0:?}")]
+    UnknownHost(String),
+    #[error(
+        "{0} asks for a password and none was given (store one with `tether team join`, or set PGPASSWORD or ~/.pgpass)"
+    )]
+    PasswordMissing(String),
+    #[error("PostgreSQL refused user {user:?}'s password (or the user does not exist)")]
+    AuthFailed { user: String },
+    #[error("PostgreSQL does not let user {user:?} in from here: {message} (see the server's pg_hba.conf)")]
+    NotAllowed { user: String, message: String },
+    #[error("there is no database {0:?} on that server; create it (`createdb {0}`) or name another")]
+    NoDatabase(String),
+    #[error(
+        "sslmode={0} asks for TLS, which this build of Tether does not speak to PostgreSQL yet; reach the database over a trusted network or an SSH tunnel with sslmode=disable"
+    )]
+    TlsUnsupported(String),
+    #[error("the server is not accepting connections now: {0}")]
+    Unavailable(String),
+    #[error("could not connect to the team database: {0}")]
+    Other(String),
+}
+
+impl Target {
+    /// Reads a connection string; a password inside it is refused (see [`ConnectError::PasswordInUrl`]).
+    pub fn parse(url: &str) -> std::result::Result<Target, ConnectError> {
+        let (rest, sslmode) = take_sslmode(url.trim());
+        let sslmode = sslmode.unwrap_or_else(|| "prefer".into());
+        if !["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(&sslmode.as_str()) {
+            return Err(ConnectError::BadUrl(url.into(), format!("unknown sslmode {sslmode:?}")));
+        }
+        let config = Config::from_str(&rest).map_err(|e| ConnectError::BadUrl(url.into(), e.to_string()))?;
+        if config.get_password().is_some() {
+            return Err(ConnectError::PasswordInUrl);
+        }
+        if config.get_hosts().is_empty() {
+            return Err(ConnectError::BadUrl(url.into(), "no host".into()));
+        }
+        Ok(Target { config, sslmode })
+    }
+
+    pub fn user(&self) -> String {
+        self.config.get_user().map(str::to_owned).unwrap_or_else(login_name)
+    }
+
+    pub fn database(&self) -> String {
+        self.config.get_dbname().map(str::to_owned).unwrap_or_else(|| self.user())
+    }
+
+    fn host(&self) -> String {
+        match self.config.get_hosts().first() {
+            Some(postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+            None => "localhost".into(),
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.config.get_ports().first().copied().unwrap_or(5432)
+    }
+
+    /// `host:port/database`, for messages (never a password).
+    pub fn display(&self) -> String {
+        format!("{}:{}/{}", self.host(), self.port(), self.database())
+    }
+
+    /// The password libpq would use for this target when none is given: `PGPASSWORD`, else
+    /// `PGPASSFILE` or `~/.pgpass` (see [`libpq_password`]).
+    pub fn libpq_password(&self) -> Option<String> {
+        libpq_password(
+            std::env::var("PGPASSWORD").ok(),
+            pgpass_path().as_deref(),
+            (&self.host(), self.port(), &self.database(), &self.user()),
+        )
+    }
+
+    /// Connects with `password` (the keyring's, else [`Target::libpq_password`]: the caller
+    /// chooses, so nothing here reads the environment); `timeout` bounds reaching the server.
+    pub fn connect(&self, password: Option<&str>, timeout: Duration) -> std::result::Result<PgConn, ConnectError> {
+        let mut config = self.config.clone();
+        if !["disable", "allow", "prefer"].contains(&self.sslmode.as_str()) {
+            return Err(ConnectError::TlsUnsupported(self.sslmode.clone()));
+        }
+        config.ssl_mode(SslMode::Disable);
+        config.connect_timeout(timeout);
+        config.application_name("tether");
+        if let Some(p) = password {
+            config.password(p);
+        }
+        if config.get_user().is_none() {
+            config.user(&self.user());
+        }
+        let client = config.connect(NoTls).map_err(|e| self.classify(&e, timeout))?;
+        Ok(PgConn { client: RefCell::new(client), statements: RefCell::new(HashMap::new()), target: self.clone() })
+    }
+
+    fn classify(&self, e: &postgres::Error, timeout: Duration) -> ConnectError {
+        let at = format!("{}:{}", self.host(), self.port());
+        if let Some(db) = e.as_db_error() {
+            let code = db.code();
+            return if *code == SqlState::INVALID_PASSWORD {
+                ConnectError::AuthFailed { user: self.user() }
+            } else if *code == SqlState::INVALID_CATALOG_NAME {
+                ConnectError::NoDatabase(self.database())
+            } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION {
+                ConnectError::NotAllowed { user: self.user(), message: db.message().to_owned() }
+            } else if code.code().starts_with("57") || code.code().starts_with("53") {
+                ConnectError::Unavailable(db.message().to_owned())
+            } else {
+                ConnectError::Other(db.message().to_owned())
+            };
+        }
+        // The driver's own words are generic ("invalid configuration"); its sources say which.
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            text = format!("{text}: {s}");
+            source = s.source();
+        }
+        let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        match io.map(std::io::Error::kind) {
+            Some(std::io::ErrorKind::ConnectionRefused) => ConnectError::Refused(at),
+            Some(std::io::ErrorKind::TimedOut) => ConnectError::TimedOut(at, timeout.as_secs()),
+            _ if text.contains("password missing") => ConnectError::PasswordMissing(at),
+            _ if text.contains("timed out") => ConnectError::TimedOut(at, timeout.as_secs()),
+            _ if text.contains("failed to lookup address") || text.contains("Name or service not known") => {
+                ConnectError::UnknownHost(self.host())
+            }
+            _ => ConnectError::Other(text),
+        }
+    }
+}
+
+/// Takes `sslmode` out of a URL's query or a `key=value` string: what is left, and its value.
+fn take_sslmode(url: &str) -> (String, Option<String>) {
+    let mut mode = None;
+    if let Some((base, query)) = url.split_once('?') {
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|kv| match kv.strip_prefix("sslmode=") {
+                Some(v) => {
+                    mode = Some(v.to_owned());
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        let rest = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
+        return (rest, mode);
+    }
+    if url.contains("://") {
+        return (url.to_owned(), None);
+    }
+    let kept: Vec<&str> = url
+        .split_whitespace()
+        .filter(|kv| match kv.strip_prefix("sslmode=") {
+            Some(v) => {
+                mode = Some(v.trim_matches('\'').to_owned());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (kept.join(" "), mode)
+}
+
+fn login_name() -> String {
+    ["PGUSER", "USER", "USERNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "postgres".into())
+}
+
+/// `PGPASSFILE`, else `~/.pgpass`.
+fn pgpass_path() -> Option<PathBuf> {
+    std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")))
+}
+
+/// The password libpq would use when none was given: `PGPASSWORD`, else the first matching line
+/// of the password file — which, as libpq insists, is ignored unless only its owner can read it.
+pub fn libpq_password(
+    env: Option<String>,
+    pgpass: Option<&Path>,
+    (host, port, db, user): (&str, u16, &str, &str),
+) -> Option<String> {
+    if let Some(p) = env.filter(|p| !p.is_empty()) {
+        return Some(p);
+    }
+    let path = pgpass?;
+    let meta = std::fs::metadata(path).ok()?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o077 != 0 {
+            tracing::warn!(path = %path.display(), "the password file can be read by others; ignored (chmod 0600 it)");
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let port = port.to_string();
+    text.lines().filter(|l| !l.trim_start().starts_with('#')).find_map(|line| {
+        let fields = pgpass_fields(line);
+        let [h, p, d, u, pw] = fields.as_slice() else { return None };
+        let matches = |pat: &str, v: &str| pat == "*" || pat == v;
+        let host_ok = matches(h, host) || (h == "localhost" && host.starts_with('/'));
+        (host_ok && matches(p, &port) && matches(d, db) && matches(u, user)).then(|| pw.clone())
+    })
+}
+
+/// A password file line's five fields (`\:` and `\\` escape).
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().unwrap().extend(chars.next()),
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
+/// A connection to the team database. Not shared between threads (it holds one session).
+pub struct PgConn {
+    client: RefCell<Client>,
+    /// Prepared once per connection and statement text (a prepare is a round trip).
+    statements: RefCell<HashMap<String, Statement>>,
+    target: Target,
+}
+
+impl std::fmt::Debug for PgConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConn").field("target", &self.target.display()).finish_non_exhaustive()
+    }
+}
+
+/// How many times a transaction that met another is tried before the error is the caller's.
+const TRIES: u32 = 20;
+
+impl PgConn {
+    /// Runs statements with no parameters at once (migrations).
+    pub fn batch(&self, sql: &str) -> Result<()> {
+        self.client.borrow_mut().batch_execute(sql).map_err(db_error)
+    }
+
+    /// Runs `f` in one SERIALIZABLE transaction, committed before this returns: PostgreSQL then
+    /// gives what SQLite's single writer gives the board, every transaction as if alone. When
+    /// two met (a serialization failure or a deadlock), the loser is rolled back and `f` runs
+    /// again, a little later each time.
+    pub fn transaction<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.batch("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            let out = f(self).and_then(|v| self.batch("COMMIT").map(|()| v));
+            match out {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    let _ = self.batch("ROLLBACK");
+                    let contended = matches!(&e, Error::Db(DbError { kind: DbErrorKind::Contended, .. }));
+                    if !contended || attempt >= TRIES {
+                        return Err(e);
+                    }
+                    std::thread::sleep(backoff(attempt));
+                }
+            }
+        }
+    }
+
+    /// The database's clock in epoch ms (leases are measured by it, so machines agree).
+    pub fn now_ms(&self) -> Result<i64> {
+        use tether_store::sql::SqlExt;
+        self.query_row("SELECT tether_now_ms()", &[], |r| r.get(0))
+    }
+
+    /// Whether the session still works (one round trip).
+    pub fn is_alive(&self) -> bool {
+        self.client.borrow_mut().is_valid(Duration::from_secs(5)).is_ok()
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn statement(&self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let text = numbered_params(sql).map_err(|e| Error::invalid("SQL", e))?;
+        let stmt = self.client.borrow_mut().prepare(&text).map_err(db_error)?;
+        self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
+        Ok(stmt)
+    }
+}
+
+/// 1, 2, 4 … ms, capped at 50, with jitter so two losers do not meet again.
+fn backoff(attempt: u32) -> Duration {
+    let base = (1u64 << attempt.min(6)).min(50);
+    let jitter = u64::from(std::process::id() ^ attempt.wrapping_mul(2_654_435_761)) % (base + 1);
+    Duration::from_millis(base / 2 + jitter)
+}
+
+impl Sql for PgConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        let stmt = self.statement(sql)?;
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
+        let n = self.client.borrow_mut().execute(&stmt, &refs).map_err(db_error)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let stmt = self.statement(sql)?;
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
+        let rows = self.client.borrow_mut().query(&stmt, &refs).map_err(db_error)?;
+        rows.iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| r.try_get::<_, Cell>(i).map(|c| c.0).map_err(db_error))
+                    .collect::<Result<Vec<_>>>()
+                    .map(Row::new)
+            })
+            .collect()
+    }
+}
+
+/// PostgreSQL's error in the terms the board branches on.
+pub fn db_error(e: postgres::Error) -> Error {
+    let kind = match e.code() {
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED => {
+            DbErrorKind::Contended
+        }
+        Some(c) if c.code().starts_with("23") => DbErrorKind::Constraint,
+        Some(c) if c.code().starts_with("08") || c.code().starts_with("57") => DbErrorKind::Unavailable,
+        None if e.is_closed() || std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>()) => {
+            DbErrorKind::Unavailable
+        }
+        _ => DbErrorKind::Other,
+    };
+    let message = match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("team database: {} ({d})", db.message()),
+            None => format!("team database: {}", db.message()),
+        },
+        None if kind == DbErrorKind::Unavailable => format!("the team database cannot be reached: {e}"),
+        None => format!("team database: {e}"),
+    };
+    Error::Db(DbError { kind, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_in_the_url_is_refused_and_a_bad_url_named() {
+        assert_eq!(Target::parse("postgres://me:secret@db.example/team").unwrap_err(), ConnectError::PasswordInUrl);
+        assert!(matches!(Target::parse("postgres://db.example:notaport/x"), Err(ConnectError::BadUrl(..))));
+        let t = Target::parse("postgres://me@db.example:6543/team").unwrap();
+        assert_eq!((t.user(), t.display()), ("me".into(), "db.example:6543/team".into()));
+    }
+
+    #[test]
+    fn libpq_conventions_give_the_password_environment_first_then_a_private_pgpass() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pgpass");
+        std::fs::write(&file, "# comment\nother:5432:*:*:no\ndb.example:5432:team:me:pa\\:ss\n*:*:*:*:fallback\n")
+            .unwrap();
+        let at = ("db.example", 5432, "team", "me");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(libpq_password(Some("env".into()), Some(&file), at).as_deref(), Some("env"));
+        assert_eq!(libpq_password(None, Some(&file), at).as_deref(), Some("pa:ss"));
+        assert_eq!(libpq_password(None, Some(&file), ("x", 1, "y", "z")).as_deref(), Some("fallback"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(libpq_password(None, Some(&file), at), None, "a file others can read is ignored, as libpq does");
+    }
+}

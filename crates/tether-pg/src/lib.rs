@@ -1,0 +1,14 @@
+//! The team database (PostgreSQL): connections with libpq's conventions and a clear error per way
+//! one fails ([`conn`]), the board's portable SQL run on it ([`conn::PgConn`] implements
+//! `tether_store::sql::Sql`), how values cross ([`value`]), the team schema's migrations
+//! ([`migrate`]) and the team's machines ([`machines`]).
+//!
+//! Beside the core, like git and GitHub: depends on tether-store only, never on the board's rules,
+//! the history, hosts or transports. Passwords are given to it; it never stores one.
+
+pub mod conn;
+pub mod machines;
+pub mod migrate;
+mod value;
+
+pub use conn::{ConnectError, PgConn, Target};

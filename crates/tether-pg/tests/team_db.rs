@@ -1,0 +1,166 @@
+//! The team database against a real PostgreSQL (a throwaway cluster of Debian's, one per run of
+//! this file, a database per test): the board's portable SQL reads the same as on SQLite, each way
+//! a connection fails says what to do, the schema migrates once however many machines join at
+//! once, a machine's name has one holder, and serializable transactions that meet are retried
+//! until every one counts.
+
+use std::time::Duration;
+
+use tether_pg::machines::{self, CheckIn};
+use tether_pg::migrate::{self, MIGRATIONS};
+use tether_pg::{ConnectError, PgConn, Target};
+use tether_store::sql::{Sql, SqlExt, Value};
+use tether_store::values;
+use tether_testkit::pg::{Cluster, PASSWORD};
+
+const T: Duration = Duration::from_secs(10);
+
+fn fresh() -> (String, PgConn) {
+    let url = Cluster::shared().database();
+    let conn = Target::parse(&url).unwrap().connect(Some(PASSWORD), T).unwrap();
+    (url, conn)
+}
+
+fn migrated() -> PgConn {
+    let (_, conn) = fresh();
+    migrate::migrate(&conn).unwrap();
+    conn
+}
+
+#[test]
+fn the_same_statements_read_the_same_on_sqlite_and_postgresql() {
+    let (_, pg) = fresh();
+    pg.batch("CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT NOT NULL, f DOUBLE PRECISION, j TEXT, b BYTEA, flag BIGINT NOT NULL DEFAULT 0)")
+        .unwrap();
+    let lite = rusqlite::Connection::open_in_memory().unwrap();
+    lite.execute_batch("CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER NOT NULL, f REAL, j TEXT, b BLOB, flag INTEGER NOT NULL DEFAULT 0) STRICT")
+        .unwrap();
+    let run = |db: &dyn Sql| -> Vec<Vec<Value>> {
+        let upsert = "INSERT INTO t(k, n, f, j, b, flag) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                      ON CONFLICT (k) DO UPDATE SET n = t.n + excluded.n RETURNING n";
+        let mut out = Vec::new();
+        for (k, n) in [("a", 1i64), ("b", 2), ("a", 40)] {
+            let row = db.rows(upsert, values![k, n, 0.25, r#"{"x":[1,"é"]}"#, vec![0u8, 255], true]).unwrap();
+            out.push(row[0].values().to_vec());
+        }
+        assert_eq!(db.execute("UPDATE t SET f = NULL, j = NULL WHERE k = ?1", values!["b"]).unwrap(), 1);
+        out.extend(
+            db.rows("SELECT k, n, f, j, b, flag FROM t ORDER BY k", &[]).unwrap().iter().map(|r| r.values().to_vec()),
+        );
+        out.extend(
+            db.rows("SELECT count(*), sum(n), COALESCE(max(f), -1.0), min(k) || '!' FROM t WHERE n > ?1", values![0])
+                .unwrap()
+                .iter()
+                .map(|r| r.values().to_vec()),
+        );
+        out
+    };
+    let on_pg = run(&pg);
+    assert_eq!(on_pg, run(&lite));
+    assert_eq!(on_pg[0], vec![Value::Int(1)]);
+    assert_eq!(on_pg[2], vec![Value::Int(41)], "the upsert's RETURNING gives the row after the update");
+    assert_eq!(
+        on_pg.last().unwrap(),
+        &vec![Value::Int(2), Value::Int(43), Value::Real(0.25), Value::Text("a!".into())]
+    );
+}
+
+#[test]
+fn each_way_a_connection_fails_says_what_to_do() {
+    let cluster = Cluster::shared();
+    let good = Target::parse(&cluster.url("postgres")).unwrap();
+    assert!(good.connect(Some(PASSWORD), T).is_ok());
+    let err = |url: &str, pw: Option<&str>| Target::parse(url).unwrap().connect(pw, T).unwrap_err();
+
+    assert!(
+        matches!(err(&cluster.url("postgres"), Some("wrong")), ConnectError::AuthFailed { user } if user == "tether")
+    );
+    let missing = err(&cluster.url("postgres"), None);
+    assert!(matches!(missing, ConnectError::PasswordMissing(_)), "{missing:?}");
+    assert_eq!(err(&cluster.url("nosuchdb"), Some(PASSWORD)), ConnectError::NoDatabase("nosuchdb".into()));
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let refused = err(&format!("postgres://tether@127.0.0.1:{closed}/x"), Some(PASSWORD));
+    assert_eq!(refused, ConnectError::Refused(format!("127.0.0.1:{closed}")));
+    assert!(refused.to_string().contains("is PostgreSQL running there"), "{refused}");
+    let tls = err(&format!("{}?sslmode=verify-full", cluster.url("postgres")), Some(PASSWORD));
+    assert!(matches!(tls, ConnectError::TlsUnsupported(ref m) if m == "verify-full"), "{tls:?}");
+    let plain = Target::parse(&format!("{}?sslmode=disable&connect_timeout=3", cluster.url("postgres"))).unwrap();
+    assert!(plain.connect(Some(PASSWORD), T).is_ok());
+}
+
+#[test]
+fn the_schema_migrates_once_however_many_machines_join_at_once() {
+    let url = Cluster::shared().database();
+    let joined: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let url = url.clone();
+                s.spawn(move || {
+                    let conn = Target::parse(&url).unwrap().connect(Some(PASSWORD), T).unwrap();
+                    migrate::migrate(&conn).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(joined, vec![MIGRATIONS.len(); 4]);
+    let conn = Target::parse(&url).unwrap().connect(Some(PASSWORD), T).unwrap();
+    let applied: i64 = conn.query_row("SELECT count(*) FROM tether_schema", &[], |r| r.get(0)).unwrap();
+    assert_eq!(applied as usize, MIGRATIONS.len());
+    insta::assert_snapshot!("team_schema", migrate::dump_schema(&conn).unwrap());
+
+    conn.execute("INSERT INTO tether_schema(version, name) VALUES (99, 'from the future')", &[]).unwrap();
+    let newer = migrate::migrate(&conn).unwrap_err().to_string();
+    assert!(newer.contains("newer than this Tether knows") && newer.contains("upgrade Tether"), "{newer}");
+}
+
+#[test]
+fn a_machine_name_has_one_holder_until_it_goes_quiet() {
+    let db = migrated();
+    let me = |instance: &str, host: &str| CheckIn {
+        name: "laptop".into(),
+        instance: instance.into(),
+        host: host.into(),
+        runner: instance == "b",
+        labels: vec!["linux".into(), " gpu ".into()],
+        version: "0.1.0".into(),
+    };
+    machines::check_in(&db, &me("a", "host-a")).unwrap();
+    machines::check_in(&db, &me("a", "host-a")).unwrap();
+    let taken = machines::check_in(&db, &me("b", "host-b")).unwrap_err().to_string();
+    assert!(taken.contains("held by another Tether (on host \"host-a\"") && taken.contains("--machine"), "{taken}");
+    let seen = machines::list(&db).unwrap();
+    assert_eq!((seen.len(), seen[0].host.as_str(), seen[0].runner), (1, "host-a", false));
+    assert_eq!(seen[0].labels, ["linux", "gpu"]);
+    assert!((0..5_000).contains(&seen[0].seen_ago_ms), "{}", seen[0].seen_ago_ms);
+
+    db.execute("UPDATE machines SET last_seen = last_seen - ?1", values![machines::NAME_HELD_MS + 1]).unwrap();
+    machines::check_in(&db, &me("b", "host-b")).unwrap();
+    let seen = machines::list(&db).unwrap();
+    assert_eq!((seen[0].host.as_str(), seen[0].runner), ("host-b", true));
+    assert!(machines::check_in(&db, &me("a", "host-a")).is_err(), "the quiet one lost its name to the one that came");
+}
+
+#[test]
+fn serializable_transactions_that_meet_are_retried_until_every_one_counts() {
+    let (url, db) = fresh();
+    db.batch("CREATE TABLE counter (n BIGINT NOT NULL); INSERT INTO counter VALUES (0)").unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..6 {
+            let url = url.clone();
+            s.spawn(move || {
+                let conn = Target::parse(&url).unwrap().connect(Some(PASSWORD), T).unwrap();
+                for _ in 0..20 {
+                    // Read, then write what was read plus one: lost updates unless serialized.
+                    conn.transaction(|tx| {
+                        let n: i64 = tx.query_row("SELECT n FROM counter", &[], |r| r.get(0))?;
+                        tx.execute("UPDATE counter SET n = ?1", values![n + 1])
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    let n: i64 = db.query_row("SELECT n FROM counter", &[], |r| r.get(0)).unwrap();
+    assert_eq!(n, 120);
+}

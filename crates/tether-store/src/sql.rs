@@ -1,0 +1,393 @@
+//! SQL written once for two engines: this machine's SQLite and a team's PostgreSQL (the board's
+//! second backend, implemented in `tether-pg`). A statement is written in the dialect both
+//! accept (`?N` parameters, `ON CONFLICT`, `RETURNING`, `COALESCE`), values cross as [`Value`]
+//! (SQLite's five storage classes, which every column of the board fits) and rows come back
+//! read into [`Row`]s, so the board's rules run unchanged on either.
+//!
+//! Knows nothing about PostgreSQL itself (that engine's driver lives beside the core) nor about
+//! the board's tables.
+
+use crate::error::{Error, Result};
+
+/// A value bound to a statement or read from a row: SQLite's storage classes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// Which engine a [`Sql`] talks to, for the rare statement the two spell differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A connection or transaction that runs the board's SQL. Object-safe, so the board's functions
+/// take `&dyn Sql` whichever engine is behind it; [`SqlExt`] adds the typed helpers.
+pub trait Sql {
+    fn dialect(&self) -> Dialect;
+    /// Runs a statement; how many rows it changed.
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize>;
+    /// Runs a query and reads every row it returns.
+    fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+}
+
+/// The typed helpers over [`Sql`], in the shape of rusqlite's so the board reads the same.
+pub trait SqlExt: Sql {
+    /// The first row, read by `f`; no row is an error ([`Error::NoRow`]).
+    fn query_row<T>(&self, sql: &str, params: &[Value], f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
+        match self.rows(sql, params)?.first() {
+            Some(r) => f(r),
+            None => Err(Error::NoRow),
+        }
+    }
+
+    /// The first row, read by `f`, or `None`.
+    fn query_opt<T>(&self, sql: &str, params: &[Value], f: impl FnOnce(&Row) -> Result<T>) -> Result<Option<T>> {
+        self.rows(sql, params)?.first().map(f).transpose()
+    }
+
+    /// Every row, each read by `f`.
+    fn query_map<T>(&self, sql: &str, params: &[Value], f: impl FnMut(&Row) -> Result<T>) -> Result<Vec<T>> {
+        self.rows(sql, params)?.iter().map(f).collect()
+    }
+}
+
+impl<S: Sql + ?Sized> SqlExt for S {}
+
+/// `values![a, b]`: the parameters of a statement, each converted by [`ToValue`].
+#[macro_export]
+macro_rules! values {
+    ($($v:expr),* $(,)?) => { &[$($crate::sql::ToValue::to_value(&$v)),*] as &[$crate::sql::Value] };
+}
+
+/// One row read from a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    values: Vec<Value>,
+}
+
+impl Row {
+    pub fn new(values: Vec<Value>) -> Self {
+        Self { values }
+    }
+
+    /// Column `i`, converted; a wrong type or a missing column is an error naming it.
+    pub fn get<T: FromValue>(&self, i: usize) -> Result<T> {
+        let v = self.values.get(i).ok_or_else(|| Error::Column { index: i, reason: "no such column".into() })?;
+        T::from_value(v).map_err(|reason| Error::Column { index: i, reason })
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+}
+
+/// A Rust value that binds as a [`Value`].
+pub trait ToValue {
+    fn to_value(&self) -> Value;
+}
+
+/// A Rust value read from a [`Value`]; the error says what was there instead.
+pub trait FromValue: Sized {
+    fn from_value(v: &Value) -> std::result::Result<Self, String>;
+}
+
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl ToValue for $t {
+            fn to_value(&self) -> Value {
+                // Board integers are counts, ids and epoch ms: all far inside i64.
+                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+        impl FromValue for $t {
+            fn from_value(v: &Value) -> std::result::Result<Self, String> {
+                match v {
+                    Value::Int(i) => <$t>::try_from(*i).map_err(|_| format!("{i} does not fit {}", stringify!($t))),
+                    other => Err(format!("expected an integer, found {}", other.kind())),
+                }
+            }
+        }
+    )*};
+}
+int_value!(i64, i32, u32, u64, usize, i16, u16, u8);
+
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Int(i64::from(*self))
+    }
+}
+
+impl FromValue for bool {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Int(i) => Ok(*i != 0),
+            other => Err(format!("expected a boolean, found {}", other.kind())),
+        }
+    }
+}
+
+impl ToValue for f64 {
+    fn to_value(&self) -> Value {
+        Value::Real(*self)
+    }
+}
+
+impl FromValue for f64 {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Real(f) => Ok(*f),
+            // SQLite hands back whole reals as integers where the column has no type.
+            Value::Int(i) => Ok(*i as f64),
+            other => Err(format!("expected a number, found {}", other.kind())),
+        }
+    }
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_owned())
+    }
+}
+
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+
+impl FromValue for String {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Text(s) => Ok(s.clone()),
+            other => Err(format!("expected text, found {}", other.kind())),
+        }
+    }
+}
+
+impl ToValue for [u8] {
+    fn to_value(&self) -> Value {
+        Value::Blob(self.to_vec())
+    }
+}
+
+impl ToValue for Vec<u8> {
+    fn to_value(&self) -> Value {
+        Value::Blob(self.clone())
+    }
+}
+
+impl FromValue for Vec<u8> {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Blob(b) => Ok(b.clone()),
+            other => Err(format!("expected bytes, found {}", other.kind())),
+        }
+    }
+}
+
+impl ToValue for serde_json::Value {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+
+impl FromValue for serde_json::Value {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Text(s) => serde_json::from_str(s).map_err(|e| format!("not JSON: {e}")),
+            other => Err(format!("expected JSON text, found {}", other.kind())),
+        }
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}
+
+impl FromValue for Value {
+    fn from_value(v: &Value) -> std::result::Result<Self, String> {
+        Ok(v.clone())
+    }
+}
+
+impl Value {
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "NULL",
+            Value::Int(_) => "an integer",
+            Value::Real(_) => "a real",
+            Value::Text(_) => "text",
+            Value::Blob(_) => "bytes",
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Real(f) => ValueRef::Real(*f),
+            Value::Text(s) => ValueRef::Text(s.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+impl From<rusqlite::types::ValueRef<'_>> for Value {
+    fn from(v: rusqlite::types::ValueRef<'_>) -> Self {
+        use rusqlite::types::ValueRef;
+        match v {
+            ValueRef::Null => Value::Null,
+            ValueRef::Integer(i) => Value::Int(i),
+            ValueRef::Real(f) => Value::Real(f),
+            ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        }
+    }
+}
+
+/// This machine's store: a connection, or a transaction through its `Deref`.
+impl Sql for rusqlite::Connection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        let mut stmt = self.prepare_cached(sql)?;
+        Ok(stmt.execute(rusqlite::params_from_iter(params))?)
+    }
+
+    fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let mut stmt = self.prepare_cached(sql)?;
+        let n = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(Row::new((0..n).map(|i| r.get_ref(i).map(Value::from)).collect::<rusqlite::Result<_>>()?));
+        }
+        Ok(out)
+    }
+}
+
+impl Sql for rusqlite::Transaction<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        Sql::execute(&**self, sql, params)
+    }
+
+    fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        Sql::rows(&**self, sql, params)
+    }
+}
+
+/// Rewrites `?N` parameters as PostgreSQL's `$N`, leaving string literals, quoted names and
+/// comments alone; a bare `?` (SQLite's next-parameter form) is refused, because the board
+/// numbers its parameters so one statement reads the same on both engines.
+pub fn numbered_params(sql: &str) -> std::result::Result<String, String> {
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'?' => {
+                let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if digits == 0 {
+                    return Err(format!("a bare `?` at byte {i}: number every parameter (?1, ?2, …)"));
+                }
+                out.push_str(&sql[last..i]);
+                out.push('$');
+                last = i + 1;
+                i += 1 + digits;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[last..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_parameters_become_dollars_outside_literals_and_comments() {
+        assert_eq!(
+            numbered_params("SELECT '?1', \"a?2\" FROM t WHERE a = ?1 AND b = ?12 -- ?3\n AND c = ?2").unwrap(),
+            "SELECT '?1', \"a?2\" FROM t WHERE a = $1 AND b = $12 -- ?3\n AND c = $2"
+        );
+        assert!(numbered_params("SELECT ?").unwrap_err().contains("bare `?`"));
+    }
+
+    #[test]
+    fn rows_come_back_as_values_and_convert_with_errors_that_name_the_column() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let c: &dyn Sql = &conn;
+        c.execute("CREATE TABLE t (a INTEGER, b TEXT, c REAL, d BLOB)", &[]).unwrap();
+        let n = c.execute("INSERT INTO t VALUES (?1, ?2, ?3, ?4)", values![7i64, "x", 1.5, vec![1u8, 2]]).unwrap();
+        assert_eq!(n, 1);
+        c.execute("INSERT INTO t VALUES (?1, ?2, NULL, NULL)", values![None::<i64>, Some("y")]).unwrap();
+        let rows: Vec<(Option<i64>, String, Option<f64>)> =
+            c.query_map("SELECT a, b, c FROM t ORDER BY b", &[], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+        assert_eq!(rows, vec![(Some(7), "x".into(), Some(1.5)), (None, "y".into(), None)]);
+        let err = c.query_row("SELECT b FROM t", &[], |r| r.get::<i64>(0)).unwrap_err();
+        assert!(err.to_string().contains("column 0") && err.to_string().contains("expected an integer"), "{err}");
+        assert!(matches!(c.query_row("SELECT a FROM t WHERE 0", &[], |r| r.get::<i64>(0)), Err(Error::NoRow)));
+        assert_eq!(c.query_opt("SELECT a FROM t WHERE 0", &[], |r| r.get::<i64>(0)).unwrap(), None);
+    }
+}

@@ -1,0 +1,222 @@
+//! A throwaway PostgreSQL cluster for the team board's tests: Debian's `initdb` and `pg_ctl`
+//! (installed by `scripts/setup`), a data dir under a temp dir, listening on a free loopback port,
+//! stopped and deleted when dropped. `initdb` refuses to run as root, so as root the cluster
+//! belongs to Debian's `postgres` user.
+//!
+//! Tests share one cluster per test binary ([`Cluster::shared`]) and take a fresh database each
+//! ([`Cluster::database`]): a cluster costs ~2 s to make, a database ~50 ms. A shared cluster is
+//! never dropped (statics are not), so each cluster has a guardian: a shell that the kernel sends
+//! SIGTERM when this process dies (`PR_SET_PDEATHSIG`), which stops the server and deletes the
+//! data dir. No test run leaves a postmaster or a cluster behind, whichever way it ends.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The password of the cluster's superuser `tether` over TCP (the socket trusts it).
+pub const PASSWORD: &str = "tether-test-password";
+
+pub struct Cluster {
+    dir: PathBuf,
+    pub port: u16,
+    bin: PathBuf,
+    owner: Option<&'static str>,
+    guardian: u32,
+    /// Says when the guardian has stopped the server and deleted the data dir.
+    gone: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Cluster {
+    /// The binaries of the newest PostgreSQL installed (`TETHER_PG_BIN` overrides).
+    pub fn bin_dir() -> Option<PathBuf> {
+        if let Ok(b) = std::env::var("TETHER_PG_BIN") {
+            return Some(b.into());
+        }
+        let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .flatten()
+            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+            .filter(|(_, p): &(u32, PathBuf)| p.join("initdb").exists())
+            .collect();
+        found.sort();
+        found.pop().map(|(_, p)| p)
+    }
+
+    /// A new cluster, running. Panics with the fix when PostgreSQL is not installed.
+    pub fn start() -> Cluster {
+        let bin = Self::bin_dir()
+            .expect("PostgreSQL is not installed: run `TETHER_SETUP_TESTS=1 scripts/setup` (Debian's postgresql)");
+        let owner = is_root().then_some("postgres");
+        let dir = tempfile::Builder::new().prefix("tether-pg-").tempdir().expect("temp dir").keep();
+        let data = dir.join("data");
+        let pwfile = dir.join("pw");
+        std::fs::write(&pwfile, PASSWORD).unwrap();
+        if let Some(user) = owner {
+            for p in [&dir, &pwfile] {
+                chown(p, user);
+            }
+        }
+        run(
+            owner,
+            Command::new(bin.join("initdb"))
+                .args(["-D"])
+                .arg(&data)
+                .args(["-U", "tether", "-E", "UTF8", "--no-sync", "--no-instructions"])
+                .args(["--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile"])
+                .arg(&pwfile),
+        );
+        let (guardian, gone) = guard(&dir, &bin, owner);
+        let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into() };
+        cluster.port = cluster.launch();
+        cluster
+    }
+
+    /// The one cluster of this test binary, started on first use; its guardian stops it when the
+    /// process ends.
+    pub fn shared() -> &'static Cluster {
+        static SHARED: OnceLock<Cluster> = OnceLock::new();
+        SHARED.get_or_init(Cluster::start)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Starts the server on a free port (asked of the OS, then handed over: another process can
+    /// take it in between, so a failed start tries another).
+    fn launch(&self) -> u16 {
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let ok = self.pg_ctl(&[
+                "start",
+                "-w",
+                "-t",
+                "30",
+                "-o",
+                &format!(
+                    "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c full_page_writes=off",
+                    self.dir.display()
+                ),
+            ]);
+            if ok {
+                return port;
+            }
+        }
+        panic!("PostgreSQL did not start; see {}", self.dir.join("log").display());
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> bool {
+        let mut cmd = Command::new(self.bin.join("pg_ctl"));
+        cmd.arg("-D").arg(self.data()).arg("-l").arg(self.dir.join("log")).args(args);
+        as_owner(self.owner, &mut cmd).status().is_ok_and(|s| s.success())
+    }
+
+    /// Stops the server (fast shutdown: sessions are cut, committed data stays).
+    pub fn stop(&self) {
+        assert!(self.pg_ctl(&["stop", "-w", "-m", "fast"]), "pg_ctl stop failed");
+    }
+
+    /// Starts it again on the same port, after [`Cluster::stop`].
+    pub fn restart(&self) {
+        let opts = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c full_page_writes=off",
+            self.port,
+            self.dir.display()
+        );
+        assert!(self.pg_ctl(&["start", "-w", "-t", "30", "-o", &opts]), "pg_ctl start failed");
+    }
+
+    /// A URL for `database` as the superuser, without its password (give it apart).
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://tether@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// A new, empty database of its own; its URL (without the password).
+    pub fn database(&self) -> String {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("t{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(&name)
+    }
+
+    /// Runs SQL as the superuser over the socket (for setting up what a test needs).
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let out = as_owner(
+            self.owner,
+            Command::new(self.bin.join("psql"))
+                .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-U", "tether", "-h"])
+                .arg(&self.dir)
+                .args(["-p", &self.port.to_string(), "-d", database, "-c", sql]),
+        )
+        .output()
+        .expect("psql");
+        assert!(out.status.success(), "psql {sql:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let Some(pid) = rustix::process::Pid::from_raw(self.guardian as i32) else { return };
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let gone = self.gone.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = gone.recv_timeout(std::time::Duration::from_secs(15));
+    }
+}
+
+/// Starts the cluster's guardian from a thread that lives as long as it does (the kernel's
+/// parent-death signal follows the thread that spawned the child, not the process): its pid, and
+/// a receiver that hears when it is done.
+fn guard(dir: &Path, bin: &Path, owner: Option<&str>) -> (u32, std::sync::mpsc::Receiver<()>) {
+    // Temp paths and Debian's paths: no spaces or quotes to escape.
+    let stop = format!("{} stop -D {} -m immediate", bin.join("pg_ctl").display(), dir.join("data").display());
+    let stop = match owner {
+        Some(user) => format!("runuser -u {user} -- {stop}"),
+        None => stop,
+    };
+    let script = format!(
+        "trap '{stop} >/dev/null 2>&1; rm -rf {}; kill $! 2>/dev/null; exit 0' TERM INT HUP; while :; do sleep 3600 & wait $!; done",
+        dir.display()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done, gone) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // setpriv (util-linux) asks the kernel for the signal, then becomes the shell.
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--pdeathsig", "TERM", "--", "sh", "-c", &script]).stdin(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("start the cluster's guardian");
+        tx.send(child.id()).unwrap();
+        let _ = child.wait();
+        let _ = done.send(());
+    });
+    (rx.recv().expect("the guardian's pid"), gone)
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+fn chown(p: &Path, user: &str) {
+    let ok = Command::new("chown").arg(user).arg(p).status().is_ok_and(|s| s.success());
+    assert!(ok, "chown {user} {}", p.display());
+}
+
+/// `cmd` as `owner` (through runuser, as root), else as is.
+fn as_owner(owner: Option<&str>, cmd: &mut Command) -> Command {
+    match owner {
+        None => std::mem::replace(cmd, Command::new("true")),
+        Some(user) => {
+            let mut wrapped = Command::new("runuser");
+            wrapped.args(["-u", user, "--"]).arg(cmd.get_program()).args(cmd.get_args());
+            wrapped
+        }
+    }
+}
+
+fn run(owner: Option<&str>, cmd: &mut Command) {
+    let what = format!("{:?}", cmd.get_program());
+    let out = as_owner(owner, cmd).output().expect("start a PostgreSQL tool");
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+}
