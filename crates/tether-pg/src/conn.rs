@@ -316,6 +316,11 @@ impl PgConn {
         self.query_row("SELECT tether_now_ms()", &[], |r| r.get(0))
     }
 
+    /// Whether the session is known to be gone (no round trip).
+    pub fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
+    }
+
     /// Whether the session still works (one round trip).
     pub fn is_alive(&self) -> bool {
         self.client.borrow_mut().is_valid(Duration::from_secs(5)).is_ok()

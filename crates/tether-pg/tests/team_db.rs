@@ -2,14 +2,14 @@
 //! this file, a database per test): the board's portable SQL reads the same as on SQLite, each way
 //! a connection fails says what to do, the schema migrates once however many machines join at
 //! once, a machine's name has one holder, and serializable transactions that meet are retried
-//! until every one counts.
+//! until every one counts, and the pool reaches a restarted server again by itself.
 
 use std::time::Duration;
 
 use tether_pg::machines::{self, CheckIn};
 use tether_pg::migrate::{self, MIGRATIONS};
-use tether_pg::{ConnectError, PgConn, Target};
-use tether_store::sql::{Sql, SqlExt, Value};
+use tether_pg::{ConnectError, PgConn, PgPool, Target};
+use tether_store::sql::{Database, Sql, SqlExt, Value};
 use tether_store::values;
 use tether_testkit::pg::{Cluster, PASSWORD};
 
@@ -163,4 +163,38 @@ fn serializable_transactions_that_meet_are_retried_until_every_one_counts() {
     });
     let n: i64 = db.query_row("SELECT n FROM counter", &[], |r| r.get(0)).unwrap();
     assert_eq!(n, 120);
+}
+
+#[test]
+fn the_pool_says_what_a_write_changed_and_reaches_a_restarted_server_by_itself() {
+    // A cluster of its own: stopping the shared one would cut the other tests off.
+    let cluster = Cluster::start();
+    let url = cluster.database();
+    let pool = PgPool::new(Target::parse(&url).unwrap(), Some(PASSWORD.into()), Duration::from_secs(2));
+    let db: &dyn Database = &pool;
+    pool.with(|c| {
+        c.batch(
+            "CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+             INSERT INTO counters VALUES ('tasks_rev', 0), ('signals_rev', 0), ('runs_rev', 0);
+             CREATE TABLE notes (id BIGINT PRIMARY KEY, text TEXT NOT NULL)",
+        )
+    })
+    .unwrap();
+    let write = |id: i64| {
+        db.durable_changes(|tx| {
+            tx.execute("INSERT INTO notes VALUES (?1, ?2)", values![id, "kept"])?;
+            tx.execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", &[])
+        })
+    };
+    let (_, changed) = write(1).unwrap();
+    assert_eq!((changed.tasks, changed.signals, changed.runs), (Some(1), None, None));
+
+    cluster.stop();
+    let down = write(2).unwrap_err();
+    assert_eq!(down.code(), tether_store::ErrorCode::Busy, "{down}");
+    assert!(down.to_string().contains("team database"), "{down}");
+    cluster.restart();
+    write(3).unwrap();
+    let ids: Vec<i64> = db.read(|c| c.query_map("SELECT id FROM notes ORDER BY id", &[], |r| r.get(0))).unwrap();
+    assert_eq!(ids, [1, 3], "what was acknowledged is there; what failed is not");
 }

@@ -59,6 +59,46 @@ pub trait SqlExt: Sql {
 
 impl<S: Sql + ?Sized> SqlExt for S {}
 
+/// A database the board runs against, whichever engine: this machine's [`crate::Store`] or a
+/// team's PostgreSQL. Object-safe; use it through [`Database::read`] and [`Database::durable`].
+pub trait Database: Send + Sync {
+    /// Runs `f` over a consistent view (one snapshot for all its statements).
+    fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
+    /// Runs `f` in one transaction, durable before this returns, and says which of the board's
+    /// domains it changed. `f` may run more than once: an engine retries a transaction that met
+    /// another (PostgreSQL's serialization failures), so it must not act outside the database.
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::store::Changed>;
+}
+
+impl dyn Database + '_ {
+    /// What `f` reads over one consistent view.
+    pub fn read<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.read_with(&mut |db| {
+            let f = f.take().ok_or_else(|| Error::invalid("read", "ran twice"))?;
+            out = Some(f(db)?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| Error::invalid("read", "did not run"))
+    }
+
+    /// What `f` wrote, in one durable transaction (see [`Database::write_with`]).
+    pub fn durable<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.durable_changes(f).map(|(v, _)| v)
+    }
+
+    /// [`Self::durable`], with the domains the write changed.
+    pub fn durable_changes<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<(T, crate::store::Changed)> {
+        let mut out = None;
+        let changed = self.write_with(&mut |db| {
+            out = Some(f(db)?);
+            Ok(())
+        })?;
+        out.map(|v| (v, changed)).ok_or_else(|| Error::invalid("write", "did not run"))
+    }
+}
+
 /// `values![a, b]`: the parameters of a statement, each converted by [`ToValue`].
 #[macro_export]
 macro_rules! values {

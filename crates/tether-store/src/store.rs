@@ -102,6 +102,24 @@ impl Changed {
 }
 
 impl Revisions {
+    /// The revisions as `db` (either engine) holds them.
+    pub fn read_from(db: &dyn crate::sql::Sql) -> Result<Self> {
+        use crate::sql::SqlExt;
+        let mut r = Revisions::default();
+        for (name, v) in db.query_map(
+            "SELECT name, value FROM counters WHERE name IN ('tasks_rev', 'signals_rev', 'runs_rev')",
+            &[],
+            |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
+        )? {
+            match name.as_str() {
+                "tasks_rev" => r.tasks = v,
+                "signals_rev" => r.signals = v,
+                _ => r.runs = v,
+            }
+        }
+        Ok(r)
+    }
+
     fn read(c: &Connection) -> Result<Self> {
         let mut r = Revisions::default();
         let mut stmt = c.prepare_cached(
@@ -119,7 +137,7 @@ impl Revisions {
     }
 
     /// Domains where `now` is past `self`.
-    fn changed_to(self, now: Revisions) -> Changed {
+    pub fn changed_to(self, now: Revisions) -> Changed {
         let moved = |was: i64, is: i64| (is > was).then_some(is);
         Changed {
             tasks: moved(self.tasks, now.tasks),
@@ -130,6 +148,16 @@ impl Revisions {
 
     fn max(self, o: Revisions) -> Revisions {
         Revisions { tasks: self.tasks.max(o.tasks), signals: self.signals.max(o.signals), runs: self.runs.max(o.runs) }
+    }
+}
+
+impl crate::sql::Database for Store {
+    fn read_with(&self, f: &mut dyn FnMut(&dyn crate::sql::Sql) -> Result<()>) -> Result<()> {
+        self.read(|c| f(c))
+    }
+
+    fn write_with(&self, f: &mut dyn FnMut(&dyn crate::sql::Sql) -> Result<()>) -> Result<Changed> {
+        self.durable_changes(|t| f(t)).map(|((), c)| c)
     }
 }
 

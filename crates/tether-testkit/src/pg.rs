@@ -110,7 +110,7 @@ impl Cluster {
     fn pg_ctl(&self, args: &[&str]) -> bool {
         let mut cmd = Command::new(self.bin.join("pg_ctl"));
         cmd.arg("-D").arg(self.data()).arg("-l").arg(self.dir.join("log")).args(args);
-        as_owner(self.owner, &mut cmd).status().is_ok_and(|s| s.success())
+        as_owner(self.owner, &mut cmd).stdout(std::process::Stdio::null()).status().is_ok_and(|s| s.success())
     }
 
     /// Stops the server (fast shutdown: sessions are cut, committed data stays).
