@@ -4,8 +4,9 @@
 //!
 //! Knows nothing about MCP or HTTP; hosts pass identities in.
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::clock::iso;
 use crate::error::{Error, Result};
@@ -46,35 +47,37 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
     let name = name.map(normalise_name).transpose()?;
     let role = role.map(str::trim).filter(|r| !r.is_empty());
     store.durable(|txn| {
-        let was_live: bool = txn
-            .query_row("SELECT ended_at IS NULL FROM agents WHERE id = ?1", [&who.id], |r| r.get(0))
-            .optional()?
+        let db: &dyn Sql = txn;
+        let was_live: bool = db
+            .query_opt("SELECT ended_at IS NULL FROM agents WHERE id = ?1", values![who.id], |r| r.get(0))?
             .unwrap_or(false);
-        let id = ensure_in(txn, who)?;
+        let id = ensure_in(db, who)?;
         if let Some(n) = &name {
             let holder: Option<String> =
-                txn.query_row("SELECT id FROM agents WHERE name = ?1", [n], |r| r.get(0)).optional()?;
+                db.query_opt("SELECT id FROM agents WHERE name = ?1", values![n], |r| r.get(0))?;
             match holder {
                 Some(h) if h != id => return Err(Error::AgentNameTaken(n.clone())),
                 _ => {}
             }
-            let old: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
-            txn.execute("UPDATE agents SET name = ?2 WHERE id = ?1", params![id, n])?;
+            let old: String = db.query_row("SELECT name FROM agents WHERE id = ?1", values![id], |r| r.get(0))?;
+            db.execute("UPDATE agents SET name = ?2 WHERE id = ?1", values![id, n])?;
             // Held tasks show the holder's name; keep them in step.
-            txn.execute(
+            db.execute(
                 "UPDATE tasks SET assignee = ?2 WHERE assignee_agent = ?1 AND assignee = ?3",
-                params![id, n, old],
+                values![id, n, old],
             )?;
         }
         if let Some(r) = role {
-            txn.execute("UPDATE agents SET role = ?2 WHERE id = ?1", params![id, r])?;
+            db.execute("UPDATE agents SET role = ?2 WHERE id = ?1", values![id, r])?;
         }
-        txn.execute("UPDATE agents SET ended_at = NULL WHERE id = ?1", [&id])?;
+        db.execute("UPDATE agents SET ended_at = NULL WHERE id = ?1", values![id])?;
         if !was_live {
             let (name, role): (String, Option<String>) =
-                txn.query_row("SELECT name, role FROM agents WHERE id = ?1", [&id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                db.query_row("SELECT name, role FROM agents WHERE id = ?1", values![id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
             let role = role.map(|r| format!(" ({r})")).unwrap_or_default();
-            crate::signals::announce_in(txn, SignalType::PeerJoined, &id, &format!("{name}{role} joined"))?;
+            crate::signals::announce_in(db, SignalType::PeerJoined, &id, &format!("{name}{role} joined"))?;
         }
         Ok(())
     })?;
@@ -82,13 +85,13 @@ pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&st
 }
 
 /// Ends an agent (its chat or session closed), telling its live peers.
-pub(crate) fn end_in(txn: &Transaction<'_>, id: &str) -> Result<()> {
+pub(crate) fn end_in(db: &dyn Sql, id: &str) -> Result<()> {
     let now = crate::clock::now_ms();
     let name: Option<String> =
-        txn.query_row("SELECT name FROM agents WHERE id = ?1 AND ended_at IS NULL", [id], |r| r.get(0)).optional()?;
+        db.query_opt("SELECT name FROM agents WHERE id = ?1 AND ended_at IS NULL", values![id], |r| r.get(0))?;
     if let Some(name) = name {
-        txn.execute("UPDATE agents SET ended_at = ?2 WHERE id = ?1", params![id, now])?;
-        crate::signals::announce_in(txn, SignalType::PeerLeft, id, &format!("{name} left"))?;
+        db.execute("UPDATE agents SET ended_at = ?2 WHERE id = ?1", values![id, now])?;
+        crate::signals::announce_in(db, SignalType::PeerLeft, id, &format!("{name} left"))?;
     }
     Ok(())
 }
@@ -96,12 +99,12 @@ pub(crate) fn end_in(txn: &Transaction<'_>, id: &str) -> Result<()> {
 /// The agent registered for an MCP session by `session_start`, if any.
 pub fn for_mcp_session(store: &Store, session: &str) -> Result<Option<String>> {
     store.read(|c| {
-        Ok(c.query_row(
+        let db: &dyn Sql = c;
+        db.query_opt(
             "SELECT id FROM agents WHERE mcp_session = ?1 ORDER BY last_seen DESC LIMIT 1",
-            [session],
+            values![session],
             |r| r.get(0),
         )
-        .optional()?)
     })
 }
 
@@ -113,10 +116,11 @@ pub fn get(store: &Store, id: &str) -> Result<Agent> {
 pub fn list(store: &Store) -> Result<Vec<Agent>> {
     let now = crate::clock::now_ms();
     store.read(|c| {
-        let mut stmt = c.prepare(
+        let db: &dyn Sql = c;
+        db.query_map(
             "SELECT a.id, a.name, a.kind, a.role, a.project, a.last_seen, a.ended_at, ca.status, ca.last_at,
-                    (SELECT group_concat('T-' || num, ',') FROM (SELECT num FROM tasks t
-                        WHERE t.assignee_agent = a.id AND t.status = 'in_progress' ORDER BY num)),
+                    (SELECT string_agg('T-' || CAST(t.num AS TEXT), ',' ORDER BY t.num) FROM tasks t
+                        WHERE t.assignee_agent = a.id AND t.status = 'in_progress'),
                     EXISTS (SELECT 1 FROM mcp_sessions m WHERE m.id = a.mcp_session AND m.streams > 0)
                         OR (a.kind = 'cursor' AND ca.conversation_id IS NOT NULL),
                     (SELECT count(*) FROM signal_deliveries d WHERE d.recipient = a.id AND d.obligation = 'open'),
@@ -124,66 +128,69 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
                     a.kind = 'run' AND EXISTS (SELECT 1 FROM runs r WHERE r.root = CAST(substr(a.id, 7) AS INTEGER)
                         AND r.status IN ('queued', 'running'))
              FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
-             ORDER BY max(a.last_seen, coalesce(ca.last_at, 0)) DESC, a.name",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            let kind: String = r.get(2)?;
-            let last_seen: i64 = r.get(5)?;
-            let ended: Option<i64> = r.get(6)?;
-            let chat_status: Option<String> = r.get(7)?;
-            let chat_at: Option<i64> = r.get(8)?;
-            let tasks: Option<String> = r.get(9)?;
-            let reachable: bool = r.get(10)?;
-            let last = last_seen.max(chat_at.unwrap_or(0));
-            let wake_by_resume: bool = r.get(12)?;
-            let run_going: bool = r.get(13)?;
-            let status = if ended.is_some() {
-                "ended".to_owned()
-            } else if kind == "run" {
-                // A chain of runs works exactly while one of its runs is queued or running.
-                if run_going { "working" } else { "idle" }.to_owned()
-            } else if let Some(s) = chat_status {
-                s
-            } else if now - last < IDLE_AFTER_MS {
-                "working".to_owned()
-            } else {
-                "idle".to_owned()
-            };
-            let kind = AgentKind::parse(&kind);
-            let surface = match kind {
-                AgentKind::Cli => None,
-                _ if reachable && ended.is_none() => Some("full"),
-                // Not reachable while idle, but a follow-up run reads its signals to it.
-                AgentKind::Run if wake_by_resume && ended.is_none() => Some("resume"),
-                _ => Some("degraded"),
-            };
-            Ok(Agent {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                kind,
-                role: r.get(3)?,
-                project: r.get(4)?,
-                status,
-                last_seen: iso(last),
-                tasks: tasks.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default(),
-                surface,
-                open_obligations: r.get(11)?,
-                wake_by_resume,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+             ORDER BY CASE WHEN a.last_seen >= coalesce(ca.last_at, 0) THEN a.last_seen
+                           ELSE coalesce(ca.last_at, 0) END DESC, a.name",
+            &[],
+            |r| {
+                let kind: String = r.get(2)?;
+                let last_seen: i64 = r.get(5)?;
+                let ended: Option<i64> = r.get(6)?;
+                let chat_status: Option<String> = r.get(7)?;
+                let chat_at: Option<i64> = r.get(8)?;
+                let tasks: Option<String> = r.get(9)?;
+                let reachable: bool = r.get(10)?;
+                let last = last_seen.max(chat_at.unwrap_or(0));
+                let wake_by_resume: bool = r.get(12)?;
+                let run_going: bool = r.get(13)?;
+                let status = if ended.is_some() {
+                    "ended".to_owned()
+                } else if kind == "run" {
+                    // A chain of runs works exactly while one of its runs is queued or running.
+                    if run_going { "working" } else { "idle" }.to_owned()
+                } else if let Some(s) = chat_status {
+                    s
+                } else if now - last < IDLE_AFTER_MS {
+                    "working".to_owned()
+                } else {
+                    "idle".to_owned()
+                };
+                let kind = AgentKind::parse(&kind);
+                let surface = match kind {
+                    AgentKind::Cli => None,
+                    _ if reachable && ended.is_none() => Some("full"),
+                    // Not reachable while idle, but a follow-up run reads its signals to it.
+                    AgentKind::Run if wake_by_resume && ended.is_none() => Some("resume"),
+                    _ => Some("degraded"),
+                };
+                Ok(Agent {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    kind,
+                    role: r.get(3)?,
+                    project: r.get(4)?,
+                    status,
+                    last_seen: iso(last),
+                    tasks: tasks.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default(),
+                    surface,
+                    open_obligations: r.get(11)?,
+                    wake_by_resume,
+                })
+            },
+        )
     })
 }
 
 /// Marks the agents of a closed MCP session as ended (their leases still run out on their own).
 pub fn end_mcp_session(store: &Store, session: &str) -> Result<()> {
     store.durable(|txn| {
-        let ids: Vec<String> = txn
-            .prepare("SELECT id FROM agents WHERE mcp_session = ?1 AND kind = 'mcp' AND ended_at IS NULL")?
-            .query_map([session], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let db: &dyn Sql = txn;
+        let ids: Vec<String> = db.query_map(
+            "SELECT id FROM agents WHERE mcp_session = ?1 AND kind = 'mcp' AND ended_at IS NULL",
+            values![session],
+            |r| r.get(0),
+        )?;
         for id in ids {
-            end_in(txn, &id)?;
+            end_in(db, &id)?;
         }
         Ok(())
     })

@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use rusqlite::{OptionalExtension, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::error::{Error, Result};
 use crate::runs::{self, Run};
@@ -81,9 +82,10 @@ pub fn git_origin(dir: &Path) -> Option<String> {
 
 /// Saves what the cloud runner learnt about a run.
 pub fn set(store: &Store, num: i64, spec: &CloudSpec) -> Result<()> {
-    store.writer().execute(
+    Sql::execute(
+        &*store.writer(),
         "UPDATE runs SET cloud = ?2 WHERE num = ?1 AND kind = 'cloud'",
-        params![num, serde_json::to_string(spec)?],
+        values![num, serde_json::to_string(spec)?],
     )?;
     Ok(())
 }
@@ -93,9 +95,9 @@ pub fn set(store: &Store, num: i64, spec: &CloudSpec) -> Result<()> {
 /// once, even with two runners starting) and re-attaches to their streams.
 pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
     let live: Vec<(i64, Option<u32>)> = store.read(|c| {
-        Ok(c.prepare("SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?)
+        SqlExt::query_map(c, "SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'", &[], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
     })?;
     let mut out = Vec::new();
     for (num, runner) in live {
@@ -103,9 +105,11 @@ pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> boo
             continue;
         }
         let taken = store.durable(|txn| {
-            Ok(txn.execute(
-                "UPDATE runs SET runner_pid = ?2 WHERE num = ?1 AND status = 'running' AND runner_pid IS ?3",
-                params![num, me, runner],
+            Ok(Sql::execute(
+                txn,
+                "UPDATE runs SET runner_pid = ?2 WHERE num = ?1 AND status = 'running'
+                     AND runner_pid IS NOT DISTINCT FROM ?3",
+                values![num, me, runner],
             )? == 1)
         })?;
         if taken {
@@ -119,14 +123,14 @@ pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> boo
 /// the task continues that agent (the seed's session rule: same repository, same agent).
 pub fn earlier_for_task(store: &Store, task: i64, repo: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
-        Ok(c.query_row(
+        SqlExt::query_opt(
+            c,
             "SELECT num FROM runs WHERE kind = 'cloud' AND task = ?1 AND chat_id IS NOT NULL
-               AND json_extract(cloud, '$.repo') = ?2
+               AND (cloud ->> 'repo') = ?2
              ORDER BY num DESC LIMIT 1",
-            params![task, repo],
+            values![task, repo],
             |r| r.get(0),
         )
-        .optional()?)
     })?;
     num.map(|n| runs::get_run(store, n)).transpose()
 }
@@ -145,9 +149,10 @@ fn hash(token: &str) -> String {
 pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
     let token = tether_store::random_token();
     store.durable(|txn| {
-        txn.execute(
+        Sql::execute(
+            txn,
             "INSERT INTO cloud_grants(hash, kind, run, expires_at) VALUES (?1, 'bootstrap', ?2, ?3)",
-            params![hash(&token), run, crate::clock::now_ms() + BOOTSTRAP_TTL_MS],
+            values![hash(&token), run, crate::clock::now_ms() + BOOTSTRAP_TTL_MS],
         )?;
         Ok(())
     })?;
@@ -161,20 +166,19 @@ pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i
     let bearer = tether_store::random_token();
     let expires = now + BEARER_TTL_MS;
     let run: Option<i64> = store.durable(|txn| {
-        let run: Option<i64> = txn
-            .query_row(
-                "UPDATE cloud_grants SET used_at = ?2
-                 WHERE hash = ?1 AND kind = 'bootstrap' AND used_at IS NULL AND expires_at > ?2
-                   AND run IN (SELECT num FROM runs WHERE status IN ('queued', 'running'))
-                 RETURNING run",
-                params![hash(bootstrap), now],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let db: &dyn Sql = txn;
+        let run: Option<i64> = db.query_opt(
+            "UPDATE cloud_grants SET used_at = ?2
+             WHERE hash = ?1 AND kind = 'bootstrap' AND used_at IS NULL AND expires_at > ?2
+               AND run IN (SELECT num FROM runs WHERE status IN ('queued', 'running'))
+             RETURNING run",
+            values![hash(bootstrap), now],
+            |r| r.get(0),
+        )?;
         if let Some(run) = run {
-            txn.execute(
+            db.execute(
                 "INSERT INTO cloud_grants(hash, kind, run, expires_at) VALUES (?1, 'bearer', ?2, ?3)",
-                params![hash(&bearer), run, expires],
+                values![hash(&bearer), run, expires],
             )?;
         }
         Ok(run)
@@ -185,13 +189,13 @@ pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i
 /// The run a scoped bearer speaks for, while it is valid.
 pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
-        Ok(c.query_row(
+        SqlExt::query_opt(
+            c,
             "SELECT g.run FROM cloud_grants g JOIN runs r ON r.num = g.run
              WHERE g.hash = ?1 AND g.kind = 'bearer' AND g.expires_at > ?2 AND r.status IN ('queued', 'running')",
-            params![hash(bearer), crate::clock::now_ms()],
+            values![hash(bearer), crate::clock::now_ms()],
             |r| r.get(0),
         )
-        .optional()?)
     })?;
     num.map(|n| runs::get_run(store, n)).transpose()
 }
@@ -199,9 +203,11 @@ pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
 /// Keeps a webhook delivery by its id; `false` when it was seen before (nothing to apply).
 pub fn record_webhook(store: &Store, id: &str, agent: Option<&str>, status: Option<&str>, body: &str) -> Result<bool> {
     store.durable(|txn| {
-        Ok(txn.execute(
-            "INSERT OR IGNORE INTO cloud_webhooks(id, agent_id, status, received_at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![id, agent, status, crate::clock::now_ms(), body],
+        Ok(Sql::execute(
+            txn,
+            "INSERT INTO cloud_webhooks(id, agent_id, status, received_at, body) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT DO NOTHING",
+            values![id, agent, status, crate::clock::now_ms(), body],
         )? == 1)
     })
 }
@@ -209,13 +215,13 @@ pub fn record_webhook(store: &Store, id: &str, agent: Option<&str>, status: Opti
 /// The cloud run now going on a Cursor agent, if any.
 pub fn live_run_for_agent(store: &Store, agent: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
-        Ok(c.query_row(
+        SqlExt::query_opt(
+            c,
             "SELECT num FROM runs WHERE kind = 'cloud' AND status = 'running'
-               AND json_extract(cloud, '$.agent_id') = ?1 ORDER BY num DESC LIMIT 1",
-            [agent],
+               AND (cloud ->> 'agent_id') = ?1 ORDER BY num DESC LIMIT 1",
+            values![agent],
             |r| r.get(0),
         )
-        .optional()?)
     })?;
     num.map(|n| runs::get_run(store, n)).transpose()
 }

@@ -3,8 +3,9 @@
 //!
 //! Knows nothing about HTTP or MCP types: sessions are opaque JSON blobs here.
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::error::Result;
 use crate::store::Store;
@@ -13,38 +14,39 @@ use crate::clock::now_ms;
 
 pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
     let now = now_ms();
-    store.writer().execute(
+    Sql::execute(
+        &*store.writer(),
         "INSERT INTO mcp_sessions(id, state, created_at, last_seen) VALUES (?1, ?2, ?3, ?3)
          ON CONFLICT(id) DO UPDATE SET state = excluded.state, last_seen = excluded.last_seen",
-        params![id, state, now],
+        values![id, state, now],
     )?;
     Ok(())
 }
 
 pub fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
-    store.read(|c| Ok(c.query_row("SELECT state FROM mcp_sessions WHERE id = ?1", [id], |r| r.get(0)).optional()?))
+    store.read(|c| SqlExt::query_opt(c, "SELECT state FROM mcp_sessions WHERE id = ?1", values![id], |r| r.get(0)))
 }
 
 pub fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
-    store.writer().execute("DELETE FROM mcp_sessions WHERE id = ?1", [id])?;
+    Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE id = ?1", values![id])?;
     Ok(())
 }
 
 /// How many GET streams the running daemon holds open for a session (its surface support).
 pub fn set_streams(store: &Store, id: &str, streams: usize) -> Result<()> {
-    store.writer().execute("UPDATE mcp_sessions SET streams = ?2 WHERE id = ?1", params![id, streams as i64])?;
+    Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = ?2 WHERE id = ?1", values![id, streams as i64])?;
     Ok(())
 }
 
 /// A daemon starting holds no stream yet, whatever a killed one left behind.
 pub fn reset_streams(store: &Store) -> Result<()> {
-    store.writer().execute("UPDATE mcp_sessions SET streams = 0 WHERE streams != 0", [])?;
+    Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = 0 WHERE streams != 0", &[])?;
     Ok(())
 }
 
 /// Forgets persisted sessions nobody has restored for `max_age_ms`.
 pub fn prune_mcp_sessions(store: &Store, max_age_ms: i64) -> Result<usize> {
-    Ok(store.writer().execute("DELETE FROM mcp_sessions WHERE last_seen < ?1", [now_ms() - max_age_ms])?)
+    Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE last_seen < ?1", values![now_ms() - max_age_ms])
 }
 
 /// One Cursor hook payload, reduced to what we use. Unknown fields are ignored.
@@ -101,14 +103,25 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
         return Ok(());
     }
     let roots = serde_json::to_string(&ev.workspace_roots)?;
-    store.writer().execute(
+    // The row's own columns are named by their table: PostgreSQL finds a bare name ambiguous
+    // beside `excluded`.
+    Sql::execute(
+        &*store.writer(),
         "INSERT INTO chat_activity(conversation_id, workspace_roots, status, last_event, last_at, transcript_path)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(conversation_id) DO UPDATE SET
-             workspace_roots = CASE WHEN excluded.workspace_roots = '[]' THEN workspace_roots ELSE excluded.workspace_roots END,
+             workspace_roots = CASE WHEN excluded.workspace_roots = '[]' THEN chat_activity.workspace_roots
+                                    ELSE excluded.workspace_roots END,
              status = excluded.status, last_event = excluded.last_event, last_at = excluded.last_at,
-             transcript_path = coalesce(excluded.transcript_path, transcript_path)",
-        params![ev.conversation_id, roots, status_for(&ev.hook_event_name), ev.hook_event_name, now_ms(), ev.transcript_path],
+             transcript_path = coalesce(excluded.transcript_path, chat_activity.transcript_path)",
+        values![
+            ev.conversation_id,
+            roots,
+            status_for(&ev.hook_event_name),
+            ev.hook_event_name,
+            now_ms(),
+            ev.transcript_path
+        ],
     )?;
     // A chat that is still talking is still working on what it holds.
     crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
@@ -120,9 +133,10 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
 
 pub fn chat_activity(store: &Store, conversation_id: &str) -> Result<Option<ChatActivity>> {
     store.read(|c| {
-        Ok(c.query_row(
+        let db: &dyn Sql = c;
+        db.query_opt(
             "SELECT conversation_id, workspace_roots, status, last_event, last_at FROM chat_activity WHERE conversation_id = ?1",
-            [conversation_id],
+            values![conversation_id],
             |r| {
                 let roots: String = r.get(1)?;
                 Ok(ChatActivity {
@@ -134,7 +148,6 @@ pub fn chat_activity(store: &Store, conversation_id: &str) -> Result<Option<Chat
                 })
             },
         )
-        .optional()?)
     })
 }
 

@@ -6,8 +6,9 @@
 //! Near the bottom of the board: depends on ids, the store and errors, and on no other board
 //! module, so tasks, signals and agents all stand on it without leaning on each other.
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::error::{Error, Result};
 use crate::ids::RunId;
@@ -203,22 +204,21 @@ pub fn actor_label(store: &crate::store::Store, who: &Identity) -> Result<String
 }
 
 /// The agent's id and name, registering it on first sight.
-pub(crate) fn actor_name(txn: &Transaction<'_>, who: &Identity) -> Result<(String, String)> {
-    let id = ensure_in(txn, who)?;
-    let name: String = txn.query_row("SELECT name FROM agents WHERE id = ?1", [&id], |r| r.get(0))?;
+pub(crate) fn actor_name(db: &dyn Sql, who: &Identity) -> Result<(String, String)> {
+    let id = ensure_in(db, who)?;
+    let name: String = db.query_row("SELECT name FROM agents WHERE id = ?1", values![id], |r| r.get(0))?;
     Ok((id, name))
 }
 
 /// The agent's row id and name, registering it on first sight; bumps its last activity.
-pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String> {
+pub(crate) fn ensure_in(db: &dyn Sql, who: &Identity) -> Result<String> {
     let now = crate::clock::now_ms();
-    let known: Option<String> =
-        txn.query_row("SELECT id FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?;
+    let known: Option<String> = db.query_opt("SELECT id FROM agents WHERE id = ?1", values![who.id], |r| r.get(0))?;
     match known {
         Some(id) => {
-            txn.execute(
+            db.execute(
                 "UPDATE agents SET last_seen = ?2, mcp_session = coalesce(?3, mcp_session), project = coalesce(?4, project) WHERE id = ?1",
-                params![id, now, who.mcp_session, who.project],
+                values![id, now, who.mcp_session, who.project],
             )?;
             Ok(id)
         }
@@ -226,12 +226,12 @@ pub(crate) fn ensure_in(txn: &Transaction<'_>, who: &Identity) -> Result<String>
             let name = match who.kind {
                 AgentKind::Cli => who.id.trim_start_matches("cli:").to_owned(),
                 AgentKind::Run => who.id.replacen("run:", "run ", 1),
-                _ => generate_name(txn)?,
+                _ => generate_name(db)?,
             };
-            let name = unique_name(txn, &name)?;
-            txn.execute(
+            let name = unique_name(db, &name)?;
+            db.execute(
                 "INSERT INTO agents(id, name, kind, project, mcp_session, created_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                params![who.id, name, who.kind.as_str(), who.project, who.mcp_session, now],
+                values![who.id, name, who.kind.as_str(), who.project, who.mcp_session, now],
             )?;
             Ok(who.id.clone())
         }
@@ -254,9 +254,9 @@ pub(crate) fn normalise_name(n: &str) -> Result<String> {
     Ok(n.to_owned())
 }
 
-fn unique_name(txn: &Transaction<'_>, base: &str) -> Result<String> {
+fn unique_name(db: &dyn Sql, base: &str) -> Result<String> {
     let taken = |n: &str| -> Result<bool> {
-        Ok(txn.query_row("SELECT 1 FROM agents WHERE name = ?1", [n], |_| Ok(())).optional()?.is_some())
+        Ok(db.query_opt("SELECT 1 FROM agents WHERE name = ?1", values![n], |_| Ok(()))?.is_some())
     };
     if !reserved(base) && !taken(base)? {
         return Ok(base.to_owned());
@@ -279,9 +279,9 @@ const ANIMALS: &[&str] = &[
     "bison", "crane", "dingo", "egret", "ferret", "gecko", "ibis", "koala", "lemur", "newt", "osprey", "panda",
 ];
 
-fn generate_name(txn: &Transaction<'_>) -> Result<String> {
+fn generate_name(db: &dyn Sql) -> Result<String> {
     let mut b = [0u8; 2];
     getrandom::fill(&mut b).map_err(|e| Error::invalid("random", e.to_string()))?;
     let name = format!("{}-{}", ADJECTIVES[b[0] as usize % ADJECTIVES.len()], ANIMALS[b[1] as usize % ANIMALS.len()]);
-    unique_name(txn, &name)
+    unique_name(db, &name)
 }

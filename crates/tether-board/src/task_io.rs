@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -395,7 +396,8 @@ fn write_all(
         })
         .collect();
     store.durable(|txn| {
-        let (_, who) = crate::principal::actor_name(txn, &actor.who)?;
+        let db: &dyn Sql = txn;
+        let (_, who) = crate::principal::actor_name(db, &actor.who)?;
         let mut nums: HashMap<&str, i64> = HashMap::new();
         for f in &items {
             let title = tasks::clean_title(&f.title)?;
@@ -409,13 +411,11 @@ fn write_all(
             };
             let labels = tasks::clean_list(&f.labels, "label")?;
             let acceptance = tasks::clean_list(&f.acceptance, "acceptance criterion")?;
-            let known: Option<(i64, String, String, i64, String)> = txn
-                .query_row(
-                    "SELECT num, title, description, priority, acceptance FROM tasks WHERE external_ref = ?1",
-                    [&f.ext],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-                )
-                .optional()?;
+            let known: Option<(i64, String, String, i64, String)> = db.query_opt(
+                "SELECT num, title, description, priority, acceptance FROM tasks WHERE external_ref = ?1",
+                values![f.ext],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )?;
             let num = match known {
                 Some((num, t, d, p, a)) => {
                     let acc = serde_json::to_string(&acceptance)?;
@@ -424,12 +424,12 @@ fn write_all(
                     {
                         report.unchanged.push(line);
                     } else {
-                        txn.execute(
+                        db.execute(
                             "UPDATE tasks SET title = ?2, description = ?3, priority = ?4, acceptance = ?5,
                                  updated_at = ?6, version = version + 1 WHERE num = ?1",
-                            params![num, title, f.description.trim(), priority, acc, crate::clock::now_ms()],
+                            values![num, title, f.description.trim(), priority, acc, crate::clock::now_ms()],
                         )?;
-                        tasks::event(txn, num, &who, "edited", json!({"reimported_from": f.ext}))?;
+                        tasks::event(db, num, &who, "edited", json!({"reimported_from": f.ext}))?;
                         report.updated.push(line);
                     }
                     num
@@ -437,7 +437,7 @@ fn write_all(
                 None => {
                     let new = NewTask { description: f.description.clone(), ..NewTask::default() };
                     let num = tasks::insert_in(
-                        txn,
+                        db,
                         &who,
                         &Insert {
                             title: &title,
@@ -448,11 +448,11 @@ fn write_all(
                             acceptance: &acceptance,
                         },
                     )?;
-                    txn.execute("UPDATE tasks SET external_ref = ?2 WHERE num = ?1", params![num, f.ext])?;
+                    db.execute("UPDATE tasks SET external_ref = ?2 WHERE num = ?1", values![num, f.ext])?;
                     if f.status == Status::InProgress || f.assignee.is_some() {
                         // The source tool knew no leases: a person holds it until they release it.
                         let holder = f.assignee.clone().unwrap_or_else(|| who.clone());
-                        txn.execute("UPDATE tasks SET assignee = ?2 WHERE num = ?1", params![num, holder])?;
+                        db.execute("UPDATE tasks SET assignee = ?2 WHERE num = ?1", values![num, holder])?;
                     }
                     report.created.push(format!("{} ← {}", tasks::format_id(num), f.ext));
                     num
@@ -465,16 +465,14 @@ fn write_all(
             for d in &f.deps {
                 let dep = match nums.get(d.as_str()) {
                     Some(n) => Some(*n),
-                    None => {
-                        txn.query_row("SELECT num FROM tasks WHERE external_ref = ?1", [d], |r| r.get(0)).optional()?
-                    }
+                    None => db.query_opt("SELECT num FROM tasks WHERE external_ref = ?1", values![d], |r| r.get(0))?,
                 };
                 let Some(dep) = dep else {
                     un.note(format!("dependency on missing {d} was dropped"));
                     continue;
                 };
                 // A cycle in the foreign file is reported, not fatal: the rest still lands.
-                match tasks::add_deps(txn, num, &[tasks::format_id(dep)]) {
+                match tasks::add_deps(db, num, &[tasks::format_id(dep)]) {
                     Ok(_) => {}
                     Err(e @ Error::DependencyCycle { .. }) => un.note(format!("{}: {e}", f.ext)),
                     Err(e) => return Err(e),

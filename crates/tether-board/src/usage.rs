@@ -9,8 +9,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use crate::error::{Error, Result};
 use crate::runs::event::Usage;
@@ -140,53 +141,57 @@ pub struct SpendFilter {
 /// Runs' spend, oldest first (by when they started, else were queued).
 pub fn spend(store: &Store, f: &SpendFilter) -> Result<Vec<RunSpend>> {
     store.read(|c| {
-        let mut stmt = c.prepare_cached(
+        // Parameters tested for NULL are cast: PostgreSQL types a parameter where it first meets it.
+        SqlExt::query_map(
+            c,
             "SELECT num, status, model, task, role, workspace, coalesce(root, num), coalesce(started_at, created_at),
                     ended_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                    CASE WHEN cloud IS NOT NULL THEN json_extract(cloud, '$.agent_id') END
+                    CASE WHEN cloud IS NOT NULL THEN cloud ->> 'agent_id' END
              FROM runs
-             WHERE (?1 IS NULL OR coalesce(started_at, created_at) >= ?1)
-               AND (?2 IS NULL OR coalesce(started_at, created_at) < ?2)
-               AND (?3 IS NULL OR task = ?3) AND (?4 IS NULL OR role = ?4) AND (?5 IS NULL OR num <> ?5)
+             WHERE (CAST(?1 AS BIGINT) IS NULL OR coalesce(started_at, created_at) >= ?1)
+               AND (CAST(?2 AS BIGINT) IS NULL OR coalesce(started_at, created_at) < ?2)
+               AND (CAST(?3 AS BIGINT) IS NULL OR task = ?3) AND (CAST(?4 AS TEXT) IS NULL OR role = ?4)
+               AND (CAST(?5 AS BIGINT) IS NULL OR num <> ?5)
              ORDER BY coalesce(started_at, created_at)",
-        )?;
-        let rows = stmt.query_map(params![f.since_ms, f.until_ms, f.task, f.role, f.except], |r| {
-            let input: Option<i64> = r.get(9)?;
-            Ok(RunSpend {
-                num: r.get(0)?,
-                status: r.get::<_, String>(1)?.parse().unwrap_or(RunStatus::Lost),
-                model: r.get(2)?,
-                task: r.get(3)?,
-                role: r.get(4)?,
-                workspace: r.get(5)?,
-                root: r.get(6)?,
-                at_ms: r.get(7)?,
-                ended_ms: r.get(8)?,
-                agent_id: r.get::<_, Option<String>>(14)?.filter(|a| !a.is_empty()),
-                usage: match input {
-                    Some(input_tokens) => Some(Usage {
-                        input_tokens,
-                        output_tokens: r.get::<_, Option<i64>>(10)?.unwrap_or(0),
-                        cache_read_tokens: r.get::<_, Option<i64>>(11)?.unwrap_or(0),
-                        cache_write_tokens: r.get::<_, Option<i64>>(12)?.unwrap_or(0),
-                    }),
-                    None => None,
-                },
-                cost_usd: r.get(13)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            values![f.since_ms, f.until_ms, f.task, f.role, f.except],
+            |r| {
+                let input: Option<i64> = r.get(9)?;
+                Ok(RunSpend {
+                    num: r.get(0)?,
+                    status: r.get::<String>(1)?.parse().unwrap_or(RunStatus::Lost),
+                    model: r.get(2)?,
+                    task: r.get(3)?,
+                    role: r.get(4)?,
+                    workspace: r.get(5)?,
+                    root: r.get(6)?,
+                    at_ms: r.get(7)?,
+                    ended_ms: r.get(8)?,
+                    agent_id: r.get::<Option<String>>(14)?.filter(|a| !a.is_empty()),
+                    usage: match input {
+                        Some(input_tokens) => Some(Usage {
+                            input_tokens,
+                            output_tokens: r.get::<Option<i64>>(10)?.unwrap_or(0),
+                            cache_read_tokens: r.get::<Option<i64>>(11)?.unwrap_or(0),
+                            cache_write_tokens: r.get::<Option<i64>>(12)?.unwrap_or(0),
+                        }),
+                        None => None,
+                    },
+                    cost_usd: r.get(13)?,
+                })
+            },
+        )
     })
 }
 
 /// A run's figures from Cursor Cloud's usage endpoint: its tokens and, when Cursor says it, cost.
 pub fn set_cloud_usage(store: &Store, num: i64, usage: &Usage, cost_usd: Option<f64>) -> Result<()> {
     store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        db.execute(
             "UPDATE runs SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4, cache_write_tokens = ?5,
                  cost_usd = coalesce(?6, cost_usd), usage_source = 'cloud'
              WHERE num = ?1",
-            params![
+            values![
                 num,
                 usage.input_tokens,
                 usage.output_tokens,
@@ -195,7 +200,7 @@ pub fn set_cloud_usage(store: &Store, num: i64, usage: &Usage, cost_usd: Option<
                 cost_usd
             ],
         )?;
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
@@ -203,53 +208,56 @@ pub fn set_cloud_usage(store: &Store, num: i64, usage: &Usage, cost_usd: Option<
 pub fn set_task_budget(store: &Store, id: &str, budget: Option<Budget>) -> Result<()> {
     let num = tasks::parse_id(id)?;
     store.durable(|txn| {
+        let db: &dyn Sql = txn;
         let n =
-            txn.execute("UPDATE tasks SET budget = ?2 WHERE num = ?1", params![num, budget.map(|b| b.to_string())])?;
+            db.execute("UPDATE tasks SET budget = ?2 WHERE num = ?1", values![num, budget.map(|b| b.to_string())])?;
         if n == 0 {
             return Err(Error::TaskNotFound(id.to_owned()));
         }
-        tasks::bump_rev(txn)
+        tasks::bump_rev(db)
     })
 }
 
 /// A task's budget, if it has one.
 pub fn task_budget(store: &Store, num: i64) -> Result<Option<Budget>> {
-    let text: Option<Option<String>> = store
-        .read(|c| Ok(c.query_row("SELECT budget FROM tasks WHERE num = ?1", [num], |r| r.get(0)).optional()?))?;
+    let text: Option<Option<String>> =
+        store.read(|c| SqlExt::query_opt(c, "SELECT budget FROM tasks WHERE num = ?1", values![num], |r| r.get(0)))?;
     Ok(text.flatten().and_then(|t| t.parse().ok()))
 }
 
 /// The run that holds run `num` back for its budget: its parent, or its task's run before it,
 /// when that one ended over budget and the person has not let its chain go on.
 pub(crate) fn over_budget_before(
-    txn: &rusqlite::Transaction<'_>,
+    db: &dyn Sql,
     num: i64,
     parent: Option<i64>,
     task: Option<i64>,
 ) -> Result<Option<i64>> {
-    Ok(txn
-        .query_row(
-            "SELECT num FROM runs
-             WHERE status = 'over_budget' AND budget_allowed = 0
-               AND (num = ?1 OR num = (SELECT max(num) FROM runs WHERE ?2 IS NOT NULL AND task = ?2 AND num < ?3))",
-            params![parent, task, num],
-            |r| r.get(0),
-        )
-        .optional()?)
+    // Parameters tested for NULL are cast: PostgreSQL types a parameter where it first meets it.
+    db.query_opt(
+        "SELECT num FROM runs
+         WHERE status = 'over_budget' AND budget_allowed = 0
+           AND (num = ?1
+                OR num = (SELECT max(num) FROM runs WHERE CAST(?2 AS BIGINT) IS NOT NULL AND task = ?2 AND num < ?3))",
+        values![parent, task, num],
+        |r| r.get(0),
+    )
 }
 
 /// The person lets an over-budget run's chain go on: the run is marked allowed, and the runs its
 /// budget held are queued again.
-pub(crate) fn allow_chain_in(txn: &rusqlite::Transaction<'_>, over: i64) -> Result<()> {
-    txn.execute("UPDATE runs SET budget_allowed = 1 WHERE num = ?1", [over])?;
-    let held: Vec<i64> = txn
-        .prepare("SELECT num FROM runs WHERE status = 'queued' AND held = 'budget' AND (parent = ?1 OR task = (SELECT task FROM runs WHERE num = ?1))")?
-        .query_map([over], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+pub(crate) fn allow_chain_in(db: &dyn Sql, over: i64) -> Result<()> {
+    db.execute("UPDATE runs SET budget_allowed = 1 WHERE num = ?1", values![over])?;
+    let held: Vec<i64> = db.query_map(
+        "SELECT num FROM runs WHERE status = 'queued' AND held = 'budget'
+           AND (parent = ?1 OR task = (SELECT task FROM runs WHERE num = ?1))",
+        values![over],
+        |r| r.get(0),
+    )?;
     for n in held {
-        txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [n])?;
+        db.execute("UPDATE runs SET held = NULL WHERE num = ?1", values![n])?;
         crate::runs::append_status_in(
-            txn,
+            db,
             n,
             "queued",
             Some(format!("the person let {}'s chain go on past its budget", format_id(over))),
@@ -266,39 +274,39 @@ pub fn hold_for_daily(store: &Store, reason: Option<&str>) -> Result<usize> {
         Some(_) => "SELECT num FROM runs WHERE status = 'queued' AND held IS NULL",
         None => "SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'",
     };
-    let nums: Vec<i64> =
-        store.read(|c| Ok(c.prepare_cached(sql)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?))?;
+    let nums: Vec<i64> = store.read(|c| SqlExt::query_map(c, sql, &[], |r| r.get(0)))?;
     if nums.is_empty() {
         return Ok(0);
     }
     store.durable(|txn| {
+        let db: &dyn Sql = txn;
         let mut changed = 0;
         for &n in &nums {
             match reason {
                 Some(why) => {
-                    if txn.execute(
+                    if db.execute(
                         "UPDATE runs SET held = 'daily' WHERE num = ?1 AND status = 'queued' AND held IS NULL",
-                        [n],
+                        values![n],
                     )? == 1
                     {
-                        crate::runs::append_status_in(txn, n, "held", Some(why.to_owned()))?;
+                        crate::runs::append_status_in(db, n, "held", Some(why.to_owned()))?;
                         changed += 1;
                     }
                 }
                 None => {
-                    if txn.execute(
+                    if db.execute(
                         "UPDATE runs SET held = NULL WHERE num = ?1 AND status = 'queued' AND held = 'daily'",
-                        [n],
+                        values![n],
                     )? == 1
                     {
-                        crate::runs::append_status_in(txn, n, "queued", Some("today's budget allows it again".into()))?;
+                        crate::runs::append_status_in(db, n, "queued", Some("today's budget allows it again".into()))?;
                         changed += 1;
                     }
                 }
             }
         }
         if changed > 0 {
-            bump_rev(txn)?;
+            bump_rev(db)?;
         }
         Ok(changed)
     })

@@ -8,7 +8,8 @@
 //!
 //! Board only: tether-runs runs what this queues; no processes or hosts here.
 
-use rusqlite::{OptionalExtension, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::agents::{self, Agent};
 use super::runs::{self, Run, RunStatus};
@@ -37,7 +38,7 @@ pub fn set(store: &Store, agent: &str, on: bool) -> Result<Agent> {
         ));
     }
     store.durable(|txn| {
-        txn.execute("UPDATE agents SET wake_by_resume = ?2 WHERE id = ?1", params![a.id, on])?;
+        Sql::execute(txn, "UPDATE agents SET wake_by_resume = ?2 WHERE id = ?1", values![a.id, on])?;
         Ok(())
     })?;
     agents::get(store, &a.id)
@@ -61,9 +62,7 @@ const DUE: &str = "
 /// The agents to wake now, each at most once.
 pub fn due(store: &Store, per_hour: u32) -> Result<Vec<String>> {
     store.read(|c| {
-        Ok(c.prepare_cached(&format!("{DUE} ORDER BY a.id"))?
-            .query_map(params![now_ms() - HOUR_MS, per_hour], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?)
+        SqlExt::query_map(c, &format!("{DUE} ORDER BY a.id"), values![now_ms() - HOUR_MS, per_hour], |r| r.get(0))
     })
 }
 
@@ -91,31 +90,30 @@ impl Default for Policy {
 pub fn wake(store: &Store, agent: &str, policy: &Policy) -> Result<Option<Run>> {
     let per_hour = policy.per_hour;
     let num = store.durable(|txn| {
+        let db: &dyn Sql = txn;
         let now = now_ms();
-        let due = txn
-            .query_row(&format!("{DUE} AND a.id = ?3"), params![now - HOUR_MS, per_hour, agent], |_| Ok(()))
-            .optional()?
+        let due = db
+            .query_opt(&format!("{DUE} AND a.id = ?3"), values![now - HOUR_MS, per_hour, agent], |_| Ok(()))?
             .is_some();
         if !due {
             return Ok(None);
         }
-        let parent: i64 = txn.query_row(
+        let parent: i64 = db.query_row(
             "SELECT max(num) FROM runs WHERE root = CAST(substr(?1, 7) AS INTEGER) AND chat_id IS NOT NULL",
-            [agent],
+            values![agent],
             |r| r.get(0),
         )?;
-        let parent = runs::load(txn, parent)?;
-        let nums: Vec<i64> = txn
-            .prepare_cached(
-                "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
-                 WHERE d.recipient = ?1 AND d.drained_at IS NULL
-                   AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')
-                 ORDER BY d.signal",
-            )?
-            .query_map([agent], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let carried = nums.iter().map(|n| signals::load(txn, *n)).collect::<Result<Vec<_>>>()?;
-        signals::drain_in(txn, agent, &nums, now)?;
+        let parent = runs::load(db, parent)?;
+        let nums: Vec<i64> = db.query_map(
+            "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
+             WHERE d.recipient = ?1 AND d.drained_at IS NULL
+               AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')
+             ORDER BY d.signal",
+            values![agent],
+            |r| r.get(0),
+        )?;
+        let carried = nums.iter().map(|n| signals::load(db, *n)).collect::<Result<Vec<_>>>()?;
+        signals::drain_in(db, agent, &nums, now)?;
         for n in &nums {
             let w = Wake {
                 signal: *n,
@@ -124,10 +122,10 @@ pub fn wake(store: &Store, agent: &str, policy: &Policy) -> Result<Option<Run>> 
                 result: WakeResult::Rang,
                 mcp_session: None,
             };
-            signals::record_in(txn, &w, now)?;
+            signals::record_in(db, &w, now)?;
         }
         let v = runs::followup_from(&parent, &prompt(&carried))?;
-        let num = runs::insert_in(txn, REQUESTED_BY, &v)?;
+        let num = runs::insert_in(db, REQUESTED_BY, &v)?;
         let mut outsiders: Vec<&str> = carried
             .iter()
             .filter(|s| s.remote && !policy.allow_remote.iter().any(|a| a == &s.from))
@@ -142,11 +140,10 @@ pub fn wake(store: &Store, agent: &str, policy: &Policy) -> Result<Option<Run>> 
                 v.resume_chat.as_deref().unwrap_or("?"),
                 runs::format_id(num)
             );
-            runs::hold_in(txn, num, "approval", &why)?;
+            runs::hold_in(db, num, "approval", &why)?;
         }
-        let mut carry = txn.prepare_cached("INSERT INTO run_signals(run, signal) VALUES (?1, ?2)")?;
         for n in &nums {
-            carry.execute(params![num, n])?;
+            db.execute("INSERT INTO run_signals(run, signal) VALUES (?1, ?2)", values![num, n])?;
         }
         Ok(Some(num))
     })?;
@@ -182,12 +179,13 @@ pub fn answer_carried(store: &Store, run: &Run) -> Result<()> {
         return Ok(());
     }
     let open: Vec<i64> = store.read(|c| {
-        Ok(c.prepare_cached(
+        SqlExt::query_map(
+            c,
             "SELECT s.num FROM run_signals rs JOIN signals s ON s.num = rs.signal
-             WHERE rs.run = ?1 AND s.reply_required AND s.answered_at IS NULL ORDER BY s.num",
-        )?
-        .query_map([run.num()], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+             WHERE rs.run = ?1 AND s.reply_required <> 0 AND s.answered_at IS NULL ORDER BY s.num",
+            values![run.num()],
+            |r| r.get(0),
+        )
     })?;
     let body = clip(body, signals::MAX_BODY_BYTES - 64, &run.id);
     let from = Sender::Agent(runs::run_identity(run.root, run.workspace.as_deref()));

@@ -1,6 +1,7 @@
 //! How a run ends: once, with its outcome, and what that does to the task it is bound to.
 
-use rusqlite::{OptionalExtension, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::event::RunEvent;
 use super::log::append_in;
@@ -30,12 +31,13 @@ pub struct Outcome {
 /// board with a handoff note that carries the error.
 pub fn finish(store: &Store, num: i64, o: &Outcome) -> Result<Run> {
     let ended = store.durable(|txn| {
-        let changed = txn.execute(
+        let db: &dyn Sql = txn;
+        let changed = db.execute(
             "UPDATE runs SET status = ?2, exit_code = coalesce(?3, exit_code), error = coalesce(?4, error),
                  warning = coalesce(?5, warning), ended_at = ?6,
                  log_dropped_lines = coalesce(?7, log_dropped_lines), log_dropped_bytes = coalesce(?8, log_dropped_bytes)
              WHERE num = ?1 AND status IN ('queued', 'running')",
-            params![
+            values![
                 num,
                 o.status.as_str(),
                 o.exit_code,
@@ -47,8 +49,8 @@ pub fn finish(store: &Store, num: i64, o: &Outcome) -> Result<Run> {
             ],
         )?;
         if changed == 1 {
-            append_in(txn, num, &[RunEvent::status(o.status.as_str(), o.error.clone())])?;
-            bump_rev(txn)?;
+            append_in(db, num, &[RunEvent::status(o.status.as_str(), o.error.clone())])?;
+            bump_rev(db)?;
         }
         Ok(changed == 1)
     })?;
@@ -61,8 +63,8 @@ pub fn finish(store: &Store, num: i64, o: &Outcome) -> Result<Run> {
 
 fn move_task(store: &Store, run: &Run, task: &str) -> Result<()> {
     let who = run_identity(run.root, run.workspace.as_deref());
-    let holder = store
-        .read(|c| Ok(c.query_row("SELECT name FROM agents WHERE id = ?1", [&who.id], |r| r.get(0)).optional()?))?;
+    let holder: Option<String> =
+        store.read(|c| SqlExt::query_opt(c, "SELECT name FROM agents WHERE id = ?1", values![who.id], |r| r.get(0)))?;
     let holds = holder.is_some() && tasks::get(store, task)?.task.assignee == holder;
     let actor = Actor { who, lease_ms: Some(DEFAULT_LEASE_MS) };
     if !holds {

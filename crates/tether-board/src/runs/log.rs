@@ -1,7 +1,8 @@
 //! A run's event log: append-only, numbered by its runner (which shows events live before they
 //! are stored), and what the events say about the run (its chat, result and tokens).
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use tether_store::sql::{Row, Sql, SqlExt};
+use tether_store::values;
 
 use super::event::RunEvent;
 use super::model::*;
@@ -15,7 +16,9 @@ const LEASE_RENEW_EVERY_MS: i64 = 60_000;
 
 /// The number of a run's last event: a runner numbers what it adds after it.
 pub fn last_seq(store: &Store, num: i64) -> Result<i64> {
-    store.read(|c| Ok(c.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?))
+    store.read(|c| {
+        SqlExt::query_row(c, "SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", values![num], |r| r.get(0))
+    })
 }
 
 /// Numbers events after the run's last one (for callers that do not number their own).
@@ -38,30 +41,32 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
     if stored.is_empty() {
         return Ok(());
     }
+    // A plain transaction, not `Store::durable`'s FULL-synchronous one (`runs` says why an event
+    // batch needs no more); the store offers none, so it is opened on SQLite itself.
     let mut conn = store.writer();
     let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    {
-        let mut stmt = txn
-            .prepare_cached("INSERT OR IGNORE INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-        for e in stored {
-            stmt.execute(params![num, e.seq, e.at_ms, e.event.kind(), serde_json::to_string(&e.event)?])?;
-        }
+    let db: &dyn Sql = &txn;
+    for e in stored {
+        db.execute(
+            "INSERT INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+            values![num, e.seq, e.at_ms, e.event.kind(), serde_json::to_string(&e.event)?],
+        )?;
     }
     for e in stored.iter().map(|s| &s.event) {
         match e {
             RunEvent::Init { session_id, .. } => {
-                txn.execute("UPDATE runs SET chat_id = ?2 WHERE num = ?1", params![num, session_id])?;
+                db.execute("UPDATE runs SET chat_id = ?2 WHERE num = ?1", values![num, session_id])?;
             }
             RunEvent::Result { is_error, text, duration_ms, duration_api_ms, usage } => {
                 let u = usage.clone().unwrap_or_default();
-                txn.execute(
+                db.execute(
                     "UPDATE runs SET result = ?2, duration_ms = ?3, duration_api_ms = ?4,
                          input_tokens = coalesce(?5, input_tokens), output_tokens = coalesce(?6, output_tokens),
                          cache_read_tokens = coalesce(?7, cache_read_tokens),
                          cache_write_tokens = coalesce(?8, cache_write_tokens),
                          error = CASE WHEN ?9 THEN coalesce(error, ?2) ELSE error END
                      WHERE num = ?1",
-                    params![
+                    values![
                         num,
                         text,
                         duration_ms,
@@ -74,49 +79,50 @@ pub fn store_events(store: &Store, num: i64, stored: &[StoredEvent]) -> Result<(
                     ],
                 )?;
                 if usage.is_some() {
-                    txn.execute("UPDATE runs SET usage_source = 'result' WHERE num = ?1", [num])?;
+                    db.execute("UPDATE runs SET usage_source = 'result' WHERE num = ?1", values![num])?;
                 }
             }
             // A turn's figures add up until the run's final ones replace them.
             RunEvent::Usage { usage: u } => {
-                txn.execute(
+                db.execute(
                     "UPDATE runs SET input_tokens = coalesce(input_tokens, 0) + ?2,
                          output_tokens = coalesce(output_tokens, 0) + ?3,
                          cache_read_tokens = coalesce(cache_read_tokens, 0) + ?4,
                          cache_write_tokens = coalesce(cache_write_tokens, 0) + ?5, usage_source = 'turns'
-                     WHERE num = ?1 AND usage_source IS NOT 'result'",
-                    params![num, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens],
+                     WHERE num = ?1 AND usage_source IS DISTINCT FROM 'result'",
+                    values![num, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens],
                 )?;
             }
             _ => {}
         }
     }
     let now = now_ms();
-    txn.execute(
+    db.execute(
         "UPDATE tasks SET lease_until = ?2
          WHERE assignee_agent = (SELECT 'run:R-' || coalesce(root, num) FROM runs WHERE num = ?1)
            AND status = 'in_progress' AND lease_until IS NOT NULL AND lease_until < ?3",
-        params![num, now + DEFAULT_LEASE_MS, now + DEFAULT_LEASE_MS - LEASE_RENEW_EVERY_MS],
+        values![num, now + DEFAULT_LEASE_MS, now + DEFAULT_LEASE_MS - LEASE_RENEW_EVERY_MS],
     )?;
     txn.commit()?;
     Ok(())
 }
 
 /// Says what happened to a run in its log, inside a caller's transaction.
-pub(crate) fn append_status_in(txn: &Transaction<'_>, num: i64, status: &str, message: Option<String>) -> Result<()> {
-    append_in(txn, num, &[RunEvent::status(status, message)]).map(|_| ())
+pub(crate) fn append_status_in(db: &dyn Sql, num: i64, status: &str, message: Option<String>) -> Result<()> {
+    append_in(db, num, &[RunEvent::status(status, message)]).map(|_| ())
 }
 
-pub(super) fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
+pub(super) fn append_in(db: &dyn Sql, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
     let mut seq: i64 =
-        txn.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", [num], |r| r.get(0))?;
+        db.query_row("SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", values![num], |r| r.get(0))?;
     let now = now_ms();
-    let mut stmt =
-        txn.prepare_cached("INSERT INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
     let mut out = Vec::with_capacity(events.len());
     for e in events {
         seq += 1;
-        stmt.execute(params![num, seq, now, e.kind(), serde_json::to_string(e)?])?;
+        db.execute(
+            "INSERT INTO run_events(run, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+            values![num, seq, now, e.kind(), serde_json::to_string(e)?],
+        )?;
         out.push(StoredEvent { seq, at: iso(now), at_ms: now, event: e.clone() });
     }
     Ok(out)
@@ -126,17 +132,20 @@ pub(super) fn append_in(txn: &Transaction<'_>, num: i64, events: &[RunEvent]) ->
 pub fn events_after(store: &Store, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
     let num = parse_id(id)?;
     store.read(|c| {
-        let known = c.query_row("SELECT 1 FROM runs WHERE num = ?1", [num], |_| Ok(())).optional()?.is_some();
+        let db: &dyn Sql = c;
+        let known = db.query_opt("SELECT 1 FROM runs WHERE num = ?1", values![num], |_| Ok(()))?.is_some();
         if !known {
             return Err(Error::RunNotFound(id.to_owned()));
         }
-        Ok(c.prepare_cached("SELECT seq, at, data FROM run_events WHERE run = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?
-            .query_map(params![num, seq, limit as i64], event_row)?
-            .collect::<rusqlite::Result<_>>()?)
+        db.query_map(
+            "SELECT seq, at, data FROM run_events WHERE run = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            values![num, seq, limit as i64],
+            event_row,
+        )
     })
 }
 
-pub(super) fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+pub(super) fn event_row(r: &Row) -> Result<StoredEvent> {
     let data: String = r.get(2)?;
     let event = serde_json::from_str(&data)
         .unwrap_or_else(|e| RunEvent::Raw { text: data.clone(), reason: format!("unreadable stored event: {e}") });

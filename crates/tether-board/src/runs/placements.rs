@@ -1,7 +1,8 @@
 //! The workspace files a run placed, kept (with what was there) so they can always be put back,
 //! and shared by runs in one workspace so the last one out restores the person's own.
 
-use rusqlite::{OptionalExtension, params};
+use tether_store::sql::{Row, Sql, SqlExt};
+use tether_store::values;
 
 use crate::clock::now_ms;
 use crate::error::Result;
@@ -28,22 +29,26 @@ pub struct PlacedFile {
 /// the person's own file back.
 pub fn record_placement(store: &Store, f: &PlacedFile) -> Result<()> {
     store.durable(|txn| {
-        let earlier: Option<(Option<Vec<u8>>, Option<String>)> = txn
-            .query_row(
-                "SELECT original, original_link FROM run_files WHERE path = ?1 AND restored_at IS NULL
-                 ORDER BY rowid LIMIT 1",
-                [&f.path],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        let (original, link) = earlier.unwrap_or_else(|| (f.original.clone(), f.original_link.clone()));
-        txn.execute(
-            "INSERT OR REPLACE INTO run_files(run, path, original, original_link, placed) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![f.run, f.path, original, link, f.placed],
+        let db: &dyn Sql = txn;
+        // Every record still waiting for the path carries the same original (each copied the
+        // first's), so any of them will do; by run, for one answer on either engine.
+        let earlier: Option<(Option<Vec<u8>>, Option<String>)> = db.query_opt(
+            "SELECT original, original_link FROM run_files WHERE path = ?1 AND restored_at IS NULL
+             ORDER BY run LIMIT 1",
+            values![f.path],
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        txn.execute(
+        let (original, link) = earlier.unwrap_or_else(|| (f.original.clone(), f.original_link.clone()));
+        // A run placing the path again starts its record afresh (not restored), as a replaced row did.
+        db.execute(
+            "INSERT INTO run_files(run, path, original, original_link, placed) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (run, path) DO UPDATE SET original = excluded.original,
+                 original_link = excluded.original_link, placed = excluded.placed, restored_at = NULL",
+            values![f.run, f.path, original, link, f.placed],
+        )?;
+        db.execute(
             "UPDATE run_files SET placed = ?2 WHERE path = ?1 AND restored_at IS NULL AND placed != ?2",
-            params![f.path, f.placed],
+            values![f.path, f.placed],
         )?;
         Ok(())
     })
@@ -56,7 +61,7 @@ const PLACED: &str = "SELECT f.run, f.path, f.original, f.original_link, f.place
                                   ELSE w.path || '/' || w.subdir END
                       FROM run_files f JOIN runs r ON r.num = f.run LEFT JOIN worktrees w ON w.id = r.worktree";
 
-fn placed_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlacedFile> {
+fn placed_file(r: &Row) -> Result<PlacedFile> {
     Ok(PlacedFile {
         run: r.get(0)?,
         path: r.get(1)?,
@@ -72,25 +77,23 @@ fn placed_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlacedFile> {
 /// bytes on disk) and the last run out restores.
 pub fn take_restores(store: &Store, run: i64) -> Result<Vec<PlacedFile>> {
     store.durable(|txn| {
-        let mine: Vec<PlacedFile> = txn
-            .prepare_cached(&format!("{PLACED} WHERE f.run = ?1 AND f.restored_at IS NULL"))?
-            .query_map([run], placed_file)?
-            .collect::<rusqlite::Result<_>>()?;
+        let db: &dyn Sql = txn;
+        let mine: Vec<PlacedFile> =
+            db.query_map(&format!("{PLACED} WHERE f.run = ?1 AND f.restored_at IS NULL"), values![run], placed_file)?;
         let mut out = Vec::new();
         for f in mine {
-            let shared = txn
-                .query_row(
+            let shared = db
+                .query_opt(
                     "SELECT 1 FROM run_files f JOIN runs r ON r.num = f.run
                      WHERE f.path = ?1 AND f.run != ?2 AND f.restored_at IS NULL AND r.status = 'running' LIMIT 1",
-                    params![f.path, run],
+                    values![f.path, run],
                     |_| Ok(()),
-                )
-                .optional()?
+                )?
                 .is_some();
             if shared {
-                txn.execute(
+                db.execute(
                     "UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2",
-                    params![run, f.path, now_ms()],
+                    values![run, f.path, now_ms()],
                 )?;
             } else {
                 out.push(f);
@@ -104,18 +107,21 @@ pub fn take_restores(store: &Store, run: i64) -> Result<Vec<PlacedFile>> {
 /// what a starting runner restores, each through [`take_restores`].
 pub fn orphaned_placements(store: &Store) -> Result<Vec<i64>> {
     store.read(|c| {
-        Ok(c.prepare_cached(
+        SqlExt::query_map(
+            c,
             "SELECT DISTINCT f.run FROM run_files f JOIN runs r ON r.num = f.run
              WHERE f.restored_at IS NULL AND r.status != 'running' ORDER BY f.run",
-        )?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+            &[],
+            |r| r.get(0),
+        )
     })
 }
 
 pub fn mark_restored(store: &Store, run: i64, path: &str) -> Result<()> {
-    store
-        .writer()
-        .execute("UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2", params![run, path, now_ms()])?;
+    Sql::execute(
+        &*store.writer(),
+        "UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2",
+        values![run, path, now_ms()],
+    )?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The queue: queueing a run, holding it for the person, cancelling it, and a runner taking the
 //! next one within the limits (atomically: two runners never take the same run).
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::event::RunEvent;
 use super::finish::{Outcome, finish};
@@ -17,26 +18,29 @@ use crate::tasks;
 /// Queues a run.
 pub fn create(store: &Store, requested_by: &str, r: &ValidRun) -> Result<Run> {
     let num = store.durable(|txn| {
+        let db: &dyn Sql = txn;
         if let Some(t) = r.task {
-            let known = txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [t], |_| Ok(())).optional()?.is_some();
+            let known = db.query_opt("SELECT 1 FROM tasks WHERE num = ?1", values![t], |_| Ok(()))?.is_some();
             if !known {
                 return Err(Error::TaskNotFound(tasks::format_id(t)));
             }
         }
-        insert_in(txn, requested_by, r)
+        insert_in(db, requested_by, r)
     })?;
     get_run(store, num)
 }
 
 /// Queues a run inside a caller's transaction; its number.
-pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun) -> Result<i64> {
+pub(crate) fn insert_in(db: &dyn Sql, requested_by: &str, r: &ValidRun) -> Result<i64> {
     {
         let num: i64 =
-            txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'run_num' RETURNING value", [], |row| {
+            db.query_row("UPDATE counters SET value = value + 1 WHERE name = 'run_num' RETURNING value", &[], |row| {
                 row.get(0)
             })?;
         let root: i64 = match r.parent {
-            Some(p) => txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [p], |row| row.get(0))?,
+            Some(p) => {
+                db.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", values![p], |row| row.get(0))?
+            }
             None => num,
         };
         let (worktree, in_place) = match &r.isolation {
@@ -47,21 +51,22 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 let slug = slug(&r.prompt);
                 let name = std::path::Path::new(repo).file_name().map_or("repo".into(), |n| n.to_string_lossy());
                 let path = format!("{}/{name}/R-{num}-{slug}", dir.trim_end_matches('/'));
-                txn.execute(
+                let id: i64 = db.query_row(
                     "INSERT INTO worktrees(repo, subdir, path, branch, base_branch, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![repo, subdir, path, format!("tether/R-{num}-{slug}"), base, now_ms()],
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                    values![repo, subdir, path, format!("tether/R-{num}-{slug}"), base, now_ms()],
+                    |row| row.get(0),
                 )?;
-                (Some(txn.last_insert_rowid()), None)
+                (Some(id), None)
             }
         };
-        txn.execute(
+        db.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
                               timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place,
                               budget)
-             VALUES (?1, CASE WHEN ?16 IS NULL THEN 'local' ELSE 'cloud' END, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+             VALUES (?1, ?20, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
                      ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-            params![
+            values![
                 num,
                 r.prompt,
                 r.cloud.is_none().then_some(&r.workspace),
@@ -80,15 +85,17 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 r.cloud.as_ref().map(serde_json::to_string).transpose()?,
                 worktree,
                 in_place,
-                r.budget.map(|b| b.to_string())
+                r.budget.map(|b| b.to_string()),
+                // Its kind follows from the spec, decided here: PostgreSQL cannot type a bare `?16 IS NULL`.
+                if r.cloud.is_some() { RunPlace::Cloud } else { RunPlace::Local }.as_str()
             ],
         )?;
-        append_in(txn, num, &[RunEvent::status("queued", None)])?;
+        append_in(db, num, &[RunEvent::status("queued", None)])?;
         // A run that went over its budget holds what follows it (its follow-ups and wakes, its
         // task's next run) until the person lets it go on.
-        if let Some(over) = crate::usage::over_budget_before(txn, num, r.parent, r.task)? {
+        if let Some(over) = crate::usage::over_budget_before(db, num, r.parent, r.task)? {
             hold_in(
-                txn,
+                db,
                 num,
                 "budget",
                 &format!(
@@ -98,7 +105,7 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, requested_by: &str, r: &ValidRun)
                 ),
             )?;
         }
-        bump_rev(txn)?;
+        bump_rev(db)?;
         Ok(num)
     }
 }
@@ -125,30 +132,30 @@ fn slug(prompt: &str) -> String {
 pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
-        let status: String = txn
-            .query_row("SELECT status FROM runs WHERE num = ?1", [num], |r| r.get(0))
-            .optional()?
+        let db: &dyn Sql = txn;
+        let status: String = db
+            .query_opt("SELECT status FROM runs WHERE num = ?1", values![num], |r| r.get(0))?
             .ok_or_else(|| Error::RunNotFound(id.to_owned()))?;
         match status.parse()? {
             RunStatus::Queued => {
-                txn.execute(
+                db.execute(
                     "UPDATE runs SET status = 'cancelled', cancel_requested_at = ?2, ended_at = ?2, error = 'cancelled before it started'
                      WHERE num = ?1",
-                    params![num, now_ms()],
+                    values![num, now_ms()],
                 )?;
-                append_in(txn, num, &[RunEvent::status("cancelled", Some("cancelled before it started".into()))])?;
+                append_in(db, num, &[RunEvent::status("cancelled", Some("cancelled before it started".into()))])?;
             }
             RunStatus::Running => {
-                txn.execute(
+                db.execute(
                     "UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, ?2) WHERE num = ?1",
-                    params![num, now_ms()],
+                    values![num, now_ms()],
                 )?;
             }
             ended => {
                 return Err(Error::RunEnded { id: format_id(num), status: ended.as_str() });
             }
         }
-        bump_rev(txn)
+        bump_rev(db)
     })?;
     get_run(store, num)
 }
@@ -157,9 +164,9 @@ pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
 pub fn approve(store: &Store, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
-        let (status, held): (String, Option<String>) = txn
-            .query_row("SELECT status, held FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?
+        let db: &dyn Sql = txn;
+        let (status, held): (String, Option<String>) = db
+            .query_opt("SELECT status, held FROM runs WHERE num = ?1", values![num], |r| Ok((r.get(0)?, r.get(1)?)))?
             .ok_or_else(|| Error::RunNotFound(id.to_owned()))?;
         let status: RunStatus = status.parse()?;
         if status.is_terminal() {
@@ -176,22 +183,24 @@ pub fn approve(store: &Store, id: &str) -> Result<Run> {
         }
         if held == "budget" {
             let (parent, task): (Option<i64>, Option<i64>) =
-                txn.query_row("SELECT parent, task FROM runs WHERE num = ?1", [num], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            if let Some(over) = crate::usage::over_budget_before(txn, num, parent, task)? {
-                crate::usage::allow_chain_in(txn, over)?;
+                db.query_row("SELECT parent, task FROM runs WHERE num = ?1", values![num], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+            if let Some(over) = crate::usage::over_budget_before(db, num, parent, task)? {
+                crate::usage::allow_chain_in(db, over)?;
             }
         }
-        txn.execute("UPDATE runs SET held = NULL WHERE num = ?1", [num])?;
-        append_in(txn, num, &[RunEvent::status("queued", Some("approved by the person".into()))])?;
-        bump_rev(txn)
+        db.execute("UPDATE runs SET held = NULL WHERE num = ?1", values![num])?;
+        append_in(db, num, &[RunEvent::status("queued", Some("approved by the person".into()))])?;
+        bump_rev(db)
     })?;
     get_run(store, num)
 }
 
 /// Holds a queued run until the person allows it, saying why in its log.
-pub(crate) fn hold_in(txn: &Transaction<'_>, num: i64, reason: &str, why: &str) -> Result<()> {
-    txn.execute("UPDATE runs SET held = ?2 WHERE num = ?1 AND status = 'queued'", params![num, reason])?;
-    append_in(txn, num, &[RunEvent::status("held", Some(why.to_owned()))])?;
+pub(crate) fn hold_in(db: &dyn Sql, num: i64, reason: &str, why: &str) -> Result<()> {
+    db.execute("UPDATE runs SET held = ?2 WHERE num = ?1 AND status = 'queued'", values![num, reason])?;
+    append_in(db, num, &[RunEvent::status("held", Some(why.to_owned()))])?;
     Ok(())
 }
 
@@ -214,52 +223,55 @@ pub struct Limits {
 /// when it cannot (someone else holds it), the run fails at once with the reason.
 pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
     let claimed = store.durable(|txn| {
-        let (local, cloud): (i64, i64) = txn.query_row(
-            "SELECT coalesce(sum(kind = 'local'), 0), coalesce(sum(kind = 'cloud'), 0) FROM runs WHERE status = 'running'",
-            [],
+        let db: &dyn Sql = txn;
+        let (local, cloud): (i64, i64) = db.query_row(
+            "SELECT coalesce(sum(CASE WHEN kind = 'local' THEN 1 ELSE 0 END), 0),
+                    coalesce(sum(CASE WHEN kind = 'cloud' THEN 1 ELSE 0 END), 0)
+             FROM runs WHERE status = 'running'",
+            &[],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
-        // waits in the queue until the run before it ended.
-        let next: Option<(i64, Option<String>)> = txn
-            .query_row(
-                "SELECT q.num, q.workspace FROM runs q
-                 WHERE q.status = 'queued' AND q.held IS NULL AND (?2 IS NULL OR q.num = ?2)
-                   AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
-                         AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
-                                AND r.worktree IS NULL AND r.workspace IS q.workspace) < ?1)
-                     OR (q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NOT NULL
-                         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.worktree = q.worktree)
-                         AND (SELECT count(*) FROM runs r JOIN worktrees w ON w.id = r.worktree
-                                WHERE r.status = 'running'
-                                  AND w.repo = (SELECT repo FROM worktrees WHERE id = q.worktree)) < ?7)
-                     OR (q.kind = 'cloud' AND ?5 < ?6
-                         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
-                                AND json_extract(r.cloud, '$.agent_id') = json_extract(q.cloud, '$.agent_id'))))
-                 ORDER BY q.num LIMIT 1",
-                params![
-                    limits.per_workspace as i64,
-                    limits.only,
-                    local,
-                    limits.total as i64,
-                    cloud,
-                    limits.cloud as i64,
-                    limits.per_repo as i64
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        // waits in the queue until the run before it ended. (`?2` is cast where it is tested for
+        // NULL: PostgreSQL types a parameter where it first meets it.)
+        let next: Option<(i64, Option<String>)> = db.query_opt(
+            "SELECT q.num, q.workspace FROM runs q
+             WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
+               AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
+                     AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
+                            AND r.worktree IS NULL AND r.workspace IS NOT DISTINCT FROM q.workspace) < ?1)
+                 OR (q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.worktree = q.worktree)
+                     AND (SELECT count(*) FROM runs r JOIN worktrees w ON w.id = r.worktree
+                            WHERE r.status = 'running'
+                              AND w.repo = (SELECT repo FROM worktrees WHERE id = q.worktree)) < ?7)
+                 OR (q.kind = 'cloud' AND ?5 < ?6
+                     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
+                            AND (r.cloud ->> 'agent_id') = (q.cloud ->> 'agent_id'))))
+             ORDER BY q.num LIMIT 1",
+            values![
+                limits.per_workspace as i64,
+                limits.only,
+                local,
+                limits.total as i64,
+                cloud,
+                limits.cloud as i64,
+                limits.per_repo as i64
+            ],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         let Some((num, workspace)) = next else { return Ok(None) };
         let now = now_ms();
-        txn.execute(
+        db.execute(
             "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3 WHERE num = ?1 AND status = 'queued'",
-            params![num, now, runner_pid],
+            values![num, now, runner_pid],
         )?;
         // Every run is an agent (its chain's), so it can be signalled and shows on the Agents view.
-        let root: i64 = txn.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", [num], |r| r.get(0))?;
-        principal::ensure_in(txn, &run_identity(root, workspace.as_deref()))?;
-        append_in(txn, num, &[RunEvent::status("running", None)])?;
-        bump_rev(txn)?;
+        let root: i64 =
+            db.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", values![num], |r| r.get(0))?;
+        principal::ensure_in(db, &run_identity(root, workspace.as_deref()))?;
+        append_in(db, num, &[RunEvent::status("running", None)])?;
+        bump_rev(db)?;
         Ok(Some(num))
     })?;
     let Some(num) = claimed else { return Ok(None) };
@@ -279,19 +291,22 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
 /// Records the agent's process (and process group) for a run, so a later start can stop an
 /// orphan it left.
 pub fn set_child(store: &Store, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
-    store
-        .writer()
-        .execute("UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1", params![num, pid, started])?;
+    Sql::execute(
+        &*store.writer(),
+        "UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1",
+        values![num, pid, started],
+    )?;
     Ok(())
 }
 
 /// Runs of `runner_pid`'s that were asked to stop.
 pub fn cancel_requested(store: &Store, runner_pid: u32) -> Result<Vec<i64>> {
     store.read(|c| {
-        Ok(c.prepare_cached(
+        SqlExt::query_map(
+            c,
             "SELECT num FROM runs WHERE status = 'running' AND runner_pid = ?1 AND cancel_requested_at IS NOT NULL",
-        )?
-        .query_map([runner_pid], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+            values![runner_pid],
+            |r| r.get(0),
+        )
     })
 }

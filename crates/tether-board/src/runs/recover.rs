@@ -5,6 +5,7 @@ use super::finish::{Outcome, finish};
 use super::model::RunStatus;
 use crate::error::Result;
 use crate::store::Store;
+use tether_store::sql::SqlExt;
 
 /// A run left `running` by a process that is gone, with its agent's process to stop if it lives.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,11 +20,12 @@ pub struct Orphan {
 pub fn mark_lost(store: &Store, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
     let running: Vec<(Option<u32>, Orphan)> = store.read(|c| {
         // Cloud runs outlive their runner (they run at Cursor): a new runner adopts them instead.
-        Ok(c.prepare(
+        SqlExt::query_map(
+            c,
             "SELECT num, runner_pid, child_pid, child_started FROM runs WHERE status = 'running' AND kind = 'local'",
-        )?
-        .query_map([], |r| Ok((r.get(1)?, Orphan { num: r.get(0)?, child_pid: r.get(2)?, child_started: r.get(3)? })))?
-        .collect::<rusqlite::Result<_>>()?)
+            &[],
+            |r| Ok((r.get(1)?, Orphan { num: r.get(0)?, child_pid: r.get(2)?, child_started: r.get(3)? })),
+        )
     })?;
     let mut out = Vec::new();
     for (runner, orphan) in running {

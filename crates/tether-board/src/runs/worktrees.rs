@@ -2,8 +2,9 @@
 //! its runs changed, merges and pull requests, and the person's comments on its diff. SQL only:
 //! git itself is `tether-git`'s, driven by the runner and the operations.
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::model::*;
 use super::query::{bump_rev, load, load_worktree};
@@ -19,26 +20,29 @@ pub fn worktree(store: &Store, id: i64) -> Result<RunWorktree> {
 /// start after kill -9 finds it `creating` and checks what git left.
 pub fn worktree_creating(store: &Store, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
     store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        db.execute(
             "UPDATE worktrees SET state = 'creating', base_branch = ?2, base_commit = ?3 WHERE id = ?1",
-            params![id, base_branch, base_commit],
+            values![id, base_branch, base_commit],
         )?;
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
 pub fn worktree_ready(store: &Store, id: i64) -> Result<()> {
     store.durable(|txn| {
-        txn.execute("UPDATE worktrees SET state = 'ready', ready_at = ?2 WHERE id = ?1", params![id, now_ms()])?;
-        bump_rev(txn)
+        let db: &dyn Sql = txn;
+        db.execute("UPDATE worktrees SET state = 'ready', ready_at = ?2 WHERE id = ?1", values![id, now_ms()])?;
+        bump_rev(db)
     })
 }
 
 /// Back to planned: git did not make it (a start after a crash in between, or git refused).
 pub fn worktree_unmade(store: &Store, id: i64) -> Result<()> {
     store.durable(|txn| {
-        txn.execute("UPDATE worktrees SET state = 'planned' WHERE id = ?1", [id])?;
-        bump_rev(txn)
+        let db: &dyn Sql = txn;
+        db.execute("UPDATE worktrees SET state = 'planned' WHERE id = ?1", values![id])?;
+        bump_rev(db)
     })
 }
 
@@ -46,35 +50,39 @@ pub fn worktree_unmade(store: &Store, id: i64) -> Result<()> {
 /// reaped or never made.
 pub fn worktree_removed(store: &Store, id: i64, why: &str) -> Result<()> {
     store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        db.execute(
             "UPDATE worktrees SET state = 'removed', removed_at = ?2, removed_why = ?3 WHERE id = ?1",
-            params![id, now_ms(), why],
+            values![id, now_ms(), why],
         )?;
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
 pub fn worktree_merged(store: &Store, id: i64, into: &str, commit: &str) -> Result<()> {
     store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        db.execute(
             "UPDATE worktrees SET merged_at = ?2, merged_into = ?3, merged_commit = ?4 WHERE id = ?1",
-            params![id, now_ms(), into, commit],
+            values![id, now_ms(), into, commit],
         )?;
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
 pub fn worktree_pr(store: &Store, id: i64, url: &str, number: i64) -> Result<()> {
     store.durable(|txn| {
-        txn.execute("UPDATE worktrees SET pr_url = ?2, pr_number = ?3 WHERE id = ?1", params![id, url, number])?;
-        bump_rev(txn)
+        let db: &dyn Sql = txn;
+        db.execute("UPDATE worktrees SET pr_url = ?2, pr_number = ?3 WHERE id = ?1", values![id, url, number])?;
+        bump_rev(db)
     })
 }
 
 /// What the worktree's setup made or copied, left out of every commit of the run's work.
 pub fn worktree_setup_paths(store: &Store, id: i64, paths: &[String]) -> Result<()> {
     store.durable(|txn| {
-        txn.execute("UPDATE worktrees SET setup_paths = ?2 WHERE id = ?1", params![id, serde_json::to_string(paths)?])?;
+        let db: &dyn Sql = txn;
+        db.execute("UPDATE worktrees SET setup_paths = ?2 WHERE id = ?1", values![id, serde_json::to_string(paths)?])?;
         Ok(())
     })
 }
@@ -82,22 +90,22 @@ pub fn worktree_setup_paths(store: &Store, id: i64, paths: &[String]) -> Result<
 /// What the run's branch holds when it ended: its commit and the change summary.
 pub fn set_changes(store: &Store, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
     store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        db.execute(
             "UPDATE runs SET head_commit = ?2, changes = ?3 WHERE num = ?1",
-            params![num, head, serde_json::to_string(changes)?],
+            values![num, head, serde_json::to_string(changes)?],
         )?;
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
 /// The runs working in a worktree, oldest first.
 pub fn worktree_runs(store: &Store, id: i64) -> Result<Vec<Run>> {
     store.read(|c| {
-        let nums: Vec<i64> = c
-            .prepare_cached("SELECT num FROM runs WHERE worktree = ?1 ORDER BY num")?
-            .query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        nums.into_iter().map(|n| load(c, n)).collect()
+        let db: &dyn Sql = c;
+        let nums: Vec<i64> =
+            db.query_map("SELECT num FROM runs WHERE worktree = ?1 ORDER BY num", values![id], |r| r.get(0))?;
+        nums.into_iter().map(|n| load(db, n)).collect()
     })
 }
 
@@ -105,14 +113,14 @@ pub fn worktree_runs(store: &Store, id: i64) -> Result<Vec<Run>> {
 /// while it is still there and not merged.
 pub fn task_worktree(store: &Store, task: i64, repo: &str) -> Result<Option<i64>> {
     store.read(|c| {
-        Ok(c.query_row(
+        SqlExt::query_opt(
+            c,
             "SELECT w.id FROM runs r JOIN worktrees w ON w.id = r.worktree
              WHERE r.task = ?1 AND w.repo = ?2 AND w.state != 'removed' AND w.merged_at IS NULL
              ORDER BY r.num DESC LIMIT 1",
-            params![task, repo],
+            values![task, repo],
             |r| r.get(0),
         )
-        .optional()?)
     })
 }
 
@@ -136,20 +144,20 @@ pub struct WorktreeUse {
 /// Worktrees not removed (folders Tether made or is about to), oldest first.
 pub fn live_worktrees(store: &Store) -> Result<Vec<WorktreeUse>> {
     store.read(|c| {
-        let rows: Vec<(i64, String, bool, Option<i64>, bool)> = c
-            .prepare_cached(
-                "SELECT w.id, coalesce(group_concat(r.num, ','), ''),
-                        coalesce(max(r.status IN ('queued', 'running')), 0), max(r.ended_at),
-                        w.pinned
-                 FROM worktrees w LEFT JOIN runs r ON r.worktree = w.id
-                 WHERE w.state != 'removed' GROUP BY w.id ORDER BY w.id",
-            )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+        let db: &dyn Sql = c;
+        let rows: Vec<(i64, String, bool, Option<i64>, bool)> = db.query_map(
+            "SELECT w.id, coalesce(string_agg(CAST(r.num AS TEXT), ',' ORDER BY r.num), ''),
+                    coalesce(max(CASE WHEN r.status IN ('queued', 'running') THEN 1 ELSE 0 END), 0), max(r.ended_at),
+                    w.pinned
+             FROM worktrees w LEFT JOIN runs r ON r.worktree = w.id
+             WHERE w.state != 'removed' GROUP BY w.id ORDER BY w.id",
+            &[],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
         rows.into_iter()
             .map(|(id, runs, active, ended, pinned)| {
                 Ok(WorktreeUse {
-                    worktree: load_worktree(c, id)?,
+                    worktree: load_worktree(db, id)?,
                     runs: runs.split(',').filter_map(|n| n.parse().ok()).map(format_id).collect(),
                     active,
                     last_ended_at: ended.map(iso),
@@ -195,13 +203,14 @@ pub struct NewComment {
 
 pub fn add_comment(store: &Store, run: i64, author: &str, c: &NewComment, quote: &str) -> Result<Comment> {
     let id = store.durable(|txn| {
-        txn.execute(
+        let db: &dyn Sql = txn;
+        let id: i64 = db.query_row(
             "INSERT INTO run_comments(run, path, start_line, end_line, quote, body, author, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![run, c.path, c.start_line, c.end_line, quote, c.body, author, now_ms()],
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+            values![run, c.path, c.start_line, c.end_line, quote, c.body, author, now_ms()],
+            |r| r.get(0),
         )?;
-        let id = txn.last_insert_rowid();
-        bump_rev(txn)?;
+        bump_rev(db)?;
         Ok(id)
     })?;
     comments_where(store, "c.id = ?1", id)?.pop().ok_or_else(|| Error::NotFound(format!("comment {id}")))
@@ -214,49 +223,54 @@ pub fn comments(store: &Store, worktree: i64) -> Result<Vec<Comment>> {
 
 fn comments_where(store: &Store, cond: &str, key: i64) -> Result<Vec<Comment>> {
     store.read(|c| {
-        Ok(c.prepare_cached(&format!(
-            "SELECT c.id, c.run, c.path, c.start_line, c.end_line, c.quote, c.body, c.author, c.created_at,
+        SqlExt::query_map(
+            c,
+            &format!(
+                "SELECT c.id, c.run, c.path, c.start_line, c.end_line, c.quote, c.body, c.author, c.created_at,
                     c.sent_in, c.addressed_at
              FROM run_comments c JOIN runs r ON r.num = c.run WHERE {cond} ORDER BY c.id"
-        ))?
-        .query_map([key], |r| {
-            Ok(Comment {
-                id: r.get(0)?,
-                run: format_id(r.get(1)?),
-                path: r.get(2)?,
-                start_line: r.get(3)?,
-                end_line: r.get(4)?,
-                quote: r.get(5)?,
-                body: r.get(6)?,
-                author: r.get(7)?,
-                created_at: iso(r.get(8)?),
-                sent_in: r.get::<_, Option<i64>>(9)?.map(format_id),
-                addressed_at: r.get::<_, Option<i64>>(10)?.map(iso),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+            ),
+            values![key],
+            |r| {
+                Ok(Comment {
+                    id: r.get(0)?,
+                    run: format_id(r.get(1)?),
+                    path: r.get(2)?,
+                    start_line: r.get(3)?,
+                    end_line: r.get(4)?,
+                    quote: r.get(5)?,
+                    body: r.get(6)?,
+                    author: r.get(7)?,
+                    created_at: iso(r.get(8)?),
+                    sent_in: r.get::<Option<i64>>(9)?.map(format_id),
+                    addressed_at: r.get::<Option<i64>>(10)?.map(iso),
+                })
+            },
+        )
     })
 }
 
 /// The comments a follow-up `run` carries to the agent are recorded as sent in it.
 pub fn comments_sent(store: &Store, ids: &[i64], run: i64) -> Result<()> {
     store.durable(|txn| {
+        let db: &dyn Sql = txn;
         for id in ids {
-            txn.execute("UPDATE run_comments SET sent_in = ?2 WHERE id = ?1", params![id, run])?;
+            db.execute("UPDATE run_comments SET sent_in = ?2 WHERE id = ?1", values![id, run])?;
         }
-        bump_rev(txn)
+        bump_rev(db)
     })
 }
 
 /// The follow-up `run` ended having done its work: the comments it carried are addressed.
 pub fn comments_addressed(store: &Store, run: i64) -> Result<usize> {
     store.durable(|txn| {
-        let n = txn.execute(
+        let db: &dyn Sql = txn;
+        let n = db.execute(
             "UPDATE run_comments SET addressed_at = ?2 WHERE sent_in = ?1 AND addressed_at IS NULL",
-            params![run, now_ms()],
+            values![run, now_ms()],
         )?;
         if n > 0 {
-            bump_rev(txn)?;
+            bump_rev(db)?;
         }
         Ok(n)
     })

@@ -1,7 +1,8 @@
 //! Taking signals: the drain (exactly once), what waits without draining, the piggyback notice
 //! on a tool result, and the stop hook's follow-up message.
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::model::*;
 use super::query::{bump_rev, load};
@@ -16,55 +17,55 @@ use crate::store::Store;
 pub fn drain(store: &Store, who: &Recipient) -> Result<Vec<Signal>> {
     let key = who.key().to_owned();
     let nums = store.durable(|txn| {
+        let db: &dyn Sql = txn;
         let now = now_ms();
-        let nums: Vec<i64> = txn
-            .prepare_cached(
-                "SELECT signal FROM signal_deliveries WHERE recipient = ?1 AND drained_at IS NULL ORDER BY signal",
-            )?
-            .query_map([&key], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let nums: Vec<i64> = db.query_map(
+            "SELECT signal FROM signal_deliveries WHERE recipient = ?1 AND drained_at IS NULL ORDER BY signal",
+            values![key],
+            |r| r.get(0),
+        )?;
         if nums.is_empty() {
             return Ok(nums);
         }
-        drain_in(txn, &key, &nums, now)?;
-        txn.execute("UPDATE agents SET last_seen = ?2 WHERE id = ?1", params![key, now])?;
+        drain_in(db, &key, &nums, now)?;
+        db.execute("UPDATE agents SET last_seen = ?2 WHERE id = ?1", values![key, now])?;
         Ok(nums)
     })?;
     store.read(|c| nums.iter().map(|n| load(c, *n)).collect())
 }
 
 /// Marks these deliveries to `key` drained at `now`, closing the obligations a drain closes.
-pub(crate) fn drain_in(txn: &Transaction<'_>, key: &str, nums: &[i64], now: i64) -> Result<()> {
-    let mut drained = txn.prepare_cached(
-        "UPDATE signal_deliveries SET drained_at = ?3 WHERE recipient = ?1 AND signal = ?2 AND drained_at IS NULL",
-    )?;
+pub(crate) fn drain_in(db: &dyn Sql, key: &str, nums: &[i64], now: i64) -> Result<()> {
     for n in nums {
-        drained.execute(params![key, n, now])?;
+        db.execute(
+            "UPDATE signal_deliveries SET drained_at = ?3 WHERE recipient = ?1 AND signal = ?2 AND drained_at IS NULL",
+            values![key, n, now],
+        )?;
     }
-    txn.execute(
+    db.execute(
         "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2
          WHERE recipient = ?1 AND drained_at = ?2 AND obligation = 'open'
-           AND signal IN (SELECT num FROM signals WHERE NOT reply_required)",
-        params![key, now],
+           AND signal IN (SELECT num FROM signals WHERE reply_required = 0)",
+        values![key, now],
     )?;
-    txn.execute(
+    db.execute(
         "INSERT INTO signal_inboxes(recipient, drained_at) VALUES (?1, ?2)
          ON CONFLICT(recipient) DO UPDATE SET drained_at = excluded.drained_at",
-        params![key, now],
+        values![key, now],
     )?;
-    bump_rev(txn)
+    bump_rev(db)
 }
 
 /// Undrained signals to the caller, oldest first, without draining them.
 pub fn pending(store: &Store, who: &Recipient) -> Result<Vec<Signal>> {
     store.read(|c| {
-        let nums: Vec<i64> = c
-            .prepare_cached(
-                "SELECT signal FROM signal_deliveries WHERE recipient = ?1 AND drained_at IS NULL ORDER BY signal",
-            )?
-            .query_map([who.key()], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        nums.iter().map(|n| load(c, *n)).collect()
+        let db: &dyn Sql = c;
+        let nums: Vec<i64> = db.query_map(
+            "SELECT signal FROM signal_deliveries WHERE recipient = ?1 AND drained_at IS NULL ORDER BY signal",
+            values![who.key()],
+            |r| r.get(0),
+        )?;
+        nums.iter().map(|n| load(db, *n)).collect()
     })
 }
 
@@ -73,16 +74,18 @@ pub fn pending_summary(store: &Store, who: &Recipient) -> Result<PendingSummary>
     store.read(|c| summary_of(c, who.key()))
 }
 
-fn summary_of(c: &rusqlite::Connection, key: &str) -> Result<PendingSummary> {
-    let mut stmt = c.prepare_cached(
+fn summary_of(db: &dyn Sql, key: &str) -> Result<PendingSummary> {
+    let types = db.query_map(
         "SELECT s.type FROM signal_deliveries d JOIN signals s ON s.num = d.signal
          WHERE d.recipient = ?1 AND d.drained_at IS NULL
            AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')
          ORDER BY d.signal",
+        values![key],
+        |r| r.get::<String>(0),
     )?;
     let mut out = PendingSummary::default();
-    for t in stmt.query_map([key], |r| r.get::<_, String>(0))? {
-        let t: SignalType = t?.parse()?;
+    for t in types {
+        let t: SignalType = t.parse()?;
         out.count += 1;
         if !out.types.contains(&t) {
             out.types.push(t);
@@ -99,13 +102,14 @@ pub fn piggyback(store: &Store, who: &Recipient, mcp_session: Option<&str>) -> R
         return Ok(summary);
     }
     let fresh: Vec<i64> = store.read(|c| {
-        Ok(c.prepare_cached(
+        SqlExt::query_map(
+            c,
             "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
-             WHERE d.recipient = ?1 AND d.drained_at IS NULL AND d.last_wake_path IS NOT 'piggyback'
+             WHERE d.recipient = ?1 AND d.drained_at IS NULL AND d.last_wake_path IS DISTINCT FROM 'piggyback'
                AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')",
-        )?
-        .query_map([who.key()], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+            values![who.key()],
+            |r| r.get(0),
+        )
     })?;
     let wakes: Vec<Wake> = fresh
         .into_iter()
@@ -136,38 +140,37 @@ pub fn stop_hook(
     }
     let key = conversation_id.to_owned();
     store.durable(|txn| {
-        let known = txn.query_row("SELECT 1 FROM agents WHERE id = ?1", [&key], |_| Ok(())).optional()?.is_some();
+        let db: &dyn Sql = txn;
+        let known = db.query_opt("SELECT 1 FROM agents WHERE id = ?1", values![key], |_| Ok(()))?.is_some();
         if !known {
             return Ok(None);
         }
-        let summary = summary_of(txn, &key)?;
+        let summary = summary_of(db, &key)?;
         if summary.count == 0 {
             return Ok(None);
         }
-        let asked: Option<(Option<i64>, Option<i64>)> = txn
-            .query_row("SELECT drained_at, hook_at FROM signal_inboxes WHERE recipient = ?1", [&key], |r| {
+        let asked: Option<(Option<i64>, Option<i64>)> =
+            db.query_opt("SELECT drained_at, hook_at FROM signal_inboxes WHERE recipient = ?1", values![key], |r| {
                 Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?;
+            })?;
         if let Some((drained, Some(hook))) = asked
             && drained.is_none_or(|d| hook > d)
         {
             return Ok(None);
         }
         let now = now_ms();
-        txn.execute(
+        db.execute(
             "INSERT INTO signal_inboxes(recipient, hook_at) VALUES (?1, ?2)
              ON CONFLICT(recipient) DO UPDATE SET hook_at = excluded.hook_at",
-            params![key, now],
+            values![key, now],
         )?;
-        let nums: Vec<i64> = txn
-            .prepare_cached(
-                "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
-                 WHERE d.recipient = ?1 AND d.drained_at IS NULL
-                   AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')",
-            )?
-            .query_map([&key], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let nums: Vec<i64> = db.query_map(
+            "SELECT d.signal FROM signal_deliveries d JOIN signals s ON s.num = d.signal
+             WHERE d.recipient = ?1 AND d.drained_at IS NULL
+               AND s.type NOT IN ('peer_joined', 'peer_left', 'master_preempted')",
+            values![key],
+            |r| r.get(0),
+        )?;
         for signal in nums {
             let w = Wake {
                 signal,
@@ -176,9 +179,9 @@ pub fn stop_hook(
                 result: WakeResult::Rang,
                 mcp_session: None,
             };
-            record_in(txn, &w, now)?;
+            record_in(db, &w, now)?;
         }
-        bump_rev(txn)?;
+        bump_rev(db)?;
         Ok(Some(format!(
             "Tether: {} waiting for you. Call the tether MCP tool `signals_pending` to read them, then act on \
              them (reply with `signal_send` and `reply_to` where one is asked for).",

@@ -4,7 +4,8 @@
 
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::model::*;
 use super::query::{bump_rev, get_signal};
@@ -94,10 +95,10 @@ pub(crate) struct From {
     remote: bool,
 }
 
-pub(crate) fn sender_in(txn: &Transaction<'_>, from: &Sender) -> Result<From> {
+pub(crate) fn sender_in(db: &dyn Sql, from: &Sender) -> Result<From> {
     Ok(match from {
         Sender::Agent(who) => {
-            let (id, name) = crate::principal::actor_name(txn, who)?;
+            let (id, name) = crate::principal::actor_name(db, who)?;
             From { name, agent: Some(id), remote: false }
         }
         Sender::Human => From { name: HUMAN.into(), agent: None, remote: false },
@@ -105,20 +106,19 @@ pub(crate) fn sender_in(txn: &Transaction<'_>, from: &Sender) -> Result<From> {
     })
 }
 
-pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result<i64> {
+pub(crate) fn send_in(db: &dyn Sql, from: &From, c: &Checked) -> Result<i64> {
     let now = now_ms();
     let original = match c.reply_to {
         Some(n) => Some(
-            txn.query_row("SELECT sender, trace_id FROM signals WHERE num = ?1", [n], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .optional()?
+            db.query_opt("SELECT sender, trace_id FROM signals WHERE num = ?1", values![n], |r| {
+                Ok((r.get::<String>(0)?, r.get::<String>(1)?))
+            })?
             .ok_or_else(|| Error::SignalNotFound(format_id(n)))?,
         ),
         None => None,
     };
     if let Some(t) = c.task {
-        let known = txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [t], |_| Ok(())).optional()?.is_some();
+        let known = db.query_opt("SELECT 1 FROM tasks WHERE num = ?1", values![t], |_| Ok(()))?.is_some();
         if !known {
             return Err(Error::TaskNotFound(crate::ids::TaskId::new(t).to_string()));
         }
@@ -129,21 +129,21 @@ pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result
         (None, Some((sender, _))) if sender != TETHER => sender.clone(),
         _ => return Err(Error::invalid("signal recipient", "say who it is for: an agent's name, a role or `human`")),
     };
-    let (address, recipients) = resolve(txn, &to, from.agent.as_deref(), now)?;
+    let (address, recipients) = resolve(db, &to, from.agent.as_deref(), now)?;
     let reply_required = kind.reply_required() || (!kind.is_system() && c.action_required == Some(true));
     let trace = match &original {
         Some((_, t)) => t.clone(),
         None => trace_id()?,
     };
     let num: i64 =
-        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", [], |r| {
+        db.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", &[], |r| {
             r.get(0)
         })?;
-    txn.execute(
+    db.execute(
         "INSERT INTO signals(num, type, sender, sender_agent, address, body, reply_to, task, trace_id,
                              action_required, reply_required, created_at, remote)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        params![
+        values![
             num,
             kind.as_str(),
             from.name,
@@ -161,42 +161,40 @@ pub(crate) fn send_in(txn: &Transaction<'_>, from: &From, c: &Checked) -> Result
     )?;
     let obligation = if kind.is_system() { "none" } else { "open" };
     for (id, name) in &recipients {
-        txn.execute(
+        db.execute(
             "INSERT INTO signal_deliveries(signal, recipient, recipient_name, obligation) VALUES (?1, ?2, ?3, ?4)",
-            params![num, id, name, obligation],
+            values![num, id, name, obligation],
         )?;
     }
     if let Some(orig) = c.reply_to {
-        answer_in(txn, orig, num, from, now)?;
+        answer_in(db, orig, num, from, now)?;
     }
-    bump_rev(txn)?;
+    bump_rev(db)?;
     Ok(num)
 }
 
 /// A reply from someone the original went to closes the original's obligation (for every
 /// recipient: the question is answered).
-fn answer_in(txn: &Transaction<'_>, orig: i64, reply: i64, from: &From, now: i64) -> Result<()> {
+fn answer_in(db: &dyn Sql, orig: i64, reply: i64, from: &From, now: i64) -> Result<()> {
     let me = from.agent.as_deref().unwrap_or(from.name.as_str());
-    let was_recipient = txn
-        .query_row(
-            "SELECT 1 FROM signal_deliveries WHERE signal = ?1 AND recipient = ?2",
-            params![orig, me],
-            |_| Ok(()),
-        )
-        .optional()?
+    let was_recipient = db
+        .query_opt("SELECT 1 FROM signal_deliveries WHERE signal = ?1 AND recipient = ?2", values![orig, me], |_| {
+            Ok(())
+        })?
         .is_some();
     if !was_recipient {
         return Ok(());
     }
-    let open: bool =
-        txn.query_row("SELECT reply_required AND answered_at IS NULL FROM signals WHERE num = ?1", [orig], |r| {
-            r.get(0)
-        })?;
+    let open: bool = db.query_row(
+        "SELECT reply_required <> 0 AND answered_at IS NULL FROM signals WHERE num = ?1",
+        values![orig],
+        |r| r.get(0),
+    )?;
     if open {
-        txn.execute("UPDATE signals SET answered_at = ?2, answered_by = ?3 WHERE num = ?1", params![orig, now, reply])?;
-        txn.execute(
+        db.execute("UPDATE signals SET answered_at = ?2, answered_by = ?3 WHERE num = ?1", values![orig, now, reply])?;
+        db.execute(
             "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2 WHERE signal = ?1 AND obligation = 'open'",
-            params![orig, now],
+            values![orig, now],
         )?;
     }
     Ok(())
@@ -204,12 +202,7 @@ fn answer_in(txn: &Transaction<'_>, orig: i64, reply: i64, from: &From, now: i64
 
 /// `human`, an agent's name, or a role (`role:` forces it): the address to record and each
 /// recipient's (id, name).
-fn resolve(
-    txn: &Transaction<'_>,
-    to: &str,
-    sender_agent: Option<&str>,
-    now: i64,
-) -> Result<(String, Vec<(String, String)>)> {
+fn resolve(db: &dyn Sql, to: &str, sender_agent: Option<&str>, now: i64) -> Result<(String, Vec<(String, String)>)> {
     if to.eq_ignore_ascii_case(HUMAN) {
         return Ok((HUMAN.into(), vec![(HUMAN.into(), HUMAN.into())]));
     }
@@ -218,71 +211,65 @@ fn resolve(
         None => (to, false),
     };
     if !explicit
-        && let Some(id) =
-            txn.query_row("SELECT id FROM agents WHERE name = ?1", [to], |r| r.get::<_, String>(0)).optional()?
+        && let Some(id) = db.query_opt("SELECT id FROM agents WHERE name = ?1", values![to], |r| r.get::<String>(0))?
     {
         return Ok((to.to_owned(), vec![(id, to.to_owned())]));
     }
-    let mut stmt = txn.prepare_cached(
+    let live: Vec<(String, String)> = db.query_map(
         "SELECT a.id, a.name FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
-         WHERE a.role = ?1 AND a.ended_at IS NULL AND max(a.last_seen, coalesce(ca.last_at, 0)) >= ?2
-           AND a.id IS NOT ?3
+         WHERE a.role = ?1 AND a.ended_at IS NULL
+           AND CASE WHEN a.last_seen >= coalesce(ca.last_at, 0) THEN a.last_seen
+                    ELSE coalesce(ca.last_at, 0) END >= ?2
+           AND a.id IS DISTINCT FROM ?3
          ORDER BY a.name",
+        values![role, now - LIVE_WITHIN_MS, sender_agent],
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let live: Vec<(String, String)> = stmt
-        .query_map(params![role, now - LIVE_WITHIN_MS, sender_agent], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
     if live.is_empty() {
-        let names: Vec<String> = txn
-            .prepare_cached("SELECT name FROM agents WHERE ended_at IS NULL ORDER BY last_seen DESC LIMIT 8")?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let names: Vec<String> =
+            db.query_map("SELECT name FROM agents WHERE ended_at IS NULL ORDER BY last_seen DESC LIMIT 8", &[], |r| {
+                r.get(0)
+            })?;
         return Err(Error::UnknownRecipient { to: to.to_owned(), known: names });
     }
     Ok((format!("role:{role}"), live))
 }
 
 /// Sends a system signal from Tether to every live agent but `about` (which joined or left).
-pub(crate) fn announce_in(txn: &Transaction<'_>, kind: SignalType, about: &str, body: &str) -> Result<()> {
+pub(crate) fn announce_in(db: &dyn Sql, kind: SignalType, about: &str, body: &str) -> Result<()> {
     let now = now_ms();
-    let peers: Vec<(String, String)> = txn
-        .prepare_cached(
-            "SELECT a.id, a.name FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
-             WHERE a.ended_at IS NULL AND a.kind != 'cli' AND a.id != ?1
-               AND max(a.last_seen, coalesce(ca.last_at, 0)) >= ?2",
-        )?
-        .query_map(params![about, now - LIVE_WITHIN_MS], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let peers: Vec<(String, String)> = db.query_map(
+        "SELECT a.id, a.name FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
+         WHERE a.ended_at IS NULL AND a.kind != 'cli' AND a.id != ?1
+           AND CASE WHEN a.last_seen >= coalesce(ca.last_at, 0) THEN a.last_seen
+                    ELSE coalesce(ca.last_at, 0) END >= ?2",
+        values![about, now - LIVE_WITHIN_MS],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     if peers.is_empty() {
         return Ok(());
     }
     let num: i64 =
-        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", [], |r| {
+        db.query_row("UPDATE counters SET value = value + 1 WHERE name = 'signal_num' RETURNING value", &[], |r| {
             r.get(0)
         })?;
-    txn.execute(
+    db.execute(
         "INSERT INTO signals(num, type, sender, address, body, trace_id, action_required, reply_required, created_at)
          VALUES (?1, ?2, ?3, 'peers', ?4, ?5, 0, 0, ?6)",
-        params![num, kind.as_str(), TETHER, body, trace_id()?, now],
+        values![num, kind.as_str(), TETHER, body, trace_id()?, now],
     )?;
     for (id, name) in peers {
-        txn.execute(
+        db.execute(
             "INSERT INTO signal_deliveries(signal, recipient, recipient_name, obligation) VALUES (?1, ?2, ?3, 'none')",
-            params![num, id, name],
+            values![num, id, name],
         )?;
     }
-    bump_rev(txn)
+    bump_rev(db)
 }
 
 /// A task was given to an agent by someone else: tell it, with an obligation that its reply, or
 /// the task reaching review or an end, closes.
-pub(crate) fn task_assigned_in(
-    txn: &Transaction<'_>,
-    from: &From,
-    agent_name: &str,
-    task: i64,
-    title: &str,
-) -> Result<()> {
+pub(crate) fn task_assigned_in(db: &dyn Sql, from: &From, agent_name: &str, task: i64, title: &str) -> Result<()> {
     let c = Checked {
         kind: Some(SignalType::TaskAssigned),
         to: Some(agent_name.to_owned()),
@@ -296,30 +283,30 @@ pub(crate) fn task_assigned_in(
         task: Some(task),
         action_required: None,
     };
-    send_in(txn, from, &c).map(|_| ())
+    send_in(db, from, &c).map(|_| ())
 }
 
-pub(crate) fn from_actor_in(txn: &Transaction<'_>, who: &Identity) -> Result<From> {
+pub(crate) fn from_actor_in(db: &dyn Sql, who: &Identity) -> Result<From> {
     if who.kind == AgentKind::Cli {
         return Ok(From { name: HUMAN.into(), agent: None, remote: false });
     }
-    sender_in(txn, &Sender::Agent(who.clone()))
+    sender_in(db, &Sender::Agent(who.clone()))
 }
 
 /// The task reached review or an end: its open `task_assigned` obligations are met.
-pub(crate) fn task_settled_in(txn: &Transaction<'_>, task: i64) -> Result<()> {
+pub(crate) fn task_settled_in(db: &dyn Sql, task: i64) -> Result<()> {
     let now = now_ms();
-    let n = txn.execute(
+    let n = db.execute(
         "UPDATE signal_deliveries SET obligation = 'closed', closed_at = ?2
          WHERE obligation = 'open' AND signal IN (SELECT num FROM signals WHERE task = ?1 AND type = 'task_assigned')",
-        params![task, now],
+        values![task, now],
     )?;
     if n > 0 {
-        txn.execute(
+        db.execute(
             "UPDATE signals SET answered_at = ?2 WHERE task = ?1 AND type = 'task_assigned' AND answered_at IS NULL",
-            params![task, now],
+            values![task, now],
         )?;
-        bump_rev(txn)?;
+        bump_rev(db)?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Wake telemetry: the deliveries no doorbell tried yet, and every push outcome, recorded on the
 //! delivery and in the append-only log.
 
-use rusqlite::{Transaction, params};
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::model::*;
 use super::query::bump_rev;
@@ -12,21 +13,22 @@ use crate::store::Store;
 /// The deliveries no doorbell has tried yet, oldest first, with each recipient's MCP session.
 pub fn unrung(store: &Store) -> Result<Vec<Ring>> {
     store.read(|c| {
-        let mut stmt = c.prepare_cached(
+        SqlExt::query_map(
+            c,
             "SELECT d.signal, s.type, d.recipient, a.mcp_session
              FROM signal_deliveries d JOIN signals s ON s.num = d.signal LEFT JOIN agents a ON a.id = d.recipient
              WHERE d.wake_attempt_count = 0 AND d.recipient != 'human'
              ORDER BY d.signal LIMIT 10000",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (signal, kind, recipient, mcp_session) = row?;
-            out.push(Ring { signal, kind: kind.parse()?, recipient, mcp_session });
-        }
-        Ok(out)
+            &[],
+            |r| {
+                Ok(Ring {
+                    signal: r.get(0)?,
+                    kind: r.get::<String>(1)?.parse()?,
+                    recipient: r.get(2)?,
+                    mcp_session: r.get(3)?,
+                })
+            },
+        )
     })
 }
 
@@ -45,16 +47,16 @@ pub fn record_wakes(store: &Store, wakes: &[Wake]) -> Result<()> {
     })
 }
 
-pub(crate) fn record_in(txn: &Transaction<'_>, w: &Wake, now: i64) -> Result<()> {
-    txn.execute(
+pub(crate) fn record_in(db: &dyn Sql, w: &Wake, now: i64) -> Result<()> {
+    db.execute(
         "INSERT INTO signal_wakes(signal, recipient, at, path, result, mcp_session) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![w.signal, w.recipient, now, w.path.as_str(), w.result.as_str(), w.mcp_session],
+        values![w.signal, w.recipient, now, w.path.as_str(), w.result.as_str(), w.mcp_session],
     )?;
-    txn.execute(
+    db.execute(
         "UPDATE signal_deliveries SET wake_attempt_count = wake_attempt_count + 1, last_wake_at = ?3,
              last_wake_path = ?4, last_wake_result = ?5
          WHERE signal = ?1 AND recipient = ?2",
-        params![w.signal, w.recipient, now, w.path.as_str(), w.result.as_str()],
+        values![w.signal, w.recipient, now, w.path.as_str(), w.result.as_str()],
     )?;
     Ok(())
 }

@@ -1,45 +1,49 @@
 //! Reading tasks (one with its notes and history, lists, the board as markdown), the revision
 //! every task write bumps, and the append-only history.
 
-use rusqlite::{OptionalExtension, Transaction, params};
-
 use std::str::FromStr;
+
+use tether_store::sql::{Row, Sql, SqlExt, ToValue, Value};
+use tether_store::values;
 
 use super::model::*;
 use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-pub(crate) fn bump_rev(txn: &Transaction<'_>) -> Result<()> {
-    txn.execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", [])?;
+pub(crate) fn bump_rev(db: &dyn Sql) -> Result<()> {
+    db.execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", &[])?;
     Ok(())
 }
 
 /// Changes whenever any task changes, in any process.
 pub fn revision(store: &Store) -> Result<i64> {
-    store.read(|c| Ok(c.query_row("SELECT value FROM counters WHERE name = 'tasks_rev'", [], |r| r.get(0))?))
+    store.read(|c| SqlExt::query_row(c, "SELECT value FROM counters WHERE name = 'tasks_rev'", &[], |r| r.get(0)))
 }
 
-pub(crate) fn event(txn: &Transaction<'_>, num: i64, actor: &str, kind: &str, detail: serde_json::Value) -> Result<()> {
-    txn.execute(
+pub(crate) fn event(db: &dyn Sql, num: i64, actor: &str, kind: &str, detail: serde_json::Value) -> Result<()> {
+    db.execute(
         "INSERT INTO task_events(task, at, actor, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![num, now_ms(), actor, kind, detail.to_string()],
+        values![num, now_ms(), actor, kind, detail.to_string()],
     )?;
     Ok(())
 }
 
-pub(super) fn exists(txn: &Transaction<'_>, num: i64) -> Result<bool> {
-    Ok(txn.query_row("SELECT 1 FROM tasks WHERE num = ?1", [num], |_| Ok(())).optional()?.is_some())
+pub(super) fn exists(db: &dyn Sql, num: i64) -> Result<bool> {
+    Ok(db.query_opt("SELECT 1 FROM tasks WHERE num = ?1", values![num], |_| Ok(()))?.is_some())
 }
 
+/// Labels are joined on the unit separator (U+001F, written into the literal): `clean_list` keeps
+/// control characters out of labels, and neither engine spells that character the other's way
+/// (SQLite's `char(31)`, PostgreSQL's `chr(31)`).
 const TASK_COLS: &str = "t.num, t.title, t.description, t.status, t.priority, t.role, t.project, t.acceptance,
     t.assignee, t.lease_until, t.summary, t.external_ref, t.created_by, t.created_at, t.updated_at, t.version,
-    (SELECT group_concat(label, char(31)) FROM (SELECT label FROM task_labels l WHERE l.task = t.num ORDER BY label)),
-    (SELECT group_concat(depends_on, ',') FROM (SELECT depends_on FROM task_deps d WHERE d.task = t.num ORDER BY depends_on)),
-    (SELECT group_concat(depends_on, ',') FROM (SELECT d.depends_on FROM task_deps d JOIN tasks o ON o.num = d.depends_on
-        WHERE d.task = t.num AND o.status NOT IN ('done', 'cancelled') ORDER BY d.depends_on))";
+    (SELECT string_agg(l.label, '\u{1f}' ORDER BY l.label) FROM task_labels l WHERE l.task = t.num),
+    (SELECT string_agg(CAST(d.depends_on AS TEXT), ',' ORDER BY d.depends_on) FROM task_deps d WHERE d.task = t.num),
+    (SELECT string_agg(CAST(d.depends_on AS TEXT), ',' ORDER BY d.depends_on) FROM task_deps d
+        JOIN tasks o ON o.num = d.depends_on WHERE d.task = t.num AND o.status NOT IN ('done', 'cancelled'))";
 
-fn task_row(r: &rusqlite::Row<'_>, now: i64) -> rusqlite::Result<Task> {
+fn task_row(r: &Row, now: i64) -> Result<Task> {
     let status: String = r.get(3)?;
     let acceptance: String = r.get(7)?;
     let lease: Option<i64> = r.get(9)?;
@@ -75,13 +79,14 @@ pub fn get(store: &Store, id: &str) -> Result<TaskDetail> {
     let num = parse_id(id)?;
     let now = now_ms();
     store.read(|c| {
-        let task = c
-            .query_row(&format!("SELECT {TASK_COLS} FROM tasks t WHERE t.num = ?1"), [num], |r| task_row(r, now))
-            .optional()?
-            .ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
-        let mut stmt = c.prepare("SELECT at, actor, kind, detail FROM task_events WHERE task = ?1 ORDER BY id")?;
-        let events: Vec<Event> = stmt
-            .query_map([num], |r| {
+        let db: &dyn Sql = c;
+        let sql = format!("SELECT {TASK_COLS} FROM tasks t WHERE t.num = ?1");
+        let task =
+            db.query_opt(&sql, values![num], |r| task_row(r, now))?.ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
+        let events: Vec<Event> = db.query_map(
+            "SELECT at, actor, kind, detail FROM task_events WHERE task = ?1 ORDER BY id",
+            values![num],
+            |r| {
                 let detail: String = r.get(3)?;
                 Ok(Event {
                     at: iso(r.get(0)?),
@@ -89,15 +94,15 @@ pub fn get(store: &Store, id: &str) -> Result<TaskDetail> {
                     kind: r.get(2)?,
                     detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+            },
+        )?;
         let notes = events.iter().filter(|e| e.kind == "comment" || e.kind == "handoff").cloned().collect();
-        let (budget, spent_tokens): (Option<String>, Option<i64>) = c.query_row(
+        let (budget, spent_tokens): (Option<String>, Option<i64>) = db.query_row(
             "SELECT budget, (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
                                  + coalesce(cache_write_tokens, 0))
                              FROM runs WHERE task = ?1 AND input_tokens IS NOT NULL)
              FROM tasks WHERE num = ?1",
-            [num],
+            values![num],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(TaskDetail {
@@ -112,8 +117,8 @@ pub fn get(store: &Store, id: &str) -> Result<TaskDetail> {
 
 pub fn list(store: &Store, f: &TaskFilter) -> Result<Vec<Task>> {
     let now = now_ms();
-    let mut conds: Vec<String> = vec!["1".into()];
-    let mut p: Vec<rusqlite::types::Value> = Vec::new();
+    let mut conds: Vec<String> = vec!["1 = 1".into()];
+    let mut p: Vec<Value> = Vec::new();
     if !f.statuses.is_empty() {
         let s: Vec<String> = f.statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
         conds.push(format!("t.status IN ({})", s.join(",")));
@@ -121,25 +126,25 @@ pub fn list(store: &Store, f: &TaskFilter) -> Result<Vec<Task>> {
     match f.assignee.as_deref() {
         Some("none") => conds.push("t.assignee IS NULL".into()),
         Some(a) => {
-            p.push(a.to_owned().into());
+            p.push(a.to_value());
             conds.push(format!("t.assignee = ?{}", p.len()));
         }
         None => {}
     }
     if let Some(r) = &f.role {
-        p.push(r.clone().into());
+        p.push(r.to_value());
         conds.push(format!("(t.role = ?{} OR t.role IS NULL)", p.len()));
     }
     if let Some(pr) = &f.project {
-        p.push(pr.clone().into());
+        p.push(pr.to_value());
         conds.push(format!("(t.project = ?{} OR t.project IS NULL)", p.len()));
     }
     if let Some(l) = &f.label {
-        p.push(l.clone().into());
+        p.push(l.to_value());
         conds.push(format!("EXISTS (SELECT 1 FROM task_labels l WHERE l.task = t.num AND l.label = ?{})", p.len()));
     }
     if f.ready {
-        p.push(now.into());
+        p.push(now.to_value());
         conds.push(format!(
             "(t.status = 'todo' OR (t.status = 'in_progress' AND t.lease_until < ?{}))
              AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks o ON o.num = d.depends_on
@@ -154,11 +159,7 @@ pub fn list(store: &Store, f: &TaskFilter) -> Result<Vec<Task>> {
             t.priority, t.num LIMIT {limit}",
         conds.join(" AND ")
     );
-    store.read(|c| {
-        let mut stmt = c.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), |r| task_row(r, now))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    })
+    store.read(|c| SqlExt::query_map(c, &sql, &p, |r| task_row(r, now)))
 }
 
 /// The board as markdown: one section per open status, then a count of closed tasks.

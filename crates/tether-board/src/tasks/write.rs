@@ -4,8 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::json;
+use tether_store::sql::{Sql, SqlExt};
+use tether_store::values;
 
 use super::claim::{Holding, holding, open_deps};
 use super::model::*;
@@ -42,21 +43,25 @@ pub(crate) fn clean_title(t: &str) -> Result<String> {
 }
 
 /// Adds dependencies after checking they exist and close no cycle.
-pub(crate) fn add_deps(txn: &Transaction<'_>, num: i64, deps: &[String]) -> Result<Vec<i64>> {
+pub(crate) fn add_deps(db: &dyn Sql, num: i64, deps: &[String]) -> Result<Vec<i64>> {
     let mut added = Vec::new();
     for d in deps {
         let dep = parse_id(d)?;
-        if !exists(txn, dep)? {
+        if !exists(db, dep)? {
             return Err(Error::TaskNotFound(d.clone()));
         }
         if dep == num {
             return Err(Error::DependencyCycle { path: vec![format_id(num), format_id(num)] });
         }
-        if let Some(mut path) = dep_path(txn, dep, num)? {
+        if let Some(mut path) = dep_path(db, dep, num)? {
             path.insert(0, num);
             return Err(Error::DependencyCycle { path: path.into_iter().map(format_id).collect() });
         }
-        if txn.execute("INSERT OR IGNORE INTO task_deps(task, depends_on) VALUES (?1, ?2)", params![num, dep])? > 0 {
+        if db.execute(
+            "INSERT INTO task_deps(task, depends_on) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            values![num, dep],
+        )? > 0
+        {
             added.push(dep);
         }
     }
@@ -64,8 +69,7 @@ pub(crate) fn add_deps(txn: &Transaction<'_>, num: i64, deps: &[String]) -> Resu
 }
 
 /// A chain of dependencies from `from` to `to`, if one exists.
-fn dep_path(txn: &Transaction<'_>, from: i64, to: i64) -> Result<Option<Vec<i64>>> {
-    let mut stmt = txn.prepare_cached("SELECT depends_on FROM task_deps WHERE task = ?1")?;
+fn dep_path(db: &dyn Sql, from: i64, to: i64) -> Result<Option<Vec<i64>>> {
     let mut parent: HashMap<i64, i64> = HashMap::new();
     let mut seen = HashSet::from([from]);
     let mut queue = std::collections::VecDeque::from([from]);
@@ -80,7 +84,8 @@ fn dep_path(txn: &Transaction<'_>, from: i64, to: i64) -> Result<Option<Vec<i64>
             path.reverse();
             return Ok(Some(path));
         }
-        let next: Vec<i64> = stmt.query_map([n], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        let next: Vec<i64> =
+            db.query_map("SELECT depends_on FROM task_deps WHERE task = ?1", values![n], |r| r.get(0))?;
         for m in next {
             if seen.insert(m) {
                 parent.insert(m, n);
@@ -123,18 +128,18 @@ pub(crate) struct Insert<'a> {
     pub acceptance: &'a [String],
 }
 
-/// Inserts a task with the next number (dependencies are the caller's job), inside `txn`.
-pub(crate) fn insert_in(txn: &Transaction<'_>, who: &str, i: &Insert<'_>) -> Result<i64> {
+/// Inserts a task with the next number (dependencies are the caller's job), inside `db`.
+pub(crate) fn insert_in(db: &dyn Sql, who: &str, i: &Insert<'_>) -> Result<i64> {
     let num: i64 =
-        txn.query_row("UPDATE counters SET value = value + 1 WHERE name = 'task_num' RETURNING value", [], |r| {
+        db.query_row("UPDATE counters SET value = value + 1 WHERE name = 'task_num' RETURNING value", &[], |r| {
             r.get(0)
         })?;
     let now = now_ms();
     let trimmed = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-    txn.execute(
+    db.execute(
         "INSERT INTO tasks(num, title, description, status, priority, role, project, acceptance, created_by, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
-        params![
+        values![
             num,
             i.title,
             i.new.description.trim(),
@@ -148,10 +153,10 @@ pub(crate) fn insert_in(txn: &Transaction<'_>, who: &str, i: &Insert<'_>) -> Res
         ],
     )?;
     for l in i.labels {
-        txn.execute("INSERT OR IGNORE INTO task_labels(task, label) VALUES (?1, ?2)", params![num, l])?;
+        db.execute("INSERT INTO task_labels(task, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING", values![num, l])?;
     }
-    event(txn, num, who, "created", json!({"title": i.title, "status": i.status}))?;
-    bump_rev(txn)?;
+    event(db, num, who, "created", json!({"title": i.title, "status": i.status}))?;
+    bump_rev(db)?;
     Ok(num)
 }
 
@@ -163,10 +168,11 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
     let add_labels = clean_list(&ch.add_labels, "label")?;
     let acceptance = ch.acceptance.as_deref().map(|a| clean_list(a, "acceptance criterion")).transpose()?;
     store.durable(|txn| {
-        let (agent_id, who) = actor_name(txn, &actor.who)?;
+        let db: &dyn Sql = txn;
+        let (agent_id, who) = actor_name(db, &actor.who)?;
         let now = now_ms();
         let Holding { status: from, assignee, holder, lease } =
-            holding(txn, num)?.ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
+            holding(db, num)?.ok_or_else(|| Error::TaskNotFound(id.to_owned()))?;
         let held_by_other = from == Status::InProgress
             && holder.as_deref().is_some_and(|h| h != agent_id)
             && lease.is_none_or(|l| l >= now);
@@ -189,50 +195,50 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
         }
         let mut edited = serde_json::Map::new();
         if let Some(t) = &title {
-            txn.execute("UPDATE tasks SET title = ?2 WHERE num = ?1", params![num, t])?;
+            db.execute("UPDATE tasks SET title = ?2 WHERE num = ?1", values![num, t])?;
             edited.insert("title".into(), json!(t));
         }
         if let Some(d) = &ch.description {
-            txn.execute("UPDATE tasks SET description = ?2 WHERE num = ?1", params![num, d.trim()])?;
+            db.execute("UPDATE tasks SET description = ?2 WHERE num = ?1", values![num, d.trim()])?;
             edited.insert("description".into(), json!("changed"));
         }
         if let Some(p) = priority {
-            txn.execute("UPDATE tasks SET priority = ?2 WHERE num = ?1", params![num, p])?;
+            db.execute("UPDATE tasks SET priority = ?2 WHERE num = ?1", values![num, p])?;
             edited.insert("priority".into(), json!(priority_name(p)));
         }
         if let Some(r) = &ch.role {
             let r = r.as_deref().map(str::trim).filter(|s| !s.is_empty());
-            txn.execute("UPDATE tasks SET role = ?2 WHERE num = ?1", params![num, r])?;
+            db.execute("UPDATE tasks SET role = ?2 WHERE num = ?1", values![num, r])?;
             edited.insert("role".into(), json!(r));
         }
         if let Some(p) = &ch.project {
             let p = p.as_deref().map(str::trim).filter(|s| !s.is_empty());
-            txn.execute("UPDATE tasks SET project = ?2 WHERE num = ?1", params![num, p])?;
+            db.execute("UPDATE tasks SET project = ?2 WHERE num = ?1", values![num, p])?;
             edited.insert("project".into(), json!(p));
         }
         for l in &add_labels {
-            txn.execute("INSERT OR IGNORE INTO task_labels(task, label) VALUES (?1, ?2)", params![num, l])?;
+            db.execute("INSERT INTO task_labels(task, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING", values![num, l])?;
         }
         for l in &ch.remove_labels {
-            txn.execute("DELETE FROM task_labels WHERE task = ?1 AND label = ?2", params![num, l.trim()])?;
+            db.execute("DELETE FROM task_labels WHERE task = ?1 AND label = ?2", values![num, l.trim()])?;
         }
         if !add_labels.is_empty() || !ch.remove_labels.is_empty() {
             edited.insert("labels".into(), json!({"added": add_labels, "removed": ch.remove_labels}));
         }
-        let added = add_deps(txn, num, &ch.add_deps)?;
+        let added = add_deps(db, num, &ch.add_deps)?;
         for d in &ch.remove_deps {
-            txn.execute("DELETE FROM task_deps WHERE task = ?1 AND depends_on = ?2", params![num, parse_id(d)?])?;
+            db.execute("DELETE FROM task_deps WHERE task = ?1 AND depends_on = ?2", values![num, parse_id(d)?])?;
         }
         if !added.is_empty() || !ch.remove_deps.is_empty() {
             let added: Vec<String> = added.into_iter().map(format_id).collect();
             edited.insert("depends_on".into(), json!({"added": added, "removed": ch.remove_deps}));
         }
         if let Some(a) = &acceptance {
-            txn.execute("UPDATE tasks SET acceptance = ?2 WHERE num = ?1", params![num, serde_json::to_string(a)?])?;
+            db.execute("UPDATE tasks SET acceptance = ?2 WHERE num = ?1", values![num, serde_json::to_string(a)?])?;
             edited.insert("acceptance".into(), json!(a));
         }
         if !edited.is_empty() {
-            event(txn, num, &who, "edited", serde_json::Value::Object(edited))?;
+            event(db, num, &who, "edited", serde_json::Value::Object(edited))?;
         }
 
         let mut status = from;
@@ -240,9 +246,10 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
             let (name, agent) = match a.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
                 None => (None, None),
                 Some(n) => {
-                    let agent: Option<(String, String)> = txn
-                        .query_row("SELECT id, kind FROM agents WHERE name = ?1", [n], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .optional()?;
+                    let agent: Option<(String, String)> =
+                        db.query_opt("SELECT id, kind FROM agents WHERE name = ?1", values![n], |r| {
+                            Ok((r.get(0)?, r.get(1)?))
+                        })?;
                     (Some(n.to_owned()), agent)
                 }
             };
@@ -253,25 +260,25 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                 .map(|(id, _)| id.clone());
             let lease = agent_holder.as_ref().map(|_| now + DEFAULT_LEASE_MS);
             let agent = agent.map(|(id, _)| id);
-            txn.execute(
+            db.execute(
                 "UPDATE tasks SET assignee = ?2, assignee_agent = ?3, lease_until = ?4 WHERE num = ?1",
-                params![num, name, agent, lease],
+                values![num, name, agent, lease],
             )?;
-            event(txn, num, &who, "assigned", json!({"assignee": name}))?;
+            event(db, num, &who, "assigned", json!({"assignee": name}))?;
             // Given to an agent by someone else: the agent hears of it as a signal.
             if let (Some(agent), Some(name)) = (&agent_holder, &name)
                 && *agent != agent_id
                 && assignee.as_deref() != Some(name.as_str())
             {
-                let from = signals::from_actor_in(txn, &actor.who)?;
-                let title: String = txn.query_row("SELECT title FROM tasks WHERE num = ?1", [num], |r| r.get(0))?;
-                signals::task_assigned_in(txn, &from, name, num, &title)?;
+                let from = signals::from_actor_in(db, &actor.who)?;
+                let title: String = db.query_row("SELECT title FROM tasks WHERE num = ?1", values![num], |r| r.get(0))?;
+                signals::task_assigned_in(db, &from, name, num, &title)?;
             }
             // Nobody holds an in-progress task once it is unassigned: it is free again, as after
             // a release (else it would stay "held by" no one, claimable by nobody).
             if name.is_none() && status == Status::InProgress && !ch.release && target_status(ch).is_none() {
-                txn.execute("UPDATE tasks SET status = 'todo', lease_until = NULL WHERE num = ?1", [num])?;
-                event(txn, num, &who, "released", json!({"from": status}))?;
+                db.execute("UPDATE tasks SET status = 'todo', lease_until = NULL WHERE num = ?1", values![num])?;
+                event(db, num, &who, "released", json!({"from": status}))?;
                 status = Status::Todo;
             }
         }
@@ -284,11 +291,11 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                     hint: "release gives back a claimed task; this one is not claimed",
                 });
             }
-            txn.execute(
+            db.execute(
                 "UPDATE tasks SET status = 'todo', assignee = NULL, assignee_agent = NULL, lease_until = NULL WHERE num = ?1",
-                [num],
+                values![num],
             )?;
-            event(txn, num, &who, "released", json!({"from": status}))?;
+            event(db, num, &who, "released", json!({"from": status}))?;
             status = Status::Todo;
         }
         if let Some(to) = target_status(ch).filter(|t| *t != status) {
@@ -301,48 +308,48 @@ pub fn update(store: &Store, actor: &Actor, id: &str, ch: &TaskChange) -> Result
                 });
             }
             if to == Status::InProgress {
-                let open = open_deps(txn, num)?;
+                let open = open_deps(db, num)?;
                 if !open.is_empty() {
                     return Err(Error::DependenciesOpen { id: format_id(num), open });
                 }
                 // Starting work means holding it: the actor becomes the holder unless assigned.
-                txn.execute(
+                db.execute(
                     "UPDATE tasks SET assignee = coalesce(assignee, ?2), assignee_agent = coalesce(assignee_agent, ?3),
                          lease_until = CASE WHEN assignee_agent IS NULL OR assignee_agent = ?3 THEN ?4 ELSE lease_until END
                      WHERE num = ?1",
-                    params![num, who, agent_id, actor.lease_ms.map(|ms| now + ms)],
+                    values![num, who, agent_id, actor.lease_ms.map(|ms| now + ms)],
                 )?;
             }
             if matches!(to, Status::Todo | Status::Done | Status::Cancelled) {
                 // Leases only mean something while work is in progress.
-                txn.execute("UPDATE tasks SET lease_until = NULL WHERE num = ?1", [num])?;
+                db.execute("UPDATE tasks SET lease_until = NULL WHERE num = ?1", values![num])?;
             }
             if to == Status::Todo {
-                txn.execute("UPDATE tasks SET assignee = NULL, assignee_agent = NULL WHERE num = ?1", [num])?;
+                db.execute("UPDATE tasks SET assignee = NULL, assignee_agent = NULL WHERE num = ?1", values![num])?;
             }
-            txn.execute("UPDATE tasks SET status = ?2 WHERE num = ?1", params![num, to.as_str()])?;
+            db.execute("UPDATE tasks SET status = ?2 WHERE num = ?1", values![num, to.as_str()])?;
             if matches!(to, Status::InReview | Status::Done | Status::Cancelled) {
-                signals::task_settled_in(txn, num)?;
+                signals::task_settled_in(db, num)?;
             }
             let kind = if to == Status::Done { "completed" } else { "status" };
-            event(txn, num, &who, kind, json!({"from": status, "to": to, "summary": ch.summary}))?;
+            event(db, num, &who, kind, json!({"from": status, "to": to, "summary": ch.summary}))?;
             status = to;
         }
         if let Some(s) = &ch.summary {
-            txn.execute("UPDATE tasks SET summary = ?2 WHERE num = ?1", params![num, s.trim()])?;
+            db.execute("UPDATE tasks SET summary = ?2 WHERE num = ?1", values![num, s.trim()])?;
         }
         if let Some(c) = ch.comment.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            event(txn, num, &who, if ch.handoff { "handoff" } else { "comment" }, json!({"text": c}))?;
+            event(db, num, &who, if ch.handoff { "handoff" } else { "comment" }, json!({"text": c}))?;
         }
         // Any activity by the holder renews its lease.
         if status == Status::InProgress
             && holder.as_deref() == Some(agent_id.as_str())
             && let Some(ms) = actor.lease_ms
         {
-            txn.execute("UPDATE tasks SET lease_until = ?2 WHERE num = ?1", params![num, now + ms])?;
+            db.execute("UPDATE tasks SET lease_until = ?2 WHERE num = ?1", values![num, now + ms])?;
         }
-        txn.execute("UPDATE tasks SET updated_at = ?2, version = version + 1 WHERE num = ?1", params![num, now])?;
-        bump_rev(txn)?;
+        db.execute("UPDATE tasks SET updated_at = ?2, version = version + 1 WHERE num = ?1", values![num, now])?;
+        bump_rev(db)?;
         Ok(())
     })?;
     get(store, &format_id(num)).map(|d| d.task)
