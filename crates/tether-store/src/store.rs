@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0014_run_worktrees.sql"),
     include_str!("store/migrations/0015_usage.sql"),
     include_str!("store/migrations/0016_code_origin.sql"),
+    include_str!("store/migrations/0017_cloud_agent_index.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
