@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::principal::{AgentKind, Identity};
 use crate::principal::{ensure_in, normalise_name};
 use crate::signals::SignalType;
-use crate::store::Store;
+use tether_store::sql::Database;
 
 /// An MCP client or CLI user not seen for this long counts as idle.
 const IDLE_AFTER_MS: i64 = 5 * 60 * 1000;
@@ -43,7 +43,7 @@ pub struct Agent {
 
 /// Registers the agent (or updates its role/name), returning it. A requested name that another
 /// agent holds is a conflict; without one, a fresh memorable name is generated.
-pub fn start(store: &Store, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<Agent> {
+pub fn start(store: &dyn Database, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<Agent> {
     let name = name.map(normalise_name).transpose()?;
     let role = role.map(str::trim).filter(|r| !r.is_empty());
     store.durable(|txn| {
@@ -97,7 +97,7 @@ pub(crate) fn end_in(db: &dyn Sql, id: &str) -> Result<()> {
 }
 
 /// The agent registered for an MCP session by `session_start`, if any.
-pub fn for_mcp_session(store: &Store, session: &str) -> Result<Option<String>> {
+pub fn for_mcp_session(store: &dyn Database, session: &str) -> Result<Option<String>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         db.query_opt(
@@ -108,12 +108,12 @@ pub fn for_mcp_session(store: &Store, session: &str) -> Result<Option<String>> {
     })
 }
 
-pub fn get(store: &Store, id: &str) -> Result<Agent> {
+pub fn get(store: &dyn Database, id: &str) -> Result<Agent> {
     list(store)?.into_iter().find(|a| a.id == id || a.name == id).ok_or_else(|| Error::AgentNotFound(id.to_owned()))
 }
 
 /// Every agent, most recently active first, with live status and held tasks.
-pub fn list(store: &Store) -> Result<Vec<Agent>> {
+pub fn list(store: &dyn Database) -> Result<Vec<Agent>> {
     let now = crate::clock::now_ms();
     store.read(|c| {
         let db: &dyn Sql = c;
@@ -181,7 +181,7 @@ pub fn list(store: &Store) -> Result<Vec<Agent>> {
 }
 
 /// Marks the agents of a closed MCP session as ended (their leases still run out on their own).
-pub fn end_mcp_session(store: &Store, session: &str) -> Result<()> {
+pub fn end_mcp_session(store: &dyn Database, session: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         let ids: Vec<String> = db.query_map(

@@ -14,7 +14,7 @@ use tether_store::values;
 use crate::error::{Error, Result};
 use crate::runs::{self, Run};
 pub use crate::runs::{CloudSpec, mint_agent_id};
-use crate::store::Store;
+use tether_store::sql::Database;
 
 /// A repository as Cursor wants it: `https://host/owner/name`. Takes the shapes people paste
 /// (`github.com/o/r`, `git@github.com:o/r.git`, `ssh://git@github.com/o/r`, a trailing `/`).
@@ -81,19 +81,20 @@ pub fn git_origin(dir: &Path) -> Option<String> {
 }
 
 /// Saves what the cloud runner learnt about a run.
-pub fn set(store: &Store, num: i64, spec: &CloudSpec) -> Result<()> {
-    Sql::execute(
-        &*store.writer(),
-        "UPDATE runs SET cloud = ?2 WHERE num = ?1 AND kind = 'cloud'",
-        values![num, serde_json::to_string(spec)?],
-    )?;
+pub fn set(store: &dyn Database, num: i64, spec: &CloudSpec) -> Result<()> {
+    store.append(|db| {
+        db.execute(
+            "UPDATE runs SET cloud = ?2 WHERE num = ?1 AND kind = 'cloud'",
+            values![num, serde_json::to_string(spec)?],
+        )
+    })?;
     Ok(())
 }
 
 /// Cloud runs still going whose runner is gone (or is this process, started again, and not
 /// driving them: not in `mine`): they run on at Cursor, so `me` takes them over (each exactly
 /// once, even with two runners starting) and re-attaches to their streams.
-pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
+pub fn adopt(store: &dyn Database, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
     let live: Vec<(i64, Option<u32>)> = store.read(|c| {
         SqlExt::query_map(c, "SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'", &[], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -121,7 +122,7 @@ pub fn adopt(store: &Store, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> boo
 
 /// The latest cloud run bound to `task` on `repo` that launched an agent: a new cloud run for
 /// the task continues that agent (the seed's session rule: same repository, same agent).
-pub fn earlier_for_task(store: &Store, task: i64, repo: &str) -> Result<Option<Run>> {
+pub fn earlier_for_task(store: &dyn Database, task: i64, repo: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -146,7 +147,7 @@ fn hash(token: &str) -> String {
 }
 
 /// A one-time bootstrap token bound to a run (valid [`BOOTSTRAP_TTL_MS`]); only its hash is kept.
-pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
+pub fn grant_bootstrap(store: &dyn Database, run: i64) -> Result<String> {
     let token = tether_store::random_token();
     store.durable(|txn| {
         Sql::execute(
@@ -161,7 +162,7 @@ pub fn grant_bootstrap(store: &Store, run: i64) -> Result<String> {
 
 /// Spends a bootstrap token (once, unexpired) for a run-scoped bearer: `(bearer, run, expires
 /// at ms)`. `None` for a token that is unknown, expired or already spent.
-pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
+pub fn exchange(store: &dyn Database, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
     let now = crate::clock::now_ms();
     let bearer = tether_store::random_token();
     let expires = now + BEARER_TTL_MS;
@@ -187,7 +188,7 @@ pub fn exchange(store: &Store, bootstrap: &str) -> Result<Option<(String, Run, i
 }
 
 /// The run a scoped bearer speaks for, while it is valid.
-pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
+pub fn bearer_run(store: &dyn Database, bearer: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -201,7 +202,13 @@ pub fn bearer_run(store: &Store, bearer: &str) -> Result<Option<Run>> {
 }
 
 /// Keeps a webhook delivery by its id; `false` when it was seen before (nothing to apply).
-pub fn record_webhook(store: &Store, id: &str, agent: Option<&str>, status: Option<&str>, body: &str) -> Result<bool> {
+pub fn record_webhook(
+    store: &dyn Database,
+    id: &str,
+    agent: Option<&str>,
+    status: Option<&str>,
+    body: &str,
+) -> Result<bool> {
     store.durable(|txn| {
         Ok(Sql::execute(
             txn,
@@ -213,7 +220,7 @@ pub fn record_webhook(store: &Store, id: &str, agent: Option<&str>, status: Opti
 }
 
 /// The cloud run now going on a Cursor agent, if any.
-pub fn live_run_for_agent(store: &Store, agent: &str) -> Result<Option<Run>> {
+pub fn live_run_for_agent(store: &dyn Database, agent: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -230,6 +237,8 @@ pub fn live_run_for_agent(store: &Store, agent: &str) -> Result<Option<Run>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tether_store::sql::{Database, SqlExt};
+    use tether_testkit::pg::board_engines;
 
     #[test]
     fn repositories_are_normalised_and_nonsense_refused() {
@@ -264,41 +273,44 @@ mod tests {
 
     #[test]
     fn a_bootstrap_token_is_spent_once_for_a_bearer_scoped_to_its_run() {
-        let s = Store::open_in_memory().unwrap();
-        let v = runs::ValidRun {
-            prompt: "p".into(),
-            task: None,
-            workspace: String::new(),
-            model: None,
-            mode: runs::RunMode::Agent,
-            role: None,
-            timeout_ms: 60_000,
-            permissions: Default::default(),
-            complete: false,
-            parent: None,
-            resume_chat: None,
-            cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
-            isolation: Default::default(),
-            budget: None,
-        };
-        let run = runs::create(&s, "me", &v).unwrap();
-        let boot = grant_bootstrap(&s, run.num()).unwrap();
-        let (bearer, r, _) = exchange(&s, &boot).unwrap().expect("first exchange");
-        assert_eq!(r.id, run.id);
-        assert!(exchange(&s, &boot).unwrap().is_none(), "spent");
-        assert!(exchange(&s, "nonsense").unwrap().is_none());
-        assert_eq!(bearer_run(&s, &bearer).unwrap().map(|r| r.id), Some(run.id.clone()));
-        assert!(bearer_run(&s, &boot).unwrap().is_none(), "the bootstrap token is no bearer");
-        let stored: String =
-            s.read(|c| Ok(c.query_row("SELECT group_concat(hash) FROM cloud_grants", [], |r| r.get(0))?)).unwrap();
-        assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
-        runs::finish(&s, run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
-            .unwrap();
-        assert!(bearer_run(&s, &bearer).unwrap().is_none(), "it dies with the run");
-        s.writer().execute("UPDATE cloud_grants SET expires_at = 0", []).unwrap();
-        assert!(bearer_run(&s, &bearer).unwrap().is_none(), "expired");
-        assert!(record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap());
-        assert!(!record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap(), "a duplicate");
+        for e in &board_engines() {
+            eprintln!("on {}", e.name);
+            let s: &dyn Database = &**e;
+            let v = runs::ValidRun {
+                prompt: "p".into(),
+                task: None,
+                workspace: String::new(),
+                model: None,
+                mode: runs::RunMode::Agent,
+                role: None,
+                timeout_ms: 60_000,
+                permissions: Default::default(),
+                complete: false,
+                parent: None,
+                resume_chat: None,
+                cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
+                isolation: Default::default(),
+                budget: None,
+            };
+            let run = runs::create(&s, "me", &v).unwrap();
+            let boot = grant_bootstrap(&s, run.num()).unwrap();
+            let (bearer, r, _) = exchange(&s, &boot).unwrap().expect("first exchange");
+            assert_eq!(r.id, run.id);
+            assert!(exchange(&s, &boot).unwrap().is_none(), "spent");
+            assert!(exchange(&s, "nonsense").unwrap().is_none());
+            assert_eq!(bearer_run(&s, &bearer).unwrap().map(|r| r.id), Some(run.id.clone()));
+            assert!(bearer_run(&s, &boot).unwrap().is_none(), "the bootstrap token is no bearer");
+            let stored: String =
+                s.read(|c| c.query_row("SELECT string_agg(hash, ',') FROM cloud_grants", &[], |r| r.get(0))).unwrap();
+            assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
+            runs::finish(&s, run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
+                .unwrap();
+            assert!(bearer_run(&s, &bearer).unwrap().is_none(), "it dies with the run");
+            s.append(|db| db.execute("UPDATE cloud_grants SET expires_at = 0", &[])).unwrap();
+            assert!(bearer_run(&s, &bearer).unwrap().is_none(), "expired");
+            assert!(record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap());
+            assert!(!record_webhook(&s, "msg_1", Some("bc-1"), Some("FINISHED"), "{}").unwrap(), "a duplicate");
+        }
     }
 
     #[test]

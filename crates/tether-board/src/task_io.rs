@@ -17,8 +17,8 @@ use tether_store::sql::{Sql, SqlExt};
 use tether_store::values;
 
 use crate::error::{Error, Result};
-use crate::store::Store;
 use crate::tasks::{self, Actor, Insert, NewTask, Status, TaskDetail, TaskFilter};
+use tether_store::sql::Database;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -27,7 +27,7 @@ pub enum ExportFormat {
 }
 
 /// Every task with its notes and history.
-pub fn export(store: &Store, format: ExportFormat) -> Result<String> {
+pub fn export(store: &dyn Database, format: ExportFormat) -> Result<String> {
     let all = tasks::list(store, &TaskFilter { limit: usize::MAX >> 1, ..TaskFilter::default() })?;
     let details: Vec<TaskDetail> = all.iter().map(|t| tasks::get(store, &t.id)).collect::<Result<_>>()?;
     Ok(match format {
@@ -123,7 +123,7 @@ impl Unmapped {
 }
 
 /// Imports a Taskmaster `tasks.json` (legacy `{"tasks": […]}` or tagged `{"master": {"tasks": […]}, …}`).
-pub fn import_taskmaster(store: &Store, actor: &Actor, path: &Path) -> Result<ImportReport> {
+pub fn import_taskmaster(store: &dyn Database, actor: &Actor, path: &Path) -> Result<ImportReport> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     let root: Value = serde_json::from_str(&text)
         .map_err(|e| Error::invalid("Taskmaster file", format!("{} is not valid JSON: {e}", path.display())))?;
@@ -241,7 +241,7 @@ fn taskmaster_task(t: &Value, ext: &str, un: &mut Unmapped) -> Foreign {
 
 /// Imports a Backlog.md folder: `backlog/` or the project that holds it. Reads `tasks/`,
 /// `drafts/` (labelled `draft`) and `completed/` (done); `archive/` is left out on purpose.
-pub fn import_backlog(store: &Store, actor: &Actor, dir: &Path) -> Result<ImportReport> {
+pub fn import_backlog(store: &dyn Database, actor: &Actor, dir: &Path) -> Result<ImportReport> {
     let root = if dir.join("tasks").is_dir() { dir.to_path_buf() } else { dir.join("backlog") };
     if !root.join("tasks").is_dir() {
         return Err(Error::invalid(
@@ -378,7 +378,7 @@ fn backlog_body(body: &str) -> (String, Vec<String>) {
 }
 
 fn write_all(
-    store: &Store,
+    store: &dyn Database,
     actor: &Actor,
     source: &str,
     items: Vec<Foreign>,

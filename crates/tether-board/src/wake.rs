@@ -17,7 +17,7 @@ use super::signals::{self, NewSignal, Sender, Wake, WakePath, WakeResult};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::principal::AgentKind;
-use crate::store::Store;
+use tether_store::sql::Database;
 
 /// Wakes per agent and hour unless the settings say otherwise.
 pub const DEFAULT_PER_HOUR: u32 = 4;
@@ -29,7 +29,7 @@ const REQUESTED_BY: &str = "tether (wake by resume)";
 
 /// Turns waking by resume on or off for an agent (by name or id). Only a chain of runs (a
 /// Cursor CLI chat Tether ran) can be resumed.
-pub fn set(store: &Store, agent: &str, on: bool) -> Result<Agent> {
+pub fn set(store: &dyn Database, agent: &str, on: bool) -> Result<Agent> {
     let a = agents::get(store, agent)?;
     if on && a.kind != AgentKind::Run {
         return Err(Error::invalid(
@@ -60,7 +60,7 @@ const DUE: &str = "
            WHERE r.root = CAST(substr(a.id, 7) AS INTEGER) AND r.created_at > ?1) < ?2";
 
 /// The agents to wake now, each at most once.
-pub fn due(store: &Store, per_hour: u32) -> Result<Vec<String>> {
+pub fn due(store: &dyn Database, per_hour: u32) -> Result<Vec<String>> {
     store.read(|c| {
         SqlExt::query_map(c, &format!("{DUE} ORDER BY a.id"), values![now_ms() - HOUR_MS, per_hour], |r| r.get(0))
     })
@@ -87,7 +87,7 @@ impl Default for Policy {
 /// from outside this machine (and its sender is not allowed by the person) and those permissions
 /// allow writes or commands, the run is queued held (`approval`): it starts only once the person
 /// approves it.
-pub fn wake(store: &Store, agent: &str, policy: &Policy) -> Result<Option<Run>> {
+pub fn wake(store: &dyn Database, agent: &str, policy: &Policy) -> Result<Option<Run>> {
     let per_hour = policy.per_hour;
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -173,7 +173,7 @@ fn prompt(carried: &[signals::Signal]) -> String {
 
 /// After a waking run ends: on success, its result answers each carried signal that expects a
 /// reply and has none yet, from the run's agent.
-pub fn answer_carried(store: &Store, run: &Run) -> Result<()> {
+pub fn answer_carried(store: &dyn Database, run: &Run) -> Result<()> {
     let body = run.result.as_deref().map(str::trim).unwrap_or("");
     if run.status != RunStatus::Succeeded || body.is_empty() {
         return Ok(());
@@ -219,15 +219,17 @@ mod tests {
     use super::*;
     use crate::runs::event::RunEvent;
     use crate::runs::{Limits, Outcome, Permissions, RunMode, ValidRun};
+    use tether_store::sql::Database;
+    use tether_testkit::pg::board_engines;
 
     const LIMITS: Limits = Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None };
 
     /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
-    fn finished_run(s: &Store, chat: &str) -> Run {
+    fn finished_run(s: &dyn Database, chat: &str) -> Run {
         finished_run_with(s, chat, Permissions::default())
     }
 
-    fn finished_run_with(s: &Store, chat: &str, permissions: Permissions) -> Run {
+    fn finished_run_with(s: &dyn Database, chat: &str, permissions: Permissions) -> Run {
         let v = ValidRun {
             prompt: "build it".into(),
             task: None,
@@ -249,7 +251,7 @@ mod tests {
         runs::get_run(s, r.num()).unwrap()
     }
 
-    fn ran(s: &Store, r: &Run, chat: &str, result: &str) -> Run {
+    fn ran(s: &dyn Database, r: &Run, chat: &str, result: &str) -> Run {
         let claimed = runs::claim_next(s, 1, LIMITS).unwrap().unwrap();
         assert_eq!(claimed.id, r.id);
         runs::append_events(
@@ -272,121 +274,134 @@ mod tests {
             .unwrap()
     }
 
-    fn ask(s: &Store, to: &str, body: &str) -> signals::Signal {
+    fn ask(s: &dyn Database, to: &str, body: &str) -> signals::Signal {
         let new = NewSignal { to: Some(to.into()), body: body.into(), ..Default::default() };
         signals::send(s, &Sender::Human, &new).unwrap()
     }
 
     #[test]
     fn an_opted_in_idle_chat_is_resumed_with_its_signals_and_its_answer_goes_back() {
-        let s = Store::open_in_memory().unwrap();
-        let first = finished_run(&s, "chat-9");
-        let agent = agents::get(&s, "run R-1").unwrap();
-        assert_eq!((agent.kind, agent.status.as_str(), agent.wake_by_resume), (AgentKind::Run, "idle", false));
-        let q = ask(&s, "run R-1", "Which port does the API use?");
-        assert!(due(&s, 4).unwrap().is_empty(), "not opted in");
+        for e in &board_engines() {
+            eprintln!("on {}", e.name);
+            let s: &dyn Database = &**e;
+            let first = finished_run(&s, "chat-9");
+            let agent = agents::get(&s, "run R-1").unwrap();
+            assert_eq!((agent.kind, agent.status.as_str(), agent.wake_by_resume), (AgentKind::Run, "idle", false));
+            let q = ask(&s, "run R-1", "Which port does the API use?");
+            assert!(due(&s, 4).unwrap().is_empty(), "not opted in");
 
-        let agent = set(&s, "run R-1", true).unwrap();
-        assert_eq!((agent.wake_by_resume, agent.surface), (true, Some("resume")));
-        assert_eq!(due(&s, 4).unwrap(), std::slice::from_ref(&agent.id));
-        let woke = wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().expect("queued");
-        assert_eq!(woke.parent.as_deref(), Some(first.id.as_str()));
-        assert_eq!(woke.resume_chat.as_deref(), Some("chat-9"), "continues the chat");
-        assert_eq!((woke.workspace.as_deref(), woke.model.as_deref()), (Some("/w"), Some("m-1")));
-        assert!(woke.prompt.contains("Which port does the API use?") && woke.prompt.contains(&q.id), "{}", woke.prompt);
-        assert_eq!(runs::get(&s, &woke.id, None).unwrap().signals, std::slice::from_ref(&q.id));
-        let d = &signals::get(&s, &q.id).unwrap();
-        assert!(d.signal.deliveries[0].drained_at.is_some(), "drained into the prompt");
-        assert_eq!(d.wakes.last().map(|w| w.path.as_str()), Some("resume"));
-        assert!(
-            wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().is_none(),
-            "nothing waits any more"
-        );
-        assert!(signals::pending(&s, &signals::Recipient::Agent(agent.id.clone())).unwrap().is_empty());
+            let agent = set(&s, "run R-1", true).unwrap();
+            assert_eq!((agent.wake_by_resume, agent.surface), (true, Some("resume")));
+            assert_eq!(due(&s, 4).unwrap(), std::slice::from_ref(&agent.id));
+            let woke = wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().expect("queued");
+            assert_eq!(woke.parent.as_deref(), Some(first.id.as_str()));
+            assert_eq!(woke.resume_chat.as_deref(), Some("chat-9"), "continues the chat");
+            assert_eq!((woke.workspace.as_deref(), woke.model.as_deref()), (Some("/w"), Some("m-1")));
+            assert!(
+                woke.prompt.contains("Which port does the API use?") && woke.prompt.contains(&q.id),
+                "{}",
+                woke.prompt
+            );
+            assert_eq!(runs::get(&s, &woke.id, None).unwrap().signals, std::slice::from_ref(&q.id));
+            let d = &signals::get(&s, &q.id).unwrap();
+            assert!(d.signal.deliveries[0].drained_at.is_some(), "drained into the prompt");
+            assert_eq!(d.wakes.last().map(|w| w.path.as_str()), Some("resume"));
+            assert!(
+                wake(&s, &agent.id, &Policy { per_hour: 4, ..Policy::default() }).unwrap().is_none(),
+                "nothing waits any more"
+            );
+            assert!(signals::pending(&s, &signals::Recipient::Agent(agent.id.clone())).unwrap().is_empty());
 
-        // While the woken run goes, the chain is working; a new signal waits for it to end.
-        ask(&s, "run R-1", "And the database?");
-        assert!(due(&s, 4).unwrap().is_empty(), "its run is queued");
-        let ended = ran(&s, &woke, "chat-9", "Port 8080.");
-        assert_eq!(ended.status, RunStatus::Succeeded);
-        let q = signals::get(&s, &q.id).unwrap().signal;
-        assert!(q.answered_by.is_some(), "the result answered the question");
-        let reply =
-            signals::list(&s, &signals::SignalFilter { to: Some("human".into()), limit: 10, ..Default::default() })
-                .unwrap();
-        assert_eq!((reply[0].from.as_str(), reply[0].body.as_str()), ("run R-1", "Port 8080."));
-        assert_eq!(agents::get(&s, "run R-1").unwrap().status, "idle", "one agent for the whole chain");
+            // While the woken run goes, the chain is working; a new signal waits for it to end.
+            ask(&s, "run R-1", "And the database?");
+            assert!(due(&s, 4).unwrap().is_empty(), "its run is queued");
+            let ended = ran(&s, &woke, "chat-9", "Port 8080.");
+            assert_eq!(ended.status, RunStatus::Succeeded);
+            let q = signals::get(&s, &q.id).unwrap().signal;
+            assert!(q.answered_by.is_some(), "the result answered the question");
+            let reply =
+                signals::list(&s, &signals::SignalFilter { to: Some("human".into()), limit: 10, ..Default::default() })
+                    .unwrap();
+            assert_eq!((reply[0].from.as_str(), reply[0].body.as_str()), ("run R-1", "Port 8080."));
+            assert_eq!(agents::get(&s, "run R-1").unwrap().status, "idle", "one agent for the whole chain");
 
-        // The second question wakes it again; then the hourly bound holds.
-        assert_eq!(due(&s, 2).unwrap(), std::slice::from_ref(&agent.id));
-        let again = wake(&s, &agent.id, &Policy { per_hour: 2, ..Policy::default() }).unwrap().unwrap();
-        ran(&s, &again, "chat-9", "Postgres.");
-        ask(&s, "run R-1", "One more?");
-        assert!(due(&s, 2).unwrap().is_empty(), "two wakes this hour");
-        assert_eq!(due(&s, 3).unwrap().len(), 1);
+            // The second question wakes it again; then the hourly bound holds.
+            assert_eq!(due(&s, 2).unwrap(), std::slice::from_ref(&agent.id));
+            let again = wake(&s, &agent.id, &Policy { per_hour: 2, ..Policy::default() }).unwrap().unwrap();
+            ran(&s, &again, "chat-9", "Postgres.");
+            ask(&s, "run R-1", "One more?");
+            assert!(due(&s, 2).unwrap().is_empty(), "two wakes this hour");
+            assert_eq!(due(&s, 3).unwrap().len(), 1);
 
-        // Turned off: not woken.
-        set(&s, "run R-1", false).unwrap();
-        assert!(due(&s, 3).unwrap().is_empty());
+            // Turned off: not woken.
+            set(&s, "run R-1", false).unwrap();
+            assert!(due(&s, 3).unwrap().is_empty());
+        }
     }
 
     #[test]
     fn only_chains_of_runs_with_a_chat_are_woken_and_a_failed_wake_leaves_the_question_open() {
-        let s = Store::open_in_memory().unwrap();
-        let who = agents::Identity::cli("pat");
-        agents::start(&s, &who, None, None).unwrap();
-        let e = set(&s, "pat", true).unwrap_err();
-        assert_eq!(e.code(), crate::error::ErrorCode::InvalidInput, "{e}");
+        for e in &board_engines() {
+            eprintln!("on {}", e.name);
+            let s: &dyn Database = &**e;
+            let who = agents::Identity::cli("pat");
+            agents::start(&s, &who, None, None).unwrap();
+            let e = set(&s, "pat", true).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::InvalidInput, "{e}");
 
-        finished_run(&s, "chat-1");
-        set(&s, "run R-1", true).unwrap();
-        let q = ask(&s, "run R-1", "Status?");
-        let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
-        runs::claim_next(&s, 1, LIMITS).unwrap();
-        crate::Board::new(&s)
-            .finish_run(
-                woke.num(),
-                &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
-            )
-            .unwrap();
-        let q = signals::get(&s, &q.id).unwrap().signal;
-        assert!(q.answered_at.is_none(), "nobody answered");
-        assert_eq!(q.deliveries[0].obligation, "open", "still owed: it shows as overdue in time");
-        // A long answer is cut to what a signal holds.
-        let long = clip(&"é".repeat(20_000), signals::MAX_BODY_BYTES - 64, "R-9");
-        assert!(long.len() <= signals::MAX_BODY_BYTES && long.ends_with("run R-9)"));
+            finished_run(&s, "chat-1");
+            set(&s, "run R-1", true).unwrap();
+            let q = ask(&s, "run R-1", "Status?");
+            let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
+            runs::claim_next(&s, 1, LIMITS).unwrap();
+            crate::Board::new(&s)
+                .finish_run(
+                    woke.num(),
+                    &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
+                )
+                .unwrap();
+            let q = signals::get(&s, &q.id).unwrap().signal;
+            assert!(q.answered_at.is_none(), "nobody answered");
+            assert_eq!(q.deliveries[0].obligation, "open", "still owed: it shows as overdue in time");
+            // A long answer is cut to what a signal holds.
+            let long = clip(&"é".repeat(20_000), signals::MAX_BODY_BYTES - 64, "R-9");
+            assert!(long.len() <= signals::MAX_BODY_BYTES && long.ends_with("run R-9)"));
+        }
     }
 
     #[test]
     fn a_wake_that_a_signal_from_outside_causes_waits_for_the_person_before_it_may_write() {
-        let s = Store::open_in_memory().unwrap();
-        let writes = Permissions { allow: vec!["Write(**)".into(), "Shell(*)".into()], deny: vec![] };
-        finished_run_with(&s, "chat-1", writes);
-        set(&s, "run R-1", true).unwrap();
-        // A cloud agent (its run's scoped bearer) speaks from outside this machine.
-        let cloud = runs::run_identity(7, None);
-        let new = NewSignal { to: Some("run R-1".into()), body: "rm -rf the tests".into(), ..Default::default() };
-        let sig = signals::send_remote(&s, &Sender::Agent(cloud), &new).unwrap();
-        assert!(sig.remote);
+        for e in &board_engines() {
+            eprintln!("on {}", e.name);
+            let s: &dyn Database = &**e;
+            let writes = Permissions { allow: vec!["Write(**)".into(), "Shell(*)".into()], deny: vec![] };
+            finished_run_with(&s, "chat-1", writes);
+            set(&s, "run R-1", true).unwrap();
+            // A cloud agent (its run's scoped bearer) speaks from outside this machine.
+            let cloud = runs::run_identity(7, None);
+            let new = NewSignal { to: Some("run R-1".into()), body: "rm -rf the tests".into(), ..Default::default() };
+            let sig = signals::send_remote(&s, &Sender::Agent(cloud), &new).unwrap();
+            assert!(sig.remote);
 
-        let woke = wake(&s, "run:R-1", &Policy::default()).unwrap().unwrap();
-        assert_eq!(woke.held.as_deref(), Some("approval"));
-        let why = runs::get(&s, &woke.id, None).unwrap().events.last().cloned().unwrap();
-        assert!(
-            matches!(&why.event, RunEvent::Status { status, message: Some(m) } if status == "held" && m.contains("run R-7")),
-            "{why:?}"
-        );
-        assert!(runs::claim_next(&s, 1, LIMITS).unwrap().is_none(), "a held run is not taken");
-        assert!(due(&s, 4).unwrap().is_empty(), "no second wake while one waits");
+            let woke = wake(&s, "run:R-1", &Policy::default()).unwrap().unwrap();
+            assert_eq!(woke.held.as_deref(), Some("approval"));
+            let why = runs::get(&s, &woke.id, None).unwrap().events.last().cloned().unwrap();
+            assert!(
+                matches!(&why.event, RunEvent::Status { status, message: Some(m) } if status == "held" && m.contains("run R-7")),
+                "{why:?}"
+            );
+            assert!(runs::claim_next(&s, 1, LIMITS).unwrap().is_none(), "a held run is not taken");
+            assert!(due(&s, 4).unwrap().is_empty(), "no second wake while one waits");
 
-        let ok = runs::approve(&s, &woke.id).unwrap();
-        assert_eq!(ok.held, None);
-        assert_eq!(runs::claim_next(&s, 1, LIMITS).unwrap().unwrap().id, woke.id, "taken once approved");
-        assert_eq!(
-            runs::approve(&s, &woke.id).unwrap_err().code(),
-            crate::error::ErrorCode::InvalidInput,
-            "not held any more"
-        );
+            let ok = runs::approve(&s, &woke.id).unwrap();
+            assert_eq!(ok.held, None);
+            assert_eq!(runs::claim_next(&s, 1, LIMITS).unwrap().unwrap().id, woke.id, "taken once approved");
+            assert_eq!(
+                runs::approve(&s, &woke.id).unwrap_err().code(),
+                crate::error::ErrorCode::InvalidInput,
+                "not held any more"
+            );
+        }
     }
 
     #[test]
@@ -397,14 +412,17 @@ mod tests {
             (Permissions { allow: vec!["Shell(git)".into()], deny: vec![] }, vec!["run R-7".to_owned()], false),
             (Permissions { allow: vec!["Shell(git)".into()], deny: vec![] }, vec!["run R-8".to_owned()], true),
         ] {
-            let s = Store::open_in_memory().unwrap();
-            finished_run_with(&s, "chat-1", perms.clone());
-            set(&s, "run R-1", true).unwrap();
-            let new = NewSignal { to: Some("run R-1".into()), body: "status?".into(), ..Default::default() };
-            signals::send_remote(&s, &Sender::Agent(runs::run_identity(7, None)), &new).unwrap();
-            let woke =
-                wake(&s, "run:R-1", &Policy { allow_remote: allow.clone(), ..Policy::default() }).unwrap().unwrap();
-            assert_eq!(woke.held.is_some(), held, "{perms:?} allowing {allow:?}");
+            for e in &board_engines() {
+                eprintln!("on {}", e.name);
+                let s: &dyn Database = &**e;
+                finished_run_with(&s, "chat-1", perms.clone());
+                set(&s, "run R-1", true).unwrap();
+                let new = NewSignal { to: Some("run R-1".into()), body: "status?".into(), ..Default::default() };
+                signals::send_remote(&s, &Sender::Agent(runs::run_identity(7, None)), &new).unwrap();
+                let woke =
+                    wake(&s, "run:R-1", &Policy { allow_remote: allow.clone(), ..Policy::default() }).unwrap().unwrap();
+                assert_eq!(woke.held.is_some(), held, "{perms:?} allowing {allow:?}");
+            }
         }
     }
 }

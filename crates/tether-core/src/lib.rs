@@ -22,7 +22,7 @@ pub mod usage;
 pub use tether_board as board;
 pub use tether_git;
 pub use tether_history as history;
-pub use tether_store::{clock, error, paths, store};
+pub use tether_store::{clock, error, paths, sql, store};
 pub use tether_trace as trace;
 
 use std::sync::Arc;

@@ -8,7 +8,10 @@ use tether_store::sql::SqlExt;
 use crate::conn::PgConn;
 
 /// Every migration, in order; a released one is never edited, only followed.
-pub const MIGRATIONS: &[(&str, &str)] = &[("0001_machines", include_str!("../migrations/0001_machines.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_machines", include_str!("../migrations/0001_machines.sql")),
+    ("0002_board", include_str!("../migrations/0002_board.sql")),
+];
 
 /// Brings the team schema to this build's version; the version it is at.
 pub fn migrate(conn: &PgConn) -> Result<usize> {

@@ -87,4 +87,8 @@ impl Database for PgPool {
             })
         })
     }
+
+    fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        self.with(|c| c.transaction(|db| f(db)))
+    }
 }

@@ -68,6 +68,26 @@ pub trait Database: Send + Sync {
     /// domains it changed. `f` may run more than once: an engine retries a transaction that met
     /// another (PostgreSQL's serialization failures), so it must not act outside the database.
     fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::store::Changed>;
+    /// Runs `f` in one transaction whose commit need not reach the disk before this returns
+    /// (SQLite's ordinary sync; PostgreSQL's commits are durable anyway): for appends a power cut
+    /// may shorten but never corrupt, such as a run's event batches. Announces nothing.
+    fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
+}
+
+/// A reference to a database is one (so `&store` passes where `&dyn Database` is wanted, whatever
+/// `store` already is).
+impl<D: Database + ?Sized> Database for &D {
+    fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        (**self).read_with(f)
+    }
+
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::store::Changed> {
+        (**self).write_with(f)
+    }
+
+    fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        (**self).append_with(f)
+    }
 }
 
 impl dyn Database + '_ {
@@ -86,6 +106,16 @@ impl dyn Database + '_ {
     /// What `f` wrote, in one durable transaction (see [`Database::write_with`]).
     pub fn durable<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
         self.durable_changes(f).map(|(v, _)| v)
+    }
+
+    /// What `f` appended (see [`Database::append_with`]).
+    pub fn append<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut out = None;
+        self.append_with(&mut |db| {
+            out = Some(f(db)?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| Error::invalid("append", "did not run"))
     }
 
     /// [`Self::durable`], with the domains the write changed.

@@ -160,6 +160,14 @@ impl crate::sql::Database for Store {
     fn write_with(&self, f: &mut dyn FnMut(&dyn crate::sql::Sql) -> Result<()>) -> Result<Changed> {
         self.durable_changes(|t| f(t)).map(|((), c)| c)
     }
+
+    fn append_with(&self, f: &mut dyn FnMut(&dyn crate::sql::Sql) -> Result<()>) -> Result<()> {
+        let mut conn = self.writer();
+        let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        f(&txn)?;
+        txn.commit()?;
+        Ok(())
+    }
 }
 
 /// Calls back when any process writes the database (its WAL changes), so readers that care about

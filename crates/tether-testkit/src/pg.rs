@@ -89,22 +89,21 @@ impl Cluster {
     fn launch(&self) -> u16 {
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let ok = self.pg_ctl(&[
-                "start",
-                "-w",
-                "-t",
-                "30",
-                "-o",
-                &format!(
-                    "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c full_page_writes=off",
-                    self.dir.display()
-                ),
-            ]);
+            let ok = self.pg_ctl(&["start", "-w", "-t", "30", "-o", &self.server_options(port)]);
             if ok {
                 return port;
             }
         }
         panic!("PostgreSQL did not start; see {}", self.dir.join("log").display());
+    }
+
+    /// Loopback only; no fsync (a test cluster dies with its tests); room for the claim races'
+    /// connections beside every other test's.
+    fn server_options(&self, port: u16) -> String {
+        format!(
+            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c full_page_writes=off -c max_connections=300",
+            self.dir.display()
+        )
     }
 
     fn pg_ctl(&self, args: &[&str]) -> bool {
@@ -120,11 +119,7 @@ impl Cluster {
 
     /// Starts it again on the same port, after [`Cluster::stop`].
     pub fn restart(&self) {
-        let opts = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c full_page_writes=off",
-            self.port,
-            self.dir.display()
-        );
+        let opts = self.server_options(self.port);
         assert!(self.pg_ctl(&["start", "-w", "-t", "30", "-o", &opts]), "pg_ctl start failed");
     }
 
@@ -219,4 +214,61 @@ fn run(owner: Option<&str>, cmd: &mut Command) {
     let what = format!("{:?}", cmd.get_program());
     let out = as_owner(owner, cmd).output().expect("start a PostgreSQL tool");
     assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The board's engines, each fresh: this machine's SQLite (a store file of its own) and a team's
+/// PostgreSQL (a migrated database of its own in this binary's cluster). The board's rules are
+/// tested on both.
+pub fn board_engines() -> Vec<Engine> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("index.db");
+    let url = team_board_url();
+    vec![
+        Engine {
+            name: "sqlite",
+            db: Box::new(tether_store::Store::open(&file).expect("store")),
+            open: Box::new(move || Box::new(tether_store::Store::open(&file).expect("store"))),
+            _dir: Some(dir),
+        },
+        Engine { name: "postgres", db: Box::new(pool(&url)), open: Box::new(move || Box::new(pool(&url))), _dir: None },
+    ]
+}
+
+/// One engine of [`board_engines`]: derefs to the board's `Database`.
+pub struct Engine {
+    pub name: &'static str,
+    db: Box<dyn tether_store::sql::Database>,
+    open: Box<dyn Fn() -> Box<dyn tether_store::sql::Database> + Send + Sync>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Engine {
+    /// Another connection to the same board, as another process or machine would have.
+    pub fn connect(&self) -> Box<dyn tether_store::sql::Database> {
+        (self.open)()
+    }
+}
+
+impl std::ops::Deref for Engine {
+    type Target = dyn tether_store::sql::Database;
+    fn deref(&self) -> &Self::Target {
+        &*self.db
+    }
+}
+
+/// A fresh team board: a migrated database of its own in this binary's cluster.
+pub fn team_board() -> tether_pg::PgPool {
+    pool(&team_board_url())
+}
+
+/// The URL of a fresh, migrated team board in this binary's cluster.
+pub fn team_board_url() -> String {
+    let url = Cluster::shared().database();
+    pool(&url).with(tether_pg::migrate::migrate).expect("the team schema");
+    url
+}
+
+fn pool(url: &str) -> tether_pg::PgPool {
+    let target = tether_pg::Target::parse(url).expect("the cluster's URL");
+    tether_pg::PgPool::new(target, Some(PASSWORD.into()), std::time::Duration::from_secs(10))
 }

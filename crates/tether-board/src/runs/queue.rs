@@ -12,11 +12,11 @@ use super::query::{bump_rev, get_run};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::principal::{self, Actor};
-use crate::store::Store;
 use crate::tasks;
+use tether_store::sql::Database;
 
 /// Queues a run.
-pub fn create(store: &Store, requested_by: &str, r: &ValidRun) -> Result<Run> {
+pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
         if let Some(t) = r.task {
@@ -129,7 +129,7 @@ fn slug(prompt: &str) -> String {
 
 /// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its runner
 /// (which notices within a second, in any process). An ended run is left as it is.
-pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
+pub fn request_cancel(store: &dyn Database, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -161,7 +161,7 @@ pub fn request_cancel(store: &Store, id: &str) -> Result<Run> {
 }
 
 /// Lets a held run go (the person approved it): it is queued like any other from now on.
-pub fn approve(store: &Store, id: &str) -> Result<Run> {
+pub fn approve(store: &dyn Database, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -221,7 +221,7 @@ pub struct Limits {
 /// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
 /// one transaction (two runners never take the same run). A task-bound run claims its task here;
 /// when it cannot (someone else holds it), the run fails at once with the reason.
-pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
+pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
     let claimed = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
@@ -290,17 +290,15 @@ pub fn claim_next(store: &Store, runner_pid: u32, limits: Limits) -> Result<Opti
 
 /// Records the agent's process (and process group) for a run, so a later start can stop an
 /// orphan it left.
-pub fn set_child(store: &Store, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
-    Sql::execute(
-        &*store.writer(),
-        "UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1",
-        values![num, pid, started],
-    )?;
+pub fn set_child(store: &dyn Database, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
+    store.append(|db| {
+        db.execute("UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1", values![num, pid, started])
+    })?;
     Ok(())
 }
 
 /// Runs of `runner_pid`'s that were asked to stop.
-pub fn cancel_requested(store: &Store, runner_pid: u32) -> Result<Vec<i64>> {
+pub fn cancel_requested(store: &dyn Database, runner_pid: u32) -> Result<Vec<i64>> {
     store.read(|c| {
         SqlExt::query_map(
             c,

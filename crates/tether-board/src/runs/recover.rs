@@ -4,7 +4,7 @@
 use super::finish::{Outcome, finish};
 use super::model::RunStatus;
 use crate::error::Result;
-use crate::store::Store;
+use tether_store::sql::Database;
 use tether_store::sql::SqlExt;
 
 /// A run left `running` by a process that is gone, with its agent's process to stop if it lives.
@@ -17,7 +17,7 @@ pub struct Orphan {
 
 /// Runs marked running by runners other than `alive` that are not alive any more: they become
 /// `lost` (with the reason), and their orphan processes are returned for the caller to stop.
-pub fn mark_lost(store: &Store, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
+pub fn mark_lost(store: &dyn Database, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
     let running: Vec<(Option<u32>, Orphan)> = store.read(|c| {
         // Cloud runs outlive their runner (they run at Cursor): a new runner adopts them instead.
         SqlExt::query_map(

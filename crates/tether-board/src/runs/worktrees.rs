@@ -10,15 +10,15 @@ use super::model::*;
 use super::query::{bump_rev, load, load_worktree};
 use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use tether_store::sql::Database;
 
-pub fn worktree(store: &Store, id: i64) -> Result<RunWorktree> {
+pub fn worktree(store: &dyn Database, id: i64) -> Result<RunWorktree> {
     store.read(|c| load_worktree(c, id))
 }
 
 /// Git is about to make the worktree from `base_commit` (on `base_branch`, when a branch): a
 /// start after kill -9 finds it `creating` and checks what git left.
-pub fn worktree_creating(store: &Store, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
+pub fn worktree_creating(store: &dyn Database, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -29,7 +29,7 @@ pub fn worktree_creating(store: &Store, id: i64, base_branch: Option<&str>, base
     })
 }
 
-pub fn worktree_ready(store: &Store, id: i64) -> Result<()> {
+pub fn worktree_ready(store: &dyn Database, id: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET state = 'ready', ready_at = ?2 WHERE id = ?1", values![id, now_ms()])?;
@@ -38,7 +38,7 @@ pub fn worktree_ready(store: &Store, id: i64) -> Result<()> {
 }
 
 /// Back to planned: git did not make it (a start after a crash in between, or git refused).
-pub fn worktree_unmade(store: &Store, id: i64) -> Result<()> {
+pub fn worktree_unmade(store: &dyn Database, id: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET state = 'planned' WHERE id = ?1", values![id])?;
@@ -48,7 +48,7 @@ pub fn worktree_unmade(store: &Store, id: i64) -> Result<()> {
 
 /// The worktree's folder is gone (and its branch, unless kept): `why` is discarded, merged,
 /// reaped or never made.
-pub fn worktree_removed(store: &Store, id: i64, why: &str) -> Result<()> {
+pub fn worktree_removed(store: &dyn Database, id: i64, why: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -59,7 +59,7 @@ pub fn worktree_removed(store: &Store, id: i64, why: &str) -> Result<()> {
     })
 }
 
-pub fn worktree_merged(store: &Store, id: i64, into: &str, commit: &str) -> Result<()> {
+pub fn worktree_merged(store: &dyn Database, id: i64, into: &str, commit: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -70,7 +70,7 @@ pub fn worktree_merged(store: &Store, id: i64, into: &str, commit: &str) -> Resu
     })
 }
 
-pub fn worktree_pr(store: &Store, id: i64, url: &str, number: i64) -> Result<()> {
+pub fn worktree_pr(store: &dyn Database, id: i64, url: &str, number: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET pr_url = ?2, pr_number = ?3 WHERE id = ?1", values![id, url, number])?;
@@ -79,7 +79,7 @@ pub fn worktree_pr(store: &Store, id: i64, url: &str, number: i64) -> Result<()>
 }
 
 /// What the worktree's setup made or copied, left out of every commit of the run's work.
-pub fn worktree_setup_paths(store: &Store, id: i64, paths: &[String]) -> Result<()> {
+pub fn worktree_setup_paths(store: &dyn Database, id: i64, paths: &[String]) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET setup_paths = ?2 WHERE id = ?1", values![id, serde_json::to_string(paths)?])?;
@@ -88,7 +88,7 @@ pub fn worktree_setup_paths(store: &Store, id: i64, paths: &[String]) -> Result<
 }
 
 /// What the run's branch holds when it ended: its commit and the change summary.
-pub fn set_changes(store: &Store, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
+pub fn set_changes(store: &dyn Database, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -100,7 +100,7 @@ pub fn set_changes(store: &Store, num: i64, head: &str, changes: &ChangeSummary)
 }
 
 /// The runs working in a worktree, oldest first.
-pub fn worktree_runs(store: &Store, id: i64) -> Result<Vec<Run>> {
+pub fn worktree_runs(store: &dyn Database, id: i64) -> Result<Vec<Run>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         let nums: Vec<i64> =
@@ -111,7 +111,7 @@ pub fn worktree_runs(store: &Store, id: i64) -> Result<Vec<Run>> {
 
 /// The worktree a task's next local run continues: the one its latest isolated run worked in,
 /// while it is still there and not merged.
-pub fn task_worktree(store: &Store, task: i64, repo: &str) -> Result<Option<i64>> {
+pub fn task_worktree(store: &dyn Database, task: i64, repo: &str) -> Result<Option<i64>> {
     store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -142,7 +142,7 @@ pub struct WorktreeUse {
 }
 
 /// Worktrees not removed (folders Tether made or is about to), oldest first.
-pub fn live_worktrees(store: &Store) -> Result<Vec<WorktreeUse>> {
+pub fn live_worktrees(store: &dyn Database) -> Result<Vec<WorktreeUse>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         let rows: Vec<(i64, String, bool, Option<i64>, bool)> = db.query_map(
@@ -201,7 +201,7 @@ pub struct NewComment {
     pub body: String,
 }
 
-pub fn add_comment(store: &Store, run: i64, author: &str, c: &NewComment, quote: &str) -> Result<Comment> {
+pub fn add_comment(store: &dyn Database, run: i64, author: &str, c: &NewComment, quote: &str) -> Result<Comment> {
     let id = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let id: i64 = db.query_row(
@@ -217,11 +217,11 @@ pub fn add_comment(store: &Store, run: i64, author: &str, c: &NewComment, quote:
 }
 
 /// Every comment made on the diffs of runs in `worktree`, oldest first.
-pub fn comments(store: &Store, worktree: i64) -> Result<Vec<Comment>> {
+pub fn comments(store: &dyn Database, worktree: i64) -> Result<Vec<Comment>> {
     comments_where(store, "r.worktree = ?1", worktree)
 }
 
-fn comments_where(store: &Store, cond: &str, key: i64) -> Result<Vec<Comment>> {
+fn comments_where(store: &dyn Database, cond: &str, key: i64) -> Result<Vec<Comment>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
@@ -251,7 +251,7 @@ fn comments_where(store: &Store, cond: &str, key: i64) -> Result<Vec<Comment>> {
 }
 
 /// The comments a follow-up `run` carries to the agent are recorded as sent in it.
-pub fn comments_sent(store: &Store, ids: &[i64], run: i64) -> Result<()> {
+pub fn comments_sent(store: &dyn Database, ids: &[i64], run: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         for id in ids {
@@ -262,7 +262,7 @@ pub fn comments_sent(store: &Store, ids: &[i64], run: i64) -> Result<()> {
 }
 
 /// The follow-up `run` ended having done its work: the comments it carried are addressed.
-pub fn comments_addressed(store: &Store, run: i64) -> Result<usize> {
+pub fn comments_addressed(store: &dyn Database, run: i64) -> Result<usize> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         let n = db.execute(

@@ -12,7 +12,7 @@ use super::query::{bump_rev, get_signal};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::principal::{AgentKind, HUMAN, Identity, Sender, TETHER};
-use crate::store::Store;
+use tether_store::sql::Database;
 
 fn trace_id() -> Result<String> {
     let mut b = [0u8; 8];
@@ -22,17 +22,17 @@ fn trace_id() -> Result<String> {
 
 /// Sends a signal and returns it with its deliveries. Nothing is written when any part of it is
 /// wrong (unknown type or recipient, oversized body, a missing signal or task).
-pub fn send(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+pub fn send(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
     send_with(store, from, new, false)
 }
 
 /// [`send`] for a sender outside this machine (a cloud run's scoped bearer): the signal is
 /// marked `remote`, so a wake it causes waits for the person before it may write or run commands.
-pub fn send_remote(store: &Store, from: &Sender, new: &NewSignal) -> Result<Signal> {
+pub fn send_remote(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
     send_with(store, from, new, true)
 }
 
-fn send_with(store: &Store, from: &Sender, new: &NewSignal, remote: bool) -> Result<Signal> {
+fn send_with(store: &dyn Database, from: &Sender, new: &NewSignal, remote: bool) -> Result<Signal> {
     let checked = check(new)?;
     let num = store.durable(|txn| {
         let mut sender = sender_in(txn, from)?;

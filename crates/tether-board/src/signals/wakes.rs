@@ -8,10 +8,10 @@ use super::model::*;
 use super::query::bump_rev;
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::store::Store;
+use tether_store::sql::Database;
 
 /// The deliveries no doorbell has tried yet, oldest first, with each recipient's MCP session.
-pub fn unrung(store: &Store) -> Result<Vec<Ring>> {
+pub fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
@@ -34,7 +34,7 @@ pub fn unrung(store: &Store) -> Result<Vec<Ring>> {
 
 /// Records push outcomes: each counts as a wake attempt (successful or not) on its delivery and
 /// goes into the append-only log.
-pub fn record_wakes(store: &Store, wakes: &[Wake]) -> Result<()> {
+pub fn record_wakes(store: &dyn Database, wakes: &[Wake]) -> Result<()> {
     if wakes.is_empty() {
         return Ok(());
     }

@@ -12,10 +12,10 @@ use std::str::FromStr;
 use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
 use crate::principal::{Actor, actor_name};
-use crate::store::Store;
+use tether_store::sql::Database;
 
 /// Claims a task for the actor: it becomes `in_progress`, assigned to them, with a lease.
-pub fn claim(store: &Store, actor: &Actor, target: &ClaimTarget) -> Result<Task> {
+pub fn claim(store: &dyn Database, actor: &Actor, target: &ClaimTarget) -> Result<Task> {
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let (agent_id, who) = actor_name(db, &actor.who)?;
@@ -131,12 +131,13 @@ fn next_claimable(db: &dyn Sql, role: Option<&str>, project: Option<&str>, now: 
 }
 
 /// Extends the leases of every task the agent holds (called on its activity, e.g. hooks).
-pub fn renew_leases(store: &Store, agent_id: &str, lease_ms: i64) -> Result<usize> {
+pub fn renew_leases(store: &dyn Database, agent_id: &str, lease_ms: i64) -> Result<usize> {
     let now = now_ms();
-    Sql::execute(
-        &*store.writer(),
-        "UPDATE tasks SET lease_until = ?2 WHERE assignee_agent = ?1 AND status = 'in_progress'
+    store.append(|db| {
+        db.execute(
+            "UPDATE tasks SET lease_until = ?2 WHERE assignee_agent = ?1 AND status = 'in_progress'
              AND lease_until IS NOT NULL AND lease_until >= ?3",
-        values![agent_id, now + lease_ms, now],
-    )
+            values![agent_id, now + lease_ms, now],
+        )
+    })
 }

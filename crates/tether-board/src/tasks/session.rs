@@ -9,7 +9,7 @@ use super::query::{get, list};
 use crate::agents;
 use crate::error::{Error, Result};
 use crate::principal::{Actor, Identity};
-use crate::store::Store;
+use tether_store::sql::Database;
 
 const AGENT_INSTRUCTIONS: &str = "Claim before you work: task_claim (no id = the best ready task for your role). \
 Keep the task updated with task_update: comment as you go, set in_review or complete it with a summary. \
@@ -17,7 +17,12 @@ If you stop before it is done, release it with a handoff comment saying what is 
 task someone else holds; comment on it instead.";
 
 /// Registers the agent with a role and name, and tells it what it holds.
-pub fn start_session(store: &Store, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<SessionStart> {
+pub fn start_session(
+    store: &dyn Database,
+    who: &Identity,
+    role: Option<&str>,
+    name: Option<&str>,
+) -> Result<SessionStart> {
     let agent = agents::start(store, who, role, name)?;
     let holding = list(
         store,
@@ -41,7 +46,7 @@ pub fn start_session(store: &Store, who: &Identity, role: Option<&str>, name: Op
     Ok(SessionStart { agent, holding, ready, instructions: AGENT_INSTRUCTIONS })
 }
 
-pub fn query(store: &Store, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
+pub fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
     if let Some(id) = &q.id {
         return Ok(QueryResult::One(Box::new(get(store, id)?)));
     }
@@ -78,7 +83,7 @@ pub fn query(store: &Store, actor: &Actor, q: &TaskQuery) -> Result<QueryResult>
 
 /// Claims `id`, or the best ready task for the role and project given or else the agent's own.
 pub fn claim_for(
-    store: &Store,
+    store: &dyn Database,
     actor: &Actor,
     id: Option<String>,
     role: Option<String>,
