@@ -4,7 +4,7 @@
 //! Knows nothing about HTTP or MCP types: sessions are opaque JSON blobs here.
 
 use serde::{Deserialize, Serialize};
-use tether_store::sql::{Sql, SqlExt};
+use tether_store::sql::{Database, Sql, SqlExt};
 use tether_store::values;
 
 use crate::error::Result;
@@ -98,31 +98,34 @@ fn status_for(event: &str) -> &'static str {
     }
 }
 
-pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
+/// What a hook says about a chat, on the board (its liveness is the team's to see), renewing
+/// the leases of what the chat holds.
+pub fn record_hook(store: &dyn Database, ev: &HookEvent) -> Result<()> {
     if ev.conversation_id.is_empty() {
         return Ok(());
     }
     let roots = serde_json::to_string(&ev.workspace_roots)?;
     // The row's own columns are named by their table: PostgreSQL finds a bare name ambiguous
     // beside `excluded`.
-    Sql::execute(
-        &*store.writer(),
-        "INSERT INTO chat_activity(conversation_id, workspace_roots, status, last_event, last_at, transcript_path)
+    store.append(|db| {
+        db.execute(
+            "INSERT INTO chat_activity(conversation_id, workspace_roots, status, last_event, last_at, transcript_path)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(conversation_id) DO UPDATE SET
              workspace_roots = CASE WHEN excluded.workspace_roots = '[]' THEN chat_activity.workspace_roots
                                     ELSE excluded.workspace_roots END,
              status = excluded.status, last_event = excluded.last_event, last_at = excluded.last_at,
              transcript_path = coalesce(excluded.transcript_path, chat_activity.transcript_path)",
-        values![
-            ev.conversation_id,
-            roots,
-            status_for(&ev.hook_event_name),
-            ev.hook_event_name,
-            now_ms(),
-            ev.transcript_path
-        ],
-    )?;
+            values![
+                ev.conversation_id,
+                roots,
+                status_for(&ev.hook_event_name),
+                ev.hook_event_name,
+                now_ms(),
+                ev.transcript_path
+            ],
+        )
+    })?;
     // A chat that is still talking is still working on what it holds.
     crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
     if ev.hook_event_name == "sessionEnd" {
@@ -131,7 +134,7 @@ pub fn record_hook(store: &Store, ev: &HookEvent) -> Result<()> {
     Ok(())
 }
 
-pub fn chat_activity(store: &Store, conversation_id: &str) -> Result<Option<ChatActivity>> {
+pub fn chat_activity(store: &dyn Database, conversation_id: &str) -> Result<Option<ChatActivity>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         db.query_opt(

@@ -30,7 +30,7 @@ use tether_core::{CursorLocations, Paths, Tether};
 
 use command::{
     agents, cloud, cursor_key, doctor, github, hook, index, init, mcp, open, run, runs, serve, sessions, settings,
-    signal, signals, stats, task, token, trace, usage,
+    signal, signals, stats, task, team, token, trace, usage,
 };
 
 /// Tether: search, read, tag and export your Cursor chat history.
@@ -107,6 +107,10 @@ enum Command {
     /// The GitHub token that `tether runs pr` uses (kept in the OS keyring).
     #[command(subcommand)]
     Github(github::GithubCmd),
+    /// A team's board on PostgreSQL: join it (tasks, agents, signals and runs move there; the chat
+    /// history stays here), leave it, see who is in it.
+    #[command(subcommand)]
+    Team(team::TeamCmd),
     /// Cursor Cloud agents: launch one on a GitHub repository as a run, log in, check the setup.
     /// Cloud runs are runs: `tether runs list/show/logs/cancel/followup` take them too.
     #[command(subcommand)]
@@ -181,6 +185,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Runs(cmd) => runs::run(open()?, cmd),
         Command::CursorKey(cmd) => cursor_key::run(&paths, cmd),
         Command::Github(cmd) => github::run(&paths, cmd),
+        Command::Team(cmd) => team::run(&open()?, cmd),
         Command::Cloud(cmd) => cloud::run(open()?, cmd),
         Command::Settings(cmd) => settings::run(&open()?, cmd),
         Command::Usage(a) => usage::run(&open()?, a),

@@ -173,7 +173,7 @@ impl<'a> Driver<'a> {
     async fn save(&mut self) {
         self.saved_at = tokio::time::Instant::now();
         let (t, num, spec) = (Arc::clone(&self.ctx.tether), self.run.num(), self.spec.clone());
-        let r = tokio::task::spawn_blocking(move || cloud::set(&t.store, num, &spec)).await;
+        let r = tokio::task::spawn_blocking(move || cloud::set(&*t.board_db(), num, &spec)).await;
         if let Ok(Err(e)) = r {
             tracing::warn!(run = num, error = %e, "saving a cloud run's state");
         }
@@ -187,7 +187,7 @@ impl<'a> Driver<'a> {
         let mut prompt = self.run.prompt.clone();
         if let Some(public) = self.public.clone() {
             let (t, num) = (Arc::clone(&self.ctx.tether), self.run.num());
-            let boot = tokio::task::spawn_blocking(move || cloud::grant_bootstrap(&t.store, num))
+            let boot = tokio::task::spawn_blocking(move || cloud::grant_bootstrap(&*t.board_db(), num))
                 .await
                 .map_err(|e| CloudError::config(e.to_string()))?
                 .map_err(|e| CloudError::config(e.to_string()))?;
@@ -583,7 +583,7 @@ impl<'a> Driver<'a> {
             Ok(u) => {
                 let (t, num, usage, cost) = (Arc::clone(&self.ctx.tether), self.run.num(), u.usage.clone(), u.cost_usd);
                 let _ = tokio::task::spawn_blocking(move || {
-                    tether_core::board::usage::set_cloud_usage(&t.store, num, &usage, cost)
+                    tether_core::board::usage::set_cloud_usage(&*t.board_db(), num, &usage, cost)
                 })
                 .await;
                 Some(self.caps.check(&u.usage, u.cost_usd))

@@ -19,7 +19,7 @@ pub struct Attention {
 
 pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     let mut out = Vec::new();
-    for a in crate::board::agents::list(&t.store)? {
+    for a in crate::board::agents::list(&*t.board_db())? {
         if a.status == "idle" && !a.tasks.is_empty() {
             out.push(Attention {
                 kind: "idle_with_task",
@@ -45,7 +45,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
         }
     }
     let held = crate::board::runs::list(
-        &t.store,
+        &*t.board_db(),
         &crate::board::runs::RunFilter {
             statuses: vec![crate::board::runs::RunStatus::Queued],
             limit: 200,
@@ -70,7 +70,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     let settings = t.settings().unwrap_or_default();
     for (kind, minutes) in &settings.signal_sla_minutes {
         let Ok(kind) = kind.parse() else { continue };
-        for (s, who, age) in crate::board::signals::overdue(&t.store, kind, i64::from(*minutes) * 60_000)? {
+        for (s, who, age) in crate::board::signals::overdue(&*t.board_db(), kind, i64::from(*minutes) * 60_000)? {
             out.push(Attention {
                 kind: "obligation_overdue",
                 message: format!("{} {} to {who} unanswered for {} min", s.kind, s.id, age / 60_000),

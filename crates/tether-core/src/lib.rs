@@ -49,6 +49,9 @@ pub struct Tether {
     pub bus: events::Bus,
     /// What the daemon in this process is doing (nothing, in a one-shot CLI process).
     pub daemon: daemon::State,
+    /// The team's database when this instance has joined one: the board lives there instead of
+    /// in `store` (swapped on join and leave, without a restart).
+    team: std::sync::RwLock<Option<Arc<dyn sql::Database>>>,
 }
 
 impl Tether {
@@ -62,14 +65,21 @@ impl Tether {
         let announce = bus.clone();
         store.announce_writes(move |c| announce.announce(c));
         let settings = settings::Settings::load(&paths).map_err(|e| e.to_string());
-        Ok(Self {
+        let t = Self {
             paths,
             cursor: std::sync::RwLock::new(cursor),
             store,
             settings: std::sync::RwLock::new(settings),
             bus,
             daemon: daemon::State::default(),
-        })
+            team: std::sync::RwLock::new(None),
+        };
+        // Back on the team's board if this data dir joined one. A team.json or password that
+        // cannot be read leaves the board local, said loudly: `tether team status` shows why.
+        if let Err(e) = ops::team::restore(&t) {
+            tracing::warn!("the team database could not be restored, so the board is this machine's: {e}");
+        }
+        Ok(t)
     }
 
     /// Reads `settings.json` again (it changed on disk); true when what it says changed.
@@ -101,9 +111,28 @@ impl Tether {
         *self.cursor.write().unwrap_or_else(|p| p.into_inner()) = loc;
     }
 
-    /// Tasks, agents and signals.
+    /// Tasks, agents, signals and runs, wherever the board is now.
     pub fn board(&self) -> Board<'_> {
-        Board::new(&self.store)
+        Board::on(self.board_db())
+    }
+
+    /// The database the board is on now: the team's once joined, else this machine's store.
+    /// Every board read and write goes through this, so joining or leaving moves them all.
+    pub fn board_db(&self) -> board::Engine<'_> {
+        match &*self.team.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(db) => board::Engine::Shared(Arc::clone(db)),
+            None => board::Engine::Borrowed(&self.store),
+        }
+    }
+
+    /// Moves the board to `team` (joined) or back to this machine's store (`None`: left).
+    pub fn set_team(&self, team: Option<Arc<dyn sql::Database>>) {
+        *self.team.write().unwrap_or_else(|p| p.into_inner()) = team;
+    }
+
+    /// Whether the board is on a team's database.
+    pub fn in_team(&self) -> bool {
+        self.team.read().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     pub fn index(&self, depth: Depth, progress: ProgressFn<'_>) -> Result<IndexReport> {

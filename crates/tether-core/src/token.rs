@@ -314,6 +314,33 @@ pub fn forget_github_token(paths: &Paths) -> Result<()> {
     forget_secret(paths, github_token_entry, "github-token")
 }
 
+fn team_password_entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("team-database-password:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+/// The team database's password `tether team join` kept, if any. Never logged or printed.
+pub fn team_password(paths: &Paths) -> Result<Option<String>> {
+    Ok(stored_secret(paths, team_password_entry, "team-database-password")?.filter(|p| !p.is_empty()))
+}
+
+/// Keeps the team database's password where the MCP token is kept. A password may hold spaces,
+/// but not line breaks or other control characters.
+pub fn set_team_password(paths: &Paths, password: &str) -> Result<()> {
+    if password.is_empty() || password.chars().any(char::is_control) {
+        return Err(Error::invalid("team database password", "it is empty or holds control characters"));
+    }
+    paths.ensure()?;
+    match backend(paths) {
+        Backend::Keyring => team_password_entry(paths)?.set_password(password).map_err(|e| keyring_error(paths, &e)),
+        _ => write_private(&paths.data_dir.join("team-database-password"), password),
+    }
+}
+
+pub fn forget_team_password(paths: &Paths) -> Result<()> {
+    forget_secret(paths, team_password_entry, "team-database-password")
+}
+
 fn webhook_secret_entry(paths: &Paths) -> Result<keyring::Entry> {
     let user = format!("cursor-webhook-secret:{}", paths.data_dir.display());
     keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
@@ -370,7 +397,7 @@ pub fn matches(expected: &str, given: &str) -> bool {
 
 pub use tether_store::random_token as generate;
 
-fn write_private(path: &Path, content: &str) -> Result<()> {
+pub(crate) fn write_private(path: &Path, content: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create(true).truncate(true);

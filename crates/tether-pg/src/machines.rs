@@ -68,6 +68,11 @@ pub fn check_in(db: &dyn Sql, me: &CheckIn) -> Result<()> {
     )))
 }
 
+/// This instance leaves: its name is free for another at once.
+pub fn leave(db: &dyn Sql, name: &str, instance: &str) -> Result<()> {
+    db.execute("DELETE FROM machines WHERE name = ?1 AND instance = ?2", values![name, instance]).map(|_| ())
+}
+
 /// Every machine, the most recently seen first.
 pub fn list(db: &dyn Sql) -> Result<Vec<Machine>> {
     db.query_map(

@@ -21,7 +21,7 @@ pub(crate) async fn drive(t: &Arc<Tether>, run: &Run, tok: &CancellationToken, p
     let ctx = tether_cloud::drive::Ctx { tether: Arc::clone(t), events: tx, pace: Default::default(), poke };
     let seq = {
         let (t, num) = (Arc::clone(t), run.num());
-        blocking(move || runs::last_seq(&t.store, num)).await.unwrap_or(0)
+        blocking(move || runs::last_seq(&*t.board_db(), num)).await.unwrap_or(0)
     };
     let max_log_mb = t.settings().map(|s| s.runs.max_log_mb).unwrap_or(64);
     let mut watch = Watch::new(seq, max_log_mb);

@@ -127,9 +127,9 @@ impl Log {
                 }
                 let t = Arc::clone(&t);
                 let r = blocking(move || {
-                    runs::store_events(&t.store, num, &events)?;
+                    runs::store_events(&*t.board_db(), num, &events)?;
                     if note_chat {
-                        runs::note_chat_on_task(&t.store, num)?;
+                        runs::note_chat_on_task(&*t.board_db(), num)?;
                     }
                     Ok(())
                 })

@@ -164,7 +164,7 @@ impl Runner {
             let t = Arc::clone(&self.tether);
             if let Err(e) = blocking(move || {
                 let why = tether_core::usage::daily_spent(&t)?;
-                tether_core::board::usage::hold_for_daily(&t.store, why.as_deref()).map(|_| ())
+                tether_core::board::usage::hold_for_daily(&*t.board_db(), why.as_deref()).map(|_| ())
             })
             .await
             {
@@ -182,7 +182,7 @@ impl Runner {
                         cloud: t.settings().unwrap_or_default().cloud.max_running as usize,
                         only,
                     };
-                    runs::claim_next(&t.store, pid, limits)
+                    runs::claim_next(&*t.board_db(), pid, limits)
                 })
                 .await;
                 match claimed {
@@ -202,7 +202,7 @@ impl Runner {
             }
             let t = Arc::clone(&self.tether);
             let pid = self.pid;
-            if let Ok(asked) = blocking(move || runs::cancel_requested(&t.store, pid)).await {
+            if let Ok(asked) = blocking(move || runs::cancel_requested(&*t.board_db(), pid)).await {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 for num in asked {
                     if let Some(tok) = live.get(&num) {
@@ -228,7 +228,7 @@ impl Runner {
         let pid = self.pid;
         let mine: Vec<i64> = self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
         let adopted =
-            blocking(move || tether_core::board::cloud::adopt(&t.store, pid, &mine, process::is_tether)).await;
+            blocking(move || tether_core::board::cloud::adopt(&*t.board_db(), pid, &mine, process::is_tether)).await;
         match adopted {
             Ok(runs) => {
                 for run in runs {
@@ -327,7 +327,7 @@ impl Runner {
             }
             // What the run left in its worktree is committed before it ends, so a merge never
             // sees half of it. A run that never got its worktree has nothing to commit.
-            let mut at_end = runs::get_run(&t.store, num)?;
+            let mut at_end = runs::get_run(&*t.board_db(), num)?;
             at_end.status = outcome.status;
             if let Err(e) = tether_core::ops::worktrees::record_end(&t, &at_end) {
                 tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
@@ -368,7 +368,7 @@ impl Runner {
 /// run (the same process, not one that reused its pid), and puts their files back.
 fn recover(t: &Tether) -> tether_core::Result<()> {
     let me = std::process::id();
-    let orphans = runs::mark_lost(&t.store, |pid| pid == me || process::is_tether(pid))?;
+    let orphans = runs::mark_lost(&*t.board_db(), |pid| pid == me || process::is_tether(pid))?;
     for o in orphans {
         if let Some(pid) = o.child_pid
             && process::same_process(pid, o.child_started)

@@ -34,7 +34,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
         let (t, r) = (Arc::clone(t), run.clone());
         blocking(move || {
             let w = tether_core::ops::worktrees::make_worktree(&t, &r)?;
-            Ok((w, runs::get_run(&t.store, r.num())?))
+            Ok((w, runs::get_run(&*t.board_db(), r.num())?))
         })
         .await
     };
@@ -51,7 +51,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
             let wt =
                 tether_git::Worktree { path: w2.path.clone().into(), branch: w2.branch.clone(), base: String::new() };
             let paths = wt.dirty_paths().map_err(|e| tether_core::Error::Git(e.to_string()))?;
-            runs::worktree_setup_paths(&t2.store, w2.id, &paths)?;
+            runs::worktree_setup_paths(&*t2.board_db(), w2.id, &paths)?;
             Ok(paths)
         })
         .await
@@ -59,7 +59,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
         if !left.is_empty() {
             note(t, &run, vec![format!("setup left {} (not committed as the run's work)", left.join(", "))]).await;
         }
-        return runs::get_run(&t.store, run.num()).map_err(|e| e.to_string());
+        return runs::get_run(&*t.board_db(), run.num()).map_err(|e| e.to_string());
     }
     Ok(run)
 }
@@ -70,7 +70,7 @@ async fn note(t: &Arc<Tether>, run: &Run, lines: Vec<String>) {
     }
     let (t2, num) = (Arc::clone(t), run.num());
     let events: Vec<RunEvent> = lines.into_iter().map(|text| RunEvent::Notice { text }).collect();
-    match blocking(move || runs::append_events(&t2.store, num, &events)).await {
+    match blocking(move || runs::append_events(&*t2.board_db(), num, &events)).await {
         Ok(stored) => t.bus.run_log(RunLog::Events { run: run.id.clone(), events: stored.into() }),
         Err(e) => tracing::warn!(run = num, error = %e, "recording the worktree's setup"),
     }

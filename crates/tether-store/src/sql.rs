@@ -61,7 +61,7 @@ impl<S: Sql + ?Sized> SqlExt for S {}
 
 /// A database the board runs against, whichever engine: this machine's [`crate::Store`] or a
 /// team's PostgreSQL. Object-safe; use it through [`Database::read`] and [`Database::durable`].
-pub trait Database: Send + Sync {
+pub trait Database: Send + Sync + std::fmt::Debug {
     /// Runs `f` over a consistent view (one snapshot for all its statements).
     fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
     /// Runs `f` in one transaction, durable before this returns, and says which of the board's

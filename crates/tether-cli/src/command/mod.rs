@@ -22,6 +22,7 @@ pub mod signal;
 pub mod signals;
 pub mod stats;
 pub mod task;
+pub mod team;
 pub mod token;
 pub mod trace;
 pub mod usage;

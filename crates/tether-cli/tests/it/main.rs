@@ -13,4 +13,5 @@ mod runs;
 mod settings;
 mod signals;
 mod tasks;
+mod team;
 mod usage;

@@ -60,10 +60,10 @@ pub fn set_wake(t: &Tether, who: &Principal, agent: &str, on: bool) -> Result<Ag
 /// what it holds). For `stop`, the answer for Cursor: a follow-up message that makes the chat
 /// drain its signals, when it has some and was not asked yet in this drain cycle.
 pub fn hook(t: &Tether, ev: &HookEvent) -> Result<Option<String>> {
-    live::record_hook(&t.store, ev)?;
+    live::record_hook(&*t.board_db(), ev)?;
     t.bus.emit(Event::Agents {});
     if ev.hook_event_name != "stop" {
         return Ok(None);
     }
-    signals::stop_hook(&t.store, &ev.conversation_id, ev.loop_count.unwrap_or(0), ev.status.as_deref())
+    signals::stop_hook(&*t.board_db(), &ev.conversation_id, ev.loop_count.unwrap_or(0), ev.status.as_deref())
 }

@@ -79,7 +79,7 @@ fn diff_of(t: &Tether, run: &Run, stat: bool) -> Result<(RunDiff, Repo)> {
         ),
     };
     let d = repo.diff(&base, &head, !stat).map_err(git_err)?;
-    let comments = runs::comments(&t.store, w.id)?
+    let comments = runs::comments(&*t.board_db(), w.id)?
         .into_iter()
         .map(|c| {
             let current = repo
@@ -159,7 +159,7 @@ pub fn comment(t: &Tether, who: &Principal, req: &CommentRequest) -> Result<Comm
         )
     })?;
     let author = super::runs::requester(t, who)?;
-    runs::add_comment(&t.store, run.num(), &author, c, &quote)
+    runs::add_comment(&*t.board_db(), run.num(), &author, c, &quote)
 }
 
 /// A follow-up carrying the open comments on a run's diff.
@@ -180,7 +180,7 @@ pub struct SendComments {
 pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<Run> {
     let run = t.board().run(&req.run, Some(0))?.run;
     let w = run.worktree.clone().ok_or_else(|| no_worktree(&run))?;
-    let open: Vec<Comment> = runs::comments(&t.store, w.id)?
+    let open: Vec<Comment> = runs::comments(&*t.board_db(), w.id)?
         .into_iter()
         .filter(|c| c.sent_in.is_none() && c.addressed_at.is_none())
         .collect();
@@ -205,7 +205,7 @@ pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<
         prompt.push_str(&format!("\n{x}\n"));
     }
     let next = super::runs::followup(t, who, &run.id, &prompt)?;
-    runs::comments_sent(&t.store, &open.iter().map(|c| c.id).collect::<Vec<_>>(), next.num())?;
+    runs::comments_sent(&*t.board_db(), &open.iter().map(|c| c.id).collect::<Vec<_>>(), next.num())?;
     Ok(next)
 }
 
@@ -268,7 +268,7 @@ pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeRes
     commit_edits(&run, &w, "merging")?;
     let merged =
         repo.merge(&w.branch, &into, req.strategy, &merge_message(&run, &chain, &w, req.strategy)).map_err(git_err)?;
-    runs::worktree_merged(&t.store, w.id, &into, &merged.commit)?;
+    runs::worktree_merged(&*t.board_db(), w.id, &into, &merged.commit)?;
     let keep = t.settings()?.runs.keep_branch_after_merge;
     remove(t, &repo, &w, !keep, "merged")?;
     let by = super::runs::requester(t, who)?;
@@ -353,7 +353,7 @@ pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
 /// The worktree's runs, oldest first, refused while one of them is queued or going (`then`
 /// says what the person can do about it).
 fn idle_chain(t: &Tether, w: &RunWorktree, then: &str) -> Result<Vec<Run>> {
-    let chain = runs::worktree_runs(&t.store, w.id)?;
+    let chain = runs::worktree_runs(&*t.board_db(), w.id)?;
     if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
         return Err(Error::Conflict(format!("{} is still {} in this worktree; {then}", r.id, r.status)));
     }
@@ -458,7 +458,7 @@ pub fn pr(t: &Tether, who: &Principal, req: &PrRequest) -> Result<PrResult> {
             (client.create_pull(&remote, &new).map_err(github_err)?, true)
         }
     };
-    runs::worktree_pr(&t.store, w.id, &pull.html_url, pull.number)?;
+    runs::worktree_pr(&*t.board_db(), w.id, &pull.html_url, pull.number)?;
     if created {
         let change =
             TaskChange { comment: Some(format!("{}'s pull request: {}", run.id, pull.html_url)), ..Default::default() };
@@ -501,7 +501,7 @@ fn pr_body(repo: &Repo, w: &RunWorktree, chain: &[Run]) -> Result<String> {
 /// settings say otherwise) and their runs' tasks are done. Asks GitHub only about pull requests
 /// Tether opened, and only with a token. The runs whose pull requests were merged.
 pub fn sync_pulls(t: &Tether) -> Result<Vec<String>> {
-    let waiting: Vec<RunWorktree> = runs::live_worktrees(&t.store)?
+    let waiting: Vec<RunWorktree> = runs::live_worktrees(&*t.board_db())?
         .into_iter()
         .filter(|u| !u.active && u.worktree.pr_number.is_some() && u.worktree.merged_at.is_none())
         .map(|u| u.worktree)
@@ -521,9 +521,9 @@ pub fn sync_pulls(t: &Tether) -> Result<Vec<String>> {
             continue;
         }
         let into = w.base_branch.clone().unwrap_or_else(|| "GitHub".into());
-        runs::worktree_merged(&t.store, w.id, &into, &pull.html_url)?;
+        runs::worktree_merged(&*t.board_db(), w.id, &into, &pull.html_url)?;
         remove(t, &repo, &w, !settings.runs.keep_branch_after_merge, "merged")?;
-        let chain = runs::worktree_runs(&t.store, w.id)?;
+        let chain = runs::worktree_runs(&*t.board_db(), w.id)?;
         tasks_done(t, &Principal::Tether, &chain, format!("pull request {} merged on GitHub", pull.html_url));
         merged.extend(chain.first().map(|r| r.id.clone()));
     }

@@ -8,7 +8,7 @@
 //! Reads that need no authority (a list, a search) take no principal. Blocking: call them from
 //! a blocking thread in async hosts.
 //!
-//! Imports run one way: sessions, tasks, signals, agents, settings ← runs ← system; usage and trace stand alone (trace reads sessions).
+//! Imports run one way: sessions, tasks, signals, agents, settings ← runs ← system; usage, trace and team stand alone (trace reads sessions).
 
 pub mod agents;
 pub mod changes;
@@ -18,6 +18,7 @@ pub mod settings;
 pub mod signals;
 pub mod system;
 pub mod tasks;
+pub mod team;
 pub mod trace;
 pub mod usage;
 pub mod worktrees;

@@ -18,7 +18,7 @@ use crate::events::Event;
 pub(crate) fn requester(t: &Tether, who: &Principal) -> Result<String> {
     match who {
         Principal::Person(name) => Ok(name.clone()),
-        Principal::Agent { who, .. } => actor_label(&t.store, who),
+        Principal::Agent { who, .. } => actor_label(&*t.board_db(), who),
         Principal::Tether => Ok(TETHER.into()),
     }
 }
@@ -73,13 +73,13 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         budget: new.budget.or(settings.usage.run_budget),
     };
     crate::usage::check_queued(t, &valid)?;
-    runs::create(&t.store, &by, &valid)
+    runs::create(&*t.board_db(), &by, &valid)
 }
 
 /// The prompt of a run: the task's text (when bound to one) and the person's words.
 fn prompt_of(t: &Tether, new: &NewRun) -> Result<(Option<tasks::TaskDetail>, String)> {
     let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
-    let task_text = task.as_ref().map(|d| runs::task_prompt(&t.store, &d.task.id)).transpose()?;
+    let task_text = task.as_ref().map(|d| runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
     let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
         (Some(p), Some(t)) => format!("{t}\n{p}\n"),
         (Some(p), None) => p.to_owned(),
@@ -131,7 +131,7 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
     }
     let task_num = task.as_ref().map(|d| tasks::parse_id(&d.task.id)).transpose()?;
     let earlier = match task_num {
-        Some(n) => cloud::earlier_for_task(&t.store, n, &repo)?,
+        Some(n) => cloud::earlier_for_task(&*t.board_db(), n, &repo)?,
         None => None,
     };
     let (spec, parent) = match &earlier {
@@ -155,19 +155,19 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         budget: new.budget.or(settings.usage.run_budget),
     };
     crate::usage::check_queued(t, &valid)?;
-    runs::create(&t.store, by, &valid)
+    runs::create(&*t.board_db(), by, &valid)
 }
 
 /// A follow-up run continuing `id`'s Cursor chat with a new prompt.
 pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<Run> {
     not_remote(who, "following up a run")?;
     let by = requester(t, who)?;
-    let valid = runs::followup_of(&t.store, id, prompt)?;
+    let valid = runs::followup_of(&*t.board_db(), id, prompt)?;
     if valid.cloud.is_none() {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
     crate::usage::check_queued(t, &valid)?;
-    runs::create(&t.store, &by, &valid)
+    runs::create(&*t.board_db(), &by, &valid)
 }
 
 /// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its
@@ -192,10 +192,10 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
 /// (a delivery seen again changes nothing), and the runner following that agent's run reads it
 /// now. The run, when a new delivery concerns one that runs.
 pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw: &str) -> Result<Option<Run>> {
-    if !cloud::record_webhook(&t.store, delivery, Some(agent), Some(status), raw)? {
+    if !cloud::record_webhook(&*t.board_db(), delivery, Some(agent), Some(status), raw)? {
         return Err(Error::Conflict(format!("webhook delivery {delivery} was seen already")));
     }
-    let run = cloud::live_run_for_agent(&t.store, agent)?;
+    let run = cloud::live_run_for_agent(&*t.board_db(), agent)?;
     if let Some(r) = &run {
         t.bus.emit(Event::CloudRunChanged { run: r.num() });
     }
@@ -204,7 +204,7 @@ pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw:
 
 /// A cloud run's one-time bootstrap token exchanged for its scoped bearer: (bearer, run, expiry ms).
 pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
-    cloud::exchange(&t.store, bootstrap)
+    cloud::exchange(&*t.board_db(), bootstrap)
 }
 
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {

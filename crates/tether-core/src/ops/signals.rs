@@ -12,7 +12,11 @@ use crate::events::Event;
 
 pub fn send(t: &Tether, who: &Principal, new: &NewSignal) -> Result<Signal> {
     let from = who.sender();
-    if who.is_remote() { signals::send_remote(&t.store, &from, new) } else { signals::send(&t.store, &from, new) }
+    if who.is_remote() {
+        signals::send_remote(&*t.board_db(), &from, new)
+    } else {
+        signals::send(&*t.board_db(), &from, new)
+    }
 }
 
 /// A reply to a signal, as hosts send it (the signal is named by the route).
@@ -35,7 +39,7 @@ pub fn reply(t: &Tether, who: &Principal, id: &str, r: Reply) -> Result<Signal> 
 /// The caller's undrained signals, now marked drained (exactly once); its doorbell may ring
 /// again.
 pub fn drain(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
-    let got = signals::drain(&t.store, &who.recipient())?;
+    let got = signals::drain(&*t.board_db(), &who.recipient())?;
     if let Some(session) = who.identity().and_then(|i| i.mcp_session.clone())
         && !got.is_empty()
     {
@@ -46,19 +50,19 @@ pub fn drain(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
 
 /// The caller's undrained signals, left undrained.
 pub fn pending(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
-    signals::pending(&t.store, &who.recipient())
+    signals::pending(&*t.board_db(), &who.recipient())
 }
 
 /// The notice a tool result carries for the caller (recorded as a `piggyback` wake).
 pub fn piggyback(t: &Tether, who: &Principal) -> Result<PendingSummary> {
     let session = who.identity().and_then(|i| i.mcp_session.clone());
-    signals::piggyback(&t.store, &who.recipient(), session.as_deref())
+    signals::piggyback(&*t.board_db(), &who.recipient(), session.as_deref())
 }
 
 pub fn list(t: &Tether, f: &SignalFilter) -> Result<Vec<Signal>> {
-    signals::list(&t.store, f)
+    signals::list(&*t.board_db(), f)
 }
 
 pub fn get(t: &Tether, id: &str) -> Result<SignalDetail> {
-    signals::get(&t.store, id)
+    signals::get(&*t.board_db(), id)
 }

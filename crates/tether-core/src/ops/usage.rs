@@ -60,7 +60,7 @@ pub struct TaskBudget {
 
 pub fn set_task_budget(t: &Tether, who: &Principal, req: &TaskBudget) -> Result<Option<Budget>> {
     person_only(who, "setting a budget")?;
-    crate::board::usage::set_task_budget(&t.store, &req.task, req.budget)?;
+    crate::board::usage::set_task_budget(&*t.board_db(), &req.task, req.budget)?;
     Ok(req.budget)
 }
 

@@ -81,7 +81,7 @@ pub(crate) fn isolation(
     let root_s = root.to_string_lossy().into_owned();
     if new.git_ref.is_none()
         && let Some(task) = task
-        && let Some(id) = runs::task_worktree(&t.store, task, &root_s)?
+        && let Some(id) = runs::task_worktree(&*t.board_db(), task, &root_s)?
     {
         return Ok(Isolation::Continue(id));
     }
@@ -134,13 +134,13 @@ pub fn make_worktree(t: &Tether, run: &Run) -> Result<RunWorktree> {
             (h.branch, h.commit)
         }
     };
-    runs::worktree_creating(&t.store, w.id, branch.as_deref(), &commit)?;
+    runs::worktree_creating(&*t.board_db(), w.id, branch.as_deref(), &commit)?;
     if let Err(e) = repo.add_worktree(Path::new(&w.path), &w.branch, &commit) {
-        runs::worktree_unmade(&t.store, w.id)?;
+        runs::worktree_unmade(&*t.board_db(), w.id)?;
         return Err(git_err(e));
     }
-    runs::worktree_ready(&t.store, w.id)?;
-    runs::worktree(&t.store, w.id)
+    runs::worktree_ready(&*t.board_db(), w.id)?;
+    runs::worktree(&*t.board_db(), w.id)
 }
 
 /// What a crash while git made a worktree left: a half-made folder and branch go (the branch
@@ -170,9 +170,9 @@ pub fn record_end(t: &Tether, run: &Run) -> Result<Option<ChangeSummary>> {
     let head = repo.resolve(&w.branch).map_err(git_err)?;
     let d = repo.diff(&base, &head, false).map_err(git_err)?;
     let sum = summarize(&d);
-    runs::set_changes(&t.store, run.num(), &head, &sum)?;
+    runs::set_changes(&*t.board_db(), run.num(), &head, &sum)?;
     if run.status == RunStatus::Succeeded {
-        runs::comments_addressed(&t.store, run.num())?;
+        runs::comments_addressed(&*t.board_db(), run.num())?;
     }
     Ok(Some(sum))
 }
@@ -217,7 +217,7 @@ pub(crate) fn remove(t: &Tether, repo: &Repo, w: &RunWorktree, delete_branch: bo
             base: w.base_commit.clone().unwrap_or_default(),
         };
         repo.remove_worktree(&wt, delete_branch).map_err(git_err)?;
-        runs::worktree_removed(&t.store, w.id, why)?;
+        runs::worktree_removed(&*t.board_db(), w.id, why)?;
     } else if delete_branch && repo.branch_exists(&w.branch).map_err(git_err)? {
         repo.remove_worktree(
             &tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() },
@@ -235,13 +235,13 @@ pub fn reap(t: &Tether) -> Result<Vec<RunWorktree>> {
     let days = i64::from(t.settings()?.runs.worktree_retention_days);
     let cutoff = crate::clock::now_ms() - days * 86_400_000;
     let mut out = Vec::new();
-    for u in runs::live_worktrees(&t.store)? {
+    for u in runs::live_worktrees(&*t.board_db())? {
         if u.active || u.pinned {
             continue;
         }
         let w = &u.worktree;
         if w.state == WorktreeState::Planned {
-            runs::worktree_removed(&t.store, w.id, "never made")?;
+            runs::worktree_removed(&*t.board_db(), w.id, "never made")?;
             continue;
         }
         if u.last_ended_ms.is_none_or(|e| e > cutoff) {
@@ -252,7 +252,7 @@ pub fn reap(t: &Tether) -> Result<Vec<RunWorktree>> {
             // The repository itself is gone: so is anything git would need to prune.
             Err(_) => {
                 let _ = std::fs::remove_dir_all(&w.path);
-                runs::worktree_removed(&t.store, w.id, "reaped")?;
+                runs::worktree_removed(&*t.board_db(), w.id, "reaped")?;
             }
         }
         out.push(w.clone());
@@ -263,18 +263,19 @@ pub fn reap(t: &Tether) -> Result<Vec<RunWorktree>> {
 /// A start after a crash: a worktree git was making when Tether died is made again by its run's
 /// next try or forgotten; runs that were lost with a ready worktree get what they left committed.
 pub fn recover(t: &Tether) -> Result<()> {
-    for u in runs::live_worktrees(&t.store)? {
+    for u in runs::live_worktrees(&*t.board_db())? {
         let w = &u.worktree;
         if w.state == WorktreeState::Creating && !u.active {
             if let Ok(repo) = Repo::open(Path::new(&w.repo)) {
                 forget_unmade(&repo, w)?;
             }
-            runs::worktree_unmade(&t.store, w.id)?;
+            runs::worktree_unmade(&*t.board_db(), w.id)?;
         }
     }
-    for r in
-        runs::list(&t.store, &runs::RunFilter { statuses: vec![RunStatus::Lost], limit: 50, ..Default::default() })?
-    {
+    for r in runs::list(
+        &*t.board_db(),
+        &runs::RunFilter { statuses: vec![RunStatus::Lost], limit: 50, ..Default::default() },
+    )? {
         if r.head_commit.is_none()
             && r.worktree.as_ref().is_some_and(|w| w.state == WorktreeState::Ready)
             && let Err(e) = record_end(t, &r)
@@ -295,8 +296,10 @@ pub struct WorktreesReport {
 }
 
 pub fn worktrees(t: &Tether) -> Result<WorktreesReport> {
-    let worktrees: Vec<WorktreeUse> =
-        runs::live_worktrees(&t.store)?.into_iter().filter(|u| u.worktree.state == WorktreeState::Ready).collect();
+    let worktrees: Vec<WorktreeUse> = runs::live_worktrees(&*t.board_db())?
+        .into_iter()
+        .filter(|u| u.worktree.state == WorktreeState::Ready)
+        .collect();
     let bytes = worktrees.iter().map(|u| dir_bytes(Path::new(&u.worktree.path))).sum();
     Ok(WorktreesReport { count: worktrees.len(), bytes, worktrees })
 }

@@ -174,7 +174,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         let runs = s.spawn(|| {
             if want("runs") || (want("account") && asks_who) {
                 board_usage::spend(
-                    &t.store,
+                    &*t.board_db(),
                     &SpendFilter { since_ms: Some(since), until_ms: until, ..Default::default() },
                 )
             } else {

@@ -58,7 +58,7 @@ impl Callers {
             None => {
                 let key = session.map_or_else(|| format!("stdio-{}", std::process::id()), str::to_owned);
                 let known =
-                    session.and_then(|s| tether_core::board::agents::for_mcp_session(&t.store, s).ok().flatten());
+                    session.and_then(|s| tether_core::board::agents::for_mcp_session(&*t.board_db(), s).ok().flatten());
                 Identity {
                     id: known.unwrap_or_else(|| format!("mcp:{key}")),
                     kind: AgentKind::Mcp,
@@ -93,7 +93,7 @@ impl Callers {
             (None, Some(s)) => self.bindings.lock().unwrap_or_else(|p| p.into_inner()).get(s).cloned(),
             (None, None) => None,
         }?;
-        match live::chat_activity(&t.store, &conversation) {
+        match live::chat_activity(&*t.board_db(), &conversation) {
             Ok(Some(a)) => Some(a),
             _ => Some(ChatActivity {
                 conversation_id: conversation,

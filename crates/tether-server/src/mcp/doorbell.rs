@@ -33,11 +33,11 @@ pub(crate) async fn run(server: Arc<Server>) {
     let mut bus = server.tether.bus.subscribe();
     loop {
         let t = Arc::clone(&server.tether);
-        match tokio::task::spawn_blocking(move || signals::unrung(&t.store)).await {
+        match tokio::task::spawn_blocking(move || signals::unrung(&*t.board_db())).await {
             Ok(Ok(rings)) if !rings.is_empty() => {
                 let wakes = ring_all(&server, rings).await;
                 let t = Arc::clone(&server.tether);
-                match tokio::task::spawn_blocking(move || signals::record_wakes(&t.store, &wakes)).await {
+                match tokio::task::spawn_blocking(move || signals::record_wakes(&*t.board_db(), &wakes)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::warn!(error = %e, "recording doorbell outcomes"),
                     Err(e) => tracing::warn!(error = %e, "recording doorbell outcomes"),

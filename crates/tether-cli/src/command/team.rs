@@ -1,0 +1,85 @@
+//! `tether team …`: join a team's database (the board — tasks, agents, signals, runs — moves
+//! there; the chat history stays here), leave it, and see it from here. Maps onto
+//! `tether_core::ops::team`.
+
+use std::io::Read;
+
+use clap::Subcommand;
+use tether_core::Tether;
+use tether_core::ops::Principal;
+use tether_core::ops::team::{self, Join, TeamStatus};
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCmd {
+    /// Move this machine's board to a team's PostgreSQL database (`postgres://USER@HOST:PORT/DB`,
+    /// no password in it). What was local stays here, untouched, for when you leave.
+    Join {
+        url: String,
+        /// This machine's name in the team (default: the host name).
+        #[arg(long)]
+        machine: Option<String>,
+        /// Read the database password from stdin and keep it in the OS keyring; without it,
+        /// PGPASSWORD or ~/.pgpass apply, as for psql.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Go back to this machine's own board (as it was before joining).
+    Leave,
+    /// The team database: reachable, its latency, this machine's name, the machines seen.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
+    let me = Principal::person(&Tether::person());
+    match cmd {
+        TeamCmd::Join { url, machine, password_stdin } => {
+            let password = if password_stdin {
+                let mut all = String::new();
+                std::io::stdin().take(64 * 1024).read_to_string(&mut all)?;
+                Some(all.trim_end_matches(['\r', '\n']).to_owned())
+            } else {
+                None
+            };
+            let s = team::join(t, &me, Join { url, machine, password })?;
+            println!("Joined. The board (tasks, agents, signals, runs) is on the team database now.");
+            print(&s);
+        }
+        TeamCmd::Leave => {
+            team::leave(t, &me)?;
+            println!("Left. The board is this machine's own again.");
+        }
+        TeamCmd::Status { json } => {
+            let s = team::status(t)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                print(&s);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print(s: &TeamStatus) {
+    if !s.joined {
+        println!("not in a team: the board is this machine's (`tether team join postgres://…`)");
+        return;
+    }
+    let db = s.database.as_deref().unwrap_or("?");
+    let me = s.machine.as_deref().unwrap_or("?");
+    match (s.reachable, s.latency_ms) {
+        (true, Some(ms)) => println!("team database {db}: reachable ({ms} ms); this machine: {me}"),
+        _ => println!(
+            "team database {db}: UNREACHABLE ({}); this machine: {me}. The chat history keeps working; the board waits for it.",
+            s.error.as_deref().unwrap_or("no answer")
+        ),
+    }
+    for m in &s.machines {
+        let labels = if m.labels.is_empty() { String::new() } else { format!(" [{}]", m.labels.join(",")) };
+        let role = if m.runner { " runner" } else { "" };
+        println!("  {:<20} {:<20} seen {} s ago{role}{labels}", m.name, m.host, m.seen_ago_ms / 1000);
+    }
+}

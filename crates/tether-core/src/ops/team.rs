@@ -1,0 +1,294 @@
+//! A team's database: joining it (the board moves there at once, without a restart), leaving it
+//! (the board is this machine's again, as it was before joining: nothing is merged), and what it
+//! looks like from here. Joining and leaving are the person's decisions; agents may only look.
+//!
+//! What was joined is kept in `team.json` in the data dir (the URL without its password, this
+//! machine's name, this data dir's instance id); the password goes where the MCP token is kept
+//! (the OS keyring, or the 0600 file store), else libpq's conventions (`PGPASSWORD`,
+//! `~/.pgpass`) apply. The chat history, code origin and tokens never leave the machine.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tether_pg::machines::{self, CheckIn};
+use tether_pg::{PgPool, Target};
+
+use crate::Tether;
+use crate::board::principal::Principal;
+use crate::error::{DbError, DbErrorKind, Error, Result};
+use crate::sql::{Database, Sql};
+use crate::store::Changed;
+
+/// How long reaching the team database may take before it counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Joining a team's database.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct Join {
+    /// `postgres://USER@HOST:PORT/DATABASE` (or libpq's `key=value` form), without a password.
+    pub url: String,
+    /// This machine's name in the team (default: the host name); two instances on one host need
+    /// two names.
+    #[serde(default)]
+    pub machine: Option<String>,
+    /// The database password, kept in the OS keyring (never in a file Tether writes in plain
+    /// sight); absent: libpq's conventions.
+    #[serde(default, skip_serializing)]
+    pub password: Option<String>,
+}
+
+/// What was joined, as `team.json` keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Joined {
+    url: String,
+    machine: String,
+    /// Random per data dir: tells this instance from another on the same host.
+    instance: String,
+}
+
+/// The team database from here.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TeamStatus {
+    /// Whether this instance's board is on a team database.
+    pub joined: bool,
+    /// `host:port/database` (never a password).
+    pub database: Option<String>,
+    pub machine: Option<String>,
+    pub reachable: bool,
+    /// One round trip, when reachable.
+    pub latency_ms: Option<f64>,
+    /// Why it is not reachable.
+    pub error: Option<String>,
+    /// The machines the team database has seen, the most recent first.
+    pub machines: Vec<MachineSeen>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MachineSeen {
+    pub name: String,
+    pub host: String,
+    pub runner: bool,
+    pub labels: Vec<String>,
+    pub version: String,
+    pub seen_ago_ms: i64,
+}
+
+/// The team's pool, announcing this instance's board writes on its bus once committed (as the
+/// store does for the local board).
+#[derive(Debug)]
+struct TeamBoard {
+    pool: PgPool,
+    bus: crate::events::Bus,
+}
+
+impl Database for TeamBoard {
+    fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        self.pool.read_with(f)
+    }
+
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
+        let changed = self.pool.write_with(f)?;
+        if changed.any() {
+            self.bus.announce(changed);
+        }
+        Ok(changed)
+    }
+
+    fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        self.pool.append_with(f)
+    }
+}
+
+fn team_file(t: &Tether) -> std::path::PathBuf {
+    t.paths.data_dir.join("team.json")
+}
+
+fn joined(t: &Tether) -> Result<Option<Joined>> {
+    match std::fs::read(team_file(t)) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| Error::ConfigInvalid { path: team_file(t), reason: e.to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("reading team.json", e)),
+    }
+}
+
+/// This data dir's instance id, made once and kept (joining again after leaving is the same
+/// instance, so it gets its machine name back).
+fn instance_id(t: &Tether) -> Result<String> {
+    let path = t.paths.data_dir.join("instance-id");
+    match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
+        Ok(_) => Err(Error::ConfigInvalid { path, reason: "empty".into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = tether_store::random_token()[..16].to_owned();
+            crate::token::write_private(&path, &id)?;
+            Ok(id)
+        }
+        Err(e) => Err(Error::io("reading instance-id", e)),
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "this-machine".into())
+}
+
+fn unreachable(e: impl std::fmt::Display) -> Error {
+    Error::Db(DbError { kind: DbErrorKind::Unavailable, message: e.to_string() })
+}
+
+/// Each way of failing to connect as the code a caller branches on: the person's to fix (what
+/// they typed, their credentials) or the network's (try again).
+fn connect_error(e: tether_pg::ConnectError) -> Error {
+    use tether_pg::ConnectError as C;
+    match e {
+        C::BadUrl(..) | C::PasswordInUrl | C::NoDatabase(_) | C::TlsUnsupported(_) => {
+            Error::invalid("team database", e.to_string())
+        }
+        C::AuthFailed { .. } | C::NotAllowed { .. } | C::PasswordMissing(_) => Error::NotAllowed(e.to_string()),
+        e => unreachable(e),
+    }
+}
+
+fn pool_for(target: Target, password: Option<String>) -> PgPool {
+    let password = password.or_else(|| target.libpq_password());
+    PgPool::new(target, password, CONNECT_TIMEOUT)
+}
+
+fn check_in(pool: &PgPool, j: &Joined) -> Result<()> {
+    pool.with(|c| {
+        machines::check_in(
+            c,
+            &CheckIn {
+                name: j.machine.clone(),
+                instance: j.instance.clone(),
+                host: host_name(),
+                runner: false,
+                labels: Vec::new(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+        )
+    })
+}
+
+/// Joins the team database at `req.url`: connects (each way that can fail is its own error),
+/// brings its schema up to date, takes this machine's name, keeps the password, then moves the
+/// board there.
+pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("joining a team is the person's decision".into()));
+    }
+    let target = Target::parse(&req.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let machine = req.machine.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).unwrap_or_else(host_name);
+    let instance = instance_id(t)?;
+    let password = req.password.clone().filter(|p| !p.is_empty()).or_else(|| target.libpq_password());
+    let first = target.connect(password.as_deref(), CONNECT_TIMEOUT).map_err(connect_error)?;
+    tether_pg::migrate::migrate(&first)?;
+    let j = Joined { url: req.url.trim().to_owned(), machine, instance };
+    let pool = PgPool::new(target, password.clone(), CONNECT_TIMEOUT);
+    pool.give(first);
+    check_in(&pool, &j)?;
+    if let Some(p) = req.password.as_deref().filter(|p| !p.is_empty()) {
+        crate::token::set_team_password(&t.paths, p)?;
+    }
+    crate::token::write_private(&team_file(t), &serde_json::to_string_pretty(&j)?)?;
+    t.set_team(Some(Arc::new(TeamBoard { pool, bus: t.bus.clone() })));
+    status(t)
+}
+
+/// Leaves the team database: the board is this machine's again, as it was before joining.
+pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("leaving a team is the person's decision".into()));
+    }
+    if let Some(j) = joined(t)? {
+        // The name is free for another at once; a team that cannot be reached frees it after
+        // its holding time.
+        let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+        let pool = pool_for(target, crate::token::team_password(&t.paths)?);
+        if let Err(e) = pool.with(|c| machines::leave(c, &j.machine, &j.instance)) {
+            tracing::warn!("could not say goodbye to the team database: {e}");
+        }
+    }
+    match std::fs::remove_file(team_file(t)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("removing team.json", e)),
+    }
+    crate::token::forget_team_password(&t.paths)?;
+    t.set_team(None);
+    status(t)
+}
+
+/// Puts the board back on the team database this data dir joined, if any (when Tether opens).
+/// Nothing is reached yet: the first board operation connects, and says so if it cannot.
+pub fn restore(t: &Tether) -> Result<bool> {
+    let Some(j) = joined(t)? else { return Ok(false) };
+    let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let password = crate::token::team_password(&t.paths)?;
+    t.set_team(Some(Arc::new(TeamBoard { pool: pool_for(target, password), bus: t.bus.clone() })));
+    Ok(true)
+}
+
+/// The team database from here: whether joined, reachable (and how fast), and who was seen.
+pub fn status(t: &Tether) -> Result<TeamStatus> {
+    let Some(j) = joined(t)? else {
+        return Ok(TeamStatus {
+            joined: false,
+            database: None,
+            machine: None,
+            reachable: false,
+            latency_ms: None,
+            error: None,
+            machines: Vec::new(),
+        });
+    };
+    let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let database = Some(target.display());
+    let password = crate::token::team_password(&t.paths)?;
+    let pool = pool_for(target, password);
+    let seen = (|| {
+        check_in(&pool, &j)?;
+        let t0 = Instant::now();
+        pool.with(|c| tether_store::sql::SqlExt::query_row(c, "SELECT 1", &[], |_| Ok(())))?;
+        let latency = t0.elapsed().as_secs_f64() * 1000.0;
+        let machines = pool.with(|c| machines::list(c))?;
+        Ok::<_, Error>((latency, machines))
+    })();
+    Ok(match seen {
+        Ok((latency, list)) => TeamStatus {
+            joined: true,
+            database,
+            machine: Some(j.machine),
+            reachable: true,
+            latency_ms: Some((latency * 10.0).round() / 10.0),
+            error: None,
+            machines: list
+                .into_iter()
+                .map(|m| MachineSeen {
+                    name: m.name,
+                    host: m.host,
+                    runner: m.runner,
+                    labels: m.labels,
+                    version: m.version,
+                    seen_ago_ms: m.seen_ago_ms,
+                })
+                .collect(),
+        },
+        Err(e) => TeamStatus {
+            joined: true,
+            database,
+            machine: Some(j.machine),
+            reachable: false,
+            latency_ms: None,
+            error: Some(e.to_string()),
+            machines: Vec::new(),
+        },
+    })
+}
