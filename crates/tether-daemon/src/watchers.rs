@@ -13,6 +13,8 @@ use tokio::task::JoinHandle;
 
 /// How often the board is checked when no write was seen (a missed file event).
 const FALLBACK_POLL: Duration = Duration::from_secs(5);
+/// How often a team's board is checked for other machines' writes (no file event tells).
+const TEAM_POLL: Duration = Duration::from_millis(500);
 
 pub(crate) struct Watching {
     _watcher: Option<Box<dyn std::any::Any + Send>>,
@@ -25,7 +27,8 @@ impl Drop for Watching {
     }
 }
 
-/// Announces the board writes of other processes (the CLI, another daemon's tools).
+/// Announces the board writes of other processes (the CLI, another daemon's tools) and, on a
+/// team's board, of other machines.
 pub(crate) fn store(t: &Arc<Tether>) -> Watching {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let w = t
@@ -44,11 +47,11 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
                     // moment later the write is visible, and a burst is folded into one check.
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                _ = tokio::time::sleep(FALLBACK_POLL) => {}
+                _ = tokio::time::sleep(if t.in_team() { TEAM_POLL } else { FALLBACK_POLL }) => {}
             }
             while rx.try_recv().is_ok() {}
             let t2 = Arc::clone(&t);
-            if let Ok(Ok(c)) = tokio::task::spawn_blocking(move || t2.store.foreign_changes()).await {
+            if let Ok(Ok(c)) = tokio::task::spawn_blocking(move || t2.board_db().foreign_changes()).await {
                 t.bus.announce(c);
             }
         }

@@ -200,9 +200,11 @@ CREATE TABLE runs (
     cost_usd            DOUBLE PRECISION,
     usage_source        TEXT,
     budget              TEXT,
-    budget_allowed      BIGINT NOT NULL DEFAULT 0
+    budget_allowed      BIGINT NOT NULL DEFAULT 0,
+    machine             TEXT                    -- whose runner runs it (machines.name)
 );
 CREATE INDEX runs_status ON runs(status, num);
+CREATE INDEX runs_queue ON runs(machine, num) WHERE status = 'queued';
 CREATE INDEX runs_root ON runs(root, num);
 CREATE INDEX runs_task ON runs(task) WHERE task IS NOT NULL;
 CREATE INDEX runs_chat ON runs(chat_id) WHERE chat_id IS NOT NULL;

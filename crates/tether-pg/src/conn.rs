@@ -8,13 +8,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use postgres::config::SslMode;
-use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls, Statement};
 use tether_store::error::{DbError, DbErrorKind, Error, Result};
 use tether_store::sql::{Dialect, Row, Sql, Value, numbered_params};
+use tokio_postgres::config::SslMode;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::value::{Cell, Param};
 
@@ -90,8 +91,8 @@ impl Target {
 
     fn host(&self) -> String {
         match self.config.get_hosts().first() {
-            Some(postgres::config::Host::Tcp(h)) => h.clone(),
-            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
             None => "localhost".into(),
         }
     }
@@ -129,13 +130,19 @@ impl Target {
             config.password(p);
         }
         if config.get_user().is_none() {
-            config.user(&self.user());
+            config.user(self.user());
         }
-        let client = config.connect(NoTls).map_err(|e| self.classify(&e, timeout))?;
-        Ok(PgConn { client: RefCell::new(client), statements: RefCell::new(HashMap::new()), target: self.clone() })
+        let client = wait(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            // The session's I/O; it ends when the server goes or the client is dropped.
+            tokio::spawn(connection);
+            Ok::<_, tokio_postgres::Error>(client)
+        })
+        .map_err(|e| self.classify(&e, timeout))?;
+        Ok(PgConn { client: Arc::new(client), statements: RefCell::new(HashMap::new()), target: self.clone() })
     }
 
-    fn classify(&self, e: &postgres::Error, timeout: Duration) -> ConnectError {
+    fn classify(&self, e: &tokio_postgres::Error, timeout: Duration) -> ConnectError {
         let at = format!("{}:{}", self.host(), self.port());
         if let Some(db) = e.as_db_error() {
             let code = db.code();
@@ -263,9 +270,38 @@ fn pgpass_fields(line: &str) -> Vec<String> {
     fields
 }
 
+/// The runtime every team-database session's I/O runs on: one worker thread of its own, so a
+/// call made from anywhere (a blocking thread, the CLI, a task on the daemon's own runtime) just
+/// waits for its answer. A driver that blocks on a runtime of its own panics when called from
+/// inside another's; this one never enters the caller's.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("tether-pg")
+            .enable_all()
+            .build()
+            .expect("the team database's runtime")
+    })
+}
+
+/// What `f` gives, run on [`runtime`], waited for on this thread.
+fn wait<F>(f: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match futures_executor::block_on(runtime().spawn(f)) {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("the team database's runtime stopped: {e}"),
+    }
+}
+
 /// A connection to the team database. Not shared between threads (it holds one session).
 pub struct PgConn {
-    client: RefCell<Client>,
+    client: Arc<Client>,
     /// Prepared once per connection and statement text (a prepare is a round trip).
     statements: RefCell<HashMap<String, Statement>>,
     target: Target,
@@ -283,7 +319,8 @@ const TRIES: u32 = 20;
 impl PgConn {
     /// Runs statements with no parameters at once (migrations).
     pub fn batch(&self, sql: &str) -> Result<()> {
-        self.client.borrow_mut().batch_execute(sql).map_err(db_error)
+        let (c, sql) = (Arc::clone(&self.client), sql.to_owned());
+        wait(async move { c.batch_execute(&sql).await }).map_err(db_error)
     }
 
     /// Runs `f` in one SERIALIZABLE transaction, committed before this returns: PostgreSQL then
@@ -318,12 +355,12 @@ impl PgConn {
 
     /// Whether the session is known to be gone (no round trip).
     pub fn is_closed(&self) -> bool {
-        self.client.borrow().is_closed()
+        self.client.is_closed()
     }
 
     /// Whether the session still works (one round trip).
     pub fn is_alive(&self) -> bool {
-        self.client.borrow_mut().is_valid(Duration::from_secs(5)).is_ok()
+        self.batch("SELECT 1").is_ok()
     }
 
     pub fn target(&self) -> &Target {
@@ -335,7 +372,8 @@ impl PgConn {
             return Ok(s.clone());
         }
         let text = numbered_params(sql).map_err(|e| Error::invalid("SQL", e))?;
-        let stmt = self.client.borrow_mut().prepare(&text).map_err(db_error)?;
+        let c = Arc::clone(&self.client);
+        let stmt = wait(async move { c.prepare(&text).await }).map_err(db_error)?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }
@@ -355,30 +393,37 @@ impl Sql for PgConn {
 
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let stmt = self.statement(sql)?;
-        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
-        let n = self.client.borrow_mut().execute(&stmt, &refs).map_err(db_error)?;
+        let (c, params) = (Arc::clone(&self.client), params.to_vec());
+        let n = wait(async move {
+            let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
+            c.execute(&stmt, &refs).await
+        })
+        .map_err(db_error)?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         let stmt = self.statement(sql)?;
-        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
-        let rows = self.client.borrow_mut().query(&stmt, &refs).map_err(db_error)?;
-        rows.iter()
-            .map(|r| {
-                (0..r.len())
-                    .map(|i| r.try_get::<_, Cell>(i).map(|c| c.0).map_err(db_error))
-                    .collect::<Result<Vec<_>>>()
-                    .map(Row::new)
-            })
-            .collect()
+        let (c, params) = (Arc::clone(&self.client), params.to_vec());
+        wait(async move {
+            let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p as _).collect();
+            let rows = c.query(&stmt, &refs).await.map_err(db_error)?;
+            rows.iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| r.try_get::<_, Cell>(i).map(|c| c.0).map_err(db_error))
+                        .collect::<Result<Vec<_>>>()
+                        .map(Row::new)
+                })
+                .collect()
+        })
     }
 }
 
 /// PostgreSQL's error in the terms the board branches on.
-pub fn db_error(e: postgres::Error) -> Error {
+pub fn db_error(e: tokio_postgres::Error) -> Error {
     let kind = match e.code() {
         Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED => {
             DbErrorKind::Contended

@@ -7,8 +7,8 @@
 use std::error::Error as StdError;
 
 use bytes::{BufMut, BytesMut};
-use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tether_store::sql::Value;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 

@@ -72,6 +72,16 @@ pub trait Database: Send + Sync + std::fmt::Debug {
     /// (SQLite's ordinary sync; PostgreSQL's commits are durable anyway): for appends a power cut
     /// may shorten but never corrupt, such as a run's event batches. Announces nothing.
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
+    /// What others (other processes, other machines) changed on the board since this handle last
+    /// announced, now counted as announced. An engine that cannot tell says nothing changed.
+    fn foreign_changes(&self) -> Result<crate::store::Changed> {
+        Ok(crate::store::Changed::default())
+    }
+    /// The machine this handle speaks for on a shared board (a team's); `None` on a machine's
+    /// own board, where everything is this machine's.
+    fn machine(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A reference to a database is one (so `&store` passes where `&dyn Database` is wanted, whatever
@@ -87,6 +97,14 @@ impl<D: Database + ?Sized> Database for &D {
 
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
         (**self).append_with(f)
+    }
+
+    fn foreign_changes(&self) -> Result<crate::store::Changed> {
+        (**self).foreign_changes()
+    }
+
+    fn machine(&self) -> Option<String> {
+        (**self).machine()
     }
 }
 

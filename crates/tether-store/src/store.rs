@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0015_usage.sql"),
     include_str!("store/migrations/0016_code_origin.sql"),
     include_str!("store/migrations/0017_cloud_agent_index.sql"),
+    include_str!("store/migrations/0018_run_machine.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -147,7 +148,8 @@ impl Revisions {
         }
     }
 
-    fn max(self, o: Revisions) -> Revisions {
+    /// Each domain's later revision of the two.
+    pub fn max(self, o: Revisions) -> Revisions {
         Revisions { tasks: self.tasks.max(o.tasks), signals: self.signals.max(o.signals), runs: self.runs.max(o.runs) }
     }
 }
@@ -167,6 +169,10 @@ impl crate::sql::Database for Store {
         f(&txn)?;
         txn.commit()?;
         Ok(())
+    }
+
+    fn foreign_changes(&self) -> Result<Changed> {
+        Store::foreign_changes(self)
     }
 }
 

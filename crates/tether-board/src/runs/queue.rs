@@ -16,7 +16,10 @@ use crate::tasks;
 use tether_store::sql::Database;
 
 /// Queues a run.
+/// Queues a run. On a team's board it is this machine's to run (a follow-up, its parent's
+/// machine's): another machine's runner never takes it.
 pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
+    let machine = store.machine();
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
         if let Some(t) = r.task {
@@ -25,7 +28,11 @@ pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<
                 return Err(Error::TaskNotFound(tasks::format_id(t)));
             }
         }
-        insert_in(db, requested_by, r)
+        let num = insert_in(db, requested_by, r)?;
+        if let Some(m) = &machine {
+            db.execute("UPDATE runs SET machine = ?2 WHERE num = ?1 AND machine IS NULL", values![num, m])?;
+        }
+        Ok(num)
     })?;
     get_run(store, num)
 }
@@ -63,9 +70,10 @@ pub(crate) fn insert_in(db: &dyn Sql, requested_by: &str, r: &ValidRun) -> Resul
         db.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
                               timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place,
-                              budget)
+                              budget, machine)
              VALUES (?1, ?20, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+                     (SELECT p.machine FROM runs p WHERE p.num = ?11))",
             values![
                 num,
                 r.prompt,
@@ -222,13 +230,16 @@ pub struct Limits {
 /// one transaction (two runners never take the same run). A task-bound run claims its task here;
 /// when it cannot (someone else holds it), the run fails at once with the reason.
 pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
+    // On a team's board, only this machine's runs, and only its own running ones count against
+    // its limits (on a machine's own board both are NULL).
+    let machine = store.machine();
     let claimed = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
             "SELECT coalesce(sum(CASE WHEN kind = 'local' THEN 1 ELSE 0 END), 0),
                     coalesce(sum(CASE WHEN kind = 'cloud' THEN 1 ELSE 0 END), 0)
-             FROM runs WHERE status = 'running'",
-            &[],
+             FROM runs WHERE status = 'running' AND machine IS NOT DISTINCT FROM CAST(?1 AS TEXT)",
+            values![machine],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
@@ -237,8 +248,10 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Resu
         let next: Option<(i64, Option<String>)> = db.query_opt(
             "SELECT q.num, q.workspace FROM runs q
              WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
+               AND q.machine IS NOT DISTINCT FROM CAST(?8 AS TEXT)
                AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
                      AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
+                            AND r.machine IS NOT DISTINCT FROM q.machine
                             AND r.worktree IS NULL AND r.workspace IS NOT DISTINCT FROM q.workspace) < ?1)
                  OR (q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NOT NULL
                      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.worktree = q.worktree)
@@ -256,7 +269,8 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Resu
                 limits.total as i64,
                 cloud,
                 limits.cloud as i64,
-                limits.per_repo as i64
+                limits.per_repo as i64,
+                machine
             ],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;

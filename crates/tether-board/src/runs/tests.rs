@@ -1,4 +1,4 @@
-//! The queue, the log, placements and recovery, over an in-memory store.
+//! The queue, the log, placements and recovery, on each engine.
 use tether_store::sql::Database;
 use tether_testkit::pg::board_engines;
 

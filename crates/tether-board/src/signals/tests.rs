@@ -1,4 +1,4 @@
-//! Sending, resolving, draining, obligations and wake telemetry, over an in-memory store.
+//! Sending, resolving, draining, obligations and wake telemetry, on each engine.
 use tether_store::sql::Database;
 use tether_testkit::pg::board_engines;
 

@@ -18,7 +18,7 @@ use crate::Tether;
 use crate::board::principal::Principal;
 use crate::error::{DbError, DbErrorKind, Error, Result};
 use crate::sql::{Database, Sql};
-use crate::store::Changed;
+use crate::store::{Changed, Revisions};
 
 /// How long reaching the team database may take before it counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -74,12 +74,22 @@ pub struct MachineSeen {
     pub seen_ago_ms: i64,
 }
 
-/// The team's pool, announcing this instance's board writes on its bus once committed (as the
-/// store does for the local board).
+/// The team's pool, announcing this instance's board writes on its bus once committed, and
+/// telling what other machines wrote since (as the store does for the local board).
 #[derive(Debug)]
 struct TeamBoard {
     pool: PgPool,
     bus: crate::events::Bus,
+    /// The revisions as this instance last announced them.
+    announced: std::sync::Mutex<Option<Revisions>>,
+    /// This machine's name in the team: its runs are its runner's.
+    machine: String,
+}
+
+impl TeamBoard {
+    fn new(pool: PgPool, bus: crate::events::Bus, machine: String) -> Self {
+        Self { pool, bus, announced: std::sync::Mutex::new(None), machine }
+    }
 }
 
 impl Database for TeamBoard {
@@ -90,6 +100,16 @@ impl Database for TeamBoard {
     fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
         let changed = self.pool.write_with(f)?;
         if changed.any() {
+            let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(r) = held.as_mut() {
+                let mine = Revisions {
+                    tasks: changed.tasks.unwrap_or(r.tasks),
+                    signals: changed.signals.unwrap_or(r.signals),
+                    runs: changed.runs.unwrap_or(r.runs),
+                };
+                *r = r.max(mine);
+            }
+            drop(held);
             self.bus.announce(changed);
         }
         Ok(changed)
@@ -97,6 +117,19 @@ impl Database for TeamBoard {
 
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
         self.pool.append_with(f)
+    }
+
+    fn foreign_changes(&self) -> Result<Changed> {
+        let now = self.pool.with(|c| Revisions::read_from(c))?;
+        let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+        // The first look only sets where announcing starts.
+        let changed = held.map(|was| was.changed_to(now)).unwrap_or_default();
+        *held = Some(held.map_or(now, |was| was.max(now)));
+        Ok(changed)
+    }
+
+    fn machine(&self) -> Option<String> {
+        Some(self.machine.clone())
     }
 }
 
@@ -198,7 +231,7 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
         crate::token::set_team_password(&t.paths, p)?;
     }
     crate::token::write_private(&team_file(t), &serde_json::to_string_pretty(&j)?)?;
-    t.set_team(Some(Arc::new(TeamBoard { pool, bus: t.bus.clone() })));
+    t.set_team(Some(Arc::new(TeamBoard::new(pool, t.bus.clone(), j.machine.clone()))));
     status(t)
 }
 
@@ -232,7 +265,7 @@ pub fn restore(t: &Tether) -> Result<bool> {
     let Some(j) = joined(t)? else { return Ok(false) };
     let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
     let password = crate::token::team_password(&t.paths)?;
-    t.set_team(Some(Arc::new(TeamBoard { pool: pool_for(target, password), bus: t.bus.clone() })));
+    t.set_team(Some(Arc::new(TeamBoard::new(pool_for(target, password), t.bus.clone(), j.machine))));
     Ok(true)
 }
 

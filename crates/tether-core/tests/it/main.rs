@@ -7,6 +7,7 @@ mod readonly;
 mod search;
 mod task_io;
 mod tasks;
+mod team;
 
 use tether_core::history::index::{Depth, IndexReport, no_progress};
 use tether_core::history::sessions::{ListQuery, SearchQuery};
