@@ -5,6 +5,7 @@
 //!
 //! Knows nothing about Cursor's formats, the board's rules, hosts or transports.
 
+pub mod changed;
 pub mod clock;
 pub mod error;
 pub mod paths;

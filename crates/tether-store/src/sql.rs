@@ -67,15 +67,15 @@ pub trait Database: Send + Sync + std::fmt::Debug {
     /// Runs `f` in one transaction, durable before this returns, and says which of the board's
     /// domains it changed. `f` may run more than once: an engine retries a transaction that met
     /// another (PostgreSQL's serialization failures), so it must not act outside the database.
-    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::store::Changed>;
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::changed::Changed>;
     /// Runs `f` in one transaction whose commit need not reach the disk before this returns
     /// (SQLite's ordinary sync; PostgreSQL's commits are durable anyway): for appends a power cut
     /// may shorten but never corrupt, such as a run's event batches. Announces nothing.
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
     /// What others (other processes, other machines) changed on the board since this handle last
     /// announced, now counted as announced. An engine that cannot tell says nothing changed.
-    fn foreign_changes(&self) -> Result<crate::store::Changed> {
-        Ok(crate::store::Changed::default())
+    fn foreign_changes(&self) -> Result<crate::changed::Changed> {
+        Ok(crate::changed::Changed::default())
     }
     /// The machine this handle speaks for on a shared board (a team's); `None` on a machine's
     /// own board, where everything is this machine's.
@@ -91,7 +91,7 @@ impl<D: Database + ?Sized> Database for &D {
         (**self).read_with(f)
     }
 
-    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::store::Changed> {
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::changed::Changed> {
         (**self).write_with(f)
     }
 
@@ -99,7 +99,7 @@ impl<D: Database + ?Sized> Database for &D {
         (**self).append_with(f)
     }
 
-    fn foreign_changes(&self) -> Result<crate::store::Changed> {
+    fn foreign_changes(&self) -> Result<crate::changed::Changed> {
         (**self).foreign_changes()
     }
 
@@ -137,13 +137,32 @@ impl dyn Database + '_ {
     }
 
     /// [`Self::durable`], with the domains the write changed.
-    pub fn durable_changes<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<(T, crate::store::Changed)> {
+    pub fn durable_changes<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<(T, crate::changed::Changed)> {
         let mut out = None;
         let changed = self.write_with(&mut |db| {
             out = Some(f(db)?);
             Ok(())
         })?;
         out.map(|v| (v, changed)).ok_or_else(|| Error::invalid("write", "did not run"))
+    }
+}
+
+impl crate::changed::Revisions {
+    /// The revisions as `db` (either engine) holds them.
+    pub fn read_from(db: &dyn Sql) -> Result<Self> {
+        let mut r = Self::default();
+        for (name, v) in db.query_map(
+            "SELECT name, value FROM counters WHERE name IN ('tasks_rev', 'signals_rev', 'runs_rev')",
+            &[],
+            |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
+        )? {
+            match name.as_str() {
+                "tasks_rev" => r.tasks = v,
+                "signals_rev" => r.signals = v,
+                _ => r.runs = v,
+            }
+        }
+        Ok(r)
     }
 }
 

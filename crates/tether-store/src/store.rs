@@ -10,6 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use rusqlite_migration::{M, Migrations};
 
+pub use crate::changed::{Changed, Revisions};
 use crate::error::Result;
 
 const MIGRATIONS: &[&str] = &[
@@ -81,47 +82,7 @@ pub struct Store {
     announcer: std::sync::OnceLock<Box<dyn Fn(Changed) + Send + Sync>>,
 }
 
-/// The board's revision counters, bumped by every write to their domain in any process.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Revisions {
-    pub tasks: i64,
-    pub signals: i64,
-    pub runs: i64,
-}
-
-/// Which domains a write (or other processes' writes) changed: each with its new revision.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Changed {
-    pub tasks: Option<i64>,
-    pub signals: Option<i64>,
-    pub runs: Option<i64>,
-}
-
-impl Changed {
-    pub fn any(self) -> bool {
-        self.tasks.is_some() || self.signals.is_some() || self.runs.is_some()
-    }
-}
-
 impl Revisions {
-    /// The revisions as `db` (either engine) holds them.
-    pub fn read_from(db: &dyn crate::sql::Sql) -> Result<Self> {
-        use crate::sql::SqlExt;
-        let mut r = Revisions::default();
-        for (name, v) in db.query_map(
-            "SELECT name, value FROM counters WHERE name IN ('tasks_rev', 'signals_rev', 'runs_rev')",
-            &[],
-            |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
-        )? {
-            match name.as_str() {
-                "tasks_rev" => r.tasks = v,
-                "signals_rev" => r.signals = v,
-                _ => r.runs = v,
-            }
-        }
-        Ok(r)
-    }
-
     fn read(c: &Connection) -> Result<Self> {
         let mut r = Revisions::default();
         let mut stmt = c.prepare_cached(
@@ -136,21 +97,6 @@ impl Revisions {
             }
         }
         Ok(r)
-    }
-
-    /// Domains where `now` is past `self`.
-    pub fn changed_to(self, now: Revisions) -> Changed {
-        let moved = |was: i64, is: i64| (is > was).then_some(is);
-        Changed {
-            tasks: moved(self.tasks, now.tasks),
-            signals: moved(self.signals, now.signals),
-            runs: moved(self.runs, now.runs),
-        }
-    }
-
-    /// Each domain's later revision of the two.
-    pub fn max(self, o: Revisions) -> Revisions {
-        Revisions { tasks: self.tasks.max(o.tasks), signals: self.signals.max(o.signals), runs: self.runs.max(o.runs) }
     }
 }
 
