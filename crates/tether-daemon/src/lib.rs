@@ -73,6 +73,7 @@ pub struct Host {
     store_watch: Mutex<Option<watchers::Watching>>,
     settings_watch: Mutex<Option<watchers::Watching>>,
     trace_publisher: Mutex<Option<watchers::Watching>>,
+    team_heartbeat: Mutex<Option<watchers::Watching>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -124,9 +125,11 @@ impl Host {
             store_watch: Mutex::default(),
             settings_watch: Mutex::default(),
             trace_publisher: Mutex::default(),
+            team_heartbeat: Mutex::default(),
         });
         *h.store_watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(watchers::store(&tether));
         *h.trace_publisher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watchers::trace_publisher(&tether));
+        *h.team_heartbeat.lock().unwrap_or_else(|p| p.into_inner()) = Some(watchers::team_heartbeat(&tether));
         *h.runner.lock().unwrap_or_else(|p| p.into_inner()) = Some(tether_runs::Runner::start(Arc::clone(&tether)));
         h.serve_on(listener);
         h.indexer.start(&tether, progress);
@@ -277,6 +280,8 @@ impl Host {
         }
         self.indexer.stop();
         drop(self.store_watch.lock().unwrap_or_else(|p| p.into_inner()).take());
+        drop(self.team_heartbeat.lock().unwrap_or_else(|p| p.into_inner()).take());
+        drop(self.trace_publisher.lock().unwrap_or_else(|p| p.into_inner()).take());
         drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()).take());
         served
     }

@@ -1,9 +1,9 @@
-//! Three small components that follow files: the store watcher (our database's WAL: what another
-//! process wrote to the board is announced on the bus, once — this process's own writes announce
-//! themselves), the settings watcher (`settings.json` saved by another process, or by hand:
-//! the held settings are swapped and the daemon applies them) and the trace publisher (new
-//! commits in a repository whose person asked for Agent Trace records in it get them). Each
-//! stops when dropped.
+//! Small components that follow files and the team database: the store watcher (our database's
+//! WAL, or a team's revisions: what another process or machine wrote to the board is announced
+//! on the bus, once — this process's own writes announce themselves), the settings watcher (`settings.json` saved by another process, or by hand:
+//! the held settings are swapped and the daemon applies them), the trace publisher (new
+//! commits in a repository whose person asked for Agent Trace records in it get them) and the
+//! team heartbeat (a daemon on a team's board checks in). Each stops when dropped.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -77,6 +77,34 @@ pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
                 }
                 _ => {}
             }
+        }
+    });
+    Watching { _watcher: None, task }
+}
+
+/// How often a daemon on a team's board says it is still here.
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(15);
+
+/// Checks in with the team database while this instance is in a team, saying once when it
+/// cannot be reached and once when it can again.
+pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
+    let t = Arc::clone(t);
+    let task = tokio::spawn(async move {
+        let mut down = false;
+        loop {
+            let t2 = Arc::clone(&t);
+            match tokio::task::spawn_blocking(move || tether_core::ops::team::heartbeat(&t2)).await {
+                Ok(Err(e)) if !down => {
+                    down = true;
+                    tracing::warn!(error = %e, "the team database cannot be reached; the board waits for it");
+                }
+                Ok(Ok(())) if down => {
+                    down = false;
+                    tracing::warn!("the team database is reachable again");
+                }
+                _ => {}
+            }
+            tokio::time::sleep(HEARTBEAT_EVERY).await;
         }
     });
     Watching { _watcher: None, task }

@@ -168,7 +168,7 @@ impl Runner {
             })
             .await
             {
-                tracing::warn!(error = %e, "checking today's budget");
+                warn_of("checking today's budget", &e);
             }
             loop {
                 let t = Arc::clone(&self.tether);
@@ -195,7 +195,7 @@ impl Runner {
                     Ok(Some(run)) => self.publish_status(&run.id, run.status),
                     Ok(None) => break,
                     Err(e) => {
-                        tracing::warn!(error = %e, "taking the next queued run");
+                        warn_of("taking the next queued run", &e);
                         break;
                     }
                 }
@@ -239,7 +239,7 @@ impl Runner {
                     going.push(tokio::spawn(Arc::clone(self).execute(run, tok)));
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "adopting cloud runs"),
+            Err(e) => warn_of("adopting cloud runs", &e),
         }
     }
 
@@ -285,7 +285,7 @@ impl Runner {
                     self.publish_status(&r.id, r.status);
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "waking idle chats"),
+            Err(e) => warn_of("waking idle chats", &e),
         }
     }
 
@@ -381,4 +381,14 @@ fn recover(t: &Tether) -> tether_core::Result<()> {
     }
     files::restore_orphans(t);
     tether_core::ops::worktrees::recover(t)
+}
+
+/// A loop's failure, said as a warning, unless it is a team database that cannot be reached
+/// (the daemon's team heartbeat says that once, instead of every loop every second).
+fn warn_of(what: &str, e: &tether_core::Error) {
+    if e.is_unavailable() {
+        tracing::debug!(error = %e, "{what}");
+    } else {
+        tracing::warn!(error = %e, "{what}");
+    }
 }

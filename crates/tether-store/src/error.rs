@@ -186,6 +186,12 @@ impl Error {
         }
     }
 
+    /// The database could not be reached (a team's, gone for a while): said once by whoever
+    /// watches it, not by every loop that met it.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Db(DbError { kind: DbErrorKind::Unavailable, .. }))
+    }
+
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
     }

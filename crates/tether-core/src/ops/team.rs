@@ -84,21 +84,32 @@ struct TeamBoard {
     announced: std::sync::Mutex<Option<Revisions>>,
     /// This machine's name in the team: its runs are its runner's.
     machine: String,
+    /// Set once this process has brought the team schema up to date (a newer Tether on this
+    /// machine migrates it on first use, whichever operation that is).
+    migrated: std::sync::OnceLock<()>,
 }
 
 impl TeamBoard {
     fn new(pool: PgPool, bus: crate::events::Bus, machine: String) -> Self {
-        Self { pool, bus, announced: std::sync::Mutex::new(None), machine }
+        Self { pool, bus, announced: std::sync::Mutex::new(None), machine, migrated: std::sync::OnceLock::new() }
+    }
+
+    fn ready(&self) -> Result<&PgPool> {
+        if self.migrated.get().is_none() {
+            self.pool.with(tether_pg::migrate::migrate)?;
+            let _ = self.migrated.set(());
+        }
+        Ok(&self.pool)
     }
 }
 
 impl Database for TeamBoard {
     fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
-        self.pool.read_with(f)
+        self.ready()?.read_with(f)
     }
 
     fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
-        let changed = self.pool.write_with(f)?;
+        let changed = self.ready()?.write_with(f)?;
         if changed.any() {
             let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(r) = held.as_mut() {
@@ -116,11 +127,11 @@ impl Database for TeamBoard {
     }
 
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
-        self.pool.append_with(f)
+        self.ready()?.append_with(f)
     }
 
     fn foreign_changes(&self) -> Result<Changed> {
-        let now = self.pool.with(|c| Revisions::read_from(c))?;
+        let now = self.ready()?.with(|c| Revisions::read_from(c))?;
         let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
         // The first look only sets where announcing starts.
         let changed = held.map(|was| was.changed_to(now)).unwrap_or_default();
@@ -194,20 +205,29 @@ fn pool_for(target: Target, password: Option<String>) -> PgPool {
     PgPool::new(target, password, CONNECT_TIMEOUT)
 }
 
+fn me(j: &Joined) -> CheckIn {
+    CheckIn {
+        name: j.machine.clone(),
+        instance: j.instance.clone(),
+        host: host_name(),
+        runner: false,
+        labels: Vec::new(),
+        version: env!("CARGO_PKG_VERSION").into(),
+    }
+}
+
 fn check_in(pool: &PgPool, j: &Joined) -> Result<()> {
-    pool.with(|c| {
-        machines::check_in(
-            c,
-            &CheckIn {
-                name: j.machine.clone(),
-                instance: j.instance.clone(),
-                host: host_name(),
-                runner: false,
-                labels: Vec::new(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-        )
-    })
+    pool.with(|c| machines::check_in(c, &me(j)))
+}
+
+/// Says to the team database that this machine is still here (a running daemon does, every few
+/// seconds, so "last seen" means something and its name stays its own). Nothing when not joined.
+pub fn heartbeat(t: &Tether) -> Result<()> {
+    let Some(j) = joined(t)? else { return Ok(()) };
+    if !t.in_team() {
+        return Ok(());
+    }
+    t.board_db().append(|db| machines::check_in(db, &me(&j)))
 }
 
 /// Joins the team database at `req.url`: connects (each way that can fail is its own error),

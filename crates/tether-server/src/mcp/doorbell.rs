@@ -45,6 +45,8 @@ pub(crate) async fn run(server: Arc<Server>) {
                 continue;
             }
             Ok(Ok(_)) => {}
+            // A team database that cannot be reached is said once, by the daemon's heartbeat.
+            Ok(Err(e)) if e.is_unavailable() => tracing::debug!(error = %e, "reading undelivered signals"),
             Ok(Err(e)) => tracing::warn!(error = %e, "reading undelivered signals"),
             Err(e) => tracing::warn!(error = %e, "reading undelivered signals"),
         }
