@@ -40,6 +40,7 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
         .ok();
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
+        let mut last = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 _ = rx.recv() => {
@@ -47,8 +48,15 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
                     // moment later the write is visible, and a burst is folded into one check.
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                _ = tokio::time::sleep(if t.in_team() { TEAM_POLL } else { FALLBACK_POLL }) => {}
+                // A team's board tells of no write: it is asked every TEAM_POLL (joining may
+                // happen at any time, so the tick is that short whatever the board is now).
+                _ = tokio::time::sleep(TEAM_POLL) => {
+                    if !t.in_team() && last.elapsed() < FALLBACK_POLL {
+                        continue;
+                    }
+                }
             }
+            last = tokio::time::Instant::now();
             while rx.try_recv().is_ok() {}
             let t2 = Arc::clone(&t);
             if let Ok(Ok(c)) = tokio::task::spawn_blocking(move || t2.board_db().foreign_changes()).await {

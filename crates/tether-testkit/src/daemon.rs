@@ -62,6 +62,17 @@ impl TestDaemon {
         let opts = HostOptions { host: "127.0.0.1".into(), port: 0, port_from: "test" };
         let cursor = CursorLocations::explicit(Some(user), Some(home));
         let host = Host::start(paths, cursor, &opts, None).expect("daemon starts");
+        // `TETHER_TEST_BOARD=postgres`: the same tests with the board on a team's database (a
+        // fresh one in this binary's throwaway cluster), to find what does not go through it.
+        if std::env::var("TETHER_TEST_BOARD").as_deref() == Ok("postgres") {
+            let join = tether_core::ops::team::Join {
+                url: crate::pg::team_board_url(),
+                machine: Some("test-machine".into()),
+                password: Some(crate::pg::PASSWORD.into()),
+            };
+            tether_core::ops::team::join(&host.tether, &tether_core::ops::Principal::person("pat"), join)
+                .expect("joins the test team database");
+        }
         let base = format!("http://127.0.0.1:{}", host.port());
         let token = token::mcp_token(&host.tether.paths, token::NoKeyring::Refuse).expect("token").0;
         let http = reqwest::Client::builder().no_proxy().build().expect("http client");

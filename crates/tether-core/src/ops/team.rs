@@ -94,9 +94,15 @@ impl TeamBoard {
         Self { pool, bus, announced: std::sync::Mutex::new(None), machine, migrated: std::sync::OnceLock::new() }
     }
 
+    /// The pool, once the schema is current and where announcing starts is set: what others
+    /// write after this process first uses the board is announced, nothing before.
     fn ready(&self) -> Result<&PgPool> {
         if self.migrated.get().is_none() {
             self.pool.with(tether_pg::migrate::migrate)?;
+            let now = self.pool.with(|c| Revisions::read_from(c))?;
+            let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+            *held = Some(held.map_or(now, |was| was.max(now)));
+            drop(held);
             let _ = self.migrated.set(());
         }
         Ok(&self.pool)
@@ -133,7 +139,6 @@ impl Database for TeamBoard {
     fn foreign_changes(&self) -> Result<Changed> {
         let now = self.ready()?.with(|c| Revisions::read_from(c))?;
         let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
-        // The first look only sets where announcing starts.
         let changed = held.map(|was| was.changed_to(now)).unwrap_or_default();
         *held = Some(held.map_or(now, |was| was.max(now)));
         Ok(changed)
@@ -251,7 +256,9 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
         crate::token::set_team_password(&t.paths, p)?;
     }
     crate::token::write_private(&team_file(t), &serde_json::to_string_pretty(&j)?)?;
-    t.set_team(Some(Arc::new(TeamBoard::new(pool, t.bus.clone(), j.machine.clone()))));
+    let board = TeamBoard::new(pool, t.bus.clone(), j.machine.clone());
+    board.ready()?;
+    t.set_team(Some(Arc::new(board)));
     status(t)
 }
 

@@ -44,7 +44,7 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
     let url = Cluster::shared().database();
     let (_a_dir, a) = machine(&url, "laptop");
     let (_b_dir, b) = machine(&url, "workstation");
-    assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "the first look sets where announcing starts");
+    assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "nothing since joining");
 
     let run = runs::create(&*a.board_db(), "pat", &prompt("fix the build")).unwrap();
     assert!(

@@ -276,7 +276,7 @@ async fn a_cloud_run_is_checked_by_the_doctor_and_calls_back_with_its_own_bearer
     until_status(&d, "R-1", "running").await;
 
     // What the run got in its prompt: a one-time token, exchanged for a bearer.
-    let boot = tether_core::board::cloud::grant_bootstrap(&d.tether().store, 1).unwrap();
+    let boot = tether_core::board::cloud::grant_bootstrap(&*d.tether().board_db(), 1).unwrap();
     let tunnel = |m: Method, path: &str| d.bare(m, path).header("Host", "tunnel.example.com");
     let ex =
         ok(TestDaemon::send(tunnel(Method::POST, "/api/agent-auth/exchange").json(&json!({"bootstrap_token": boot})))
@@ -473,7 +473,8 @@ async fn a_runs_branch_becomes_a_pull_request_on_github() {
     // The reaper: a worktree whose runs ended past the retention goes, its branch stays.
     let num = RunId::parse(&id2).unwrap().num();
     let eight_days_ago = tether_core::clock::now_ms() - 8 * 86_400_000;
-    d.tether().store.writer().execute("UPDATE runs SET ended_at = ?2 WHERE num = ?1", (num, eight_days_ago)).unwrap();
+    let ended = [tether_core::sql::Value::Int(num), tether_core::sql::Value::Int(eight_days_ago)];
+    d.tether().board_db().append(|db| db.execute("UPDATE runs SET ended_at = ?2 WHERE num = ?1", &ended)).unwrap();
     let reaped = tether_core::ops::worktrees::reap(d.tether()).unwrap();
     assert_eq!(reaped.iter().map(|w| w.branch.as_str()).collect::<Vec<_>>(), [b2.as_str()]);
     let w = &ok(d.get(&format!("/api/runs/{id2}?tail=0")).await)["worktree"];
