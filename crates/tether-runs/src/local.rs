@@ -123,6 +123,7 @@ pub(crate) async fn drive(
     let (tx, mut rx) = mpsc::channel::<RunEvent>(4096);
     let stderr_tail = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut traced = crate::trace::RunTrace::new(Arc::clone(&t), run.id.clone(), workspace.clone(), run.model.clone());
+    let tracing_edits = traced.pending();
     let out_reader = child.stdout.take().map(|out| {
         let tx = tx.clone();
         tokio::spawn(async move {
@@ -234,6 +235,7 @@ pub(crate) async fn drive(
     for r in [out_reader, err_reader].into_iter().flatten() {
         r.abort();
     }
+    crate::trace::settle(&tracing_edits).await;
     // Known only from the final figures: marked when it ends (no warning then: it is over).
     if stopped.is_none()
         && let Level::Over(why) = caps.check(&watch.spent(), None)

@@ -4,7 +4,9 @@
 //!
 //! What a write replaced is the file as git's index has it (a run's worktree starts from its
 //! base), read when the call completes; not a snapshot at the call's start, which would race
-//! the agent's own write. Recording happens off the run's event path and never fails the run.
+//! the agent's own write. Recording happens off the run's event path and never fails the run,
+//! but the run waits for it (briefly) before it ends, so a run that says it ended has its lines
+//! traced: the Code view opened right after a merge names the run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,11 +24,36 @@ pub(crate) struct RunTrace {
     workspace: PathBuf,
     model: Option<String>,
     chat: Option<String>,
+    pending: Pending,
+}
+
+/// The recordings a run's trace has started and not yet seen finish.
+pub(crate) type Pending = Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+
+/// How long a run's end waits for its edits to be recorded.
+const SETTLE_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits for the recordings started so far (each at most [`SETTLE_FOR`] in all).
+pub(crate) async fn settle(pending: &Pending) {
+    let handles: Vec<_> = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
+    let all = async {
+        for h in handles {
+            let _ = h.await;
+        }
+    };
+    if tokio::time::timeout(SETTLE_FOR, all).await.is_err() {
+        tracing::warn!("a run's edits were still being traced when it ended");
+    }
 }
 
 impl RunTrace {
     pub(crate) fn new(t: Arc<Tether>, run_id: String, workspace: PathBuf, model: Option<String>) -> Self {
-        Self { t, run_id, workspace, model, chat: None }
+        Self { t, run_id, workspace, model, chat: None, pending: Pending::default() }
+    }
+
+    /// What this trace has started recording, to [`settle`] before the run ends.
+    pub(crate) fn pending(&self) -> Pending {
+        Arc::clone(&self.pending)
     }
 
     /// Looks at one stdout line (cheaply: most lines are not edits).
@@ -68,7 +95,7 @@ impl RunTrace {
             run_id: Some(self.run_id.clone()),
         };
         let (t, kind) = (Arc::clone(&self.t), kind.clone());
-        tokio::task::spawn_blocking(move || {
+        let recording = tokio::task::spawn_blocking(move || {
             let Some(edits) = replacements(&kind, &args, &file) else { return };
             let text = std::fs::read(&file).ok().and_then(|b| String::from_utf8(b).ok());
             let c = capture(text.as_deref(), &edits);
@@ -83,6 +110,7 @@ impl RunTrace {
                 tracing::warn!(error = %e, file = %part.file, "a run's edit was not traced");
             }
         });
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).push(recording);
     }
 }
 
