@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tether_store::error::{DbError, DbErrorKind, Error, Result};
-use tether_store::sql::{Dialect, Row, Sql, Value, numbered_params};
+use tether_store::sql::{Row, Sql, Value, numbered_params};
 use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, NoTls, Statement};
@@ -347,24 +347,9 @@ impl PgConn {
         }
     }
 
-    /// The database's clock in epoch ms (leases are measured by it, so machines agree).
-    pub fn now_ms(&self) -> Result<i64> {
-        use tether_store::sql::SqlExt;
-        self.query_row("SELECT tether_now_ms()", &[], |r| r.get(0))
-    }
-
     /// Whether the session is known to be gone (no round trip).
     pub fn is_closed(&self) -> bool {
         self.client.is_closed()
-    }
-
-    /// Whether the session still works (one round trip).
-    pub fn is_alive(&self) -> bool {
-        self.batch("SELECT 1").is_ok()
-    }
-
-    pub fn target(&self) -> &Target {
-        &self.target
     }
 
     fn statement(&self, sql: &str) -> Result<Statement> {
@@ -387,10 +372,6 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 impl Sql for PgConn {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let stmt = self.statement(sql)?;
         let (c, params) = (Arc::clone(&self.client), params.to_vec());

@@ -199,17 +199,6 @@ impl Error {
     pub fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
         Error::Invalid { what, reason: reason.into() }
     }
-
-    /// A unique key, foreign key, `NOT NULL` or `CHECK` refused the write, whichever engine said
-    /// so. Code that branches on a refused write asks this, never one engine's error type, so its
-    /// rule reads the same over this machine's SQLite and a team's PostgreSQL.
-    pub fn is_constraint(&self) -> bool {
-        match self {
-            Error::Sql(rusqlite::Error::SqliteFailure(e, _)) => e.code == rusqlite::ErrorCode::ConstraintViolation,
-            Error::Db(DbError { kind: DbErrorKind::Constraint, .. }) => true,
-            _ => false,
-        }
-    }
 }
 
 /// What another engine said went wrong, in terms the board branches on.
@@ -237,21 +226,3 @@ impl std::fmt::Display for DbError {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_constraint_failure_reads_the_same_from_either_engine() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute("CREATE TABLE t (k TEXT PRIMARY KEY)", []).unwrap();
-        conn.execute("INSERT INTO t VALUES ('a')", []).unwrap();
-        let sqlite = Error::from(conn.execute("INSERT INTO t VALUES ('a')", []).unwrap_err());
-        assert!(sqlite.is_constraint(), "{sqlite}");
-        let pg = Error::Db(DbError { kind: DbErrorKind::Constraint, message: "duplicate key".into() });
-        assert!(pg.is_constraint());
-        assert!(!Error::NoRow.is_constraint());
-        assert!(!Error::Db(DbError { kind: DbErrorKind::Other, message: String::new() }).is_constraint());
-    }
-}

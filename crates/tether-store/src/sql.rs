@@ -19,17 +19,9 @@ pub enum Value {
     Blob(Vec<u8>),
 }
 
-/// Which engine a [`Sql`] talks to, for the rare statement the two spell differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
 /// A connection or transaction that runs the board's SQL. Object-safe, so the board's functions
 /// take `&dyn Sql` whichever engine is behind it; [`SqlExt`] adds the typed helpers.
 pub trait Sql {
-    fn dialect(&self) -> Dialect;
     /// Runs a statement; how many rows it changed.
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize>;
     /// Runs a query and reads every row it returns.
@@ -394,10 +386,6 @@ impl From<rusqlite::types::ValueRef<'_>> for Value {
 
 /// This machine's store: a connection, or a transaction through its `Deref`.
 impl Sql for rusqlite::Connection {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
-    }
-
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let mut stmt = self.prepare_cached(sql)?;
         Ok(stmt.execute(rusqlite::params_from_iter(params))?)
@@ -416,10 +404,6 @@ impl Sql for rusqlite::Connection {
 }
 
 impl Sql for rusqlite::Transaction<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
-    }
-
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         Sql::execute(&**self, sql, params)
     }

@@ -205,6 +205,11 @@ fn connect_error(e: tether_pg::ConnectError) -> Error {
     }
 }
 
+/// The team database a connection string names (what the person typed, or `team.json` kept).
+fn target(url: &str) -> Result<Target> {
+    Target::parse(url).map_err(|e| Error::invalid("team database", e.to_string()))
+}
+
 fn pool_for(target: Target, password: Option<String>) -> PgPool {
     let password = password.or_else(|| target.libpq_password());
     PgPool::new(target, password, CONNECT_TIMEOUT)
@@ -242,7 +247,7 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
     if !who.is_person() {
         return Err(Error::NotAllowed("joining a team is the person's decision".into()));
     }
-    let target = Target::parse(&req.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let target = target(&req.url)?;
     let machine = req.machine.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).unwrap_or_else(host_name);
     let instance = instance_id(t)?;
     let password = req.password.clone().filter(|p| !p.is_empty()).or_else(|| target.libpq_password());
@@ -270,7 +275,7 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
     if let Some(j) = joined(t)? {
         // The name is free for another at once; a team that cannot be reached frees it after
         // its holding time.
-        let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+        let target = target(&j.url)?;
         let pool = pool_for(target, crate::token::team_password(&t.paths)?);
         if let Err(e) = pool.with(|c| machines::leave(c, &j.machine, &j.instance)) {
             tracing::warn!("could not say goodbye to the team database: {e}");
@@ -290,7 +295,7 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
 /// Nothing is reached yet: the first board operation connects, and says so if it cannot.
 pub fn restore(t: &Tether) -> Result<bool> {
     let Some(j) = joined(t)? else { return Ok(false) };
-    let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let target = target(&j.url)?;
     let password = crate::token::team_password(&t.paths)?;
     t.set_team(Some(Arc::new(TeamBoard::new(pool_for(target, password), t.bus.clone(), j.machine))));
     Ok(true)
@@ -309,7 +314,7 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             machines: Vec::new(),
         });
     };
-    let target = Target::parse(&j.url).map_err(|e| Error::invalid("team database", e.to_string()))?;
+    let target = target(&j.url)?;
     let database = Some(target.display());
     let password = crate::token::team_password(&t.paths)?;
     let pool = pool_for(target, password);
