@@ -49,7 +49,7 @@ pub fn start_or_attach(paths: &Paths, cursor: CursorLocations, port: (u16, &'sta
     match Host::start(
         paths.clone(),
         cursor.clone(),
-        &HostOptions { host: "127.0.0.1".into(), port: port.0, port_from: port.1 },
+        &HostOptions { host: "127.0.0.1".into(), port: port.0, port_from: port.1, runner: Default::default() },
         None,
     ) {
         Ok(h) => Ok(Daemon::Hosted(h)),

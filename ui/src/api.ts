@@ -13,6 +13,7 @@ import type {
   RunDiff,
   Strategy,
   WorktreesReport,
+  TeamStatus,
   Doctor,
   InitResult,
   NewRun,
@@ -326,6 +327,9 @@ export const api = {
   setTaskBudget: (id: string, budget: string | null) =>
     request<{ task: string; budget: string | null }>('PUT', `/api/tasks/${enc(id)}/budget`, { body: { budget } }),
   doctor: () => request<Doctor>('GET', '/api/doctor'),
+  team: () => request<TeamStatus>('GET', '/api/team'),
+  teamJoin: (j: { url: string; machine?: string; password?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
+  teamLeave: () => request<TeamStatus>('POST', '/api/team/leave'),
   cloudDoctor: () => request<{ checks: CloudCheck[] }>('GET', '/api/cloud/doctor'),
   reindex: () => request<void>('POST', '/api/index'),
   rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),

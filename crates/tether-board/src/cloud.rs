@@ -291,6 +291,7 @@ mod tests {
                 cloud: Some(CloudSpec::new("https://github.com/a/b".into(), None, None, false)),
                 isolation: Default::default(),
                 budget: None,
+                target: Default::default(),
             };
             let run = runs::create(&s, "me", &v).unwrap();
             let boot = grant_bootstrap(&s, run.num()).unwrap();

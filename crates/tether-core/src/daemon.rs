@@ -151,6 +151,16 @@ pub struct State {
     listening: std::sync::Mutex<Option<crate::settings::RunningPort>>,
     /// The port this daemon last moved away from, and when (ms): clients set up with it are lost.
     moved_from: std::sync::Mutex<Option<(u16, i64)>>,
+    /// Team mode: whether this daemon takes other machines' runs (`serve --runner`), and its labels.
+    runner: std::sync::RwLock<RunnerRole>,
+}
+
+/// What a daemon offers a team's run queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunnerRole {
+    /// Takes runs other machines queued for any runner (else only its own and those naming it).
+    pub takes_others: bool,
+    pub labels: Vec<String>,
 }
 
 impl Default for State {
@@ -161,6 +171,7 @@ impl Default for State {
             paused: Default::default(),
             listening: Default::default(),
             moved_from: Default::default(),
+            runner: Default::default(),
         }
     }
 }
@@ -181,6 +192,14 @@ impl State {
 
     pub fn stop_indexing(&self) {
         self.indexing.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn runner_role(&self) -> RunnerRole {
+        self.runner.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn set_runner_role(&self, role: RunnerRole) {
+        *self.runner.write().unwrap_or_else(|p| p.into_inner()) = role;
     }
 
     pub fn paused(&self) -> bool {

@@ -43,6 +43,10 @@ pub struct DoctorReport {
     pub daemon: Option<crate::daemon::DaemonInfo>,
     /// Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
     pub token_store: crate::token::Backend,
+    /// The team database this data dir joined, and how it answers (absent: not in a team).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub team: Option<crate::ops::team::TeamStatus>,
 }
 
 pub fn doctor(t: &Tether) -> Result<DoctorReport> {
@@ -90,5 +94,6 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         sources,
         daemon: crate::daemon::running(&t.paths),
         token_store: crate::token::backend(&t.paths),
+        team: Some(crate::ops::team::status(t)?).filter(|s| s.joined),
     })
 }

@@ -30,6 +30,8 @@ pub struct HostOptions {
     /// What chose the port: `--port/TETHER_PORT`, `settings` or `default` (the settings page
     /// shows whether a saved port is overridden or waits for a restart).
     pub port_from: &'static str,
+    /// Team mode: whether this daemon takes other machines' runs (`serve --runner`), and its labels.
+    pub runner: tether_core::daemon::RunnerRole,
 }
 
 /// The port to listen on and what chose it: an explicit one (named `explicit_from`), else the
@@ -108,6 +110,7 @@ impl Host {
         };
         lock.write_info(&info)?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
+        tether.daemon.set_runner_role(opts.runner.clone());
         // No client holds a stream to a daemon that has just started, whatever a killed one left.
         tether_core::board::live::reset_streams(&tether.store)?;
         tether.daemon.set_listening(RunningPort { port, from: opts.port_from });

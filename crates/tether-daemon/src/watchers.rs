@@ -11,10 +11,21 @@ use std::time::Duration;
 use tether_core::Tether;
 use tokio::task::JoinHandle;
 
+/// The team board's identity while this instance is on one (a new join is a new board).
+fn team_board_id(t: &Tether) -> Option<usize> {
+    match t.board_db() {
+        tether_core::board::Engine::Shared(db) => Some(Arc::as_ptr(&db) as *const () as usize),
+        tether_core::board::Engine::Borrowed(_) => None,
+    }
+}
+
 /// How often the board is checked when no write was seen (a missed file event).
 const FALLBACK_POLL: Duration = Duration::from_secs(5);
-/// How often a team's board is checked for other machines' writes (no file event tells).
-const TEAM_POLL: Duration = Duration::from_millis(500);
+/// How often a team's board is checked for other machines' writes when no notification came
+/// (a missed one, or a database whose notifications do not arrive).
+const TEAM_POLL: Duration = Duration::from_secs(2);
+/// How often the loop looks whether the board moved (joining may happen at any time).
+const TICK: Duration = Duration::from_millis(500);
 
 pub(crate) struct Watching {
     _watcher: Option<Box<dyn std::any::Any + Send>>,
@@ -41,17 +52,28 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
         let mut last = tokio::time::Instant::now();
+        // A team's board says when another machine wrote (LISTEN/NOTIFY): a wake-up, not the
+        // truth, so the poll below stays as the net under it.
+        let heard = Arc::new(tokio::sync::Notify::new());
+        let mut listening: Option<(usize, tether_core::sql::Listening)> = None;
         loop {
+            let board = team_board_id(&t);
+            if listening.as_ref().map(|(id, _)| *id) != board {
+                listening = board.and_then(|id| {
+                    let h = Arc::clone(&heard);
+                    t.board_db().listen(Arc::new(move || h.notify_one())).map(|l| (id, l))
+                });
+            }
             tokio::select! {
                 _ = rx.recv() => {
                     // The WAL is written before the commit is published in the -shm index; a
                     // moment later the write is visible, and a burst is folded into one check.
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                // A team's board tells of no write: it is asked every TEAM_POLL (joining may
-                // happen at any time, so the tick is that short whatever the board is now).
-                _ = tokio::time::sleep(TEAM_POLL) => {
-                    if !t.in_team() && last.elapsed() < FALLBACK_POLL {
+                _ = heard.notified() => {}
+                _ = tokio::time::sleep(TICK) => {
+                    let every = if t.in_team() { TEAM_POLL } else { FALLBACK_POLL };
+                    if last.elapsed() < every {
                         continue;
                     }
                 }
@@ -90,11 +112,9 @@ pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
     Watching { _watcher: None, task }
 }
 
-/// How often a daemon on a team's board says it is still here.
-const HEARTBEAT_EVERY: Duration = Duration::from_secs(15);
-
-/// Checks in with the team database while this instance is in a team, saying once when it
-/// cannot be reached and once when it can again.
+/// Checks in with the team database while this instance is in a team (and ends the runs of
+/// runner machines that stopped checking in), saying once when it cannot be reached and once
+/// when it can again.
 pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
@@ -106,13 +126,18 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
                     down = true;
                     tracing::warn!(error = %e, "the team database cannot be reached; the board waits for it");
                 }
-                Ok(Ok(())) if down => {
-                    down = false;
-                    tracing::warn!("the team database is reachable again");
+                Ok(Ok(lost)) => {
+                    if down {
+                        down = false;
+                        tracing::warn!("the team database is reachable again");
+                    }
+                    if !lost.is_empty() {
+                        tracing::warn!(?lost, "runs of a runner machine that stopped answering are lost");
+                    }
                 }
                 _ => {}
             }
-            tokio::time::sleep(HEARTBEAT_EVERY).await;
+            tokio::time::sleep(tether_core::ops::team::heartbeat_every()).await;
         }
     });
     Watching { _watcher: None, task }

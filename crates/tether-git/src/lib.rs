@@ -31,4 +31,4 @@ pub use blame::{BlameLine, UNCOMMITTED};
 pub use diff::{ChangeKind, Diff, FileChange};
 pub use error::{Error, Result};
 pub use merge::{Merged, Strategy};
-pub use repo::{Head, Repo, Worktree};
+pub use repo::{Head, Repo, Worktree, remote_key};

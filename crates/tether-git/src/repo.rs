@@ -143,6 +143,15 @@ impl Repo {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
+    /// Clones `url` into `dest` (which must not exist yet), with the person's own credentials
+    /// (their helper or ssh agent; never a prompt).
+    pub fn clone_into(url: &str, dest: &Path) -> Result<Repo> {
+        let parent = dest.parent().ok_or_else(|| Error::NotARepo(dest.display().to_string()))?;
+        std::fs::create_dir_all(parent)?;
+        ok(parent, [OsStr::new("clone"), OsStr::new("--quiet"), OsStr::new("--"), OsStr::new(url), dest.as_os_str()])?;
+        Repo::open(dest)
+    }
+
     /// Pushes `branch` to the same name at `remote`, with the person's own credentials (their
     /// helper or ssh agent; never a prompt).
     pub fn push(&self, remote: &str, branch: &str) -> Result<()> {
@@ -213,4 +222,53 @@ pub(crate) fn identity_args(dir: &Path) -> Vec<String> {
         args.extend(["-c".into(), "user.name=Tether".into()]);
     }
     args
+}
+
+/// A remote URL in the form two machines compare: `git@host:a/b.git`, `ssh://git@host/a/b`
+/// and `https://host/a/b/` all read `host/a/b`; a local path stays a path.
+pub fn remote_key(url: &str) -> String {
+    let u = url.trim().trim_end_matches('/');
+    let u = u.strip_suffix(".git").unwrap_or(u);
+    let rest = match u.split_once("://") {
+        Some((scheme, rest)) if scheme != "file" => rest,
+        Some((_, path)) => return path.to_owned(),
+        // scp-like `user@host:path` (a path with a colon before any slash).
+        None => match u.split_once(':') {
+            Some((host, path)) if !host.contains('/') && !u.starts_with('/') => {
+                return format!(
+                    "{}/{}",
+                    host.rsplit('@').next().unwrap_or(host).to_ascii_lowercase(),
+                    path.trim_start_matches('/')
+                );
+            }
+            _ => return u.to_owned(),
+        },
+    };
+    // Drop the user and the port: the same repository whoever reaches it, however.
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.rsplit('@').next().unwrap_or(host);
+    let host = host.split(':').next().unwrap_or(host);
+    format!("{}/{}", host.to_ascii_lowercase(), path)
+}
+
+#[cfg(test)]
+mod remote_tests {
+    use super::remote_key;
+
+    #[test]
+    fn one_repository_reads_the_same_however_its_remote_is_written() {
+        let want = "github.com/org/app";
+        for url in [
+            "git@github.com:org/app.git",
+            "ssh://git@github.com/org/app",
+            "ssh://git@github.com:22/org/app.git",
+            "https://github.com/org/app/",
+            "https://user@GitHub.com/org/app.git",
+        ] {
+            assert_eq!(remote_key(url), want, "{url}");
+        }
+        assert_eq!(remote_key("/srv/git/app.git"), "/srv/git/app");
+        assert_eq!(remote_key("file:///srv/git/app.git"), "/srv/git/app");
+        assert_ne!(remote_key("git@github.com:org/app2.git"), want);
+    }
 }

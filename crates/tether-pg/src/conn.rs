@@ -119,19 +119,8 @@ impl Target {
     /// Connects with `password` (the keyring's, else [`Target::libpq_password`]: the caller
     /// chooses, so nothing here reads the environment); `timeout` bounds reaching the server.
     pub fn connect(&self, password: Option<&str>, timeout: Duration) -> std::result::Result<PgConn, ConnectError> {
-        let mut config = self.config.clone();
-        if !["disable", "allow", "prefer"].contains(&self.sslmode.as_str()) {
-            return Err(ConnectError::TlsUnsupported(self.sslmode.clone()));
-        }
-        config.ssl_mode(SslMode::Disable);
+        let mut config = self.config_for(password)?;
         config.connect_timeout(timeout);
-        config.application_name("tether");
-        if let Some(p) = password {
-            config.password(p);
-        }
-        if config.get_user().is_none() {
-            config.user(self.user());
-        }
         let client = wait(async move {
             let (client, connection) = config.connect(NoTls).await?;
             // The session's I/O; it ends when the server goes or the client is dropped.
@@ -140,6 +129,26 @@ impl Target {
         })
         .map_err(|e| self.classify(&e, timeout))?;
         Ok(PgConn { client: Arc::new(client), statements: RefCell::new(HashMap::new()), target: self.clone() })
+    }
+
+    /// The driver's settings for a session with `password`.
+    pub(crate) fn config_for(
+        &self,
+        password: Option<&str>,
+    ) -> std::result::Result<tokio_postgres::Config, ConnectError> {
+        let mut config = self.config.clone();
+        if !["disable", "allow", "prefer"].contains(&self.sslmode.as_str()) {
+            return Err(ConnectError::TlsUnsupported(self.sslmode.clone()));
+        }
+        config.ssl_mode(SslMode::Disable);
+        config.application_name("tether");
+        if let Some(p) = password {
+            config.password(p);
+        }
+        if config.get_user().is_none() {
+            config.user(self.user());
+        }
+        Ok(config)
     }
 
     fn classify(&self, e: &tokio_postgres::Error, timeout: Duration) -> ConnectError {
@@ -274,7 +283,7 @@ fn pgpass_fields(line: &str) -> Vec<String> {
 /// call made from anywhere (a blocking thread, the CLI, a task on the daemon's own runtime) just
 /// waits for its answer. A driver that blocks on a runtime of its own panics when called from
 /// inside another's; this one never enters the caller's.
-fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()

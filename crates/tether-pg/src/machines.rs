@@ -101,3 +101,16 @@ fn serde_labels(labels: &[String]) -> String {
 fn parse_labels(json: &str) -> Vec<String> {
     serde_json::from_str(json).unwrap_or_default()
 }
+
+/// Machines with runs going that have not checked in for `lease_ms` (by the database's clock),
+/// or that left: their runs are not going any more, whatever the rows say.
+pub fn gone_runners(db: &dyn Sql, lease_ms: i64) -> Result<Vec<String>> {
+    db.query_map(
+        "SELECT DISTINCT r.machine FROM runs r LEFT JOIN machines m ON m.name = r.machine
+         WHERE r.status = 'running' AND r.kind = 'local' AND r.machine IS NOT NULL
+           AND (m.name IS NULL OR m.last_seen < tether_now_ms() - ?1)
+         ORDER BY 1",
+        values![lease_ms],
+        |r| r.get::<String>(0),
+    )
+}

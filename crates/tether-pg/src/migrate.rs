@@ -11,6 +11,7 @@ use crate::conn::PgConn;
 pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_machines", include_str!("../migrations/0001_machines.sql")),
     ("0002_board", include_str!("../migrations/0002_board.sql")),
+    ("0003_run_targets", include_str!("../migrations/0003_run_targets.sql")),
 ];
 
 /// Brings the team schema to this build's version; the version it is at.

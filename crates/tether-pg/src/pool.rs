@@ -35,6 +35,11 @@ impl PgPool {
         Self { target, password, timeout, idle: Mutex::new(Vec::new()) }
     }
 
+    /// Calls `heard` whenever a board write commits on the team database (see [`crate::listen`]).
+    pub fn listen(&self, heard: std::sync::Arc<dyn Fn() + Send + Sync>) -> crate::listen::Listening {
+        crate::listen::listen(self.target.clone(), self.password.clone(), heard)
+    }
+
     /// A connection: an idle one, else a new one.
     pub fn take(&self) -> Result<PgConn> {
         if let Some(c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() {

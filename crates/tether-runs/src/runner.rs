@@ -175,14 +175,17 @@ impl Runner {
                 let (pid, only) = (self.pid, self.only);
                 let claimed = blocking(move || {
                     let r = t.settings().unwrap_or_default().runs;
+                    let role = t.daemon.runner_role();
                     let limits = Limits {
                         total: r.max_total as usize,
                         per_workspace: r.max_per_workspace as usize,
                         per_repo: r.max_per_repo as usize,
                         cloud: t.settings().unwrap_or_default().cloud.max_running as usize,
                         only,
+                        takes_others: role.takes_others && only.is_none(),
+                        labels: role.labels,
                     };
-                    runs::claim_next(&*t.board_db(), pid, limits)
+                    runs::claim_next(&*t.board_db(), pid, &limits)
                 })
                 .await;
                 match claimed {
@@ -306,6 +309,21 @@ impl Runner {
             }
         } else {
             let mut held = None;
+            // Another machine's run: its folder as this machine has it (found or cloned).
+            let (t, r) = (Arc::clone(&self.tether), run.clone());
+            let run = match blocking(move || tether_core::ops::team::resolve_workspace(&t, &r)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    let msg = format!("could not find the run's folder on this machine: {e}");
+                    let t = Arc::clone(&self.tether);
+                    let o = Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() };
+                    let _ = blocking(move || t.board().finish_run(num, &o)).await;
+                    self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+                    self.publish_status(&run.id, RunStatus::Failed);
+                    self.kick();
+                    return;
+                }
+            };
             let o = match local::drive(&self.tether, &run, &tok, &mut held).await {
                 Ok(o) => o,
                 Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },

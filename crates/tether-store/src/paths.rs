@@ -67,6 +67,12 @@ impl Paths {
         self.data_dir.join("worktrees")
     }
 
+    /// Team mode: repositories this machine cloned to run other machines' runs
+    /// (`<host>/<path>`), when none of its own checkouts has the run's remote.
+    pub fn team_repos_dir(&self) -> PathBuf {
+        self.data_dir.join("repos")
+    }
+
     /// Role rules for runs (`<role>.mdc`), seeded with Tether's own.
     pub fn roles_dir(&self) -> PathBuf {
         self.data_dir.join("roles")

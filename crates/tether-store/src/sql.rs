@@ -74,7 +74,15 @@ pub trait Database: Send + Sync + std::fmt::Debug {
     fn machine(&self) -> Option<String> {
         None
     }
+    /// Calls `heard` as soon as another machine's write commits, until the returned handle is
+    /// dropped; `None` when this engine cannot tell (then only polling does).
+    fn listen(&self, _heard: std::sync::Arc<dyn Fn() + Send + Sync>) -> Option<Listening> {
+        None
+    }
 }
+
+/// Listening to a database's writes; dropping it stops.
+pub type Listening = Box<dyn std::any::Any + Send>;
 
 /// A reference to a database is one (so `&store` passes where `&dyn Database` is wanted, whatever
 /// `store` already is).
@@ -97,6 +105,10 @@ impl<D: Database + ?Sized> Database for &D {
 
     fn machine(&self) -> Option<String> {
         (**self).machine()
+    }
+
+    fn listen(&self, heard: std::sync::Arc<dyn Fn() + Send + Sync>) -> Option<Listening> {
+        (**self).listen(heard)
     }
 }
 

@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0016_code_origin.sql"),
     include_str!("store/migrations/0017_cloud_agent_index.sql"),
     include_str!("store/migrations/0018_run_machine.sql"),
+    include_str!("store/migrations/0019_run_targets.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -46,6 +46,29 @@ impl TestDaemon {
         Self::start_in(dir, user, home)
     }
 
+    /// A daemon that is machine `machine` of the team database at `url` (see
+    /// [`crate::pg::Cluster::database`]), a runner for the team's queue when `runner` says so.
+    pub async fn start_in_team(url: &str, machine: &str, runner: tether_core::daemon::RunnerRole) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let user = dir.path().join("cursor/User");
+        std::fs::create_dir_all(user.join("globalStorage")).expect("cursor dir");
+        let home = dir.path().join("cursor/home");
+        std::fs::create_dir_all(&home).expect("cursor home");
+        let d = Self::start_as(dir, user, home, runner);
+        d.join_team(url, machine);
+        d
+    }
+
+    fn join_team(&self, url: &str, machine: &str) {
+        let join = tether_core::ops::team::Join {
+            url: url.into(),
+            machine: Some(machine.into()),
+            password: Some(crate::pg::PASSWORD.into()),
+        };
+        tether_core::ops::team::join(&self.host.tether, &tether_core::ops::Principal::person("pat"), join)
+            .expect("joins the team database");
+    }
+
     /// A daemon over a fake Cursor home (`cursor-home/` in the temp dir) that `fill` writes,
     /// e.g. with the [`crate::eras`] fixtures.
     pub async fn start_on(fill: impl FnOnce(&crate::CursorFixture)) -> Self {
@@ -56,23 +79,22 @@ impl TestDaemon {
     }
 
     fn start_in(dir: tempfile::TempDir, user: PathBuf, home: PathBuf) -> Self {
-        let paths = Paths::at(dir.path().join("home"));
-        paths.ensure().expect("data dir");
-        token::set_backend(&paths, Backend::File).expect("file token store");
-        let opts = HostOptions { host: "127.0.0.1".into(), port: 0, port_from: "test" };
-        let cursor = CursorLocations::explicit(Some(user), Some(home));
-        let host = Host::start(paths, cursor, &opts, None).expect("daemon starts");
+        let d = Self::start_as(dir, user, home, Default::default());
         // `TETHER_TEST_BOARD=postgres`: the same tests with the board on a team's database (a
         // fresh one in this binary's throwaway cluster), to find what does not go through it.
         if std::env::var("TETHER_TEST_BOARD").as_deref() == Ok("postgres") {
-            let join = tether_core::ops::team::Join {
-                url: crate::pg::team_board_url(),
-                machine: Some("test-machine".into()),
-                password: Some(crate::pg::PASSWORD.into()),
-            };
-            tether_core::ops::team::join(&host.tether, &tether_core::ops::Principal::person("pat"), join)
-                .expect("joins the test team database");
+            d.join_team(&crate::pg::team_board_url(), "test-machine");
         }
+        d
+    }
+
+    fn start_as(dir: tempfile::TempDir, user: PathBuf, home: PathBuf, runner: tether_core::daemon::RunnerRole) -> Self {
+        let paths = Paths::at(dir.path().join("home"));
+        paths.ensure().expect("data dir");
+        token::set_backend(&paths, Backend::File).expect("file token store");
+        let opts = HostOptions { host: "127.0.0.1".into(), port: 0, port_from: "test", runner };
+        let cursor = CursorLocations::explicit(Some(user), Some(home));
+        let host = Host::start(paths, cursor, &opts, None).expect("daemon starts");
         let base = format!("http://127.0.0.1:{}", host.port());
         let token = token::mcp_token(&host.tether.paths, token::NoKeyring::Refuse).expect("token").0;
         let http = reqwest::Client::builder().no_proxy().build().expect("http client");

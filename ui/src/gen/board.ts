@@ -210,7 +210,16 @@ in_place?: boolean,
  * it goes over (at its end when the spend is known only then). Default: `usage.run_budget`,
  * else the role's.
  */
-budget?: string, };
+budget?: string, 
+/**
+ * Team mode: the machine that runs it (by its name in the team); default any runner, this
+ * machine first when it runs a daemon.
+ */
+on?: string | null, 
+/**
+ * Team mode: labels a runner must have to take it (e.g. `gpu`, `linux`).
+ */
+labels?: Array<string>, };
 
 /**
  * A signal to send, as hosts receive it. Its docs are also the MCP tool's argument descriptions.
@@ -338,7 +347,23 @@ usage_source?: string,
 /**
  * Over budget, and the person let its chain go on.
  */
-budget_allowed: boolean, };
+budget_allowed: boolean, 
+/**
+ * Team mode: the machine whose runner took it.
+ */
+machine?: string, 
+/**
+ * Team mode: the machine that queued it.
+ */
+origin?: string, 
+/**
+ * Team mode: the machine it must run on.
+ */
+on?: string, 
+/**
+ * Team mode: the labels a runner needs to take it.
+ */
+labels?: Array<string>, };
 
 export type RunDetail = { 
 /**
@@ -410,7 +435,23 @@ usage_source?: string,
 /**
  * Over budget, and the person let its chain go on.
  */
-budget_allowed: boolean, };
+budget_allowed: boolean, 
+/**
+ * Team mode: the machine whose runner took it.
+ */
+machine?: string, 
+/**
+ * Team mode: the machine that queued it.
+ */
+origin?: string, 
+/**
+ * Team mode: the machine it must run on.
+ */
+on?: string, 
+/**
+ * Team mode: the labels a runner needs to take it.
+ */
+labels?: Array<string>, };
 
 /**
  * One event of a run: what the agent said or did, or what happened to the run.

@@ -155,7 +155,11 @@ export type DoctorReport = { version: string, data_dir: string, index_db: string
 /**
  * Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
  */
-token_store: Backend, };
+token_store: Backend, 
+/**
+ * The team database this data dir joined, and how it answers (absent: not in a team).
+ */
+team?: TeamStatus, };
 
 /**
  * An edit lines point at, with its chat.
@@ -303,6 +307,8 @@ edit: number | null,
 commit: string | null, };
 
 export type Location = { path: string, exists: boolean, };
+
+export type MachineSeen = { name: string, host: string, runner: boolean, labels: Array<string>, version: string, seen_ago_ms: number, };
 
 /**
  * Merging a run's branch into a branch of the person's repository.
@@ -684,6 +690,31 @@ export type TaskStats = { done_per_day: Array<DayCount>,
  * From the last claim to done, over the tasks done in the range.
  */
 claim_to_done: Spread | null, };
+
+/**
+ * The team database from here.
+ */
+export type TeamStatus = { 
+/**
+ * Whether this instance's board is on a team database.
+ */
+joined: boolean, 
+/**
+ * `host:port/database` (never a password).
+ */
+database: string | null, machine: string | null, reachable: boolean, 
+/**
+ * One round trip, when reachable.
+ */
+latency_ms: number | null, 
+/**
+ * Why it is not reachable.
+ */
+error: string | null, 
+/**
+ * The machines the team database has seen, the most recent first.
+ */
+machines: Array<MachineSeen>, };
 
 /**
  * Token figures exist only for Tether's own runs (the Cursor CLI's `result` usage); Cursor's

@@ -1,9 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 import { api, type Status_ } from '../api';
 import { confirmDialog, CopyButton, Dialog, Empty, ErrorNote } from '../components';
 import { reportError, toast, useAsync, useLive, useTicker } from '../hooks';
-import type { CloudCheck, IndexEvent, InitResult } from '../types';
+import type { CloudCheck, IndexEvent, InitResult, TeamStatus } from '../types';
 import { ago, bytes, duration } from '../util';
 
 export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
@@ -174,6 +174,7 @@ export function HealthView() {
           </section>
         </div>
       )}
+      <TeamPanel />
       <CloudPanel />
       <section class="panel" data-testid="health-sources">
         <h2>Sources</h2>
@@ -365,6 +366,128 @@ function Diff({ text }: { text: string }) {
 }
 
 /** Cursor Cloud's environment test, on demand (it asks Cursor whether the key is valid). */
+/** Where the board is: this machine's own, or a team's PostgreSQL (and how it answers). */
+function TeamPanel() {
+  const [team, setTeam] = useState<TeamStatus | null>(null);
+  const [form, setForm] = useState({ url: '', machine: '', password: '' });
+  const [busy, setBusy] = useState(false);
+  const load = () => api.team().then(setTeam, () => {});
+  useEffect(() => {
+    load();
+    const i = setInterval(load, 10_000);
+    return () => clearInterval(i);
+  }, []);
+  const join = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      setTeam(await api.teamJoin({ url: form.url, machine: form.machine || undefined, password: form.password || undefined }));
+      setForm({ ...form, password: '' });
+      toast('Joined the team: the board is on the team database now');
+    } catch (err) {
+      reportError(err, 'Join the team');
+    } finally {
+      setBusy(false);
+    }
+  };
+  const leave = async () => {
+    const ok = await confirmDialog(
+      'Leave the team?',
+      'The board goes back to this machine’s own, as it was before joining. Nothing is copied either way; the team keeps what it has.',
+      'Leave',
+    );
+    if (!ok) return;
+    try {
+      setTeam(await api.teamLeave());
+    } catch (err) {
+      reportError(err, 'Leave the team');
+    }
+  };
+  if (!team) return null;
+  if (!team.joined) {
+    return (
+      <section class="panel" data-testid="health-team">
+        <h2>Team</h2>
+        <p class="muted small">
+          The board (tasks, agents, signals, runs) is this machine’s own. Join a team’s PostgreSQL to share it with other machines;
+          chat history stays here.
+        </p>
+        <form class="row wrap" onSubmit={join}>
+          <input
+            required
+            placeholder="postgres://USER@HOST:PORT/DB"
+            value={form.url}
+            onInput={(e) => setForm({ ...form, url: e.currentTarget.value })}
+            data-testid="team-url"
+            aria-label="Team database URL"
+          />
+          <input
+            placeholder="this machine’s name (default: host name)"
+            value={form.machine}
+            onInput={(e) => setForm({ ...form, machine: e.currentTarget.value })}
+            aria-label="Machine name"
+          />
+          <input
+            type="password"
+            placeholder="password (kept in the keyring)"
+            value={form.password}
+            onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
+            aria-label="Database password"
+          />
+          <button type="submit" disabled={busy} data-testid="team-join">
+            {busy ? 'Joining…' : 'Join'}
+          </button>
+        </form>
+      </section>
+    );
+  }
+  return (
+    <section class="panel" data-testid="health-team">
+      <h2>Team</h2>
+      {!team.reachable && (
+        <p class="notice danger-text" data-testid="team-unreachable">
+          Team database unreachable: {team.error}. The board waits for it; local history keeps working.
+        </p>
+      )}
+      <dl class="dl">
+        <dt>Database</dt>
+        <dd>
+          <code>{team.database}</code>
+        </dd>
+        <dt>This machine</dt>
+        <dd data-testid="team-machine">{team.machine}</dd>
+        <dt>Latency</dt>
+        <dd>{team.reachable && team.latency_ms != null ? `${team.latency_ms} ms` : '—'}</dd>
+      </dl>
+      {team.machines.length > 0 && (
+        <table class="table small" data-testid="team-machines">
+          <thead>
+            <tr>
+              <th>Machine</th>
+              <th>Host</th>
+              <th>Runner</th>
+              <th>Last seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {team.machines.map((m) => (
+              <tr key={m.name}>
+                <td>{m.name === team.machine ? <b>{m.name}</b> : m.name}</td>
+                <td>{m.host}</td>
+                <td>{m.runner ? (m.labels.length ? m.labels.join(', ') : 'yes') : '—'}</td>
+                <td>{m.seen_ago_ms < 60_000 ? `${Math.round(m.seen_ago_ms / 1000)} s ago` : `${Math.round(m.seen_ago_ms / 60_000)} min ago`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <button type="button" class="danger" onClick={leave} data-testid="team-leave">
+        Leave the team
+      </button>
+    </section>
+  );
+}
+
 function CloudPanel() {
   const [checks, setChecks] = useState<CloudCheck[] | null>(null);
   const [busy, setBusy] = useState(false);

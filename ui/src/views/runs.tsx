@@ -276,6 +276,13 @@ function RunDetailPane({ id }: { id: string }) {
           · {run.mode}
           {run.model ? ` · ${run.model}` : ''}
           {run.role ? ` · role ${run.role}` : ''} · started {dateTime(run.started_at ?? run.created_at)} by {run.requested_by}
+          {run.origin && (
+            <span data-testid="run-machine">
+              {' '}
+              · {run.machine ? `on ${run.machine}` : run.on ? `for ${run.on}` : run.labels?.length ? `for a runner with ${run.labels.join(', ')}` : 'for any runner'}
+              {run.origin !== (run.machine ?? run.on) ? ` (queued on ${run.origin})` : ''}
+            </span>
+          )}
         </div>
         <RunSpend run={run} />
         <div class="meta-line small run-links">

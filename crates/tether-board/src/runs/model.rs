@@ -211,6 +211,34 @@ pub struct NewRun {
     #[serde(default)]
     #[ts(optional, as = "Option<String>")]
     pub budget: Option<crate::usage::Budget>,
+    /// Team mode: the machine that runs it (by its name in the team); default any runner, this
+    /// machine first when it runs a daemon.
+    #[serde(default)]
+    pub on: Option<String>,
+    /// Team mode: labels a runner must have to take it (e.g. `gpu`, `linux`).
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub labels: Vec<String>,
+}
+
+/// Where a run may go on a team's board (on this machine's own board, anywhere is here).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunTarget {
+    /// The machine it must run on.
+    pub machine: Option<String>,
+    /// What a runner must have to take it.
+    pub labels: Vec<String>,
+    /// The workspace as another machine finds it; without it, only the machine that queued the
+    /// run can run it.
+    pub repo: Option<RepoRef>,
+}
+
+/// A workspace named the way every machine can find it: its repository's remote and the folder
+/// inside the repository (`""`: the top).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepoRef {
+    pub url: String,
+    pub subdir: String,
 }
 
 /// Where a local run works, decided when it is queued.
@@ -361,6 +389,7 @@ pub struct ValidRun {
     pub cloud: Option<CloudSpec>,
     pub isolation: Isolation,
     pub budget: Option<crate::usage::Budget>,
+    pub target: RunTarget,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
@@ -435,6 +464,25 @@ pub struct Run {
     pub usage_source: Option<String>,
     /// Over budget, and the person let its chain go on.
     pub budget_allowed: bool,
+    /// Team mode: the machine whose runner took it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub machine: Option<String>,
+    /// Team mode: the machine that queued it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub origin: Option<String>,
+    /// Team mode: the machine it must run on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub on: Option<String>,
+    /// Team mode: the labels a runner needs to take it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub labels: Vec<String>,
+    /// The workspace as another machine finds it.
+    #[serde(skip)]
+    pub repo: Option<RepoRef>,
 }
 
 impl Run {

@@ -101,5 +101,7 @@ pub(crate) fn followup_from(p: &Run, prompt: &str) -> Result<ValidRun> {
         parent: Some(p.num()),
         resume_chat: Some(chat),
         budget: p.budget,
+        // Its chat (and its worktree) are on the machine that ran the parent.
+        target: RunTarget { machine: p.machine.clone(), labels: Vec::new(), repo: p.repo.clone() },
     })
 }

@@ -113,7 +113,8 @@ const RUN_COLS: &str = "num, kind, prompt, workspace, model, mode, role, task, c
     parent, status, chat_id, exit_code, result, error, warning, duration_ms, duration_api_ms, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, requested_by, cancel_requested_at, created_at, started_at,
     ended_at, resume_chat, coalesce(root, num), cloud, held, log_dropped_lines, log_dropped_bytes, worktree, in_place,
-    head_commit, changes, budget, cost_usd, usage_source, budget_allowed";
+    head_commit, changes, budget, cost_usd, usage_source, budget_allowed, machine, origin, target_machine, target_labels,
+    repo_url, repo_subdir";
 
 pub(crate) fn load(db: &dyn Sql, num: i64) -> Result<Run> {
     let mut run = db
@@ -172,6 +173,14 @@ pub(crate) fn load(db: &dyn Sql, num: i64) -> Result<Run> {
                 cost_usd: r.get(40)?,
                 usage_source: r.get(41)?,
                 budget_allowed: r.get(42)?,
+                machine: r.get(43)?,
+                origin: r.get(44)?,
+                on: r.get(45)?,
+                labels: r.get::<Option<String>>(46)?.and_then(|l| serde_json::from_str(&l).ok()).unwrap_or_default(),
+                repo: match r.get::<Option<String>>(47)? {
+                    Some(url) => Some(RepoRef { url, subdir: r.get::<Option<String>>(48)?.unwrap_or_default() }),
+                    None => None,
+                },
             })
         })?
         .ok_or_else(|| Error::RunNotFound(format_id(num)))?;

@@ -15,9 +15,9 @@ use crate::principal::{self, Actor};
 use crate::tasks;
 use tether_store::sql::Database;
 
-/// Queues a run.
-/// Queues a run. On a team's board it is this machine's to run (a follow-up, its parent's
-/// machine's): another machine's runner never takes it.
+/// Queues a run. On a team's board it remembers the machine that queued it; a run no other
+/// machine could find the folder of (no repository remote, or a cloud run, which needs this
+/// machine's Cursor key) is that machine's to run.
 pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
     let machine = store.machine();
     let num = store.durable(|txn| {
@@ -30,7 +30,12 @@ pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<
         }
         let num = insert_in(db, requested_by, r)?;
         if let Some(m) = &machine {
-            db.execute("UPDATE runs SET machine = ?2 WHERE num = ?1 AND machine IS NULL", values![num, m])?;
+            db.execute(
+                "UPDATE runs SET origin = ?2,
+                     target_machine = coalesce(target_machine, CASE WHEN repo_url IS NULL THEN ?2 END)
+                 WHERE num = ?1",
+                values![num, m],
+            )?;
         }
         Ok(num)
     })?;
@@ -70,10 +75,11 @@ pub(crate) fn insert_in(db: &dyn Sql, requested_by: &str, r: &ValidRun) -> Resul
         db.execute(
             "INSERT INTO runs(num, kind, prompt, workspace, model, mode, role, task, complete_task, permissions,
                               timeout_ms, parent, resume_chat, requested_by, created_at, root, cloud, worktree, in_place,
-                              budget, machine)
+                              budget, target_machine, target_labels, repo_url, repo_subdir)
              VALUES (?1, ?20, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
                      ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                     (SELECT p.machine FROM runs p WHERE p.num = ?11))",
+                     coalesce(?21, (SELECT coalesce(p.machine, p.target_machine) FROM runs p WHERE p.num = ?11)),
+                     ?22, ?23, ?24)",
             values![
                 num,
                 r.prompt,
@@ -95,7 +101,12 @@ pub(crate) fn insert_in(db: &dyn Sql, requested_by: &str, r: &ValidRun) -> Resul
                 in_place,
                 r.budget.map(|b| b.to_string()),
                 // Its kind follows from the spec, decided here: PostgreSQL cannot type a bare `?16 IS NULL`.
-                if r.cloud.is_some() { RunPlace::Cloud } else { RunPlace::Local }.as_str()
+                if r.cloud.is_some() { RunPlace::Cloud } else { RunPlace::Local }.as_str(),
+                // A follow-up goes where its chat is: the machine that ran its parent.
+                r.target.machine,
+                (!r.target.labels.is_empty()).then(|| serde_json::to_string(&r.target.labels)).transpose()?,
+                r.target.repo.as_ref().map(|g| &g.url),
+                r.target.repo.as_ref().map(|g| &g.subdir)
             ],
         )?;
         append_in(db, num, &[RunEvent::status("queued", None)])?;
@@ -213,7 +224,7 @@ pub(crate) fn hold_in(db: &dyn Sql, num: i64, reason: &str, why: &str) -> Result
 }
 
 /// Limits on how many runs go at once, and which runs a runner takes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct Limits {
     /// Local runs (the Cursor CLI on this machine) at once.
     pub total: usize,
@@ -224,15 +235,28 @@ pub struct Limits {
     pub cloud: usize,
     /// A foreground runner (`tether run` without a daemon) takes only its own run.
     pub only: Option<i64>,
+    /// Team mode: this machine takes runs other machines queued for any runner (`serve
+    /// --runner`); without it, only the runs it queued itself or that name it.
+    pub takes_others: bool,
+    /// Team mode: this runner's labels; it takes a run only when it has all the run's.
+    pub labels: Vec<String>,
 }
+
+/// How long a run queued for any runner waits for the machine that queued it before another
+/// runner may take it ("this machine first").
+pub const ORIGIN_FIRST_MS: i64 = 2_000;
+
+/// Candidates read per claim: the first whose labels this runner has is taken.
+const CANDIDATES: i64 = 32;
 
 /// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
 /// one transaction (two runners never take the same run). A task-bound run claims its task here;
 /// when it cannot (someone else holds it), the run fails at once with the reason.
-pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Result<Option<Run>> {
-    // On a team's board, only this machine's runs, and only its own running ones count against
-    // its limits (on a machine's own board both are NULL).
+pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Result<Option<Run>> {
+    // On a team's board, only runs this machine may take, and only its own running ones count
+    // against its limits (on a machine's own board `machine` is NULL and every run is here).
     let machine = store.machine();
+    let others_from = if limits.takes_others { now_ms() - ORIGIN_FIRST_MS } else { -1 };
     let claimed = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
@@ -245,13 +269,14 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Resu
         // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
         // waits in the queue until the run before it ended. (`?2` is cast where it is tested for
         // NULL: PostgreSQL types a parameter where it first meets it.)
-        let next: Option<(i64, Option<String>)> = db.query_opt(
-            "SELECT q.num, q.workspace FROM runs q
+        let candidates: Vec<(i64, Option<String>, Option<String>)> = db.query_map(
+            "SELECT q.num, q.workspace, q.target_labels FROM runs q
              WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
-               AND q.machine IS NOT DISTINCT FROM CAST(?8 AS TEXT)
+               AND (CAST(?8 AS TEXT) IS NULL OR q.target_machine = ?8
+                    OR (q.target_machine IS NULL AND (q.origin = ?8 OR q.created_at <= ?9)))
                AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
                      AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
-                            AND r.machine IS NOT DISTINCT FROM q.machine
+                            AND r.machine IS NOT DISTINCT FROM CAST(?8 AS TEXT)
                             AND r.worktree IS NULL AND r.workspace IS NOT DISTINCT FROM q.workspace) < ?1)
                  OR (q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NOT NULL
                      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.worktree = q.worktree)
@@ -261,7 +286,7 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Resu
                  OR (q.kind = 'cloud' AND ?5 < ?6
                      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
                             AND (r.cloud ->> 'agent_id') = (q.cloud ->> 'agent_id'))))
-             ORDER BY q.num LIMIT 1",
+             ORDER BY q.num LIMIT ?10",
             values![
                 limits.per_workspace as i64,
                 limits.only,
@@ -270,15 +295,25 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: Limits) -> Resu
                 cloud,
                 limits.cloud as i64,
                 limits.per_repo as i64,
-                machine
+                machine,
+                others_from,
+                CANDIDATES
             ],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        let Some((num, workspace)) = next else { return Ok(None) };
+        // Labels are a JSON list on the run: whether this runner has them all is decided here.
+        let has_labels = |wanted: &Option<String>| {
+            let wanted: Vec<String> = wanted.as_deref().and_then(|w| serde_json::from_str(w).ok()).unwrap_or_default();
+            wanted.iter().all(|l| limits.labels.contains(l))
+        };
+        let Some((num, workspace, _)) = candidates.into_iter().find(|(_, _, labels)| has_labels(labels)) else {
+            return Ok(None);
+        };
         let now = now_ms();
         db.execute(
-            "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3 WHERE num = ?1 AND status = 'queued'",
-            values![num, now, runner_pid],
+            "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3, machine = ?4
+             WHERE num = ?1 AND status = 'queued'",
+            values![num, now, runner_pid, machine],
         )?;
         // Every run is an agent (its chain's), so it can be signalled and shows on the Agents view.
         let root: i64 =
@@ -311,13 +346,15 @@ pub fn set_child(store: &dyn Database, num: i64, pid: u32, started: Option<i64>)
     Ok(())
 }
 
-/// Runs of `runner_pid`'s that were asked to stop.
+/// Runs of `runner_pid`'s (on this machine) that were asked to stop, here or on another machine.
 pub fn cancel_requested(store: &dyn Database, runner_pid: u32) -> Result<Vec<i64>> {
+    let machine = store.machine();
     store.read(|c| {
         SqlExt::query_map(
             c,
-            "SELECT num FROM runs WHERE status = 'running' AND runner_pid = ?1 AND cancel_requested_at IS NOT NULL",
-            values![runner_pid],
+            "SELECT num FROM runs WHERE status = 'running' AND runner_pid = ?1 AND cancel_requested_at IS NOT NULL
+               AND machine IS NOT DISTINCT FROM CAST(?2 AS TEXT)",
+            values![runner_pid, machine],
             |r| r.get(0),
         )
     })

@@ -21,6 +21,7 @@ fn valid(prompt: &str, ws: &str) -> ValidRun {
         cloud: None,
         isolation: Default::default(),
         budget: None,
+        target: Default::default(),
     }
 }
 
@@ -32,14 +33,22 @@ fn the_queue_respects_both_limits_and_order() {
         for (p, ws) in [("a", "/w1"), ("b", "/w1"), ("c", "/w2"), ("d", "/w3")] {
             create(&s, "me", &valid(p, ws)).unwrap();
         }
-        let limits = Limits { total: 2, per_workspace: 1, per_repo: 3, cloud: 2, only: None };
-        let first = claim_next(&s, 1, limits).unwrap().unwrap();
-        let second = claim_next(&s, 1, limits).unwrap().unwrap();
+        let limits = Limits {
+            total: 2,
+            per_workspace: 1,
+            per_repo: 3,
+            cloud: 2,
+            only: None,
+            takes_others: false,
+            labels: Vec::new(),
+        };
+        let first = claim_next(&s, 1, &limits).unwrap().unwrap();
+        let second = claim_next(&s, 1, &limits).unwrap().unwrap();
         assert_eq!((first.prompt.as_str(), second.prompt.as_str()), ("a", "c"), "b waits for /w1");
-        assert!(claim_next(&s, 1, limits).unwrap().is_none(), "two in all");
+        assert!(claim_next(&s, 1, &limits).unwrap().is_none(), "two in all");
         finish(&s, first.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
             .unwrap();
-        assert_eq!(claim_next(&s, 1, limits).unwrap().unwrap().prompt, "b");
+        assert_eq!(claim_next(&s, 1, &limits).unwrap().unwrap().prompt, "b");
     }
 }
 
@@ -49,7 +58,20 @@ fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
         eprintln!("on {}", e.name);
         let s: &dyn Database = &**e;
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 7, Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None }).unwrap();
+        claim_next(
+            &s,
+            7,
+            &Limits {
+                total: 3,
+                per_workspace: 1,
+                per_repo: 3,
+                cloud: 2,
+                only: None,
+                takes_others: false,
+                labels: Vec::new(),
+            },
+        )
+        .unwrap();
         let ev = append_events(
             &s,
             r.num(),
@@ -85,7 +107,20 @@ fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
         eprintln!("on {}", e.name);
         let s: &dyn Database = &**e;
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(&s, 4242, Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, only: None }).unwrap();
+        claim_next(
+            &s,
+            4242,
+            &Limits {
+                total: 3,
+                per_workspace: 1,
+                per_repo: 3,
+                cloud: 2,
+                only: None,
+                takes_others: false,
+                labels: Vec::new(),
+            },
+        )
+        .unwrap();
         set_child(&s, r.num(), 999, Some(12)).unwrap();
         let f = PlacedFile {
             run: r.num(),
@@ -109,14 +144,22 @@ fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
 /// out restores, and it restores the person's bytes (or their link) over the bytes on disk.
 #[test]
 fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_file() {
-    let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, only: None };
+    let limits = Limits {
+        total: 3,
+        per_workspace: 3,
+        per_repo: 3,
+        cloud: 2,
+        only: None,
+        takes_others: false,
+        labels: Vec::new(),
+    };
     for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
         for e in &board_engines() {
             eprintln!("on {}", e.name);
             let s: &dyn Database = &**e;
             let runs: Vec<Run> = (0..3).map(|i| create(&s, "me", &valid(&format!("r{i}"), "/w")).unwrap()).collect();
             for _ in 0..3 {
-                claim_next(&s, 1, limits).unwrap().unwrap();
+                claim_next(&s, 1, &limits).unwrap().unwrap();
             }
             let path = "/w/.cursor/cli.json".to_owned();
             for (i, r) in runs.iter().enumerate() {
@@ -160,9 +203,17 @@ fn a_run_over_budget_holds_its_follow_ups_and_its_tasks_next_run_until_approved(
         let task = crate::tasks::create(&s, &actor, &crate::tasks::NewTask { title: "t".into(), ..Default::default() })
             .unwrap();
         let num = crate::tasks::parse_id(&task.id).unwrap();
-        let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, only: None };
+        let limits = Limits {
+            total: 3,
+            per_workspace: 3,
+            per_repo: 3,
+            cloud: 2,
+            only: None,
+            takes_others: false,
+            labels: Vec::new(),
+        };
         let first = create(&s, "me", &ValidRun { task: Some(num), ..valid("a", "/w") }).unwrap();
-        claim_next(&s, 1, limits).unwrap();
+        claim_next(&s, 1, &limits).unwrap();
         finish(
             &s,
             first.num(),
@@ -173,7 +224,7 @@ fn a_run_over_budget_holds_its_follow_ups_and_its_tasks_next_run_until_approved(
         let follow = create(&s, "me", &ValidRun { parent: Some(first.num()), ..valid("c", "/w") }).unwrap();
         let other = create(&s, "me", &valid("d", "/w")).unwrap();
         assert_eq!((next.held.as_deref(), follow.held.as_deref(), other.held), (Some("budget"), Some("budget"), None));
-        assert_eq!(claim_next(&s, 1, limits).unwrap().unwrap().id, other.id, "only the unrelated run goes");
+        assert_eq!(claim_next(&s, 1, &limits).unwrap().unwrap().id, other.id, "only the unrelated run goes");
         approve(&s, &next.id).unwrap();
         assert!(get_run(&s, first.num()).unwrap().budget_allowed, "the person let the chain go on");
         assert_eq!(get_run(&s, follow.num()).unwrap().held, None, "what the same run held goes too");

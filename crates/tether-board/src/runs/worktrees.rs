@@ -275,3 +275,20 @@ pub fn comments_addressed(store: &dyn Database, run: i64) -> Result<usize> {
         Ok(n)
     })
 }
+
+/// Team mode: a run another machine queued, as this runner found its folder (`workspace`) and,
+/// for a worktree run not yet made, where its repository is here and where its worktree goes.
+pub fn relocate(store: &dyn Database, num: i64, workspace: &str, worktree: Option<(&str, &str)>) -> Result<()> {
+    store.durable(|txn| {
+        let db: &dyn Sql = txn;
+        db.execute("UPDATE runs SET workspace = ?2 WHERE num = ?1", values![num, workspace])?;
+        if let Some((repo, path)) = worktree {
+            db.execute(
+                "UPDATE worktrees SET repo = ?2, path = ?3
+                 WHERE id = (SELECT worktree FROM runs WHERE num = ?1) AND state = 'planned'",
+                values![num, repo, path],
+            )?;
+        }
+        bump_rev(db)
+    })
+}

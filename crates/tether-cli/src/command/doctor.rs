@@ -42,6 +42,19 @@ fn print_report(d: &DoctorReport) {
             "             (`tether token store keyring` moves it once a keyring runs; the keyring_only setting refuses the file)"
         );
     }
+    if let Some(team) = &d.team {
+        let db = team.database.as_deref().unwrap_or("?");
+        let me = team.machine.as_deref().unwrap_or("?");
+        match (team.reachable, team.latency_ms) {
+            (true, Some(ms)) => {
+                println!("team         {db} as {me}: reachable ({ms} ms), {} machine(s) seen", team.machines.len())
+            }
+            _ => println!(
+                "team         {db} as {me}: UNREACHABLE ({}); the board waits, local history works",
+                team.error.as_deref().unwrap_or("no answer")
+            ),
+        }
+    }
     println!();
     for l in &d.cursor_user_dirs {
         println!("Cursor User  {} {}", l.path, if l.exists { "" } else { "(not found)" });

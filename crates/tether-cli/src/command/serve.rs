@@ -18,6 +18,13 @@ pub struct ServeArgs {
     /// Port for the MCP endpoint (0 picks a free one) [default: the settings' port, else 47821].
     #[arg(long, env = "TETHER_PORT")]
     pub port: Option<u16>,
+    /// Team mode: also take runs other machines queued for any runner (not only this machine's).
+    #[arg(long)]
+    pub runner: bool,
+    /// Team mode: this runner's labels (comma-separated, e.g. gpu,linux); a run asking for labels
+    /// goes only to a runner that has them all.
+    #[arg(long, value_delimiter = ',', requires = "runner")]
+    pub labels: Vec<String>,
 }
 
 /// `port`: the one chosen from the flag, the settings or the default, and what chose it.
@@ -34,13 +41,21 @@ pub fn run(
     let bar = std::io::stderr().is_terminal().then(render::progress_bar);
     let progress: Option<tether_daemon::ProgressSink> =
         bar.clone().map(|b| Arc::new(move |p: &Progress| render::show_progress(&b, p)) as tether_daemon::ProgressSink);
-    let opts = tether_daemon::HostOptions { host: a.host.clone(), port, port_from };
+    let runner = tether_core::daemon::RunnerRole {
+        takes_others: a.runner,
+        labels: a.labels.iter().map(|l| l.trim().to_owned()).filter(|l| !l.is_empty()).collect(),
+    };
+    let opts = tether_daemon::HostOptions { host: a.host.clone(), port, port_from, runner };
     let host = tether_daemon::Host::start(paths, cursor, &opts, progress)?;
     eprintln!(
         "tether: MCP endpoint {} (token in the {}; `tether init` configures Cursor); GUI: `tether open`",
         host.url(),
         host.token_backend.describe()
     );
+    if a.runner {
+        let labels = if a.labels.is_empty() { String::new() } else { format!(" (labels {})", a.labels.join(", ")) };
+        eprintln!("tether: a runner for the team's queue{labels}");
+    }
     eprintln!("tether: indexing, then watching for changes (Ctrl-C to stop)");
     rt.block_on(shutdown);
     if let Some(b) = bar {

@@ -38,6 +38,9 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     runs::check(new)?;
     let place: runs::RunPlace = new.place.as_deref().unwrap_or_default().parse()?;
     if place == runs::RunPlace::Cloud {
+        if new.on.is_some() || !new.labels.is_empty() {
+            return Err(Error::invalid("on", "cloud runs run at Cursor; on and labels are for local runs"));
+        }
         return start_cloud(t, &by, new);
     }
     if new.repo.is_some() || new.branch.is_some() || new.auto_pr {
@@ -56,7 +59,9 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         roles::rule(&t.paths.roles_dir(), r)?;
     }
     let task = task.map(|t| tasks::parse_id(&t.task.id)).transpose()?;
+    let target = target_of(t, new, &workspace)?;
     let valid = runs::ValidRun {
+        target,
         isolation: super::worktrees::isolation(t, &settings.runs, &workspace, new, task)?,
         prompt,
         task,
@@ -74,6 +79,51 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     };
     crate::usage::check_queued(t, &valid)?;
     runs::create(&*t.board_db(), &by, &valid)
+}
+
+/// Where a local run may go. Outside a team, here (naming a machine or labels is an error); in
+/// one, the machine and labels asked for, and the workspace named by its repository's remote so
+/// another machine can find it (a folder without one can only run here).
+fn target_of(t: &Tether, new: &NewRun, workspace: &Path) -> Result<runs::RunTarget> {
+    let mut labels: Vec<String> = new.labels.iter().map(|l| l.trim().to_owned()).filter(|l| !l.is_empty()).collect();
+    labels.sort();
+    labels.dedup();
+    if let Some(bad) = labels.iter().find(|l| l.chars().any(|c| c.is_control() || c == ',')) {
+        return Err(Error::invalid("labels", format!("{bad:?} is not a label")));
+    }
+    let on = new.on.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::to_owned);
+    let Some(here) = t.board_db().machine() else {
+        if on.is_some() || !labels.is_empty() {
+            return Err(Error::invalid(
+                "on",
+                "runs go to other machines only in a team: join one first (tether team join)",
+            ));
+        }
+        return Ok(runs::RunTarget::default());
+    };
+    let repo = tether_git::Repo::discover(workspace).ok().flatten().and_then(|r| {
+        let url = r.remote_url("origin").ok()?;
+        let root = r.root.canonicalize().ok()?;
+        let subdir = workspace.strip_prefix(&root).ok()?.to_string_lossy().into_owned();
+        Some(runs::RepoRef { url, subdir })
+    });
+    if let Some(m) = on.as_deref().filter(|m| *m != here) {
+        let seen = super::team::machines(t)?;
+        if !seen.iter().any(|s| s.name == m) {
+            let names: Vec<&str> = seen.iter().map(|s| s.name.as_str()).collect();
+            return Err(Error::invalid(
+                "on",
+                format!("no machine named {m:?} in the team (seen: {})", names.join(", ")),
+            ));
+        }
+        if repo.is_none() {
+            return Err(Error::invalid(
+                "on",
+                format!("{} has no origin remote, so {m:?} cannot find it; run it here", workspace.display()),
+            ));
+        }
+    }
+    Ok(runs::RunTarget { machine: on, labels, repo })
 }
 
 /// The prompt of a run: the task's text (when bound to one) and the person's words.
@@ -153,6 +203,7 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         cloud: spec,
         isolation: runs::Isolation::Cloud,
         budget: new.budget.or(settings.usage.run_budget),
+        target: runs::RunTarget::default(),
     };
     crate::usage::check_queued(t, &valid)?;
     runs::create(&*t.board_db(), by, &valid)
@@ -163,7 +214,9 @@ pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<R
     not_remote(who, "following up a run")?;
     let by = requester(t, who)?;
     let valid = runs::followup_of(&*t.board_db(), id, prompt)?;
-    if valid.cloud.is_none() {
+    // A follow-up runs where its chat is; its folder is that machine's to check.
+    let here = valid.target.machine.is_none() || valid.target.machine == t.board_db().machine();
+    if valid.cloud.is_none() && here {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
     crate::usage::check_queued(t, &valid)?;
@@ -226,8 +279,10 @@ pub fn events_after(t: &Tether, id: &str, seq: i64, limit: usize) -> Result<Vec<
 pub fn roots(t: &Tether) -> Result<Vec<PathBuf>> {
     let saved = t.settings()?.runs.roots;
     let seen = crate::history::sessions::projects(&t.store)?.into_iter().map(|p| PathBuf::from(p.path));
+    // Team mode: what this machine cloned to run other machines' runs (Tether's own folder).
+    let cloned = t.in_team().then(|| t.paths.team_repos_dir());
     let mut out: Vec<PathBuf> = Vec::new();
-    for p in saved.into_iter().chain(seen) {
+    for p in saved.into_iter().chain(seen).chain(cloned) {
         if let Ok(c) = p.canonicalize()
             && c.is_dir()
             && c.parent().is_some()

@@ -7,6 +7,7 @@
 //! (the OS keyring, or the 0600 file store), else libpq's conventions (`PGPASSWORD`,
 //! `~/.pgpass`) apply. The chat history, code origin and tokens never leave the machine.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use tether_pg::{PgPool, Target};
 
 use crate::Tether;
 use crate::board::principal::Principal;
+use crate::board::runs::Run;
 use crate::error::{DbError, DbErrorKind, Error, Result};
 use crate::sql::{Database, Sql};
 use crate::store::{Changed, Revisions};
@@ -48,7 +50,8 @@ struct Joined {
 }
 
 /// The team database from here.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct TeamStatus {
     /// Whether this instance's board is on a team database.
     pub joined: bool,
@@ -64,7 +67,8 @@ pub struct TeamStatus {
     pub machines: Vec<MachineSeen>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
 pub struct MachineSeen {
     pub name: String,
     pub host: String,
@@ -87,11 +91,22 @@ struct TeamBoard {
     /// Set once this process has brought the team schema up to date (a newer Tether on this
     /// machine migrates it on first use, whichever operation that is).
     migrated: std::sync::OnceLock<()>,
+    /// Writes hold it shared from before their commit until `announced` has them; asking what
+    /// others wrote holds it alone. Otherwise a notification of this process's own commit could
+    /// be asked about in between and the write announced twice.
+    gate: std::sync::RwLock<()>,
 }
 
 impl TeamBoard {
     fn new(pool: PgPool, bus: crate::events::Bus, machine: String) -> Self {
-        Self { pool, bus, announced: std::sync::Mutex::new(None), machine, migrated: std::sync::OnceLock::new() }
+        Self {
+            pool,
+            bus,
+            announced: std::sync::Mutex::new(None),
+            machine,
+            migrated: std::sync::OnceLock::new(),
+            gate: std::sync::RwLock::new(()),
+        }
     }
 
     /// The pool, once the schema is current and where announcing starts is set: what others
@@ -115,7 +130,9 @@ impl Database for TeamBoard {
     }
 
     fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
-        let changed = self.ready()?.write_with(f)?;
+        let pool = self.ready()?;
+        let gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
+        let changed = pool.write_with(f)?;
         if changed.any() {
             let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(r) = held.as_mut() {
@@ -127,6 +144,7 @@ impl Database for TeamBoard {
                 *r = r.max(mine);
             }
             drop(held);
+            drop(gate);
             self.bus.announce(changed);
         }
         Ok(changed)
@@ -137,7 +155,9 @@ impl Database for TeamBoard {
     }
 
     fn foreign_changes(&self) -> Result<Changed> {
-        let now = self.ready()?.with(|c| Revisions::read_from(c))?;
+        let pool = self.ready()?;
+        let _gate = self.gate.write().unwrap_or_else(|p| p.into_inner());
+        let now = pool.with(|c| Revisions::read_from(c))?;
         let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
         let changed = held.map(|was| was.changed_to(now)).unwrap_or_default();
         *held = Some(held.map_or(now, |was| was.max(now)));
@@ -146,6 +166,10 @@ impl Database for TeamBoard {
 
     fn machine(&self) -> Option<String> {
         Some(self.machine.clone())
+    }
+
+    fn listen(&self, heard: Arc<dyn Fn() + Send + Sync>) -> Option<crate::sql::Listening> {
+        Some(Box::new(self.pool.listen(heard)))
     }
 }
 
@@ -215,29 +239,169 @@ fn pool_for(target: Target, password: Option<String>) -> PgPool {
     PgPool::new(target, password, CONNECT_TIMEOUT)
 }
 
-fn me(j: &Joined) -> CheckIn {
+fn me(t: &Tether, j: &Joined) -> CheckIn {
+    let role = t.daemon.runner_role();
     CheckIn {
         name: j.machine.clone(),
         instance: j.instance.clone(),
         host: host_name(),
-        runner: false,
-        labels: Vec::new(),
+        runner: role.takes_others,
+        labels: role.labels,
         version: env!("CARGO_PKG_VERSION").into(),
     }
 }
 
-fn check_in(pool: &PgPool, j: &Joined) -> Result<()> {
-    pool.with(|c| machines::check_in(c, &me(j)))
+fn check_in(t: &Tether, pool: &PgPool, j: &Joined) -> Result<()> {
+    pool.with(|c| machines::check_in(c, &me(t, j)))
+}
+
+/// How long a runner machine may stay silent before its runs count as lost (the team database's
+/// clock decides): `TETHER_TEAM_LEASE_SECS`, else a minute.
+pub fn runner_lease() -> Duration {
+    let secs = std::env::var("TETHER_TEAM_LEASE_SECS").ok().and_then(|s| s.trim().parse::<u64>().ok());
+    Duration::from_secs(secs.filter(|s| *s > 0).unwrap_or(60))
+}
+
+/// How often a daemon checks in: four times per lease, at most every 15 s.
+pub fn heartbeat_every() -> Duration {
+    (runner_lease() / 4).clamp(Duration::from_millis(250), Duration::from_secs(15))
 }
 
 /// Says to the team database that this machine is still here (a running daemon does, every few
-/// seconds, so "last seen" means something and its name stays its own). Nothing when not joined.
-pub fn heartbeat(t: &Tether) -> Result<()> {
-    let Some(j) = joined(t)? else { return Ok(()) };
+/// seconds, so "last seen" means something and its name stays its own), then [`sweep`]s with
+/// [`runner_lease`]. Nothing when not joined; the runs lost otherwise.
+pub fn heartbeat(t: &Tether) -> Result<Vec<String>> {
+    let Some(j) = joined(t)? else { return Ok(Vec::new()) };
     if !t.in_team() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    t.board_db().append(|db| machines::check_in(db, &me(&j)))
+    t.board_db().append(|db| machines::check_in(db, &me(t, &j)))?;
+    sweep(t, runner_lease())
+}
+
+/// Ends the runs of runner machines silent for longer than `lease` (by the team database's
+/// clock), or gone: `lost`, their tasks handed back with the reason. The runs lost.
+pub fn sweep(t: &Tether, lease: Duration) -> Result<Vec<String>> {
+    let board = t.board_db();
+    let Some(here) = board.machine() else { return Ok(Vec::new()) };
+    let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    let mut gone = board.read(|db| machines::gone_runners(db, lease))?;
+    gone.retain(|m| *m != here);
+    let lost = crate::board::runs::lose_runs_on(&*board, &gone)?;
+    Ok(lost.into_iter().map(crate::board::runs::format_id).collect())
+}
+
+/// Team mode: the run as this machine runs it. A run another machine queued names its folder by
+/// its repository's remote: this machine's own checkout of it (under its allowed roots) is used,
+/// else it is cloned into the data dir's `repos/`. A follow-up stays where its parent worked.
+pub fn resolve_workspace(t: &Tether, run: &Run) -> Result<Run> {
+    let here = t.board_db().machine();
+    if run.is_cloud() || here.is_none() || run.origin.is_none() || run.origin == here || run.parent.is_some() {
+        return Ok(run.clone());
+    }
+    let origin = run.origin.clone().unwrap_or_default();
+    let Some(repo) = &run.repo else {
+        return Err(Error::invalid(
+            "workspace",
+            format!("{}'s folder is on {origin:?} and has no repository remote this machine could find", run.id),
+        ));
+    };
+    let root = find_or_clone(t, &repo.url)?;
+    let workspace = root.join(&repo.subdir);
+    let workspace = super::runs::check_workspace(t, &workspace)?;
+    let worktree = match &run.worktree {
+        Some(w) if w.state == crate::board::runs::WorktreeState::Planned => {
+            let leaf: Vec<&str> =
+                Path::new(&w.path).components().rev().take(2).filter_map(|c| c.as_os_str().to_str()).collect();
+            let dir = super::worktrees::worktrees_dir(t, &t.settings()?.runs)?;
+            let path = leaf.iter().rev().fold(dir, |p, c| p.join(c));
+            Some((root.to_string_lossy().into_owned(), path.to_string_lossy().into_owned()))
+        }
+        _ => None,
+    };
+    crate::board::runs::relocate(
+        &*t.board_db(),
+        run.num(),
+        &workspace.to_string_lossy(),
+        worktree.as_ref().map(|(r, p)| (r.as_str(), p.as_str())),
+    )?;
+    tracing::info!(run = %run.id, from = %origin, workspace = %workspace.display(), "running another machine's run here");
+    crate::board::runs::get_run(&*t.board_db(), run.num())
+}
+
+/// The machines the team database has seen, the most recent first (none outside a team).
+pub fn machines(t: &Tether) -> Result<Vec<MachineSeen>> {
+    if !t.in_team() {
+        return Ok(Vec::new());
+    }
+    let list = t.board_db().read(|db| machines::list(db))?;
+    Ok(list.into_iter().map(MachineSeen::from).collect())
+}
+
+impl From<machines::Machine> for MachineSeen {
+    fn from(m: machines::Machine) -> Self {
+        Self {
+            name: m.name,
+            host: m.host,
+            runner: m.runner,
+            labels: m.labels,
+            version: m.version,
+            seen_ago_ms: m.seen_ago_ms,
+        }
+    }
+}
+
+/// Folders looked at per search for a checkout of a remote.
+const SEARCH_LIMIT: usize = 4000;
+
+/// This machine's checkout of `url` (one of its roots, or a folder up to two levels inside one,
+/// or one cloned before), else a fresh clone in `repos/`.
+fn find_or_clone(t: &Tether, url: &str) -> Result<PathBuf> {
+    let key = tether_git::remote_key(url);
+    let matches = |dir: &Path| {
+        dir.join(".git").exists()
+            && tether_git::Repo::discover(dir)
+                .ok()
+                .flatten()
+                .filter(|r| r.root == dir)
+                .and_then(|r| r.remote_url("origin").ok())
+                .is_some_and(|u| tether_git::remote_key(&u) == key)
+    };
+    let clone_dir = t.paths.team_repos_dir().join(
+        key.trim_start_matches('/')
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+            .collect::<String>(),
+    );
+    if matches(&clone_dir) {
+        return Ok(clone_dir);
+    }
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+        super::runs::roots(t)?.into_iter().map(|r| (r, 0)).collect();
+    let mut looked = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        looked += 1;
+        if looked > SEARCH_LIMIT {
+            break;
+        }
+        if matches(&dir) {
+            return Ok(dir);
+        }
+        if depth < 2
+            && let Ok(rd) = std::fs::read_dir(&dir)
+        {
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let hidden = name.to_string_lossy().starts_with('.');
+                if !hidden && name != "node_modules" && e.file_type().is_ok_and(|f| f.is_dir()) {
+                    queue.push_back((e.path(), depth + 1));
+                }
+            }
+        }
+    }
+    tether_git::Repo::clone_into(url, &clone_dir)
+        .map_err(|e| Error::Git(format!("no checkout of {url} here, and cloning it failed: {e}")))?;
+    clone_dir.canonicalize().map_err(|e| Error::io(format!("reading {}", clone_dir.display()), e))
 }
 
 /// Joins the team database at `req.url`: connects (each way that can fail is its own error),
@@ -256,7 +420,7 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
     let j = Joined { url: req.url.trim().to_owned(), machine, instance };
     let pool = PgPool::new(target, password.clone(), CONNECT_TIMEOUT);
     pool.give(first);
-    check_in(&pool, &j)?;
+    check_in(t, &pool, &j)?;
     if let Some(p) = req.password.as_deref().filter(|p| !p.is_empty()) {
         crate::token::set_team_password(&t.paths, p)?;
     }
@@ -316,16 +480,26 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
     };
     let target = target(&j.url)?;
     let database = Some(target.display());
-    let password = crate::token::team_password(&t.paths)?;
-    let pool = pool_for(target, password);
-    let seen = (|| {
-        check_in(&pool, &j)?;
-        let t0 = Instant::now();
-        pool.with(|c| tether_store::sql::SqlExt::query_row(c, "SELECT 1", &[], |_| Ok(())))?;
-        let latency = t0.elapsed().as_secs_f64() * 1000.0;
-        let machines = pool.with(|c| machines::list(c))?;
-        Ok::<_, Error>((latency, machines))
-    })();
+    // Through the board's own pool when the board is there (no session of its own per call).
+    let seen = if t.in_team() {
+        let board = t.board_db();
+        (|| {
+            board.append(|db| machines::check_in(db, &me(t, &j)))?;
+            let t0 = Instant::now();
+            board.read(|db| tether_store::sql::SqlExt::query_row(db, "SELECT 1", &[], |_| Ok(())))?;
+            let latency = t0.elapsed().as_secs_f64() * 1000.0;
+            Ok::<_, Error>((latency, board.read(|db| machines::list(db))?))
+        })()
+    } else {
+        let pool = pool_for(target, crate::token::team_password(&t.paths)?);
+        (|| {
+            check_in(t, &pool, &j)?;
+            let t0 = Instant::now();
+            pool.with(|c| tether_store::sql::SqlExt::query_row(c, "SELECT 1", &[], |_| Ok(())))?;
+            let latency = t0.elapsed().as_secs_f64() * 1000.0;
+            Ok::<_, Error>((latency, pool.with(|c| machines::list(c))?))
+        })()
+    };
     Ok(match seen {
         Ok((latency, list)) => TeamStatus {
             joined: true,
@@ -334,17 +508,7 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             reachable: true,
             latency_ms: Some((latency * 10.0).round() / 10.0),
             error: None,
-            machines: list
-                .into_iter()
-                .map(|m| MachineSeen {
-                    name: m.name,
-                    host: m.host,
-                    runner: m.runner,
-                    labels: m.labels,
-                    version: m.version,
-                    seen_ago_ms: m.seen_ago_ms,
-                })
-                .collect(),
+            machines: list.into_iter().map(MachineSeen::from).collect(),
         },
         Err(e) => TeamStatus {
             joined: true,

@@ -97,7 +97,7 @@ pub(crate) fn isolation(
 
 /// The worktrees' base folder, made (private) and canonical: a run's files are placed there
 /// through handles opened from its canonical path.
-fn worktrees_dir(t: &Tether, rs: &RunSettings) -> Result<PathBuf> {
+pub(crate) fn worktrees_dir(t: &Tether, rs: &RunSettings) -> Result<PathBuf> {
     let dir = rs.worktrees_dir.clone().unwrap_or_else(|| t.paths.worktrees_dir());
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
     dir.canonicalize().map_err(|e| Error::io(format!("reading {}", dir.display()), e))

@@ -1,15 +1,21 @@
-//! Two data dirs joined to one team database are two machines: a run queued on one is that
-//! machine's runner's alone, and each hears what the other wrote (the daemon's store watcher
-//! announces it).
+//! Data dirs joined to one team database are machines: a run goes where it may (the machine it
+//! names, a runner with its labels, the machine that queued it first), each hears what the
+//! others wrote (the daemon's store watcher announces it), and a runner machine that stops
+//! checking in has its runs lost and their tasks handed back.
 
-use tether_core::board::runs::{self, Limits, Permissions, RunMode, ValidRun};
+use std::time::Duration;
+
+use tether_core::board::principal::Actor;
+use tether_core::board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
+use tether_core::board::tasks::{self, NewTask};
 use tether_core::ops::Principal;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
 use tether_core::{CursorLocations, Paths, Tether};
 use tether_testkit::pg::{Cluster, PASSWORD};
 
-const LIMITS: Limits = Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, only: None };
+const LIMITS: Limits =
+    Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, only: None, takes_others: false, labels: Vec::new() };
 
 fn machine(url: &str, name: &str) -> (tempfile::TempDir, Tether) {
     let d = tempfile::tempdir().unwrap();
@@ -36,6 +42,7 @@ fn prompt(text: &str) -> ValidRun {
         cloud: None,
         isolation: Default::default(),
         budget: None,
+        target: Default::default(),
     }
 }
 
@@ -48,7 +55,7 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
 
     let run = runs::create(&*a.board_db(), "pat", &prompt("fix the build")).unwrap();
     assert!(
-        runs::claim_next(&*b.board_db(), 7, LIMITS).unwrap().is_none(),
+        runs::claim_next(&*b.board_db(), 7, &LIMITS).unwrap().is_none(),
         "the workstation never takes the laptop's run"
     );
     let heard = b.board_db().foreign_changes().unwrap();
@@ -56,7 +63,7 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
     assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "once");
     assert!(a.board_db().foreign_changes().unwrap().runs.is_none(), "a machine's own write is not foreign to it");
 
-    let claimed = runs::claim_next(&*a.board_db(), 7, LIMITS).unwrap().expect("the laptop's runner takes it");
+    let claimed = runs::claim_next(&*a.board_db(), 7, &LIMITS).unwrap().expect("the laptop's runner takes it");
     assert_eq!(claimed.id, run.id);
     let follow = ValidRun { parent: Some(run.num()), ..prompt("and the tests") };
     let next = runs::create(&*b.board_db(), "pat", &follow).unwrap();
@@ -66,9 +73,102 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
         &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() },
     )
     .unwrap();
-    assert!(runs::claim_next(&*b.board_db(), 7, LIMITS).unwrap().is_none(), "a follow-up goes where its chat is");
-    assert_eq!(runs::claim_next(&*a.board_db(), 7, LIMITS).unwrap().map(|r| r.id), Some(next.id));
+    assert!(runs::claim_next(&*b.board_db(), 7, &LIMITS).unwrap().is_none(), "a follow-up goes where its chat is");
+    assert_eq!(runs::claim_next(&*a.board_db(), 7, &LIMITS).unwrap().map(|r| r.id), Some(next.id));
 
     team::leave(&a, &Principal::person("pat")).unwrap();
     assert!(runs::list(&*a.board_db(), &Default::default()).unwrap().is_empty(), "the laptop's own board again");
+}
+
+fn runner(labels: &[&str]) -> Limits {
+    Limits { takes_others: true, labels: labels.iter().map(|l| (*l).to_owned()).collect(), ..LIMITS }
+}
+
+fn findable(text: &str, target: RunTarget) -> ValidRun {
+    let repo = Some(RepoRef { url: "git@example.com:team/app.git".into(), subdir: String::new() });
+    ValidRun { target: RunTarget { repo, ..target }, ..prompt(text) }
+}
+
+#[test]
+fn a_run_goes_to_the_machine_it_names_a_runner_with_its_labels_or_its_own_machine_first() {
+    let url = Cluster::shared().database();
+    let (_a_dir, laptop) = machine(&url, "laptop");
+    let (_b_dir, station) = machine(&url, "station");
+    let gpu = runner(&["gpu", "linux"]);
+
+    // Named: only that machine takes it, runner or not.
+    let named = runs::create(
+        &*laptop.board_db(),
+        "pat",
+        &findable("on the station", RunTarget { machine: Some("station".into()), ..Default::default() }),
+    )
+    .unwrap();
+    assert_eq!((named.origin.as_deref(), named.on.as_deref()), (Some("laptop"), Some("station")));
+    assert!(runs::claim_next(&*laptop.board_db(), 1, &runner(&["gpu"])).unwrap().is_none());
+    let took = runs::claim_next(&*station.board_db(), 2, &LIMITS).unwrap().expect("the named machine takes it");
+    assert_eq!((took.id.as_str(), took.machine.as_deref()), (named.id.as_str(), Some("station")));
+    let done = runs::Outcome { status: RunStatus::Succeeded, ..Default::default() };
+    runs::finish(&*station.board_db(), took.num(), &done).unwrap();
+
+    // Labels: a runner without all of them never takes it; the queueing machine first, and a
+    // runner with them once the queueing machine has had its moment.
+    let labelled = runs::create(
+        &*laptop.board_db(),
+        "pat",
+        &findable("train", RunTarget { labels: vec!["gpu".into()], ..Default::default() }),
+    )
+    .unwrap();
+    assert!(runs::claim_next(&*station.board_db(), 2, &runner(&["linux"])).unwrap().is_none(), "lacks gpu");
+    assert!(runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().is_none(), "the laptop's moment first");
+    std::thread::sleep(Duration::from_millis(runs::ORIGIN_FIRST_MS as u64 + 100));
+    assert!(runs::claim_next(&*station.board_db(), 2, &LIMITS).unwrap().is_none(), "not a runner: only its own");
+    let took = runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().expect("a gpu runner takes it");
+    assert_eq!(took.id, labelled.id);
+
+    // Any runner, this machine first: the laptop takes its own at once.
+    let mine = runs::create(&*laptop.board_db(), "pat", &findable("lint", RunTarget::default())).unwrap();
+    assert!(runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().is_none(), "the laptop's moment");
+    assert_eq!(runs::claim_next(&*laptop.board_db(), 1, &LIMITS).unwrap().map(|r| r.id), Some(mine.id));
+
+    // A folder no other machine could find stays with the machine that queued it.
+    let stuck = runs::create(&*laptop.board_db(), "pat", &prompt("local only")).unwrap();
+    assert_eq!(stuck.on.as_deref(), Some("laptop"));
+}
+
+#[test]
+fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_back() {
+    let url = Cluster::shared().database();
+    let (_a_dir, laptop) = machine(&url, "laptop");
+    let (_g_dir, ghost) = machine(&url, "ghost");
+    let task = tasks::create(
+        &*laptop.board_db(),
+        &Actor::person("pat"),
+        &NewTask { title: "port it".into(), ..Default::default() },
+    )
+    .unwrap();
+    let num = tasks::parse_id(&task.id).unwrap();
+    let on_ghost = RunTarget { machine: Some("ghost".into()), ..Default::default() };
+    let run =
+        runs::create(&*laptop.board_db(), "pat", &ValidRun { task: Some(num), ..findable("port", on_ghost) }).unwrap();
+    let took = runs::claim_next(&*ghost.board_db(), 4242, &LIMITS).unwrap().unwrap();
+    assert_eq!((took.id.as_str(), took.status), (run.id.as_str(), RunStatus::Running));
+    assert!(tasks::get(&*laptop.board_db(), &task.id).unwrap().task.assignee.is_some(), "the run holds its task");
+
+    // Within its lease nothing happens; the ghost then says nothing more.
+    assert!(team::sweep(&laptop, Duration::from_secs(60)).unwrap().is_empty());
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(team::sweep(&ghost, Duration::from_millis(300)).unwrap().is_empty(), "a machine never judges itself");
+    assert_eq!(team::sweep(&laptop, Duration::from_millis(300)).unwrap(), vec![run.id.clone()]);
+    assert!(team::sweep(&laptop, Duration::from_millis(300)).unwrap().is_empty(), "once");
+
+    let lost = runs::get_run(&*laptop.board_db(), run.num()).unwrap();
+    assert_eq!(lost.status, RunStatus::Lost);
+    assert!(lost.error.as_deref().is_some_and(|e| e.contains("ghost")), "{:?}", lost.error);
+    let back = tasks::get(&*laptop.board_db(), &task.id).unwrap();
+    assert!(back.task.assignee.is_none(), "handed back: {:?}", back.task);
+    assert!(
+        back.history.iter().any(|h| format!("{h:?}").contains("ghost")),
+        "its history says why: {:?}",
+        back.history
+    );
 }

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post, put};
 
-use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks, trace, usage};
+use super::api::{agents, changes, runs, sessions, settings, signals, system, tasks, team, trace, usage};
 use super::{auth, callback, error, hook, sse, statics};
 use crate::Server;
 use crate::state::Ctx;
@@ -85,6 +85,9 @@ table! {
     get "/signals/{id}" => signals::get,
     post "/signals/{id}/reply" => signals::reply,
     get "/doctor" => system::doctor,
+    get "/team" => team::status,
+    post "/team/join" => team::join,
+    post "/team/leave" => team::leave,
     post "/index" => system::reindex,
     post "/token/rotate" => system::rotate_token,
     post "/init" => system::install,

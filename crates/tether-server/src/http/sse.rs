@@ -93,6 +93,8 @@ pub(crate) async fn run_events(
 
 /// Events read from the store per step while catching up.
 const PAGE: usize = 500;
+/// How often a team's run log is read for what another machine's runner wrote.
+const TEAM_TICK: std::time::Duration = std::time::Duration::from_millis(500);
 
 struct Follow {
     ctx: Ctx,
@@ -132,8 +134,34 @@ impl Follow {
             if let Some(st) = self.status.take() {
                 return Sse_::default().event("status").json_data(json!({"run": self.run, "status": st})).ok();
             }
+            let in_team = self.ctx.tether.in_team();
             let rx = self.live.as_mut()?;
-            match rx.recv().await {
+            // On a team's board another machine's runner may be running it: its events reach
+            // this machine only through the database, so they are read every tick too.
+            let got = if in_team {
+                tokio::select! {
+                    r = rx.recv() => Some(r),
+                    _ = tokio::time::sleep(TEAM_TICK) => None,
+                }
+            } else {
+                Some(rx.recv().await)
+            };
+            let Some(got) = got else {
+                let page = self.stored_after(self.last, PAGE).await;
+                if let Some(ev) = self.batch(&page) {
+                    return Some(ev);
+                }
+                let id = self.run.clone();
+                if let Ok(d) = run(&self.ctx, move |t| ops::runs::get(t, &id, None, Some(0))).await
+                    && d.run.status.is_terminal()
+                {
+                    self.live = None;
+                    self.catching_up = true;
+                    self.status = Some(d.run.status);
+                }
+                continue;
+            };
+            match got {
                 Ok(RunLog::Events { run, events }) if run == self.run => {
                     let fresh: Vec<StoredEvent> = events.iter().filter(|e| e.seq > self.last).cloned().collect();
                     let Some(first) = fresh.first().map(|e| e.seq) else { continue };

@@ -17,30 +17,15 @@ use tether_core::board::ids::RunId;
 use tether_core::board::principal::Principal;
 use tether_core::board::signals::NewSignal;
 use tether_testkit::cursor_api::{FakeCursorApi, post_webhook};
-use tether_testkit::daemon::{SseEvent, TestDaemon, testkit_bin};
+use tether_testkit::daemon::{SseEvent, TestDaemon};
 
-use crate::http_support::{assert_error, ok, poll};
+use crate::http_support::{assert_error, ok, poll, use_fake_agent};
 
 /// A daemon whose runs use the fake Cursor CLI (its state under a temp HOME) in `ws`, the one
 /// allowed root.
 async fn with_fake_agent() -> (TestDaemon, PathBuf) {
     let d = TestDaemon::start().await;
-    let ws = d.folder("ws").canonicalize().unwrap();
-    let home = d.folder("agent-home");
-    let script = d.folder("bin").join("cursor-agent");
-    let fake = testkit_bin("tether-fake-agent");
-    std::fs::write(&script, format!("#!/bin/sh\nHOME='{}' exec '{}' \"$@\"\n", home.display(), fake.display()))
-        .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    ok(d.patch(
-        "/api/settings",
-        json!({"runs": {"roots": [ws], "cursor_agent": script, "result_grace_secs": 0, "kill_grace_secs": 1}}),
-    )
-    .await);
+    let ws = use_fake_agent(&d).await;
     (d, ws)
 }
 
@@ -125,7 +110,7 @@ async fn a_run_is_checked_before_it_is_queued() {
 }
 
 /// Reads a run's event stream to its end: every stored event it carried, and its other events.
-async fn follow(d: &TestDaemon, path: &str) -> (Vec<Value>, Vec<SseEvent>) {
+pub(crate) async fn follow(d: &TestDaemon, path: &str) -> (Vec<Value>, Vec<SseEvent>) {
     let mut s = d.events(path).await;
     let (mut events, mut other) = (Vec::new(), Vec::new());
     while let Some(e) = s.next(Duration::from_secs(30)).await {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use tether_testkit::daemon::TestDaemon;
+use tether_testkit::daemon::{TestDaemon, testkit_bin};
 
 /// An error answer: `status`, and `{code, message}` with a sentence in it.
 #[track_caller]
@@ -62,4 +62,26 @@ pub fn mcp_init(d: &TestDaemon, token: Option<&str>, origin: Option<&str>) -> re
         rb = rb.header("Origin", o);
     }
     rb
+}
+
+/// Makes `d`'s runs use the fake Cursor CLI (its state under a temp HOME) in `ws/`, the one
+/// allowed root; returns `ws`.
+pub async fn use_fake_agent(d: &TestDaemon) -> std::path::PathBuf {
+    let ws = d.folder("ws").canonicalize().unwrap();
+    let home = d.folder("agent-home");
+    let script = d.folder("bin").join("cursor-agent");
+    let fake = testkit_bin("tether-fake-agent");
+    std::fs::write(&script, format!("#!/bin/sh\nHOME='{}' exec '{}' \"$@\"\n", home.display(), fake.display()))
+        .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    ok(d.patch(
+        "/api/settings",
+        serde_json::json!({"runs": {"roots": [ws], "cursor_agent": script, "result_grace_secs": 0, "kill_grace_secs": 1}}),
+    )
+    .await);
+    ws
 }

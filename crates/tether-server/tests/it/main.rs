@@ -23,3 +23,4 @@ mod mcp_runs;
 mod mcp_sessions;
 mod mcp_util;
 mod smoke;
+mod team_runners;

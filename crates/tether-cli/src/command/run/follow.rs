@@ -15,12 +15,19 @@ use crate::rt;
 /// Queued: when a daemon runs, it takes the run (print the id, or follow); otherwise run it here.
 /// Exits 1 when a run followed to its end did not succeed.
 pub fn start_or_follow(t: Tether, me: &Principal, r: Run, follow: bool, json: bool) -> anyhow::Result<()> {
-    let daemon = tether_core::daemon::running(&t.paths).is_some();
+    // A run for another machine (or for runners with labels) is the team's runners' to run.
+    let elsewhere = r.on.as_ref().is_some_and(|m| Some(m) != t.board_db().machine().as_ref()) || !r.labels.is_empty();
+    let daemon = elsewhere || tether_core::daemon::running(&t.paths).is_some();
     if daemon && !follow {
         if json {
             return render::json(&r);
         }
-        println!("{} queued (the daemon runs it). Follow it: tether runs logs {} --follow", r.id, r.id);
+        let by = match (&r.on, r.labels.is_empty()) {
+            _ if !elsewhere => "the daemon runs it".to_owned(),
+            (Some(m), _) => format!("{m}'s runner runs it"),
+            (None, _) => format!("a team runner with labels {} runs it", r.labels.join(", ")),
+        };
+        println!("{} queued ({by}). Follow it: tether runs logs {} --follow", r.id, r.id);
         return Ok(());
     }
     if !json {

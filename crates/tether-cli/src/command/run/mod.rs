@@ -36,6 +36,13 @@ pub struct RunArgs {
     /// The branch, tag or commit the run's worktree starts from [default: the checkout's branch].
     #[arg(long = "ref", value_name = "REF", conflicts_with = "in_place")]
     pub git_ref: Option<String>,
+    /// Team mode: the machine that runs it (its name in the team) [default: any runner, this
+    /// machine first].
+    #[arg(long, value_name = "MACHINE")]
+    pub on: Option<String>,
+    /// Team mode: labels the runner must have (comma-separated, e.g. gpu,linux).
+    #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+    pub labels: Vec<String>,
 }
 
 /// What `tether run` and `tether cloud launch` both take, worded for a local run; a cloud launch
@@ -104,6 +111,8 @@ pub fn run(t: Tether, a: RunArgs) -> anyhow::Result<()> {
         permissions: Permissions { allow: a.allow, deny: a.deny },
         in_place: a.in_place,
         git_ref: a.git_ref,
+        on: a.on,
+        labels: a.labels,
         ..a.run.new_run()?
     };
     let me = super::me(None);

@@ -10,6 +10,7 @@ pub mod settings;
 pub mod signals;
 pub mod system;
 pub mod tasks;
+pub mod team;
 pub mod trace;
 pub mod usage;
 
