@@ -311,7 +311,7 @@ impl Runner {
             let mut held = None;
             // Another machine's run: its folder as this machine has it (found or cloned).
             let (t, r) = (Arc::clone(&self.tether), run.clone());
-            let run = match blocking(move || tether_core::ops::team::resolve_workspace(&t, &r)).await {
+            let run = match blocking(move || tether_core::ops::runs::resolve_workspace(&t, &r)).await {
                 Ok(r) => r,
                 Err(e) => {
                     let msg = format!("could not find the run's folder on this machine: {e}");

@@ -339,3 +339,93 @@ pub fn options(t: &Tether) -> Result<Options> {
         cloud: CloudOptions { key, defaults: settings.cloud },
     })
 }
+
+/// Team mode: the run as this machine runs it. A run another machine queued names its folder by
+/// its repository's remote: this machine's own checkout of it (under its allowed roots) is used,
+/// else it is cloned into the data dir's `repos/`. A follow-up stays where its parent worked.
+pub fn resolve_workspace(t: &Tether, run: &Run) -> Result<Run> {
+    let here = t.board_db().machine();
+    if run.is_cloud() || here.is_none() || run.origin.is_none() || run.origin == here || run.parent.is_some() {
+        return Ok(run.clone());
+    }
+    let origin = run.origin.clone().unwrap_or_default();
+    let Some(repo) = &run.repo else {
+        return Err(Error::invalid(
+            "workspace",
+            format!("{}'s folder is on {origin:?} and has no repository remote this machine could find", run.id),
+        ));
+    };
+    let root = find_or_clone(t, &repo.url)?;
+    let workspace = root.join(&repo.subdir);
+    let workspace = check_workspace(t, &workspace)?;
+    let worktree = match &run.worktree {
+        Some(w) if w.state == crate::board::runs::WorktreeState::Planned => {
+            let leaf: Vec<&str> =
+                Path::new(&w.path).components().rev().take(2).filter_map(|c| c.as_os_str().to_str()).collect();
+            let dir = super::worktrees::worktrees_dir(t, &t.settings()?.runs)?;
+            let path = leaf.iter().rev().fold(dir, |p, c| p.join(c));
+            Some((root.to_string_lossy().into_owned(), path.to_string_lossy().into_owned()))
+        }
+        _ => None,
+    };
+    crate::board::runs::relocate(
+        &*t.board_db(),
+        run.num(),
+        &workspace.to_string_lossy(),
+        worktree.as_ref().map(|(r, p)| (r.as_str(), p.as_str())),
+    )?;
+    tracing::info!(run = %run.id, from = %origin, workspace = %workspace.display(), "running another machine's run here");
+    crate::board::runs::get_run(&*t.board_db(), run.num())
+}
+
+/// Folders looked at per search for a checkout of a remote.
+const SEARCH_LIMIT: usize = 4000;
+
+/// This machine's checkout of `url` (one of its roots, or a folder up to two levels inside one,
+/// or one cloned before), else a fresh clone in `repos/`.
+fn find_or_clone(t: &Tether, url: &str) -> Result<PathBuf> {
+    let key = tether_git::remote_key(url);
+    let matches = |dir: &Path| {
+        dir.join(".git").exists()
+            && tether_git::Repo::discover(dir)
+                .ok()
+                .flatten()
+                .filter(|r| r.root == dir)
+                .and_then(|r| r.remote_url("origin").ok())
+                .is_some_and(|u| tether_git::remote_key(&u) == key)
+    };
+    let clone_dir = t.paths.team_repos_dir().join(
+        key.trim_start_matches('/')
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+            .collect::<String>(),
+    );
+    if matches(&clone_dir) {
+        return Ok(clone_dir);
+    }
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> = roots(t)?.into_iter().map(|r| (r, 0)).collect();
+    let mut looked = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        looked += 1;
+        if looked > SEARCH_LIMIT {
+            break;
+        }
+        if matches(&dir) {
+            return Ok(dir);
+        }
+        if depth < 2
+            && let Ok(rd) = std::fs::read_dir(&dir)
+        {
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let hidden = name.to_string_lossy().starts_with('.');
+                if !hidden && name != "node_modules" && e.file_type().is_ok_and(|f| f.is_dir()) {
+                    queue.push_back((e.path(), depth + 1));
+                }
+            }
+        }
+    }
+    tether_git::Repo::clone_into(url, &clone_dir)
+        .map_err(|e| Error::Git(format!("no checkout of {url} here, and cloning it failed: {e}")))?;
+    clone_dir.canonicalize().map_err(|e| Error::io(format!("reading {}", clone_dir.display()), e))
+}
