@@ -30,11 +30,12 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 42)]
     pub(crate) seed: u64,
     /// Which benchmarks to run: the index and search (`index`), the MCP endpoint (`mcp`), the
-    /// signals doorbell (`signals`, needs no generated data), a run's worktree and diff
+    /// signals doorbell (`signals`, needs no generated data), team mode on PostgreSQL (`team`:
+    /// claims, a bell across machines, idle runners' cost), a run's worktree and diff
     /// (`worktrees`), code origin's blame and capture (`trace`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
     /// `usage` (the usage report over a heavy user's year, in a store of its own) only run when
     /// asked for.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "runs", "worktrees", "trace", "usage", "engines"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "team", "runs", "worktrees", "trace", "usage", "engines"])]
     pub(crate) suite: String,
     /// Times each usage query is measured (after 3 warm-ups) in the usage benchmark.
     #[arg(long, default_value_t = 40)]
@@ -50,6 +51,16 @@ pub(crate) struct Args {
     /// Signals sent one at a time in the signals benchmark.
     #[arg(long, default_value_t = 1000)]
     pub(crate) signal_sends: usize,
+    /// Runner daemons idling over an empty queue in the team benchmark, and for how long (s).
+    #[arg(long, default_value_t = 50)]
+    pub(crate) team_runners: usize,
+    #[arg(long, default_value_t = 20.0)]
+    pub(crate) team_secs: f64,
+    /// Single task claims, and signals sent across machines, in the team benchmark.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) team_claims: usize,
+    #[arg(long, default_value_t = 200)]
+    pub(crate) team_bells: usize,
     /// Sequential MCP tool calls measured on tether (a quarter of that on the Python server).
     #[arg(long, default_value_t = 4000)]
     pub(crate) mcp_calls: usize,

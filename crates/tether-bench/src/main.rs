@@ -18,6 +18,7 @@ mod mcp;
 mod report;
 mod runs;
 mod signals;
+mod team;
 mod trace;
 mod usage;
 mod worktrees;
@@ -57,7 +58,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
     let user_dir = dir.join("cursor/User");
     let db = user_dir.join("globalStorage/state.vscdb");
-    let gen_stats = if matches!(args.suite.as_str(), "signals" | "runs" | "worktrees" | "usage" | "trace") {
+    let gen_stats = if matches!(args.suite.as_str(), "signals" | "team" | "runs" | "worktrees" | "usage" | "trace") {
         Value::Null
     } else {
         index::generated(args, &dir)?
@@ -76,6 +77,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(args.suite.as_str(), "all" | "signals") {
         let f = signals::run(&dir, args.signal_sessions, args.signal_sends)?;
         sections.push(("signals", render_section("Signals: the doorbell", &f.setup, &f.rows)));
+    }
+    if matches!(args.suite.as_str(), "all" | "team") {
+        let f = team::run(&dir, args.team_runners, args.team_secs, args.team_claims, args.team_bells)?;
+        sections.push(("team", render_section("Team mode on PostgreSQL", &f.setup, &f.rows)));
     }
     if matches!(args.suite.as_str(), "all" | "runs") {
         let f = runs::run(&dir, args.run_events, args.run_rate)?;

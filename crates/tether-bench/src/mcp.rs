@@ -81,7 +81,16 @@ pub(crate) async fn connect_with<H: ClientHandler>(
     url: &str,
     handler: H,
 ) -> anyhow::Result<RunningService<RoleClient, H>> {
-    let cfg = StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN);
+    connect_as(url, TOKEN, handler).await
+}
+
+/// A client with any notification handler, with `token` as its bearer.
+pub(crate) async fn connect_as<H: ClientHandler>(
+    url: &str,
+    token: &str,
+    handler: H,
+) -> anyhow::Result<RunningService<RoleClient, H>> {
+    let cfg = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
     let transport = StreamableHttpClientTransport::from_config(cfg);
     handler.serve(transport).await.with_context(|| format!("connecting to {url}"))
 }

@@ -95,10 +95,16 @@ pub fn set(store: &dyn Database, num: i64, spec: &CloudSpec) -> Result<()> {
 /// driving them: not in `mine`): they run on at Cursor, so `me` takes them over (each exactly
 /// once, even with two runners starting) and re-attaches to their streams.
 pub fn adopt(store: &dyn Database, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
+    // On a team's board, only this machine's: another machine's runner is not this one's to judge.
+    let machine = store.machine();
     let live: Vec<(i64, Option<u32>)> = store.read(|c| {
-        SqlExt::query_map(c, "SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'", &[], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        SqlExt::query_map(
+            c,
+            "SELECT num, runner_pid FROM runs WHERE status = 'running' AND kind = 'cloud'
+               AND machine IS NOT DISTINCT FROM CAST(?1 AS TEXT)",
+            values![machine],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     })?;
     let mut out = Vec::new();
     for (num, runner) in live {

@@ -21,9 +21,10 @@ fn team_board_id(t: &Tether) -> Option<usize> {
 
 /// How often the board is checked when no write was seen (a missed file event).
 const FALLBACK_POLL: Duration = Duration::from_secs(5);
-/// How often a team's board is checked for other machines' writes when no notification came
-/// (a missed one, or a database whose notifications do not arrive).
-const TEAM_POLL: Duration = Duration::from_secs(2);
+/// How often a team's board is checked for other machines' writes when no notification came:
+/// only a net (the listener itself reports once after each reconnect, for what it may have
+/// missed), kept long because every idle machine pays it to the database.
+const TEAM_POLL: Duration = Duration::from_secs(30);
 /// How often the loop looks whether the board moved (joining may happen at any time).
 const TICK: Duration = Duration::from_millis(500);
 

@@ -295,13 +295,16 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// What `f` gives, run on [`runtime`], waited for on this thread.
+/// What `f` gives, run on [`runtime`], waited for on this thread. The wait is outside tokio's
+/// cooperative budget: called from inside a task of another runtime, a budgeted join handle
+/// would answer "not yet" (and wake itself) forever once that task's budget ran out, since the
+/// task never yields back to refill it.
 fn wait<F>(f: F) -> F::Output
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match futures_executor::block_on(runtime().spawn(f)) {
+    match futures_executor::block_on(tokio::task::unconstrained(runtime().spawn(f))) {
         Ok(v) => v,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => panic!("the team database's runtime stopped: {e}"),
@@ -375,9 +378,14 @@ impl PgConn {
 
 /// 1, 2, 4 … ms, capped at 50, with jitter so two losers do not meet again.
 fn backoff(attempt: u32) -> Duration {
-    let base = (1u64 << attempt.min(6)).min(50);
-    let jitter = u64::from(std::process::id() ^ attempt.wrapping_mul(2_654_435_761)) % (base + 1);
-    Duration::from_millis(base / 2 + jitter)
+    use std::hash::BuildHasher;
+    // Short and capped: a loser usually lost to one commit, and waits for the others' turns
+    // rather than for the database.
+    let base = (1u64 << attempt.min(3)).min(8);
+    // Random per call (each `RandomState` has keys of its own), so transactions that met retry
+    // apart instead of meeting again in step.
+    let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % (base * 1000 + 1);
+    Duration::from_micros(base * 500 + jitter)
 }
 
 impl Sql for PgConn {

@@ -23,6 +23,13 @@ use crate::{blocking, cloud, files, local, process};
 
 /// How often the daemon's runner looks for worktrees past their retention.
 const REAP_EVERY: Duration = Duration::from_secs(600);
+/// How often a runner looks at the queue unwoken: on this machine's board, every second (a
+/// write by another process is seen within it); on a team's, the database's notifications wake
+/// it, so this is only the net under a missed one (what 50 idle runners cost the database).
+const LOCAL_IDLE: Duration = Duration::from_secs(1);
+const TEAM_IDLE: Duration = Duration::from_secs(30);
+/// How often the daemon's runner looks for cloud runs a stopped runner left going.
+const ADOPT_EVERY: Duration = Duration::from_secs(60);
 
 /// Runs queued runs until stopped. One per process that runs agents (the daemon, or `tether run`
 /// in the foreground when no daemon is running).
@@ -35,6 +42,9 @@ pub struct Runner {
     live: Mutex<HashMap<i64, CancellationToken>>,
     /// Cloud runs going here, rung when Cursor's webhook says one changed.
     pokes: Mutex<HashMap<i64, Arc<Notify>>>,
+    /// Look again then: a run another machine queued becomes this runner's to take once the
+    /// machine that queued it had its head start.
+    recheck_at: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl std::fmt::Debug for Runner {
@@ -94,6 +104,7 @@ impl Runner {
             kick: Notify::new(),
             live: Mutex::default(),
             pokes: Mutex::default(),
+            recheck_at: Mutex::default(),
         });
         let stop = CancellationToken::new();
         let listen = tokio::spawn(Arc::clone(&runner).listen(stop.clone()));
@@ -111,7 +122,13 @@ impl Runner {
                 _ = stop.cancelled() => return,
             };
             match ev {
-                Ok(Event::Runs { .. }) | Err(RecvError::Lagged(_)) => self.kick(),
+                Ok(Event::Runs { .. }) | Err(RecvError::Lagged(_)) => {
+                    let then = tokio::time::Instant::now() + Duration::from_millis(runs::ORIGIN_FIRST_MS as u64 + 100);
+                    *self.recheck_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(then);
+                    self.kick();
+                }
+                // Signals may wake an idle chat (a follow-up run).
+                Ok(Event::Signals { .. }) => self.kick(),
                 Ok(Event::RunCancelRequested { run }) => {
                     if let Some(tok) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
                         tok.cancel();
@@ -150,10 +167,16 @@ impl Runner {
         }
         let mut going: Vec<JoinHandle<()>> = Vec::new();
         let mut reaped_at: Option<tokio::time::Instant> = None;
+        let mut adopted_at: Option<tokio::time::Instant> = None;
         loop {
             going.retain(|h| !h.is_finished());
             if self.only.is_none() {
-                self.adopt_cloud_runs(&stop, &mut going).await;
+                // Cloud runs a stopped runner left: at start, then now and then (a foreground
+                // runner that died); not on every look, which each idle machine pays for.
+                if adopted_at.is_none_or(|at| at.elapsed() >= ADOPT_EVERY) {
+                    adopted_at = Some(tokio::time::Instant::now());
+                    self.adopt_cloud_runs(&stop, &mut going).await;
+                }
                 self.wake_idle_chats().await;
                 if reaped_at.is_none_or(|at| at.elapsed() >= REAP_EVERY) {
                     reaped_at = Some(tokio::time::Instant::now());
@@ -170,6 +193,7 @@ impl Runner {
             {
                 warn_of("checking today's budget", &e);
             }
+            // (An idle queue costs one read: `claim_next` asks whether anything waits first.)
             loop {
                 let t = Arc::clone(&self.tether);
                 let (pid, only) = (self.pid, self.only);
@@ -205,7 +229,9 @@ impl Runner {
             }
             let t = Arc::clone(&self.tether);
             let pid = self.pid;
-            if let Ok(asked) = blocking(move || runs::cancel_requested(&*t.board_db(), pid)).await {
+            if self.running() > 0
+                && let Ok(asked) = blocking(move || runs::cancel_requested(&*t.board_db(), pid)).await
+            {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 for num in asked {
                     if let Some(tok) = live.get(&num) {
@@ -213,10 +239,22 @@ impl Runner {
                     }
                 }
             }
+            let idle = if self.tether.in_team() { TEAM_IDLE } else { LOCAL_IDLE };
+            let mut until = tokio::time::Instant::now() + idle;
+            {
+                let mut at = self.recheck_at.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(r) = at.take_if(|r| *r > tokio::time::Instant::now()) {
+                    until = until.min(r);
+                    *at = Some(r);
+                }
+            }
             tokio::select! {
                 _ = self.kick.notified() => {}
-                // Runs queued or cancelled by another process are seen within a second.
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                // Runs queued or cancelled by another process (or machine) are seen by then.
+                _ = tokio::time::sleep_until(until) => {
+                    let mut at = self.recheck_at.lock().unwrap_or_else(|p| p.into_inner());
+                    at.take_if(|r| *r <= tokio::time::Instant::now());
+                }
                 _ = stop.cancelled() => break,
             }
         }

@@ -26,6 +26,8 @@ pub struct Cluster {
     guardian: u32,
     /// Says when the guardian has stopped the server and deleted the data dir.
     gone: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+    /// Commits are synced to disk (else `fsync=off`).
+    durable: bool,
 }
 
 impl Cluster {
@@ -46,6 +48,16 @@ impl Cluster {
 
     /// A new cluster, running. Panics with the fix when PostgreSQL is not installed.
     pub fn start() -> Cluster {
+        Self::start_with(false)
+    }
+
+    /// A cluster that syncs its commits to disk, as a real one does (for the benchmarks; tests
+    /// go faster without).
+    pub fn start_durable() -> Cluster {
+        Self::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Cluster {
         let bin = Self::bin_dir()
             .expect("PostgreSQL is not installed: run `TETHER_SETUP_TESTS=1 scripts/setup` (Debian's postgresql)");
         let owner = is_root().then_some("postgres");
@@ -68,7 +80,7 @@ impl Cluster {
                 .arg(&pwfile),
         );
         let (guardian, gone) = guard(&dir, &bin, owner);
-        let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into() };
+        let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into(), durable };
         cluster.port = cluster.launch();
         cluster
     }
@@ -100,10 +112,14 @@ impl Cluster {
     /// Loopback only; no fsync (a test cluster dies with its tests); room for the claim races'
     /// connections beside every other test's.
     fn server_options(&self, port: u16) -> String {
-        format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c full_page_writes=off -c max_connections=300",
-            self.dir.display()
-        )
+        let sync = if self.durable { "" } else { " -c fsync=off -c full_page_writes=off" };
+        format!("-c listen_addresses=127.0.0.1 -p {port} -k {}{sync} -c max_connections=300", self.dir.display())
+    }
+
+    /// The server's main process (its sessions are its children), while it runs.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data().join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
     }
 
     fn pg_ctl(&self, args: &[&str]) -> bool {

@@ -257,6 +257,10 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
     // against its limits (on a machine's own board `machine` is NULL and every run is here).
     let machine = store.machine();
     let others_from = if limits.takes_others { now_ms() - ORIGIN_FIRST_MS } else { -1 };
+    // An idle queue is the common case: a read says so without a write transaction.
+    if !any_waiting(store)? {
+        return Ok(None);
+    }
     let claimed = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
@@ -335,6 +339,15 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
         }
     }
     Ok(Some(run))
+}
+
+/// Whether any run waits in the queue (not held): one cheap read, so an idle runner asks nothing
+/// more of the database.
+pub fn any_waiting(store: &dyn Database) -> Result<bool> {
+    let one = store.read(|c| {
+        SqlExt::query_opt(c, "SELECT 1 FROM runs WHERE status = 'queued' AND held IS NULL LIMIT 1", &[], |_| Ok(()))
+    })?;
+    Ok(one.is_some())
 }
 
 /// Records the agent's process (and process group) for a run, so a later start can stop an

@@ -241,6 +241,8 @@ pub struct Ring {
     pub kind: SignalType,
     pub recipient: String,
     pub mcp_session: Option<String>,
+    /// When the signal was sent (epoch ms).
+    pub sent_at: i64,
 }
 
 /// Undrained signals that want attention (system types left out), for notices.

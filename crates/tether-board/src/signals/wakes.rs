@@ -15,7 +15,7 @@ pub fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
-            "SELECT d.signal, s.type, d.recipient, a.mcp_session
+            "SELECT d.signal, s.type, d.recipient, a.mcp_session, s.created_at
              FROM signal_deliveries d JOIN signals s ON s.num = d.signal LEFT JOIN agents a ON a.id = d.recipient
              WHERE d.wake_attempt_count = 0 AND d.recipient != 'human'
              ORDER BY d.signal LIMIT 10000",
@@ -26,6 +26,7 @@ pub fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
                     kind: r.get::<String>(1)?.parse()?,
                     recipient: r.get(2)?,
                     mcp_session: r.get(3)?,
+                    sent_at: r.get(4)?,
                 })
             },
         )

@@ -22,18 +22,31 @@ use crate::Server;
 
 /// The calling session's inbox; subscribers (and every session with a stream) hear of new signals.
 pub const INBOX_URI: &str = "tether://inbox";
+/// On a team's board, how long a delivery to another machine's MCP session is left to that
+/// machine's doorbell before any machine records it as not captured.
+const ELSEWHERE_GRACE_MS: i64 = 60_000;
 /// A client that does not take a notification within this long counts as a failed send.
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
-/// In case a write from another process was missed.
+/// In case a write from another process was missed (on a team's board the database's
+/// notifications wake the doorbell, so the net is wider: each idle machine pays it).
 const FALLBACK_POLL: Duration = Duration::from_secs(5);
+const TEAM_FALLBACK_POLL: Duration = Duration::from_secs(30);
 
 /// Rings for every untried delivery until aborted: at start (deliveries written while no daemon
 /// ran still get their outcome recorded), on every signal write, and every few seconds in case.
 pub(crate) async fn run(server: Arc<Server>) {
     let mut bus = server.tether.bus.subscribe();
     loop {
+        // Drains said before now re-arm their bells before the deliveries are read: a signal
+        // sent right after a drain (seen here through another machine's write) must find the
+        // bell armed, not coalesce into the one just answered.
+        while let Ok(ev) = bus.try_recv() {
+            if let Event::SignalsDrained { session } = ev {
+                server.mcp.doorbell.rearm(&session);
+            }
+        }
         let t = Arc::clone(&server.tether);
-        match tokio::task::spawn_blocking(move || signals::unrung(&*t.board_db())).await {
+        match tokio::task::spawn_blocking(move || signals::unrung(&*t.board_db()).map(|r| mine(&t, r))).await {
             Ok(Ok(rings)) if !rings.is_empty() => {
                 let wakes = ring_all(&server, rings).await;
                 let t = Arc::clone(&server.tether);
@@ -51,7 +64,7 @@ pub(crate) async fn run(server: Arc<Server>) {
             Err(e) => tracing::warn!(error = %e, "reading undelivered signals"),
         }
         // Until something may have been sent (a drain re-arms a bell on the way).
-        let deadline = tokio::time::sleep(FALLBACK_POLL);
+        let deadline = tokio::time::sleep(if server.tether.in_team() { TEAM_FALLBACK_POLL } else { FALLBACK_POLL });
         tokio::pin!(deadline);
         loop {
             tokio::select! {
@@ -65,6 +78,26 @@ pub(crate) async fn run(server: Arc<Server>) {
             }
         }
     }
+}
+
+/// The deliveries this daemon is to ring: on a team's board, those to MCP sessions of another
+/// machine are that machine's doorbell's (for a while: a session no machine answers for is then
+/// recorded as not captured by whichever sees it).
+fn mine(t: &tether_core::Tether, rings: Vec<Ring>) -> Vec<Ring> {
+    if !t.in_team() {
+        return rings;
+    }
+    let now = tether_core::clock::now_ms();
+    rings
+        .into_iter()
+        .filter(|r| match r.mcp_session.as_deref() {
+            None => true,
+            Some(s) => {
+                now - r.sent_at > ELSEWHERE_GRACE_MS
+                    || tether_core::board::live::load_mcp_session(&t.store, s).ok().flatten().is_some()
+            }
+        })
+        .collect()
 }
 
 /// Decides each delivery's outcome and sends the bells (concurrently: a stalled client must not
