@@ -67,6 +67,12 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
             }
             tokio::select! {
                 _ = rx.recv() => {
+                    // On a team's board this machine's file holds no board: its writes (the
+                    // index, sessions) say nothing of the board's, and asking the team's
+                    // database for each would make every idle machine cost it.
+                    if t.in_team() {
+                        continue;
+                    }
                     // The WAL is written before the commit is published in the -shm index; a
                     // moment later the write is visible, and a burst is folded into one check.
                     tokio::time::sleep(Duration::from_millis(20)).await;

@@ -70,7 +70,13 @@ fn two_machines_share_one_board_and_leaving_gives_the_local_one_back() {
     assert!(names.contains(&"laptop") && names.contains(&"workstation"), "{names:?}");
     assert!(!std::fs::read_to_string(a.dir.path().join("data/team.json")).unwrap().contains(PASSWORD));
 
+    let doctor = run(&a, &["doctor"]);
+    assert!(doctor.contains("team") && doctor.contains("as laptop: reachable"), "{doctor}");
+
     run(&a, &["team", "leave"]);
+    let out = a.cmd().args(["run", "tidy up", "--labels", "gpu"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("only in a team"), "{err}");
     let own = run(&a, &["task", "list"]);
     assert!(own.contains("only on the laptop") && !own.contains("write the parser"), "{own}");
     let status = a.json(&["team", "status"]);

@@ -46,6 +46,12 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     if new.repo.is_some() || new.branch.is_some() || new.auto_pr {
         return Err(Error::invalid("run", "repo, branch and auto_pr are for cloud runs (where: cloud)"));
     }
+    if (new.on.is_some() || !new.labels.is_empty()) && !t.in_team() {
+        return Err(Error::invalid(
+            "on",
+            "runs go to other machines only in a team: join one first (tether team join)",
+        ));
+    }
     let settings = t.settings()?;
     let (task, prompt) = prompt_of(t, new)?;
     let ws = new
@@ -92,15 +98,7 @@ fn target_of(t: &Tether, new: &NewRun, workspace: &Path) -> Result<runs::RunTarg
         return Err(Error::invalid("labels", format!("{bad:?} is not a label")));
     }
     let on = new.on.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::to_owned);
-    let Some(here) = t.board_db().machine() else {
-        if on.is_some() || !labels.is_empty() {
-            return Err(Error::invalid(
-                "on",
-                "runs go to other machines only in a team: join one first (tether team join)",
-            ));
-        }
-        return Ok(runs::RunTarget::default());
-    };
+    let Some(here) = t.board_db().machine() else { return Ok(runs::RunTarget::default()) };
     let repo = tether_git::Repo::discover(workspace).ok().flatten().and_then(|r| {
         let url = r.remote_url("origin").ok()?;
         let root = r.root.canonicalize().ok()?;
