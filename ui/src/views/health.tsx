@@ -412,31 +412,43 @@ function TeamPanel() {
           The board (tasks, agents, signals, runs) is this machine’s own. Join a team’s PostgreSQL to share it with other machines;
           chat history stays here.
         </p>
-        <form class="row wrap" onSubmit={join}>
-          <input
-            required
-            placeholder="postgres://USER@HOST:PORT/DB"
-            value={form.url}
-            onInput={(e) => setForm({ ...form, url: e.currentTarget.value })}
-            data-testid="team-url"
-            aria-label="Team database URL"
-          />
-          <input
-            placeholder="this machine’s name (default: host name)"
-            value={form.machine}
-            onInput={(e) => setForm({ ...form, machine: e.currentTarget.value })}
-            aria-label="Machine name"
-          />
-          <input
-            type="password"
-            placeholder="password (kept in the keyring)"
-            value={form.password}
-            onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
-            aria-label="Database password"
-          />
-          <button type="submit" disabled={busy} data-testid="team-join">
-            {busy ? 'Joining…' : 'Join'}
-          </button>
+        <form class="form" onSubmit={join}>
+          <label>
+            Team database
+            <input
+              required
+              placeholder="postgres://USER@HOST:PORT/DB"
+              value={form.url}
+              onInput={(e) => setForm({ ...form, url: e.currentTarget.value })}
+              data-testid="team-url"
+            />
+          </label>
+          <div class="form-row">
+            <label>
+              This machine’s name
+              <input
+                placeholder="default: the host name"
+                value={form.machine}
+                onInput={(e) => setForm({ ...form, machine: e.currentTarget.value })}
+                data-testid="team-machine-name"
+              />
+            </label>
+            <label>
+              Password (kept in the OS keyring)
+              <input
+                type="password"
+                placeholder="else PGPASSWORD or ~/.pgpass"
+                value={form.password}
+                onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
+                data-testid="team-password"
+              />
+            </label>
+          </div>
+          <div class="actions">
+            <button type="submit" class="primary" disabled={busy || !form.url.trim()} data-testid="team-join">
+              {busy ? 'Joining…' : 'Join the team'}
+            </button>
+          </div>
         </form>
       </section>
     );
