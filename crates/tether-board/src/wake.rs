@@ -222,15 +222,9 @@ mod tests {
     use tether_store::sql::Database;
     use tether_testkit::pg::board_engines;
 
-    const LIMITS: Limits = Limits {
-        total: 3,
-        per_workspace: 1,
-        per_repo: 3,
-        cloud: 2,
-        only: None,
-        takes_others: false,
-        labels: Vec::new(),
-    };
+    fn limits() -> Limits {
+        Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, ..Limits::default() }
+    }
 
     /// A run that ran to its end in chat `chat` (the chain's first run): its agent is `run R-1`.
     fn finished_run(s: &dyn Database, chat: &str) -> Run {
@@ -261,7 +255,7 @@ mod tests {
     }
 
     fn ran(s: &dyn Database, r: &Run, chat: &str, result: &str) -> Run {
-        let claimed = runs::claim_next(s, 1, &LIMITS).unwrap().unwrap();
+        let claimed = runs::claim_next(s, 1, &limits()).unwrap().unwrap();
         assert_eq!(claimed.id, r.id);
         runs::append_events(
             s,
@@ -362,7 +356,7 @@ mod tests {
             set(&s, "run R-1", true).unwrap();
             let q = ask(&s, "run R-1", "Status?");
             let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
-            runs::claim_next(&s, 1, &LIMITS).unwrap();
+            runs::claim_next(&s, 1, &limits()).unwrap();
             crate::Board::new(&s)
                 .finish_run(
                     woke.num(),
@@ -399,12 +393,12 @@ mod tests {
                 matches!(&why.event, RunEvent::Status { status, message: Some(m) } if status == "held" && m.contains("run R-7")),
                 "{why:?}"
             );
-            assert!(runs::claim_next(&s, 1, &LIMITS).unwrap().is_none(), "a held run is not taken");
+            assert!(runs::claim_next(&s, 1, &limits()).unwrap().is_none(), "a held run is not taken");
             assert!(due(&s, 4).unwrap().is_empty(), "no second wake while one waits");
 
             let ok = runs::approve(&s, &woke.id).unwrap();
             assert_eq!(ok.held, None);
-            assert_eq!(runs::claim_next(&s, 1, &LIMITS).unwrap().unwrap().id, woke.id, "taken once approved");
+            assert_eq!(runs::claim_next(&s, 1, &limits()).unwrap().unwrap().id, woke.id, "taken once approved");
             assert_eq!(
                 runs::approve(&s, &woke.id).unwrap_err().code(),
                 crate::error::ErrorCode::InvalidInput,

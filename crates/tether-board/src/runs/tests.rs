@@ -33,15 +33,7 @@ fn the_queue_respects_both_limits_and_order() {
         for (p, ws) in [("a", "/w1"), ("b", "/w1"), ("c", "/w2"), ("d", "/w3")] {
             create(&s, "me", &valid(p, ws)).unwrap();
         }
-        let limits = Limits {
-            total: 2,
-            per_workspace: 1,
-            per_repo: 3,
-            cloud: 2,
-            only: None,
-            takes_others: false,
-            labels: Vec::new(),
-        };
+        let limits = Limits { total: 2, per_workspace: 1, per_repo: 3, cloud: 2, ..Limits::default() };
         let first = claim_next(&s, 1, &limits).unwrap().unwrap();
         let second = claim_next(&s, 1, &limits).unwrap().unwrap();
         assert_eq!((first.prompt.as_str(), second.prompt.as_str()), ("a", "c"), "b waits for /w1");
@@ -58,20 +50,7 @@ fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
         eprintln!("on {}", e.name);
         let s: &dyn Database = &**e;
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(
-            &s,
-            7,
-            &Limits {
-                total: 3,
-                per_workspace: 1,
-                per_repo: 3,
-                cloud: 2,
-                only: None,
-                takes_others: false,
-                labels: Vec::new(),
-            },
-        )
-        .unwrap();
+        claim_next(&s, 7, &Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, ..Limits::default() }).unwrap();
         let ev = append_events(
             &s,
             r.num(),
@@ -107,20 +86,8 @@ fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
         eprintln!("on {}", e.name);
         let s: &dyn Database = &**e;
         let r = create(&s, "me", &valid("go", "/w")).unwrap();
-        claim_next(
-            &s,
-            4242,
-            &Limits {
-                total: 3,
-                per_workspace: 1,
-                per_repo: 3,
-                cloud: 2,
-                only: None,
-                takes_others: false,
-                labels: Vec::new(),
-            },
-        )
-        .unwrap();
+        claim_next(&s, 4242, &Limits { total: 3, per_workspace: 1, per_repo: 3, cloud: 2, ..Limits::default() })
+            .unwrap();
         set_child(&s, r.num(), 999, Some(12)).unwrap();
         let f = PlacedFile {
             run: r.num(),
@@ -144,15 +111,7 @@ fn a_dead_runner_leaves_lost_runs_and_files_to_restore() {
 /// out restores, and it restores the person's bytes (or their link) over the bytes on disk.
 #[test]
 fn overlapping_placements_are_counted_and_the_last_run_out_restores_the_persons_file() {
-    let limits = Limits {
-        total: 3,
-        per_workspace: 3,
-        per_repo: 3,
-        cloud: 2,
-        only: None,
-        takes_others: false,
-        labels: Vec::new(),
-    };
+    let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, ..Limits::default() };
     for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
         for e in &board_engines() {
             eprintln!("on {}", e.name);
@@ -203,15 +162,7 @@ fn a_run_over_budget_holds_its_follow_ups_and_its_tasks_next_run_until_approved(
         let task = crate::tasks::create(&s, &actor, &crate::tasks::NewTask { title: "t".into(), ..Default::default() })
             .unwrap();
         let num = crate::tasks::parse_id(&task.id).unwrap();
-        let limits = Limits {
-            total: 3,
-            per_workspace: 3,
-            per_repo: 3,
-            cloud: 2,
-            only: None,
-            takes_others: false,
-            labels: Vec::new(),
-        };
+        let limits = Limits { total: 3, per_workspace: 3, per_repo: 3, cloud: 2, ..Limits::default() };
         let first = create(&s, "me", &ValidRun { task: Some(num), ..valid("a", "/w") }).unwrap();
         claim_next(&s, 1, &limits).unwrap();
         finish(

@@ -14,8 +14,9 @@ use tether_core::token::{self, Backend};
 use tether_core::{CursorLocations, Paths, Tether};
 use tether_testkit::pg::{Cluster, PASSWORD};
 
-const LIMITS: Limits =
-    Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, only: None, takes_others: false, labels: Vec::new() };
+fn limits() -> Limits {
+    Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, ..Limits::default() }
+}
 
 fn machine(url: &str, name: &str) -> (tempfile::TempDir, Tether) {
     let d = tempfile::tempdir().unwrap();
@@ -55,7 +56,7 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
 
     let run = runs::create(&*a.board_db(), "pat", &prompt("fix the build")).unwrap();
     assert!(
-        runs::claim_next(&*b.board_db(), 7, &LIMITS).unwrap().is_none(),
+        runs::claim_next(&*b.board_db(), 7, &limits()).unwrap().is_none(),
         "the workstation never takes the laptop's run"
     );
     let heard = b.board_db().foreign_changes().unwrap();
@@ -63,7 +64,7 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
     assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "once");
     assert!(a.board_db().foreign_changes().unwrap().runs.is_none(), "a machine's own write is not foreign to it");
 
-    let claimed = runs::claim_next(&*a.board_db(), 7, &LIMITS).unwrap().expect("the laptop's runner takes it");
+    let claimed = runs::claim_next(&*a.board_db(), 7, &limits()).unwrap().expect("the laptop's runner takes it");
     assert_eq!(claimed.id, run.id);
     let follow = ValidRun { parent: Some(run.num()), ..prompt("and the tests") };
     let next = runs::create(&*b.board_db(), "pat", &follow).unwrap();
@@ -73,15 +74,15 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
         &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() },
     )
     .unwrap();
-    assert!(runs::claim_next(&*b.board_db(), 7, &LIMITS).unwrap().is_none(), "a follow-up goes where its chat is");
-    assert_eq!(runs::claim_next(&*a.board_db(), 7, &LIMITS).unwrap().map(|r| r.id), Some(next.id));
+    assert!(runs::claim_next(&*b.board_db(), 7, &limits()).unwrap().is_none(), "a follow-up goes where its chat is");
+    assert_eq!(runs::claim_next(&*a.board_db(), 7, &limits()).unwrap().map(|r| r.id), Some(next.id));
 
     team::leave(&a, &Principal::person("pat")).unwrap();
     assert!(runs::list(&*a.board_db(), &Default::default()).unwrap().is_empty(), "the laptop's own board again");
 }
 
 fn runner(labels: &[&str]) -> Limits {
-    Limits { takes_others: true, labels: labels.iter().map(|l| (*l).to_owned()).collect(), ..LIMITS }
+    Limits { takes_others: true, labels: labels.iter().map(|l| (*l).to_owned()).collect(), ..limits() }
 }
 
 fn findable(text: &str, target: RunTarget) -> ValidRun {
@@ -105,7 +106,7 @@ fn a_run_goes_to_the_machine_it_names_a_runner_with_its_labels_or_its_own_machin
     .unwrap();
     assert_eq!((named.origin.as_deref(), named.on.as_deref()), (Some("laptop"), Some("station")));
     assert!(runs::claim_next(&*laptop.board_db(), 1, &runner(&["gpu"])).unwrap().is_none());
-    let took = runs::claim_next(&*station.board_db(), 2, &LIMITS).unwrap().expect("the named machine takes it");
+    let took = runs::claim_next(&*station.board_db(), 2, &limits()).unwrap().expect("the named machine takes it");
     assert_eq!((took.id.as_str(), took.machine.as_deref()), (named.id.as_str(), Some("station")));
     let done = runs::Outcome { status: RunStatus::Succeeded, ..Default::default() };
     runs::finish(&*station.board_db(), took.num(), &done).unwrap();
@@ -121,14 +122,14 @@ fn a_run_goes_to_the_machine_it_names_a_runner_with_its_labels_or_its_own_machin
     assert!(runs::claim_next(&*station.board_db(), 2, &runner(&["linux"])).unwrap().is_none(), "lacks gpu");
     assert!(runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().is_none(), "the laptop's moment first");
     std::thread::sleep(Duration::from_millis(runs::ORIGIN_FIRST_MS as u64 + 100));
-    assert!(runs::claim_next(&*station.board_db(), 2, &LIMITS).unwrap().is_none(), "not a runner: only its own");
+    assert!(runs::claim_next(&*station.board_db(), 2, &limits()).unwrap().is_none(), "not a runner: only its own");
     let took = runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().expect("a gpu runner takes it");
     assert_eq!(took.id, labelled.id);
 
     // Any runner, this machine first: the laptop takes its own at once.
     let mine = runs::create(&*laptop.board_db(), "pat", &findable("lint", RunTarget::default())).unwrap();
     assert!(runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().is_none(), "the laptop's moment");
-    assert_eq!(runs::claim_next(&*laptop.board_db(), 1, &LIMITS).unwrap().map(|r| r.id), Some(mine.id));
+    assert_eq!(runs::claim_next(&*laptop.board_db(), 1, &limits()).unwrap().map(|r| r.id), Some(mine.id));
 
     // A folder no other machine could find stays with the machine that queued it.
     let stuck = runs::create(&*laptop.board_db(), "pat", &prompt("local only")).unwrap();
@@ -150,7 +151,7 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
     let on_ghost = RunTarget { machine: Some("ghost".into()), ..Default::default() };
     let run =
         runs::create(&*laptop.board_db(), "pat", &ValidRun { task: Some(num), ..findable("port", on_ghost) }).unwrap();
-    let took = runs::claim_next(&*ghost.board_db(), 4242, &LIMITS).unwrap().unwrap();
+    let took = runs::claim_next(&*ghost.board_db(), 4242, &limits()).unwrap().unwrap();
     assert_eq!((took.id.as_str(), took.status), (run.id.as_str(), RunStatus::Running));
     assert!(tasks::get(&*laptop.board_db(), &task.id).unwrap().task.assignee.is_some(), "the run holds its task");
 
