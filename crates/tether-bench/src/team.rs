@@ -243,8 +243,14 @@ fn server_ticks(postmaster: u32) -> u64 {
             let rest = &stat[stat.rfind(')')? + 2..];
             let f: Vec<&str> = rest.split(' ').collect();
             let ppid: u32 = f.get(1)?.parse().ok()?;
-            (pid == postmaster || ppid == postmaster)
-                .then(|| f.get(11)?.parse::<u64>().ok().zip(f.get(12)?.parse::<u64>().ok()).map(|(u, s)| u + s))?
+            let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            // The postmaster's own time plus what its reaped children used (cutime, cstime), so a
+            // session that ends inside the window moves its time, never loses it.
+            if pid == postmaster {
+                Some(field(11) + field(12) + field(13) + field(14))
+            } else {
+                (ppid == postmaster).then(|| field(11) + field(12))
+            }
         })
         .sum()
 }
@@ -260,7 +266,7 @@ fn idle_rows(cluster: &Cluster, root: &Path, runners: usize, window_secs: f64) -
         eprintln!("team: the database alone, {window_secs} s …");
         let (b0, bt0) = (Instant::now(), server_ticks(postmaster));
         tokio::time::sleep(Duration::from_secs_f64(window_secs)).await;
-        let baseline = (server_ticks(postmaster) - bt0) as f64 / clock_ticks_per_sec() / b0.elapsed().as_secs_f64();
+        let baseline = server_ticks(postmaster).saturating_sub(bt0) as f64 / clock_ticks_per_sec() / b0.elapsed().as_secs_f64();
         eprintln!("team: {runners} runner daemons over an empty queue, {window_secs} s …");
         let mut hosts = Vec::with_capacity(runners);
         for i in 0..runners {
@@ -283,7 +289,7 @@ fn idle_rows(cluster: &Cluster, root: &Path, runners: usize, window_secs: f64) -
         };
         let (t0, ticks0, (sessions0, xacts0)) = (Instant::now(), server_ticks(postmaster), stats());
         tokio::time::sleep(Duration::from_secs_f64(window_secs)).await;
-        let (secs, ticks) = (t0.elapsed().as_secs_f64(), server_ticks(postmaster) - ticks0);
+        let (secs, ticks) = (t0.elapsed().as_secs_f64(), server_ticks(postmaster).saturating_sub(ticks0));
         let (sessions1, xacts1) = stats();
         eprintln!("team: stopping the runners …");
         for h in hosts {
