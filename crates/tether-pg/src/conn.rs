@@ -311,6 +311,16 @@ where
     }
 }
 
+/// How much of other transactions a transaction may see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// As if alone: the board's default (what SQLite's single writer gives).
+    Serializable,
+    /// Each statement sees what committed before it: for claims made of row locks and
+    /// conditional statements ([`tether_store::sql::Database::claim_with`]).
+    ReadCommitted,
+}
+
 /// A connection to the team database. Not shared between threads (it holds one session).
 pub struct PgConn {
     client: Arc<Client>,
@@ -339,18 +349,35 @@ impl PgConn {
     /// gives what SQLite's single writer gives the board, every transaction as if alone. When
     /// two met (a serialization failure or a deadlock), the loser is rolled back and `f` runs
     /// again, a little later each time.
-    pub fn transaction<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+    pub fn transaction<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.transaction_at(Isolation::Serializable, f)
+    }
+
+    /// [`PgConn::transaction`] at the isolation asked for. Under read committed a unique key
+    /// that a racing transaction took first (a name two new agents both chose) is met too, and
+    /// tried again a few times, when the other's row is then seen.
+    pub fn transaction_at<T>(&self, isolation: Isolation, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        let begin = match isolation {
+            Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            Isolation::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
-            self.batch("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            self.batch(begin)?;
             let out = f(self).and_then(|v| self.batch("COMMIT").map(|()| v));
             match out {
                 Ok(v) => return Ok(v),
                 Err(e) => {
                     let _ = self.batch("ROLLBACK");
-                    let contended = matches!(&e, Error::Db(DbError { kind: DbErrorKind::Contended, .. }));
-                    if !contended || attempt >= TRIES {
+                    let again = match &e {
+                        Error::Db(DbError { kind: DbErrorKind::Contended, .. }) => attempt < TRIES,
+                        Error::Db(DbError { kind: DbErrorKind::Constraint, .. }) => {
+                            isolation == Isolation::ReadCommitted && attempt < 3
+                        }
+                        _ => false,
+                    };
+                    if !again {
                         return Err(e);
                     }
                     std::thread::sleep(backoff(attempt));
@@ -389,6 +416,10 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 impl Sql for PgConn {
+    fn row_lock(&self, rest: &str) -> String {
+        format!(" FOR UPDATE {rest}")
+    }
+
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let stmt = self.statement(sql)?;
         let (c, params) = (Arc::clone(&self.client), params.to_vec());

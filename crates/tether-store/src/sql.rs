@@ -26,6 +26,11 @@ pub trait Sql {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize>;
     /// Runs a query and reads every row it returns.
     fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+    /// The clause that locks the rows a query reads, ` FOR UPDATE {rest}`, where the engine has
+    /// row locks (PostgreSQL); nothing where a writer already holds the whole database (SQLite).
+    fn row_lock(&self, _rest: &str) -> String {
+        String::new()
+    }
 }
 
 /// The typed helpers over [`Sql`], in the shape of rusqlite's so the board reads the same.
@@ -64,6 +69,13 @@ pub trait Database: Send + Sync + std::fmt::Debug {
     /// (SQLite's ordinary sync; PostgreSQL's commits are durable anyway): for appends a power cut
     /// may shorten but never corrupt, such as a run's event batches. Announces nothing.
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()>;
+    /// [`Database::write_with`] for a queue's claim: every decision `f` makes is a row-locking
+    /// read ([`Sql::row_lock`]) or a statement whose condition repeats it, so it holds without
+    /// seeing the database alone. An engine may then run it under read committed, where racing
+    /// claimers skip each other's rows or wait for one row instead of failing and trying again.
+    fn claim_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::changed::Changed> {
+        self.write_with(f)
+    }
     /// What others (other processes, other machines) changed on the board since this handle last
     /// announced, now counted as announced. An engine that cannot tell says nothing changed.
     fn foreign_changes(&self) -> Result<crate::changed::Changed> {
@@ -97,6 +109,10 @@ impl<D: Database + ?Sized> Database for &D {
 
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
         (**self).append_with(f)
+    }
+
+    fn claim_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<crate::changed::Changed> {
+        (**self).claim_with(f)
     }
 
     fn foreign_changes(&self) -> Result<crate::changed::Changed> {
@@ -138,6 +154,16 @@ impl dyn Database + '_ {
             Ok(())
         })?;
         out.ok_or_else(|| Error::invalid("append", "did not run"))
+    }
+
+    /// What `f` claimed, in one durable transaction (see [`Database::claim_with`]).
+    pub fn claiming<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut out = None;
+        self.claim_with(&mut |db| {
+            out = Some(f(db)?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| Error::invalid("claim", "did not run"))
     }
 
     /// [`Self::durable`], with the domains the write changed.

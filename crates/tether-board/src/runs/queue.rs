@@ -261,7 +261,9 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
     if !any_waiting(store)? {
         return Ok(None);
     }
-    let claimed = store.durable(|txn| {
+    // The candidates are row-locked, passing over runs another runner is taking (PostgreSQL),
+    // and the update's condition repeats that the run still waits.
+    let claimed = store.claiming(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
             "SELECT coalesce(sum(CASE WHEN kind = 'local' THEN 1 ELSE 0 END), 0),
@@ -273,7 +275,7 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
         // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
         // waits in the queue until the run before it ended. (`?2` is cast where it is tested for
         // NULL: PostgreSQL types a parameter where it first meets it.)
-        let candidates: Vec<(i64, Option<String>, Option<String>)> = db.query_map(
+        let sql = format!(
             "SELECT q.num, q.workspace, q.target_labels FROM runs q
              WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
                AND (CAST(?8 AS TEXT) IS NULL OR q.target_machine = ?8
@@ -290,7 +292,11 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
                  OR (q.kind = 'cloud' AND ?5 < ?6
                      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
                             AND (r.cloud ->> 'agent_id') = (q.cloud ->> 'agent_id'))))
-             ORDER BY q.num LIMIT ?10",
+             ORDER BY q.num LIMIT ?10{}",
+            db.row_lock("OF q SKIP LOCKED")
+        );
+        let candidates: Vec<(i64, Option<String>, Option<String>)> = db.query_map(
+            &sql,
             values![
                 limits.per_workspace as i64,
                 limits.only,
@@ -314,11 +320,14 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
             return Ok(None);
         };
         let now = now_ms();
-        db.execute(
+        let took = db.execute(
             "UPDATE runs SET status = 'running', started_at = ?2, runner_pid = ?3, machine = ?4
-             WHERE num = ?1 AND status = 'queued'",
+             WHERE num = ?1 AND status = 'queued' AND held IS NULL",
             values![num, now, runner_pid, machine],
         )?;
+        if took != 1 {
+            return Ok(None);
+        }
         // Every run is an agent (its chain's), so it can be signalled and shows on the Agents view.
         let root: i64 =
             db.query_row("SELECT coalesce(root, num) FROM runs WHERE num = ?1", values![num], |r| r.get(0))?;

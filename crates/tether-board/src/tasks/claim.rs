@@ -16,7 +16,9 @@ use tether_store::sql::Database;
 
 /// Claims a task for the actor: it becomes `in_progress`, assigned to them, with a lease.
 pub fn claim(store: &dyn Database, actor: &Actor, target: &ClaimTarget) -> Result<Task> {
-    let num = store.durable(|txn| {
+    // Racing claimers lock the row they take and skip the rows others hold (PostgreSQL); the
+    // conditional update below is what decides, on either engine.
+    let num = store.claiming(|txn| {
         let db: &dyn Sql = txn;
         let (agent_id, who) = actor_name(db, &actor.who)?;
         let now = now_ms();
@@ -56,10 +58,11 @@ pub fn claim(store: &dyn Database, actor: &Actor, target: &ClaimTarget) -> Resul
                     })
                 })?,
         };
-        let (prev_holder, prev_lease): (Option<String>, Option<i64>) =
-            db.query_row("SELECT assignee, lease_until FROM tasks WHERE num = ?1", values![num], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
+        let (prev_holder, prev_lease): (Option<String>, Option<i64>) = db.query_row(
+            &format!("SELECT assignee, lease_until FROM tasks WHERE num = ?1{}", db.row_lock("")),
+            values![num],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         if let (Some(h), Some(l)) = (&prev_holder, prev_lease)
             && l < now
             && h != &who
@@ -94,8 +97,12 @@ pub(super) struct Holding {
     pub(super) lease: Option<i64>,
 }
 
+/// Who holds task `num`, with its row locked until the transaction ends where the engine locks
+/// rows, so what is decided on it stays true.
 pub(super) fn holding(db: &dyn Sql, num: i64) -> Result<Option<Holding>> {
-    db.query_opt("SELECT status, assignee, assignee_agent, lease_until FROM tasks WHERE num = ?1", values![num], |r| {
+    let sql =
+        format!("SELECT status, assignee, assignee_agent, lease_until FROM tasks WHERE num = ?1{}", db.row_lock(""));
+    db.query_opt(&sql, values![num], |r| {
         Ok(Holding {
             status: Status::from_str(&r.get::<String>(0)?)?,
             assignee: r.get(1)?,
@@ -114,20 +121,22 @@ pub(super) fn open_deps(db: &dyn Sql, num: i64) -> Result<Vec<String>> {
     )
 }
 
-/// Best first: highest priority, then tasks meant for this role over role-less ones, then oldest.
-/// (A parameter tested for NULL is cast: PostgreSQL types a parameter where it first meets it.)
+/// Best first: highest priority, then tasks meant for this role over role-less ones, then oldest;
+/// its row locked, passing over rows a racing claimer has locked (`SKIP LOCKED`), so N claimers
+/// take N tasks at once rather than queueing for the first. (A parameter tested for NULL is
+/// cast: PostgreSQL types a parameter where it first meets it.)
 fn next_claimable(db: &dyn Sql, role: Option<&str>, project: Option<&str>, now: i64) -> Result<Option<i64>> {
-    db.query_opt(
+    let sql = format!(
         "SELECT num FROM tasks t
          WHERE (t.status = 'todo' OR (t.status = 'in_progress' AND t.lease_until IS NOT NULL AND t.lease_until < ?3))
            AND (CAST(?1 AS TEXT) IS NULL OR t.role IS NULL OR t.role = ?1)
            AND (CAST(?2 AS TEXT) IS NULL OR t.project IS NULL OR t.project = ?2)
            AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks o ON o.num = d.depends_on
                            WHERE d.task = t.num AND o.status NOT IN ('done', 'cancelled'))
-         ORDER BY t.priority, (t.role IS NULL), t.num LIMIT 1",
-        values![role, project, now],
-        |r| r.get(0),
-    )
+         ORDER BY t.priority, (t.role IS NULL), t.num LIMIT 1{}",
+        db.row_lock("OF t SKIP LOCKED")
+    );
+    db.query_opt(&sql, values![role, project, now], |r| r.get(0))
 }
 
 /// Extends the leases of every task the agent holds (called on its activity, e.g. hooks).

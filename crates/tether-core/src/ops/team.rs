@@ -120,17 +120,13 @@ impl TeamBoard {
         }
         Ok(&self.pool)
     }
-}
 
-impl Database for TeamBoard {
-    fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
-        self.ready()?.read_with(f)
-    }
-
-    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
+    /// A write through the pool, announced on this process's bus as this machine's own (so the
+    /// NOTIFY it causes is not announced a second time as another's).
+    fn announcing(&self, write: impl FnOnce(&PgPool) -> Result<Changed>) -> Result<Changed> {
         let pool = self.ready()?;
         let gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        let changed = pool.write_with(f)?;
+        let changed = write(pool)?;
         if changed.any() {
             let mut held = self.announced.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(r) = held.as_mut() {
@@ -146,6 +142,20 @@ impl Database for TeamBoard {
             self.bus.announce(changed);
         }
         Ok(changed)
+    }
+}
+
+impl Database for TeamBoard {
+    fn read_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {
+        self.ready()?.read_with(f)
+    }
+
+    fn write_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
+        self.announcing(|pool| pool.write_with(f))
+    }
+
+    fn claim_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<Changed> {
+        self.announcing(|pool| pool.claim_with(f))
     }
 
     fn append_with(&self, f: &mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<()> {

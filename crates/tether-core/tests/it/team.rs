@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use tether_core::board::principal::Actor;
+use tether_core::board::principal::{Actor, AgentKind, Identity};
 use tether_core::board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
 use tether_core::board::tasks::{self, NewTask};
 use tether_core::ops::Principal;
@@ -172,4 +172,45 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
         "its history says why: {:?}",
         back.history
     );
+}
+
+#[test]
+fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_every_round() {
+    let url = Cluster::shared().database();
+    let machines: Vec<_> = ["m1", "m2", "m3"].iter().map(|m| machine(&url, m)).collect();
+    let board = |k: usize| machines[k % 3].1.board_db();
+    for round in 0..10 {
+        for i in 0..4 {
+            let new = NewTask { title: format!("round {round} task {i}"), ..Default::default() };
+            tasks::create(&*board(0), &Actor::person("pat"), &new).unwrap();
+        }
+        let barrier = std::sync::Barrier::new(12);
+        let won: Vec<String> = std::thread::scope(|s| {
+            let racers: Vec<_> = (0..12)
+                .map(|k| {
+                    let (db, barrier) = (board(k), &barrier);
+                    s.spawn(move || {
+                        let who = Identity {
+                            id: format!("mcp:r{round}a{k}"),
+                            kind: AgentKind::Mcp,
+                            mcp_session: None,
+                            project: None,
+                        };
+                        let me = Actor { who, lease_ms: Some(60_000) };
+                        barrier.wait();
+                        match tasks::claim(&*db, &me, &tasks::ClaimTarget::Next { role: None, project: None }) {
+                            Ok(t) => Some(t.id),
+                            Err(e) if e.code() == tether_core::ErrorCode::NothingToClaim => None,
+                            Err(e) => panic!("round {round}, agent {k}: {e}"),
+                        }
+                    })
+                })
+                .collect();
+            racers.into_iter().filter_map(|r| r.join().unwrap()).collect()
+        });
+        let mut distinct = won.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!((won.len(), distinct.len()), (4, 4), "round {round}: {won:?}");
+    }
 }
