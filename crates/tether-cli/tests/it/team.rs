@@ -84,3 +84,94 @@ fn two_machines_share_one_board_and_leaving_gives_the_local_one_back() {
     let left = b.json(&["team", "status"]);
     assert_eq!(left["machines"].as_array().unwrap().len(), 1, "the laptop's name is free again: {left}");
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The runner image's entry point (`deploy/runner/entrypoint`), run as the container runs it but
+/// without a container runtime: only the environment says which team, which machine, which
+/// labels and where the (mounted) Cursor CLI is.
+fn runner_entry(dir: &std::path::Path, url: &str, password_file: &std::path::Path) -> std::process::Child {
+    let entry = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/runner/entrypoint");
+    let tether_dir = crate::env::bin("tether").parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(tether_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    Command::new("sh")
+        .arg(entry)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", dir.join("home"))
+        .env("TETHER_HOME", dir.join("data"))
+        .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
+        .env("TETHER_CURSOR_HOME", dir.join("no-cursor-cli"))
+        .env("TETHER_PORT", "0")
+        .env("TETHER_TEAM_URL", url)
+        .env("TETHER_TEAM_PASSWORD_FILE", password_file)
+        .env("TETHER_MACHINE", "box")
+        .env("TETHER_RUNNER_LABELS", "gpu,linux")
+        .env("TETHER_CURSOR_AGENT", crate::env::bin("tether-fake-agent"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_laptop_queues() {
+    let url = Cluster::shared().database();
+    let laptop = machine();
+    let (ok, _, err) = join(&laptop, &url, "laptop", PASSWORD);
+    assert!(ok, "{err}");
+    // The laptop's checkout of a repository the runner can reach by its remote.
+    let root = laptop.dir.path();
+    git(root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+    let app = root.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    git(&app, &["init", "-q", "-b", "main"]);
+    std::fs::write(app.join("README.md"), "# app\n").unwrap();
+    git(&app, &["add", "."]);
+    git(&app, &["-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qm", "first"]);
+    git(&app, &["remote", "add", "origin", &root.join("origin.git").to_string_lossy()]);
+    git(&app, &["push", "-q", "origin", "main"]);
+    run(&laptop, &["settings", "set", "runs.roots", &serde_json::json!([root]).to_string()]);
+
+    let box_dir = tempfile::tempdir().unwrap();
+    let secret = box_dir.path().join("team-password");
+    std::fs::write(&secret, PASSWORD).unwrap();
+    let mut entry = runner_entry(box_dir.path(), &url, &secret);
+    let runner_seen = || {
+        let s = laptop.json(&["team", "status"]);
+        s["machines"].as_array().unwrap().iter().any(|m| m["name"] == "box" && m["labels"] == serde_json::json!(["gpu", "linux"]))
+    };
+    tether_testkit::wait_until("the runner to check in with its labels", std::time::Duration::from_secs(60), || {
+        if let Ok(Some(status)) = entry.try_wait() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(entry.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("the entry point ended ({status}): {err}");
+        }
+        runner_seen()
+    });
+
+    let queued = laptop.json(&["run", "say hello", "--workspace", &app.to_string_lossy(), "--labels", "gpu"]);
+    let id = queued["id"].as_str().unwrap().to_owned();
+    let mut ended = serde_json::Value::Null;
+    tether_testkit::wait_until("the runner to run it", std::time::Duration::from_secs(60), || {
+        ended = laptop.json(&["runs", "show", &id]);
+        !["queued", "running"].contains(&ended["status"].as_str().unwrap_or_default())
+    });
+    assert_eq!((ended["status"].as_str(), ended["machine"].as_str()), (Some("succeeded"), Some("box")), "{ended}");
+    assert!(
+        box_dir.path().join("data/repos").read_dir().unwrap().next().is_some(),
+        "it ran in the runner's own clone of the repository"
+    );
+
+    // SIGTERM (what `docker stop` sends) ends it cleanly.
+    let ok = Command::new("kill").args(["-TERM", &entry.id().to_string()]).status().unwrap().success();
+    assert!(ok);
+    let status = entry.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
