@@ -49,12 +49,21 @@ impl TestDaemon {
     /// A daemon that is machine `machine` of the team database at `url` (see
     /// [`crate::pg::Cluster::database`]), a runner for the team's queue when `runner` says so.
     pub async fn start_in_team(url: &str, machine: &str, runner: tether_core::daemon::RunnerRole) -> Self {
+        Self::start_in_team_on(url, machine, runner, |_| {}).await
+    }
+
+    /// [`TestDaemon::start_in_team`] over a fake Cursor home that `fill` writes (its own chat
+    /// history, which stays on this machine).
+    pub async fn start_in_team_on(
+        url: &str,
+        machine: &str,
+        runner: tether_core::daemon::RunnerRole,
+        fill: impl FnOnce(&crate::CursorFixture),
+    ) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let user = dir.path().join("cursor/User");
-        std::fs::create_dir_all(user.join("globalStorage")).expect("cursor dir");
-        let home = dir.path().join("cursor/home");
-        std::fs::create_dir_all(&home).expect("cursor home");
-        let d = Self::start_as(dir, user, home, runner);
+        let fx = crate::CursorFixture::at(&dir.path().join("cursor-home"));
+        fill(&fx);
+        let d = Self::start_as(dir, fx.user_dir.clone(), fx.cursor_home.clone(), runner);
         d.join_team(url, machine);
         d
     }

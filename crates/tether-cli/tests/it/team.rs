@@ -93,15 +93,15 @@ fn git(dir: &std::path::Path, args: &[&str]) {
 /// The runner image's entry point (`deploy/runner/entrypoint`), run as the container runs it but
 /// without a container runtime: only the environment says which team, which machine, which
 /// labels and where the (mounted) Cursor CLI is.
-fn runner_entry(dir: &std::path::Path, url: &str, password_file: &std::path::Path) -> std::process::Child {
+fn runner_entry(dir: &std::path::Path, url: &str, password_file: &std::path::Path) -> Command {
     let entry = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/runner/entrypoint");
     let tether_dir = crate::env::bin("tether").parent().unwrap().to_path_buf();
     let path = std::env::join_paths(
         std::iter::once(tether_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )
     .unwrap();
-    Command::new("sh")
-        .arg(entry)
+    let mut cmd = Command::new("sh");
+    cmd.arg(entry)
         .env_clear()
         .env("PATH", path)
         .env("HOME", dir.join("home"))
@@ -115,20 +115,18 @@ fn runner_entry(dir: &std::path::Path, url: &str, password_file: &std::path::Pat
         .env("TETHER_RUNNER_LABELS", "gpu,linux")
         .env("TETHER_CURSOR_AGENT", crate::env::bin("tether-fake-agent"))
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stderr(Stdio::piped());
+    cmd
 }
 
-#[test]
-fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_laptop_queues() {
-    let url = Cluster::shared().database();
+/// A laptop joined to the team with a checkout (`app`, an allowed root) of a repository the
+/// runner can reach by its remote.
+fn laptop_with_repo(url: &str) -> (Sandbox, std::path::PathBuf) {
     let laptop = machine();
-    let (ok, _, err) = join(&laptop, &url, "laptop", PASSWORD);
+    let (ok, _, err) = join(&laptop, url, "laptop", PASSWORD);
     assert!(ok, "{err}");
-    // The laptop's checkout of a repository the runner can reach by its remote.
-    let root = laptop.dir.path();
-    git(root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+    let root = laptop.dir.path().to_path_buf();
+    git(&root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
     let app = root.join("app");
     std::fs::create_dir_all(&app).unwrap();
     git(&app, &["init", "-q", "-b", "main"]);
@@ -138,31 +136,48 @@ fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_lapt
     git(&app, &["remote", "add", "origin", &root.join("origin.git").to_string_lossy()]);
     git(&app, &["push", "-q", "origin", "main"]);
     run(&laptop, &["settings", "set", "runs.roots", &serde_json::json!([root]).to_string()]);
+    (laptop, app)
+}
 
-    let box_dir = tempfile::tempdir().unwrap();
-    let secret = box_dir.path().join("team-password");
+/// Starts the runner's entry point in `dir` and waits until the laptop sees it checked in.
+fn start_runner(laptop: &Sandbox, dir: &std::path::Path, url: &str, env: &[(&str, &str)]) -> std::process::Child {
+    let secret = dir.join("team-password");
     std::fs::write(&secret, PASSWORD).unwrap();
-    let mut entry = runner_entry(box_dir.path(), &url, &secret);
-    let runner_seen = || {
-        let s = laptop.json(&["team", "status"]);
-        s["machines"].as_array().unwrap().iter().any(|m| m["name"] == "box" && m["labels"] == serde_json::json!(["gpu", "linux"]))
-    };
+    let mut cmd = runner_entry(dir, url, &secret);
+    cmd.envs(env.iter().copied());
+    let mut entry = cmd.spawn().unwrap();
     tether_testkit::wait_until("the runner to check in with its labels", std::time::Duration::from_secs(60), || {
         if let Ok(Some(status)) = entry.try_wait() {
             let mut err = String::new();
             std::io::Read::read_to_string(entry.stderr.as_mut().unwrap(), &mut err).unwrap();
             panic!("the entry point ended ({status}): {err}");
         }
-        runner_seen()
+        let s = laptop.json(&["team", "status"]);
+        let labels = serde_json::json!(["gpu", "linux"]);
+        s["machines"].as_array().unwrap().iter().any(|m| m["name"] == "box" && m["labels"] == labels)
     });
+    entry
+}
+
+/// The run as it is once its status is one of `until`.
+fn wait_run(laptop: &Sandbox, id: &str, until: &[&str]) -> serde_json::Value {
+    let mut seen = serde_json::Value::Null;
+    tether_testkit::wait_until(&format!("{id} to be {until:?}"), std::time::Duration::from_secs(60), || {
+        seen = laptop.json(&["runs", "show", id]);
+        until.contains(&seen["status"].as_str().unwrap_or_default())
+    });
+    seen
+}
+
+#[test]
+fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_laptop_queues() {
+    let url = Cluster::shared().database();
+    let (laptop, app) = laptop_with_repo(&url);
+    let box_dir = tempfile::tempdir().unwrap();
+    let mut entry = start_runner(&laptop, box_dir.path(), &url, &[]);
 
     let queued = laptop.json(&["run", "say hello", "--workspace", &app.to_string_lossy(), "--labels", "gpu"]);
-    let id = queued["id"].as_str().unwrap().to_owned();
-    let mut ended = serde_json::Value::Null;
-    tether_testkit::wait_until("the runner to run it", std::time::Duration::from_secs(60), || {
-        ended = laptop.json(&["runs", "show", &id]);
-        !["queued", "running"].contains(&ended["status"].as_str().unwrap_or_default())
-    });
+    let ended = wait_run(&laptop, queued["id"].as_str().unwrap(), &["succeeded", "failed", "cancelled", "lost"]);
     assert_eq!((ended["status"].as_str(), ended["machine"].as_str()), (Some("succeeded"), Some("box")), "{ended}");
     assert!(
         box_dir.path().join("data/repos").read_dir().unwrap().next().is_some(),
@@ -174,4 +189,45 @@ fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_lapt
     assert!(ok);
     let status = entry.wait().unwrap();
     assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_runner_killed_mid_run_has_its_run_lost_and_its_task_handed_back_by_another_machine() {
+    let url = Cluster::shared().database();
+    let (laptop, app) = laptop_with_repo(&url);
+    // The laptop's daemon is the machine that notices; a 2 s lease keeps the test short.
+    let mut watcher = laptop
+        .cmd()
+        .args(["serve"])
+        .env("TETHER_PORT", "0")
+        .env("TETHER_TEAM_LEASE_SECS", "2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let box_dir = tempfile::tempdir().unwrap();
+    let mut entry = start_runner(&laptop, box_dir.path(), &url, &[("TETHER_TEAM_LEASE_SECS", "2")]);
+
+    run(&laptop, &["task", "add", "port the parser"]);
+    let ws = app.to_string_lossy();
+    let prompt = "[fake:events=100][fake:sleep=200] port it";
+    let queued = laptop.json(&["run", prompt, "--task", "T-1", "--workspace", &ws, "--labels", "gpu"]);
+    let id = queued["id"].as_str().unwrap().to_owned();
+    let running = wait_run(&laptop, &id, &["running"]);
+    assert_eq!(running["machine"], "box", "{running}");
+    tether_testkit::wait_until("the run to hold its task", std::time::Duration::from_secs(10), || {
+        laptop.json(&["task", "show", "T-1"])["status"] == "in_progress"
+    });
+
+    entry.kill().unwrap();
+    entry.wait().unwrap();
+    let lost = wait_run(&laptop, &id, &["lost", "succeeded", "failed"]);
+    assert_eq!(lost["status"], "lost", "{lost}");
+    assert!(lost["error"].as_str().is_some_and(|e| e.contains("box")), "says which machine: {lost}");
+    let task = laptop.json(&["task", "show", "T-1"]);
+    assert_eq!(task["status"], "todo", "handed back: {task}");
+    assert!(task.to_string().contains("box"), "its history says why: {task}");
+
+    watcher.kill().unwrap();
+    watcher.wait().unwrap();
 }

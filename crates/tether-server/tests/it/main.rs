@@ -23,4 +23,5 @@ mod mcp_runs;
 mod mcp_sessions;
 mod mcp_util;
 mod smoke;
+mod team_outage;
 mod team_runners;
