@@ -1,5 +1,5 @@
-//! The board's ids, spelled one way: `T-12`, `S-4`, `R-3` (a bare number, or a lower-case
-//! prefix, is read too). One parse and one format for all three kinds; the kind is in the type,
+//! The board's ids, spelled one way: `T-12`, `S-4`, `R-3`, `SH-2` (a bare number, or a lower-case
+//! prefix, is read too). One parse and one format for every kind; the kind is in the type,
 //! so a signal id cannot be passed where a run id is wanted.
 //!
 //! The bottom of the board: depends on nothing but errors.
@@ -25,6 +25,8 @@ pub struct TaskKind;
 pub struct SignalKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunKind;
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SharedKind;
 
 impl Kind for TaskKind {
     const PREFIX: &'static str = "T-";
@@ -48,6 +50,13 @@ impl Kind for RunKind {
     }
 }
 
+impl Kind for SharedKind {
+    const PREFIX: &'static str = "SH-";
+    fn not_found(given: &str) -> Error {
+        Error::NotFound(format!("no chat shared with the team as {given:?} (see `tether sessions list --team`)"))
+    }
+}
+
 /// A board id: a positive number of a kind.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Id<K: Kind>(i64, PhantomData<K>);
@@ -55,6 +64,8 @@ pub struct Id<K: Kind>(i64, PhantomData<K>);
 pub type TaskId = Id<TaskKind>;
 pub type SignalId = Id<SignalKind>;
 pub type RunId = Id<RunKind>;
+/// A chat shared with the team.
+pub type SharedId = Id<SharedKind>;
 
 impl<K: Kind> Id<K> {
     pub fn new(num: i64) -> Self {

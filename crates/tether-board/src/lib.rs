@@ -13,6 +13,7 @@ pub mod live;
 pub mod principal;
 pub mod roles;
 pub mod runs;
+pub mod shared;
 /// The run events, where hosts have always found them.
 pub use runs::event as stream_json;
 pub mod signals;

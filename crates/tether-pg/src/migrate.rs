@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_machines", include_str!("../migrations/0001_machines.sql")),
     ("0002_board", include_str!("../migrations/0002_board.sql")),
     ("0003_run_targets", include_str!("../migrations/0003_run_targets.sql")),
+    ("0004_shared_chats", include_str!("../migrations/0004_shared_chats.sql")),
 ];
 
 /// Brings the team schema to this build's version; the version it is at.

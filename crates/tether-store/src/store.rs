@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0017_cloud_agent_index.sql"),
     include_str!("store/migrations/0018_run_machine.sql"),
     include_str!("store/migrations/0019_run_targets.sql"),
+    include_str!("store/migrations/0020_shared_chats.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -491,6 +491,60 @@ removed_why: string | null, merged_at: string | null, merged_commit: string | nu
  */
 setup_paths: Array<string>, };
 
+/**
+ * A chat as shared: what a teammate reads.
+ */
+export type SharedChat = { 
+/**
+ * The transcript as Markdown, secrets replaced by `<SECRET_n>` placeholders.
+ */
+body: string, 
+/**
+ * `SH-3`.
+ */
+id: string, 
+/**
+ * The chat's id on the machine it was shared from.
+ */
+source: string, title: string, project: string | null, 
+/**
+ * Who shared it, and from which machine.
+ */
+shared_by: string, machine: string | null, 
+/**
+ * When (Unix ms).
+ */
+shared_at: number, messages: number, 
+/**
+ * How many secrets were replaced before it was shared.
+ */
+redacted: number, };
+
+/**
+ * A shared chat in a list.
+ */
+export type SharedSummary = { 
+/**
+ * `SH-3`.
+ */
+id: string, 
+/**
+ * The chat's id on the machine it was shared from.
+ */
+source: string, title: string, project: string | null, 
+/**
+ * Who shared it, and from which machine.
+ */
+shared_by: string, machine: string | null, 
+/**
+ * When (Unix ms).
+ */
+shared_at: number, messages: number, 
+/**
+ * How many secrets were replaced before it was shared.
+ */
+redacted: number, };
+
 export type Signal = { id: string, type: SignalType, from: string, to: string, body: string, reply_to: string | null, task: string | null, trace_id: string, action_required: boolean, reply_required: boolean, created_at: string, answered_at: string | null, answered_by: string | null, 
 /**
  * Sent from outside this machine (a cloud run's scoped bearer): what it wakes runs only

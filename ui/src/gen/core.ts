@@ -424,6 +424,8 @@ repo: string,
  */
 store: string | null, };
 
+export type Redaction = { kind: string, count: number, };
+
 export type RenameTag = { from: string, 
 /**
  * Renaming onto an existing tag merges them.
@@ -633,6 +635,41 @@ overridden: { [key in string]?: string },
  * Saved settings that the running daemon does not use yet (they apply at its next start).
  */
 restart_needed: Array<string>, };
+
+/**
+ * Share a chat with the team, as previewed.
+ */
+export type Share = { 
+/**
+ * Session id (or a unique prefix) or nickname.
+ */
+session: string, 
+/**
+ * The preview's `digest`: when the chat changed since (so the text would differ), sharing
+ * is refused. Absent: share what the redaction gives now (`--yes`).
+ */
+digest: string | null, };
+
+/**
+ * What sharing a chat would put in the team database: shown to the person before they share.
+ */
+export type SharePreview = { 
+/**
+ * The chat's full id.
+ */
+session: string, title: string, project: string | null, messages: number, 
+/**
+ * The transcript as teammates would read it, secrets replaced by `<SECRET_n>`.
+ */
+text: string, 
+/**
+ * What was replaced, by kind (`github_token`, `private_key`, `connection_string_password`…).
+ */
+redactions: Array<Redaction>, 
+/**
+ * A digest of `text`: given back to [`share`], it makes sure what is shared is what was shown.
+ */
+digest: string, };
 
 export type SourceStatus = { path: string, kind: string, status: string, sessions: number, messages: number, reasons: Tally, notes: Tally, error: string | null, indexed_at: string | null, };
 

@@ -1,4 +1,5 @@
-//! `tether sessions …`: list, search, read, tag and export Cursor's chats (`ops::sessions`).
+//! `tether sessions …`: list, search, read, tag and export Cursor's chats (`ops::sessions`), and
+//! share one with the team, redacted, or read what teammates shared (`ops::share`).
 
 use std::path::PathBuf;
 
@@ -31,6 +32,9 @@ pub enum SessionsCmd {
         /// Skip this many results (paging).
         #[arg(long, default_value_t = 0, value_name = "N")]
         offset: usize,
+        /// The chats teammates shared with the team instead (needs a team database).
+        #[arg(long)]
+        team: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -40,12 +44,16 @@ pub enum SessionsCmd {
         query: String,
         #[command(flatten)]
         filters: Filters,
+        /// Search the chats teammates shared with the team instead (every word, in the title or
+        /// the text).
+        #[arg(long)]
+        team: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Print a chat in order.
+    /// Print a chat in order (a team-shared one by its `SH-` id).
     Show {
-        /// Session id, a unique id prefix, or a nickname.
+        /// Session id, a unique id prefix, a nickname, or a shared chat's `SH-` id.
         id: String,
         /// Show at most N messages.
         #[arg(long, default_value_t = 0, value_name = "N")]
@@ -69,6 +77,26 @@ pub enum SessionsCmd {
         /// Write to this file instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Share a chat with the team: its transcript with secrets replaced (API keys, tokens,
+    /// private keys, passwords in URLs, `.env` values) is shown, and copied into the team
+    /// database once you confirm. Sharing it again replaces the team's copy.
+    Share {
+        /// Session id, a unique id prefix, or a nickname.
+        id: String,
+        /// Share without asking (after checking the text with --preview).
+        #[arg(long, conflicts_with = "preview")]
+        yes: bool,
+        /// Only print what would be shared.
+        #[arg(long)]
+        preview: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Take a chat shared with the team back.
+    Unshare {
+        /// The shared chat's `SH-` id.
+        id: String,
     },
 }
 
@@ -116,7 +144,22 @@ pub struct TagArgs {
 
 pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
     match cmd {
-        SessionsCmd::List { filters, tag, bookmarked, source, offset, out } => {
+        SessionsCmd::List { filters, team: true, out, .. } => {
+            out.print(ops::share::list(t, None, filters.limit)?.as_slice(), print_shared)
+        }
+        SessionsCmd::Search { query, filters, team: true, out } => {
+            out.print(ops::share::list(t, Some(&query), filters.limit)?.as_slice(), print_shared)
+        }
+        SessionsCmd::Show { id, out, .. } if id.trim().to_ascii_uppercase().starts_with("SH-") => {
+            out.print(&ops::share::get(t, &id)?, print_shared_chat)
+        }
+        SessionsCmd::Share { id, yes, preview, out } => share(t, &id, yes, preview, out),
+        SessionsCmd::Unshare { id } => {
+            ops::share::unshare(t, &crate::command::me(None), &id)?;
+            println!("{id} is no longer shared with the team.");
+            Ok(())
+        }
+        SessionsCmd::List { filters, tag, bookmarked, source, offset, out, .. } => {
             let q = ListQuery {
                 project: project_filter(&filters.project)?,
                 tag,
@@ -127,7 +170,7 @@ pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
             };
             out.print(ops::sessions::list(t, &q)?.as_slice(), print_list)
         }
-        SessionsCmd::Search { query, filters, out } => {
+        SessionsCmd::Search { query, filters, out, .. } => {
             let mut q = SearchQuery::new(query);
             q.project = project_filter(&filters.project)?;
             q.limit = filters.limit;
@@ -190,6 +233,79 @@ fn tag(t: &Tether, a: TagArgs) -> anyhow::Result<()> {
         s = ops::sessions::summary(t, &s.id).unwrap_or(s);
     }
     a.out.print(&s, |s| print_list(std::slice::from_ref(s)))
+}
+
+/// Shows what would be shared, asks (unless `yes`), then shares exactly that.
+fn share(t: &Tether, id: &str, yes: bool, preview_only: bool, out: JsonFlag) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let p = ops::share::preview(t, id)?;
+    if preview_only {
+        return out.print(&p, print_preview);
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "sharing asks you to confirm the redacted text: run it in a terminal, or check it with `tether sessions share {id} --preview` and pass --yes"
+            );
+        }
+        print_preview(&p);
+        eprint!("Share this with the team, as {}? [y/N] ", tether_core::Tether::person());
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            eprintln!("Not shared.");
+            return Ok(());
+        }
+    }
+    let share = ops::share::Share { session: p.session.clone(), digest: Some(p.digest.clone()) };
+    let shared = ops::share::share(t, &crate::command::me(None), share)?;
+    out.print(&shared, |s| {
+        println!(
+            "Shared as {} ({} secret{} replaced). Teammates find it with `tether sessions list --team`.",
+            s.summary.id,
+            s.summary.redacted,
+            if s.summary.redacted == 1 { "" } else { "s" }
+        )
+    })
+}
+
+fn print_preview(p: &ops::share::SharePreview) {
+    println!("{}", p.text);
+    let kinds: Vec<String> = p.redactions.iter().map(|r| format!("{} ×{}", r.kind, r.count)).collect();
+    let what = if kinds.is_empty() { "no secrets found".to_owned() } else { format!("replaced: {}", kinds.join(", ")) };
+    eprintln!("{}", bold(&format!("{} · {} messages · {what}", p.title, p.messages)));
+}
+
+fn print_shared(list: &[tether_core::board::shared::SharedSummary]) {
+    if list.is_empty() {
+        println!("No chats shared with the team (share one: tether sessions share ID).");
+        return;
+    }
+    println!("{}", dim(&format!("{:<16}  {:<6}  {:<18}  TITLE / PROJECT", "SHARED", "ID", "BY")));
+    for s in list {
+        let by = match &s.machine {
+            Some(m) => format!("{} on {m}", s.shared_by),
+            None => s.shared_by.clone(),
+        };
+        let at = chrono::DateTime::from_timestamp_millis(s.shared_at).map(|d| d.to_rfc3339());
+        println!(
+            "{:<16}  {:<6}  {:<18}  {}  {}",
+            local_time(at.as_deref()),
+            s.id,
+            cut(&by, 18),
+            cut(&s.title, 60),
+            dim(&s.project.as_deref().map(home_short).unwrap_or_default())
+        );
+    }
+}
+
+fn print_shared_chat(c: &tether_core::board::shared::SharedChat) {
+    let s = &c.summary;
+    let by = s.machine.as_ref().map_or_else(|| s.shared_by.clone(), |m| format!("{} on {m}", s.shared_by));
+    println!("{}", bold(&s.title));
+    println!("{}", dim(&format!("{} · shared by {by} · {} secrets replaced", s.id, s.redacted)));
+    println!("{}", c.body);
 }
 
 fn print_list(list: &[SessionSummary]) {

@@ -231,3 +231,46 @@ fn a_runner_killed_mid_run_has_its_run_lost_and_its_task_handed_back_by_another_
     watcher.kill().unwrap();
     watcher.wait().unwrap();
 }
+
+#[test]
+fn sharing_a_chat_asks_first_shows_the_redacted_text_and_teammates_list_and_read_it() {
+    let url = Cluster::shared().database();
+    let laptop = machine();
+    let fx = tether_testkit::CursorFixture::at(&laptop.dir.path().join("cursor"));
+    let token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    let chat = "e9999999-0000-4000-8000-000000000002";
+    let ask = serde_json::json!({"role": "user", "content": format!("release it with {token}")});
+    fx.cli_store("/home/u/app", chat, "Release checklist", &[ask], false);
+    let on_laptop = |args: &[&str]| {
+        let mut c = laptop.cmd();
+        c.env("TETHER_CURSOR_DIR", &fx.user_dir).env("TETHER_CURSOR_HOME", &fx.cursor_home).args(args);
+        c.output().unwrap()
+    };
+    assert!(on_laptop(&["index"]).status.success());
+    let (ok, _, err) = join(&laptop, &url, "laptop", PASSWORD);
+    assert!(ok, "{err}");
+
+    let asked = on_laptop(&["sessions", "share", chat]);
+    let err = String::from_utf8_lossy(&asked.stderr);
+    assert!(!asked.status.success() && err.contains("--preview") && err.contains("--yes"), "{err}");
+    let preview = on_laptop(&["sessions", "share", chat, "--preview"]);
+    let (shown, summary) = (String::from_utf8_lossy(&preview.stdout), String::from_utf8_lossy(&preview.stderr));
+    assert!(shown.contains("release it with <SECRET_1>") && !shown.contains(token), "{shown}");
+    assert!(summary.contains("github_token ×1"), "{summary}");
+    let shared = on_laptop(&["sessions", "share", chat, "--yes", "--json"]);
+    let shared: serde_json::Value = serde_json::from_slice(&shared.stdout).unwrap();
+    assert_eq!(shared["id"], "SH-1", "{shared}");
+
+    let desk = machine();
+    let (ok, _, err) = join(&desk, &url, "desk", PASSWORD);
+    assert!(ok, "{err}");
+    let listed = run(&desk, &["sessions", "list", "--team"]);
+    assert!(
+        listed.contains("SH-1") && listed.contains("Release checklist") && listed.contains("on laptop"),
+        "{listed}"
+    );
+    let read = run(&desk, &["sessions", "show", "SH-1"]);
+    assert!(read.contains("<SECRET_1>") && !read.contains(token), "{read}");
+    run(&desk, &["sessions", "unshare", "SH-1"]);
+    assert!(run(&desk, &["sessions", "search", "release", "--team"]).contains("No chats shared"));
+}

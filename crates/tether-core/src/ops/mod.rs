@@ -15,6 +15,7 @@ pub mod changes;
 pub mod runs;
 pub mod sessions;
 pub mod settings;
+pub mod share;
 pub mod signals;
 pub mod system;
 pub mod tasks;

@@ -82,6 +82,11 @@ pub struct Find {
     /// At most this many rows (default 10, max 50).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// `local` (default: this machine's chats) or `team`: chats teammates shared with the team
+    /// (redacted copies, marked with who shared them; read one with sessions_read and its
+    /// `SH-` id). `team` needs a team database.
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// What [`find`] found, and where it looked.
@@ -99,12 +104,25 @@ pub enum FoundChats {
         scope: String,
         sessions: Vec<SessionSummary>,
     },
+    /// Chats shared with the team.
+    Shared {
+        scope: String,
+        shared: Vec<crate::board::shared::SharedSummary>,
+    },
 }
 
 /// Searches or lists chats for an agent working in `caller_roots` (its chat's workspace).
 pub fn find(t: &Tether, caller_roots: &[String], f: Find) -> Result<FoundChats> {
     let project = scope(f.project.as_deref(), "current", caller_roots);
     let limit = f.limit.unwrap_or(10).clamp(1, 50);
+    match f.scope.as_deref().map(str::trim) {
+        None | Some("" | "local") => {}
+        Some("team") => {
+            let shared = crate::ops::share::list(t, f.query.as_deref(), limit)?;
+            return Ok(FoundChats::Shared { scope: "team".into(), shared });
+        }
+        Some(other) => return Err(Error::invalid("scope", format!("{other:?}: use `local` or `team`"))),
+    }
     let scope_name = match &project {
         ProjectFilter::All => "all projects".to_owned(),
         ProjectFilter::Path(p) => p.clone(),
@@ -151,6 +169,53 @@ pub struct Read {
     /// Stop before the answer exceeds roughly this many tokens (default 4000).
     #[serde(default)]
     pub max_tokens: Option<usize>,
+}
+
+/// What [`read_chat`] read: a window of one of this machine's chats, or of a chat shared with
+/// the team.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum ReadChat {
+    Local(Window),
+    Shared(SharedWindow),
+}
+
+/// A stretch of a shared chat's Markdown that fits the token budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct SharedWindow {
+    #[serde(flatten)]
+    pub chat: crate::board::shared::SharedSummary,
+    /// Where `text` starts in the whole (bytes), and where the next stretch starts.
+    pub offset: usize,
+    pub next_offset: Option<usize>,
+    pub total: usize,
+    pub text: String,
+}
+
+/// [`read`], and a chat shared with the team by its `SH-` id (paged by `offset` into its text).
+pub fn read_chat(t: &Tether, r: Read) -> Result<ReadChat> {
+    if !r.session.trim().to_ascii_uppercase().starts_with("SH-") {
+        return read(t, r).map(ReadChat::Local);
+    }
+    let chat = crate::ops::share::get(t, &r.session)?;
+    let budget = r.max_tokens.unwrap_or(4000).clamp(200, 50_000) * 4;
+    let body = chat.body;
+    let floor = |mut i: usize| {
+        i = i.min(body.len());
+        while !body.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(r.offset.unwrap_or(0));
+    let end = floor(start + budget);
+    Ok(ReadChat::Shared(SharedWindow {
+        chat: chat.summary,
+        offset: start,
+        next_offset: (end < body.len()).then_some(end),
+        total: body.len(),
+        text: body[start..end].to_owned(),
+    }))
 }
 
 /// A window of messages that fits a token budget.

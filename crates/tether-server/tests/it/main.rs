@@ -25,3 +25,4 @@ mod mcp_util;
 mod smoke;
 mod team_outage;
 mod team_runners;
+mod team_sharing;

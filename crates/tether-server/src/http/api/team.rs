@@ -1,7 +1,10 @@
-//! The team database: where the board is (and how it answers), joining one and leaving it.
+//! The team database: where the board is (and how it answers), joining one and leaving it; and
+//! the chats shared with the team (a preview with secrets replaced, sharing, reading, taking back).
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, Query, State};
+use tether_core::board::shared::SharedChat;
+use tether_core::ops::share::{self, SharePreview};
 use tether_core::ops::team::{self as op, Join, TeamStatus};
 
 use crate::http::auth::Person;
@@ -18,4 +21,48 @@ pub(crate) async fn join(State(ctx): State<Ctx>, Person(me): Person, Json(j): Js
 
 pub(crate) async fn leave(State(ctx): State<Ctx>, Person(me): Person) -> ApiResult<TeamStatus> {
     blocking(&ctx, move |t| op::leave(t, &me)).await
+}
+
+/// What sharing a chat would copy to the team (secrets replaced): shown before the person shares.
+pub(crate) async fn share_preview(State(ctx): State<Ctx>, Path(id): Path<String>) -> ApiResult<SharePreview> {
+    blocking(&ctx, move |t| share::preview(t, &id)).await
+}
+
+pub(crate) async fn share(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Path(id): Path<String>,
+    Json(b): Json<ShareBody>,
+) -> ApiResult<SharedChat> {
+    blocking(&ctx, move |t| share::share(t, &me, share::Share { session: id, digest: b.digest })).await
+}
+
+/// `POST /api/sessions/{id}/share`'s body: the preview's digest.
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct ShareBody {
+    #[serde(default)]
+    digest: Option<String>,
+}
+
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct SharedParams {
+    q: Option<String>,
+    limit: Option<usize>,
+}
+
+pub(crate) async fn shared(State(ctx): State<Ctx>, Query(p): Query<SharedParams>) -> ApiResult<serde_json::Value> {
+    let limit = p.limit.unwrap_or(50);
+    blocking(&ctx, move |t| Ok(serde_json::json!({"shared": share::list(t, p.q.as_deref(), limit)?}))).await
+}
+
+pub(crate) async fn shared_chat(State(ctx): State<Ctx>, Path(id): Path<String>) -> ApiResult<SharedChat> {
+    blocking(&ctx, move |t| share::get(t, &id)).await
+}
+
+pub(crate) async fn unshare(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Path(id): Path<String>,
+) -> ApiResult<serde_json::Value> {
+    blocking(&ctx, move |t| share::unshare(t, &me, &id).map(|()| serde_json::json!({"unshared": id}))).await
 }

@@ -25,7 +25,7 @@ pub(crate) struct TagArgs {
 #[tool_router(router = sessions_tools, vis = "pub(crate)")]
 impl TetherMcp {
     #[tool(
-        description = "Find PAST or OTHER Cursor chats (not this one): full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked. Returns compact rows with ids to pass to session_read."
+        description = "Find PAST or OTHER Cursor chats (not this one): full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked; scope `team` searches the chats teammates shared with the team instead (redacted copies, with who shared them). Returns compact rows with ids to pass to session_read."
     )]
     async fn sessions_find(
         &self,
@@ -40,7 +40,7 @@ impl TetherMcp {
     }
 
     #[tool(
-        description = "Read a PAST Cursor chat found with sessions_find, by id or nickname. Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
+        description = "Read a PAST Cursor chat found with sessions_find, by id or nickname (or a team-shared chat by its SH- id: a stretch of its Markdown, paged by offset). Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
     )]
     async fn session_read(
         &self,
@@ -48,7 +48,7 @@ impl TetherMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let c = self.caller("session_read", &ctx, None);
-        let r = blocking(&self.server.tether, move |t| sessions::read(t, a)).await.and_then(|w| json_result(&w));
+        let r = blocking(&self.server.tether, move |t| sessions::read_chat(t, a)).await.and_then(|w| json_result(&w));
         self.answer(&c, r).await
     }
 
