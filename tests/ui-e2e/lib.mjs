@@ -150,6 +150,24 @@ export async function startEmptyDaemon({ savedPort } = {}) {
   });
 }
 
+/**
+ * A throwaway PostgreSQL cluster for team mode (the test kit's `tether-pg-cluster`): `{ url,
+ * password, stop() }`. It lives until `stop()` closes its stdin, or this process ends.
+ */
+export async function startPgCluster() {
+  const proc = spawn(path.join(BIN, 'tether-pg-cluster'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const info = await new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout.setEncoding('utf8').on('data', (x) => {
+      buf += x;
+      if (buf.includes('\n')) resolve(JSON.parse(buf.split('\n')[0]));
+    });
+    proc.once('exit', (code) => reject(new Error(`tether-pg-cluster exited (${code})`)));
+  });
+  const gone = new Promise((resolve) => proc.once('exit', resolve));
+  return { ...info, stop: () => (proc.stdin.end(), gone) };
+}
+
 /** The one-time login URL, exactly as a person gets it. */
 export function loginUrl(daemon) {
   const out = execFileSync(path.join(BIN, 'tether'), ['open', '--print'], { env: daemon.env, encoding: 'utf8', timeout: 20_000 });

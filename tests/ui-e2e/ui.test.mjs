@@ -27,6 +27,7 @@ import {
   startDaemon,
   startEmptyDaemon,
   startFirstIndexDaemon,
+  startPgCluster,
   TOKEN,
   waitUntil,
 } from './lib.mjs';
@@ -601,6 +602,56 @@ describe('GUI in a real browser', () => {
     const t = await apiCall(daemon, 'POST', '/api/tasks', { title: 'Seen through the token stream' });
     await p.locator(`[data-testid=column-todo] [data-testid=task-card][data-id="${t.id}"]`).waitFor();
     await ctx.close();
+  });
+});
+
+describe('GUI in a team (a throwaway PostgreSQL)', () => {
+  let cluster;
+  let daemon;
+  let browser;
+  let page;
+
+  before(async () => {
+    cluster = await startPgCluster();
+    daemon = await startDaemon();
+    await apiCall(daemon, 'POST', '/api/team/join', { url: cluster.url, machine: 'laptop', password: cluster.password });
+    browser = await launchBrowser();
+    page = await newPage(browser);
+    await page.goto(loginUrl(daemon));
+    await page.getByTestId('nav-sessions').waitFor();
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await daemon?.close();
+    await cluster?.stop();
+  });
+
+  test('share a chat: the redacted text first, then teammates find it shared by whom; take it back', async () => {
+    await page.goto(`${daemon.base}/#/sessions/${B_SPLIT}`);
+    await page.locator(`[data-testid=reader][data-id="${B_SPLIT}"]`).waitFor();
+    await page.getByTestId('share-open').click();
+    await page.getByTestId('share-summary').waitFor();
+    assert.match(await page.getByTestId('share-summary').innerText(), /Teammates will read this copy of “Date parsing narwhal”/);
+    assert.match(await page.getByTestId('share-text').innerText(), /narwhal/);
+    await screenshot(page, 'share');
+    await page.getByTestId('share-confirm').click();
+    // (The screenshot hid the toasts: their text is still there.)
+    await waitUntil(async () => (await page.getByTestId('toasts').textContent()).includes('Shared with the team as SH-1'), 'the toast');
+
+    await page.getByTestId('filter-source').selectOption('team');
+    const row = page.locator('[data-testid=session-row][data-id="SH-1"]');
+    await row.waitFor();
+    assert.match(await row.getByTestId('shared-row-by').innerText(), /on laptop/);
+    await row.click();
+    await page.getByTestId('shared-reader').waitFor();
+    assert.match(await page.getByTestId('shared-body').innerText(), /narwhal/);
+    await screenshot(page, 'team-shared');
+
+    await page.getByTestId('unshare').click();
+    await page.getByTestId('confirm-ok').click();
+    await page.getByTestId('shared-none').waitFor();
+    assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
 });
 

@@ -1,13 +1,13 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 import { api, apiConfig, downloadWithToken } from '../api';
-import { Chip, confirmDialog, Empty, ErrorNote, SafeHtml, VirtualList } from '../components';
+import { Chip, confirmDialog, Dialog, Empty, ErrorNote, SafeHtml, VirtualList } from '../components';
 import { navigate, reportError, toast, useAsync, useDebounced, useLive } from '../hooks';
 import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import { dayKey, mondayOf } from '../insights';
 import { snippetHtml } from '../snippet';
-import type { FileTouched, IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary } from '../types';
+import type { FileTouched, IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary, SharePreview, SharedSummary } from '../types';
 import { ago, cursorContinueLink, cursorOpenLink, dateTime, duration, shortPath } from '../util';
 
 const ROW_HEIGHT = 64;
@@ -22,6 +22,15 @@ interface Row {
   updated_at: string | null;
   snippet?: string;
   summary?: SessionSummary;
+  /** A chat shared with the team: who shared it, from which machine. */
+  shared?: SharedSummary;
+}
+
+/** A shared chat's ids are `SH-n`; every other id is one of this machine's chats. */
+const isShared = (id: string) => /^sh-\d+$/i.test(id);
+
+function sharedBy(s: SharedSummary): string {
+  return s.machine ? `${s.shared_by} on ${s.machine}` : s.shared_by;
 }
 
 function displayTitle(s: { title: string | null; nickname?: string | null; id: string }): string {
@@ -47,13 +56,21 @@ export function SessionsView({ route }: { route: Route }) {
     if (route.params.source !== undefined) setSource(route.params.source);
   }, [route.params.q, route.params.tag, route.params.project, route.params.source]);
 
+  // "Shared with the team" is a source of its own: the chats teammates shared (team mode only).
+  const team = useAsync(() => api.team().catch(() => null), []);
+  const teamMode = source === 'team';
+  const shared = useAsync<SharedSummary[] | null>(() => (teamMode ? api.shared(dq || undefined) : Promise.resolve(null)), [teamMode, dq]);
   const projects = useAsync(() => api.projects(), []);
   const tags = useAsync(() => api.tags(), []);
   const list = useAsync(
-    () => api.sessions({ project: project || undefined, source: source || undefined, tag: tag || undefined, bookmarked, limit: 100000 }),
+    () =>
+      api.sessions({ project: project || undefined, source: (!teamMode && source) || undefined, tag: tag || undefined, bookmarked, limit: 100000 }),
     [project, source, tag, bookmarked],
   );
-  const search = useAsync<SearchHit[] | null>(() => (dq ? api.search(dq, project || undefined, 200) : Promise.resolve(null)), [dq, project]);
+  const search = useAsync<SearchHit[] | null>(
+    () => (dq && !teamMode ? api.search(dq, project || undefined, 200) : Promise.resolve(null)),
+    [dq, project, teamMode],
+  );
 
   useLive(['sessions'], () => {
     list.reload();
@@ -66,6 +83,16 @@ export function SessionsView({ route }: { route: Route }) {
   const pending = useMemo(() => (list.data ?? []).filter((s) => s.searchable === false).length, [list.data]);
 
   const rows: Row[] = useMemo(() => {
+    if (teamMode) {
+      return (shared.data ?? []).map((c) => ({
+        id: c.id,
+        title: c.title,
+        project: c.project,
+        source: 'team',
+        updated_at: new Date(c.shared_at).toISOString(),
+        shared: c,
+      }));
+    }
     const sessions = (list.data ?? []).filter((s) => matchesNarrow(s, narrow));
     if (!search.data) {
       return sessions.map((s) => ({ id: s.id, title: displayTitle(s), project: s.project, source: s.source, updated_at: s.updated_at, summary: s }));
@@ -86,7 +113,7 @@ export function SessionsView({ route }: { route: Route }) {
           summary: s,
         };
       });
-  }, [list.data, search.data, source, tag, bookmarked, narrow.day, narrow.week, narrow.model]);
+  }, [list.data, search.data, shared.data, teamMode, source, tag, bookmarked, narrow.day, narrow.week, narrow.model]);
 
   const openId = route.id;
   useEffect(() => {
@@ -108,8 +135,8 @@ export function SessionsView({ route }: { route: Route }) {
     }
   };
 
-  const loading = list.loading && !list.data;
-  const searching = !!dq;
+  const loading = teamMode ? shared.loading && !shared.data : list.loading && !list.data;
+  const searching = !!dq && !teamMode;
   const noChatsAtAll = !loading && !list.error && !searching && rows.length === 0 && !project && !source && !tag && !bookmarked;
 
   return (
@@ -154,6 +181,11 @@ export function SessionsView({ route }: { route: Route }) {
                 <option value="ide">IDE</option>
                 <option value="cli">CLI</option>
                 <option value="cloud">Cloud</option>
+                {(team.data?.joined || teamMode) && (
+                  <option value="team" title="Chats shared with the team">
+                    Team
+                  </option>
+                )}
               </select>
             </label>
             <label>
@@ -198,11 +230,15 @@ export function SessionsView({ route }: { route: Route }) {
                 : `${rows.length} match${rows.length === 1 ? '' : 'es'}`
               : loading
                 ? 'Loading…'
-                : `${rows.length} chat${rows.length === 1 ? '' : 's'}`}
+                : `${rows.length} chat${rows.length === 1 ? '' : 's'}${teamMode ? ' shared with the team' : ''}`}
           </div>
         </div>
-        <ErrorNote error={list.error ?? search.error} />
-        {noChatsAtAll ? (
+        <ErrorNote error={list.error ?? search.error ?? shared.error} />
+        {teamMode && rows.length === 0 && !loading ? (
+          <Empty title={dq ? `No shared chat matches “${dq}”` : 'No chat shared with the team yet'} testid="shared-none">
+            <p>Open one of your chats and choose “Share with team…”: you see its text with secrets replaced before anything leaves this machine.</p>
+          </Empty>
+        ) : noChatsAtAll ? (
           <Empty title="Tether found no Cursor chats" testid="sessions-empty">
             <p>
               Run <code>tether doctor</code> in a terminal to see where Tether looked for Cursor's data, or point it at
@@ -244,7 +280,11 @@ export function SessionsView({ route }: { route: Route }) {
                     <span class="title-text">{r.title}</span>
                     <span class="row-time">{ago(r.updated_at)}</span>
                   </div>
-                  {r.snippet !== undefined ? (
+                  {r.shared ? (
+                    <div class="row-sub" data-testid="shared-row-by">
+                      <span class="badge src-team">shared</span> by {sharedBy(r.shared)} · {shortPath(r.project) || 'no project'}
+                    </div>
+                  ) : r.snippet !== undefined ? (
                     <SafeHtml class="row-sub snippet" html={snippetHtml(r.snippet)} testid="snippet" />
                   ) : (
                     <div class="row-sub">
@@ -271,12 +311,15 @@ export function SessionsView({ route }: { route: Route }) {
         )}
       </section>
       <section class="pane reader-pane" aria-label="Chat">
-        {openId ? (
+        {openId && isShared(openId) ? (
+          <SharedReader id={openId} onGone={() => (shared.reload(), navigate('sessions', undefined, { source: 'team' }))} />
+        ) : openId ? (
           <Reader
             id={openId}
             seq={route.params.seq}
             summary={(list.data ?? []).find((x) => x.id === openId)}
             onChanged={() => (list.reload(), tags.reload())}
+            inTeam={!!team.data?.joined}
           />
         ) : (
           <Empty title="No chat open" testid="reader-empty">
@@ -389,7 +432,20 @@ function NotIndexed({ summary, onChanged }: { summary: SessionSummary; onChanged
   );
 }
 
-function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; summary?: SessionSummary; onChanged: () => void }) {
+function Reader({
+  id,
+  seq,
+  summary,
+  onChanged,
+  inTeam,
+}: {
+  id: string;
+  seq?: string;
+  summary?: SessionSummary;
+  onChanged: () => void;
+  inTeam: boolean;
+}) {
+  const [sharing, setSharing] = useState(false);
   const detail = useAsync(() => api.session(id, true), [id]);
   const startedBy = useAsync(() => api.runs({ chat: id, limit: 1 }).catch(() => []), [id]);
   const files = useAsync(() => api.sessionFiles(id).catch(() => []), [id]);
@@ -541,6 +597,14 @@ function Reader({ id, seq, summary, onChanged }: { id: string; seq?: string; sum
             </a>
           </div>
         </div>
+        {inTeam && (
+          <div class="edit-row">
+            <button type="button" onClick={() => setSharing(true)} data-testid="share-open">
+              Share with team…
+            </button>
+            <ShareDialog id={s.id} open={sharing} onClose={() => setSharing(false)} />
+          </div>
+        )}
         <div class="edit-row">
           <div class="exports" role="group" aria-label="Export">
             Export:
@@ -644,4 +708,105 @@ export function matchesNarrow(s: Pick<SessionSummary, 'created_at' | 'updated_at
   const d = new Date(at);
   if (n.day) return dayKey(d) === n.day;
   return dayKey(mondayOf(d)) === n.week;
+}
+
+/** What sharing would send (secrets replaced), and the one button that sends exactly that. */
+function ShareDialog({ id, open, onClose }: { id: string; open: boolean; onClose: () => void }) {
+  const [preview, setPreview] = useState<SharePreview | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!open) return;
+    setPreview(null);
+    setError(null);
+    api.sharePreview(id).then(setPreview, setError);
+  }, [open, id]);
+  const total = preview?.redactions.reduce((n, r) => n + r.count, 0) ?? 0;
+  const share = async () => {
+    if (!preview) return;
+    setBusy(true);
+    try {
+      const shared = await api.share(id, preview.digest);
+      toast(`Shared with the team as ${shared.id}`);
+      onClose();
+    } catch (e) {
+      reportError(e, 'Share');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={open} title="Share this chat with the team" onClose={onClose} testid="share-dialog" wide>
+      <ErrorNote error={error} />
+      {!preview && !error && <p class="muted">Replacing secrets…</p>}
+      {preview && (
+        <>
+          <p data-testid="share-summary">
+            Teammates will read this copy of “{preview.title}” ({preview.messages} messages).{' '}
+            {total === 0
+              ? 'No secrets were found in it.'
+              : `${total} secret${total === 1 ? ' was' : 's were'} replaced: ${preview.redactions.map((r) => `${r.kind.replace(/_/g, ' ')} ×${r.count}`).join(', ')}.`}{' '}
+            Check the text before you share it.
+          </p>
+          <pre class="share-text" data-testid="share-text">
+            {preview.text}
+          </pre>
+          <div class="actions">
+            <button type="button" onClick={onClose}>
+              Cancel
+            </button>
+            <button type="button" class="primary" disabled={busy} onClick={share} data-testid="share-confirm">
+              Share with team
+            </button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
+}
+
+/** A chat a teammate shared: its redacted Markdown, who shared it, and taking it back. */
+function SharedReader({ id, onGone }: { id: string; onGone: () => void }) {
+  const chat = useAsync(() => api.sharedChat(id), [id]);
+  if (chat.error) {
+    return (
+      <div class="reader">
+        <ErrorNote error={chat.error} testid="reader-error" />
+      </div>
+    );
+  }
+  const c = chat.data;
+  if (!c) return <div class="reader loading">Loading…</div>;
+  return (
+    <div class="reader" data-testid="shared-reader" data-id={c.id}>
+      <header class="reader-head">
+        <h2 data-testid="reader-title">{c.title}</h2>
+        <div class="meta-line muted small">
+          <span class="badge src-team">shared</span> by <strong data-testid="shared-by">{sharedBy(c)}</strong> · {dateTime(new Date(c.shared_at).toISOString())} ·{' '}
+          {c.messages} messages · {c.redacted} secret{c.redacted === 1 ? '' : 's'} replaced · <code>{c.id}</code>
+          {c.project && <> · {shortPath(c.project)}</>}
+        </div>
+        <div class="edit-row">
+          <button
+            type="button"
+            class="danger"
+            data-testid="unshare"
+            onClick={async () => {
+              if (!(await confirmDialog('Take this chat back?', 'The team’s copy is deleted for everyone. The chat itself stays where it was.', 'Take back'))) return;
+              try {
+                await api.unshare(c.id);
+                toast(`${c.id} is no longer shared`);
+                onGone();
+              } catch (e) {
+                reportError(e, 'Take back');
+              }
+            }}
+          >
+            Take back
+          </button>
+        </div>
+      </header>
+      <SafeHtml class="messages md shared-body" html={renderMarkdown(c.body)} testid="shared-body" />
+    </div>
+  );
 }
