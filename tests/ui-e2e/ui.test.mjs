@@ -614,6 +614,7 @@ describe('GUI in a team (a throwaway PostgreSQL)', () => {
   before(async () => {
     cluster = await startPgCluster();
     daemon = await startDaemon();
+    await apiCall(daemon, 'POST', '/api/tasks', { title: 'planned on the laptop alone' });
     await apiCall(daemon, 'POST', '/api/team/join', { url: cluster.url, machine: 'laptop', password: cluster.password });
     browser = await launchBrowser();
     page = await newPage(browser);
@@ -652,6 +653,19 @@ describe('GUI in a team (a throwaway PostgreSQL)', () => {
     await page.getByTestId('confirm-ok').click();
     await page.getByTestId('shared-none').waitFor();
     assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+
+  test('Health: this machine’s own tasks go up to the team when asked, once', async () => {
+    assert.equal((await apiCall(daemon, 'GET', '/api/tasks')).tasks.length, 0, 'joining merged nothing');
+    await page.getByTestId('nav-health').click();
+    await page.getByTestId('team-machine').waitFor();
+    await page.getByTestId('team-import-local').click();
+    await waitUntil(async () => (await page.getByTestId('toasts').textContent()).includes('1 new'), 'the import toast');
+    const tasks = (await apiCall(daemon, 'GET', '/api/tasks')).tasks;
+    assert.deepEqual(tasks.map((t) => t.title), ['planned on the laptop alone']);
+    await page.getByTestId('team-import-local').click();
+    await waitUntil(async () => (await page.getByTestId('toasts').textContent()).includes('1 unchanged'), 'the second toast');
+    assert.equal((await apiCall(daemon, 'GET', '/api/tasks')).tasks.length, 1);
   });
 });
 

@@ -46,7 +46,7 @@ export type { CliInfo } from './gen/runner';
 export type { Check as CloudCheck } from './gen/cloud';
 export type { Comment, NewComment, RunWorktree, ChangeSummary } from './gen/board';
 export type { RunDiff, DiffComment, MergeResult, PrResult, WorktreesReport, TeamStatus, MachineSeen, SharePreview, Redaction } from './gen/core';
-export type { SharedChat, SharedSummary } from './gen/board';
+export type { SharedChat, SharedSummary, TaskImportReport } from './gen/board';
 export type {
   UsageCoverage,
   Dim,

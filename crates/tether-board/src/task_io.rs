@@ -80,7 +80,8 @@ fn task_markdown(d: &TaskDetail) -> String {
 }
 
 /// What an import did, and what it could not carry over.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "board.ts", rename = "TaskImportReport")]
 pub struct ImportReport {
     pub source: String,
     /// New tasks, as `T-n ← origin id`.
@@ -107,10 +108,12 @@ struct Foreign {
     deps: Vec<String>,
     /// Held by a person in the source tool.
     assignee: Option<String>,
+    role: Option<String>,
+    project: Option<String>,
 }
 
 /// Counts what did not map, for the report.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Unmapped(BTreeMap<String, usize>);
 
 impl Unmapped {
@@ -239,6 +242,41 @@ fn taskmaster_task(t: &Value, ext: &str, un: &mut Unmapped) -> Foreign {
     }
 }
 
+/// Copies every task of one board (`from`: this machine's own) onto another (`into`: a team's),
+/// with its status, priority, role, project, labels, acceptance criteria and dependencies; each
+/// keeps `origin:T-n` as its external reference, so copying again refreshes instead of
+/// duplicating. Notes, history and holders' leases stay on the board they were made on (the
+/// report says how many).
+pub fn import_board(from: &dyn Database, into: &dyn Database, actor: &Actor, origin: &str) -> Result<ImportReport> {
+    let all = tasks::list(from, &TaskFilter { limit: usize::MAX >> 1, ..TaskFilter::default() })?;
+    let mut un = Unmapped::default();
+    let mut items = Vec::with_capacity(all.len());
+    for t in all {
+        let d = tasks::get(from, &t.id)?;
+        if !d.notes.is_empty() {
+            un.note("notes and history stayed on this machine's board");
+        }
+        if d.task.summary.is_some() {
+            un.note("a completion summary stayed on this machine's board");
+        }
+        let t = d.task;
+        items.push(Foreign {
+            ext: format!("{origin}:{}", t.id),
+            title: t.title,
+            description: t.description,
+            status: t.status,
+            priority: Some(t.priority.to_owned()),
+            labels: t.labels,
+            acceptance: t.acceptance,
+            deps: t.depends_on.iter().map(|d| format!("{origin}:{d}")).collect(),
+            assignee: t.assignee,
+            role: t.role,
+            project: t.project,
+        });
+    }
+    write_all(into, actor, origin, items, un)
+}
+
 /// Imports a Backlog.md folder: `backlog/` or the project that holds it. Reads `tasks/`,
 /// `drafts/` (labelled `draft`) and `completed/` (done); `archive/` is left out on purpose.
 pub fn import_backlog(store: &dyn Database, actor: &Actor, dir: &Path) -> Result<ImportReport> {
@@ -341,6 +379,7 @@ fn backlog_task(text: &str, file_name: &str, un: &mut Unmapped) -> Option<Foreig
         acceptance,
         deps: list_of("dependencies").into_iter().map(|d| format!("backlog:{}", d.to_ascii_lowercase())).collect(),
         assignee,
+        ..Foreign::default()
     })
 }
 
@@ -395,7 +434,10 @@ fn write_all(
             ok
         })
         .collect();
+    let before = un.clone();
     store.durable(|txn| {
+        // An engine may run this again (a team database's retried transaction): start over.
+        (report.created, report.updated, report.unchanged, un) = (vec![], vec![], vec![], before.clone());
         let db: &dyn Sql = txn;
         let (_, who) = crate::principal::actor_name(db, &actor.who)?;
         let mut nums: HashMap<&str, i64> = HashMap::new();
@@ -435,7 +477,12 @@ fn write_all(
                     num
                 }
                 None => {
-                    let new = NewTask { description: f.description.clone(), ..NewTask::default() };
+                    let new = NewTask {
+                        description: f.description.clone(),
+                        role: f.role.clone(),
+                        project: f.project.clone(),
+                        ..NewTask::default()
+                    };
                     let num = tasks::insert_in(
                         db,
                         &who,

@@ -673,6 +673,27 @@ blocked_by: Array<string>, acceptance: Array<string>, assignee: string | null, l
 lease_expired: boolean, summary: string | null, external_ref: string | null, created_by: string, created_at: string, updated_at: string, version: number, };
 
 /**
+ * What an import did, and what it could not carry over.
+ */
+export type TaskImportReport = { source: string, 
+/**
+ * New tasks, as `T-n ← origin id`.
+ */
+created: Array<string>, 
+/**
+ * Tasks imported before whose text was refreshed.
+ */
+updated: Array<string>, 
+/**
+ * Tasks imported before and unchanged.
+ */
+unchanged: Array<string>, 
+/**
+ * Fields or values that did not map, with how often.
+ */
+not_mapped: Array<string>, };
+
+/**
  * Token counts from the `result` line (`usage`, camelCase or snake_case).
  */
 export type Usage = { input_tokens: number, output_tokens: number, cache_read_tokens: number, cache_write_tokens: number, };

@@ -403,6 +403,17 @@ function TeamPanel() {
       reportError(err, 'Leave the team');
     }
   };
+  const importLocal = async () => {
+    setBusy(true);
+    try {
+      const r = await api.teamImportLocal();
+      toast(`Copied to the team: ${r.created.length} new, ${r.updated.length} refreshed, ${r.unchanged.length} unchanged`);
+    } catch (err) {
+      reportError(err, 'Copy tasks to the team');
+    } finally {
+      setBusy(false);
+    }
+  };
   if (!team) return null;
   if (!team.joined) {
     return (
@@ -493,9 +504,14 @@ function TeamPanel() {
           </tbody>
         </table>
       )}
-      <button type="button" class="danger" onClick={leave} data-testid="team-leave">
-        Leave the team
-      </button>
+      <div class="actions">
+        <button type="button" onClick={importLocal} disabled={busy} data-testid="team-import-local" title="Copies this machine’s own tasks to the team’s board; again refreshes them, never duplicates">
+          Copy this machine’s tasks to the team
+        </button>
+        <button type="button" class="danger" onClick={leave} data-testid="team-leave">
+          Leave the team
+        </button>
+      </div>
     </section>
   );
 }

@@ -30,6 +30,12 @@ pub enum TeamCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Copy this machine's own tasks up to the team's board (status, priority, role, labels,
+    /// acceptance criteria, dependencies); running it again refreshes them, never duplicates.
+    ImportLocal {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
@@ -50,6 +56,25 @@ pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
         TeamCmd::Leave => {
             team::leave(t, &me)?;
             println!("Left. The board is this machine's own again.");
+        }
+        TeamCmd::ImportLocal { json } => {
+            let r = team::import_local(t, &me)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                println!(
+                    "Copied this machine's tasks to the team: {} new, {} refreshed, {} unchanged.",
+                    r.created.len(),
+                    r.updated.len(),
+                    r.unchanged.len()
+                );
+                for line in r.created.iter().chain(&r.updated) {
+                    println!("  {line}");
+                }
+                for line in &r.not_mapped {
+                    println!("  note: {line}");
+                }
+            }
         }
         TeamCmd::Status { json } => {
             let s = team::status(t)?;

@@ -73,6 +73,14 @@ fn two_machines_share_one_board_and_leaving_gives_the_local_one_back() {
     let doctor = run(&a, &["doctor"]);
     assert!(doctor.contains("team") && doctor.contains("as laptop: reachable"), "{doctor}");
 
+    // Joining merged nothing; asked, the laptop's own tasks go up, once.
+    let moved = run(&a, &["team", "import-local"]);
+    assert!(moved.contains("1 new") && moved.contains("laptop:T-1"), "{moved}");
+    let listed = run(&b, &["task", "list"]);
+    assert!(listed.contains("only on the laptop"), "{listed}");
+    let again = a.json(&["team", "import-local"]);
+    assert_eq!((again["created"].as_array().unwrap().len(), again["unchanged"].as_array().unwrap().len()), (0, 1));
+
     run(&a, &["team", "leave"]);
     let out = a.cmd().args(["run", "tidy up", "--labels", "gpu"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

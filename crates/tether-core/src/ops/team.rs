@@ -372,6 +372,20 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
     status(t)
 }
 
+/// Copies this machine's own board's tasks up to the team database (when asked: joining never
+/// merges). Each keeps its local id as its external reference (`laptop:T-3`), so importing again
+/// refreshes them instead of duplicating; the local board itself is left as it was.
+pub fn import_local(t: &Tether, who: &Principal) -> Result<crate::board::task_io::ImportReport> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("moving this machine's tasks to the team is the person's decision".into()));
+    }
+    let Some(j) = joined(t)? else {
+        return Err(Error::invalid("team", "no team joined: join one first (tether team join postgres://…)"));
+    };
+    // (The team board announces its own write.)
+    crate::board::task_io::import_board(&t.store, &*t.board_db(), &who.actor(), &j.machine)
+}
+
 /// Puts the board back on the team database this data dir joined, if any (when Tether opens).
 /// Nothing is reached yet: the first board operation connects, and says so if it cannot.
 pub fn restore(t: &Tether) -> Result<bool> {

@@ -88,6 +88,7 @@ table! {
     get "/team" => team::status,
     post "/team/join" => team::join,
     post "/team/leave" => team::leave,
+    post "/team/import-local" => team::import_local,
     get "/sessions/{id}/share" => team::share_preview,
     post "/sessions/{id}/share" => team::share,
     get "/shared" => team::shared,

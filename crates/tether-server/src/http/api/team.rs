@@ -4,6 +4,7 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use tether_core::board::shared::SharedChat;
+use tether_core::board::task_io::ImportReport;
 use tether_core::ops::share::{self, SharePreview};
 use tether_core::ops::team::{self as op, Join, TeamStatus};
 
@@ -21,6 +22,10 @@ pub(crate) async fn join(State(ctx): State<Ctx>, Person(me): Person, Json(j): Js
 
 pub(crate) async fn leave(State(ctx): State<Ctx>, Person(me): Person) -> ApiResult<TeamStatus> {
     blocking(&ctx, move |t| op::leave(t, &me)).await
+}
+
+pub(crate) async fn import_local(State(ctx): State<Ctx>, Person(me): Person) -> ApiResult<ImportReport> {
+    blocking(&ctx, move |t| op::import_local(t, &me)).await
 }
 
 /// What sharing a chat would copy to the team (secrets replaced): shown before the person shares.
