@@ -13,9 +13,8 @@ use std::time::Duration;
 
 use tether_store::error::{DbError, DbErrorKind, Error, Result};
 use tether_store::sql::{Row, Sql, Value, numbered_params};
-use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::{Client, Config, Statement};
 
 use crate::value::{Cell, Param};
 
@@ -24,8 +23,8 @@ use crate::value::{Cell, Param};
 #[derive(Debug, Clone)]
 pub struct Target {
     config: Config,
-    /// libpq's `sslmode` as written (the driver knows only three of its six values).
-    sslmode: String,
+    /// libpq's TLS options as written (the driver knows only three of `sslmode`'s six values).
+    tls: crate::tls::TlsSettings,
 }
 
 /// Why the team database could not be reached, each with what to do about it.
@@ -53,10 +52,14 @@ pub enum ConnectError {
     NotAllowed { user: String, message: String },
     #[error("there is no database {0:?} on that server; create it (`createdb {0}`) or name another")]
     NoDatabase(String),
+    #[error("TLS to the team database: {0}")]
+    Tls(String),
     #[error(
-        "sslmode={0} asks for TLS, which this build of Tether does not speak to PostgreSQL yet; reach the database over a trusted network or an SSH tunnel with sslmode=disable"
+        "the team database's certificate was refused: {0} (check sslrootcert, and for sslmode=verify-full that the host name is one the certificate names)"
     )]
-    TlsUnsupported(String),
+    CertificateRefused(String),
+    #[error("{0} does not speak TLS, and sslmode asks for it (turn ssl on in postgresql.conf, or use sslmode=prefer)")]
+    TlsNotOffered(String),
     #[error("the server is not accepting connections now: {0}")]
     Unavailable(String),
     #[error("could not connect to the team database: {0}")]
@@ -66,11 +69,17 @@ pub enum ConnectError {
 impl Target {
     /// Reads a connection string; a password inside it is refused (see [`ConnectError::PasswordInUrl`]).
     pub fn parse(url: &str) -> std::result::Result<Target, ConnectError> {
-        let (rest, sslmode) = take_sslmode(url.trim());
-        let sslmode = sslmode.unwrap_or_else(|| "prefer".into());
+        let (rest, mut opts) = take_options(url.trim(), crate::tls::OPTIONS);
+        let sslmode = opts.remove("sslmode").unwrap_or_else(|| "prefer".into());
         if !["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(&sslmode.as_str()) {
             return Err(ConnectError::BadUrl(url.into(), format!("unknown sslmode {sslmode:?}")));
         }
+        let tls = crate::tls::TlsSettings {
+            mode: sslmode,
+            rootcert: opts.remove("sslrootcert"),
+            cert: opts.remove("sslcert").map(PathBuf::from),
+            key: opts.remove("sslkey").map(PathBuf::from),
+        };
         let config = Config::from_str(&rest).map_err(|e| ConnectError::BadUrl(url.into(), e.to_string()))?;
         if config.get_password().is_some() {
             return Err(ConnectError::PasswordInUrl);
@@ -78,7 +87,7 @@ impl Target {
         if config.get_hosts().is_empty() {
             return Err(ConnectError::BadUrl(url.into(), "no host".into()));
         }
-        Ok(Target { config, sslmode })
+        Ok(Target { config, tls })
     }
 
     pub fn user(&self) -> String {
@@ -121,8 +130,9 @@ impl Target {
     pub fn connect(&self, password: Option<&str>, timeout: Duration) -> std::result::Result<PgConn, ConnectError> {
         let mut config = self.config_for(password)?;
         config.connect_timeout(timeout);
+        let tls = self.tls.connector().map_err(ConnectError::Tls)?;
         let client = wait(async move {
-            let (client, connection) = config.connect(NoTls).await?;
+            let (client, connection) = config.connect(tls).await?;
             // The session's I/O; it ends when the server goes or the client is dropped.
             tokio::spawn(connection);
             Ok::<_, tokio_postgres::Error>(client)
@@ -132,15 +142,17 @@ impl Target {
     }
 
     /// The driver's settings for a session with `password`.
+    /// The TLS connector this target's `sslmode` asks for.
+    pub(crate) fn tls(&self) -> std::result::Result<tokio_postgres_rustls::MakeRustlsConnect, ConnectError> {
+        self.tls.connector().map_err(ConnectError::Tls)
+    }
+
     pub(crate) fn config_for(
         &self,
         password: Option<&str>,
     ) -> std::result::Result<tokio_postgres::Config, ConnectError> {
         let mut config = self.config.clone();
-        if !["disable", "allow", "prefer"].contains(&self.sslmode.as_str()) {
-            return Err(ConnectError::TlsUnsupported(self.sslmode.clone()));
-        }
-        config.ssl_mode(SslMode::Disable);
+        config.ssl_mode(self.tls.driver_mode());
         config.application_name("tether");
         if let Some(p) = password {
             config.password(p);
@@ -175,6 +187,12 @@ impl Target {
             source = s.source();
         }
         let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        if let Some(why) = text.split("invalid peer certificate: ").nth(1) {
+            return ConnectError::CertificateRefused(why.to_owned());
+        }
+        if text.contains("server does not support TLS") {
+            return ConnectError::TlsNotOffered(at);
+        }
         match io.map(std::io::Error::kind) {
             Some(std::io::ErrorKind::ConnectionRefused) => ConnectError::Refused(at),
             Some(std::io::ErrorKind::TimedOut) => ConnectError::TimedOut(at, timeout.as_secs()),
@@ -188,37 +206,26 @@ impl Target {
     }
 }
 
-/// Takes `sslmode` out of a URL's query or a `key=value` string: what is left, and its value.
-fn take_sslmode(url: &str) -> (String, Option<String>) {
-    let mut mode = None;
+/// Takes `names` out of a URL's query or a `key=value` string: what is left, and their values.
+fn take_options(url: &str, names: &[&str]) -> (String, HashMap<String, String>) {
+    let mut found = HashMap::new();
+    let mut take = |kv: &str| match kv.split_once('=') {
+        Some((k, v)) if names.contains(&k) => {
+            found.insert(k.to_owned(), v.trim_matches('\'').to_owned());
+            false
+        }
+        _ => true,
+    };
     if let Some((base, query)) = url.split_once('?') {
-        let kept: Vec<&str> = query
-            .split('&')
-            .filter(|kv| match kv.strip_prefix("sslmode=") {
-                Some(v) => {
-                    mode = Some(v.to_owned());
-                    false
-                }
-                None => true,
-            })
-            .collect();
+        let kept: Vec<&str> = query.split('&').filter(|kv| take(kv)).collect();
         let rest = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
-        return (rest, mode);
+        return (rest, found);
     }
     if url.contains("://") {
-        return (url.to_owned(), None);
+        return (url.to_owned(), found);
     }
-    let kept: Vec<&str> = url
-        .split_whitespace()
-        .filter(|kv| match kv.strip_prefix("sslmode=") {
-            Some(v) => {
-                mode = Some(v.trim_matches('\'').to_owned());
-                false
-            }
-            None => true,
-        })
-        .collect();
-    (kept.join(" "), mode)
+    let kept: Vec<&str> = url.split_whitespace().filter(|kv| take(kv)).collect();
+    (kept.join(" "), found)
 }
 
 fn login_name() -> String {

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_postgres::AsyncMessage;
-use tokio_postgres::NoTls;
 
 use crate::conn::{Target, runtime};
 
@@ -46,7 +45,8 @@ pub fn listen(target: Target, password: Option<String>, heard: Arc<dyn Fn() + Se
 async fn session(target: &Target, password: Option<&str>, heard: &Arc<dyn Fn() + Send + Sync>) -> Result<(), String> {
     let mut config = target.config_for(password).map_err(|e| e.to_string())?;
     config.connect_timeout(Duration::from_secs(5));
-    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| e.to_string())?;
+    let tls = target.tls().map_err(|e| e.to_string())?;
+    let (client, mut connection) = config.connect(tls).await.map_err(|e| e.to_string())?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let driver = tokio::spawn(async move {
         loop {

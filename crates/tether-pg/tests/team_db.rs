@@ -82,10 +82,48 @@ fn each_way_a_connection_fails_says_what_to_do() {
     let refused = err(&format!("postgres://tether@127.0.0.1:{closed}/x"), Some(PASSWORD));
     assert_eq!(refused, ConnectError::Refused(format!("127.0.0.1:{closed}")));
     assert!(refused.to_string().contains("is PostgreSQL running there"), "{refused}");
-    let tls = err(&format!("{}?sslmode=verify-full", cluster.url("postgres")), Some(PASSWORD));
-    assert!(matches!(tls, ConnectError::TlsUnsupported(ref m) if m == "verify-full"), "{tls:?}");
+    let tls = err(&format!("{}?sslmode=require", cluster.url("postgres")), Some(PASSWORD));
+    assert!(matches!(tls, ConnectError::TlsNotOffered(_)), "{tls:?}");
+    let no_root =
+        err(&format!("{}?sslmode=verify-full&sslrootcert=/nonexistent/root.crt", cluster.url("postgres")), None);
+    assert!(matches!(no_root, ConnectError::Tls(ref m) if m.contains("/nonexistent/root.crt")), "{no_root:?}");
     let plain = Target::parse(&format!("{}?sslmode=disable&connect_timeout=3", cluster.url("postgres"))).unwrap();
     assert!(plain.connect(Some(PASSWORD), T).is_ok());
+}
+
+#[test]
+fn tls_as_libpq_sslmode_says_up_to_verify_full() {
+    let cluster = Cluster::start_tls();
+    let ca = cluster.ca_file().display().to_string();
+    let url = |host: &str, query: &str| format!("postgres://tether@{host}:{}/postgres?{query}", cluster.port);
+    let connect = |u: &str| Target::parse(u).unwrap().connect(Some(PASSWORD), T);
+
+    // The server takes TLS only: without it, pg_hba says no.
+    let plain = connect(&url("127.0.0.1", "sslmode=disable")).unwrap_err();
+    assert!(matches!(plain, ConnectError::NotAllowed { .. }), "{plain:?}");
+    // Encrypted, the server unchecked (no root certificate given), as libpq's require and prefer.
+    connect(&url("127.0.0.1", "sslmode=require")).unwrap();
+    connect(&url("127.0.0.1", "sslmode=prefer")).unwrap();
+    // Checked against the CA and the name in the certificate (127.0.0.1, not localhost).
+    let conn = connect(&url("127.0.0.1", &format!("sslmode=verify-full&sslrootcert={ca}"))).unwrap();
+    let on: String = tether_store::sql::SqlExt::query_row(
+        &conn,
+        "SELECT CASE WHEN ssl THEN 'tls' ELSE 'plain' END FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        &[],
+        |r| r.get(0),
+    )
+    .unwrap();
+    assert_eq!(on, "tls");
+    let wrong_name = connect(&url("localhost", &format!("sslmode=verify-full&sslrootcert={ca}"))).unwrap_err();
+    assert!(matches!(wrong_name, ConnectError::CertificateRefused(_)), "{wrong_name:?}");
+    assert!(wrong_name.to_string().contains("host name"), "{wrong_name}");
+    connect(&url("localhost", &format!("sslmode=verify-ca&sslrootcert={ca}"))).unwrap();
+    let other = cluster.other_ca_file().display().to_string();
+    let stranger = connect(&url("127.0.0.1", &format!("sslmode=verify-ca&sslrootcert={other}"))).unwrap_err();
+    assert!(matches!(stranger, ConnectError::CertificateRefused(_)), "{stranger:?}");
+    // A root certificate given makes require check the chain too, as libpq does.
+    let checked = connect(&url("127.0.0.1", &format!("sslmode=require&sslrootcert={other}"))).unwrap_err();
+    assert!(matches!(checked, ConnectError::CertificateRefused(_)), "{checked:?}");
 }
 
 #[test]

@@ -28,6 +28,8 @@ pub struct Cluster {
     gone: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
     /// Commits are synced to disk (else `fsync=off`).
     durable: bool,
+    /// Serves TLS only (`hostssl`), with a certificate for 127.0.0.1 from a CA of its own.
+    tls: bool,
 }
 
 impl Cluster {
@@ -48,16 +50,31 @@ impl Cluster {
 
     /// A new cluster, running. Panics with the fix when PostgreSQL is not installed.
     pub fn start() -> Cluster {
-        Self::start_with(false)
+        Self::start_with(false, false)
+    }
+
+    /// A cluster that takes TLS connections only: its server certificate names 127.0.0.1 (and
+    /// no host name) and is signed by a CA of its own, [`Cluster::ca_file`]; a second CA that
+    /// signed nothing here is [`Cluster::other_ca_file`].
+    pub fn start_tls() -> Cluster {
+        Self::start_with(false, true)
+    }
+
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.join("tls/ca.crt")
+    }
+
+    pub fn other_ca_file(&self) -> PathBuf {
+        self.dir.join("tls/other-ca.crt")
     }
 
     /// A cluster that syncs its commits to disk, as a real one does (for the benchmarks; tests
     /// go faster without).
     pub fn start_durable() -> Cluster {
-        Self::start_with(true)
+        Self::start_with(true, false)
     }
 
-    fn start_with(durable: bool) -> Cluster {
+    fn start_with(durable: bool, tls: bool) -> Cluster {
         let bin = Self::bin_dir()
             .expect("PostgreSQL is not installed: run `TETHER_SETUP_TESTS=1 scripts/setup` (Debian's postgresql)");
         let owner = is_root().then_some("postgres");
@@ -79,8 +96,20 @@ impl Cluster {
                 .args(["--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile"])
                 .arg(&pwfile),
         );
+        if tls {
+            make_certificates(&dir.join("tls"), owner);
+            // Every TCP connection must be TLS.
+            let hba = data.join("pg_hba.conf");
+            let text = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+            let only_tls: String = text
+                .lines()
+                .map(|l| l.strip_prefix("host ").map_or_else(|| l.to_owned(), |rest| format!("hostssl {rest}")))
+                .collect::<Vec<_>>()
+                .join("\n");
+            std::fs::write(&hba, only_tls + "\n").expect("pg_hba.conf");
+        }
         let (guardian, gone) = guard(&dir, &bin, owner);
-        let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into(), durable };
+        let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into(), durable, tls };
         cluster.port = cluster.launch();
         cluster
     }
@@ -113,7 +142,17 @@ impl Cluster {
     /// connections beside every other test's.
     fn server_options(&self, port: u16) -> String {
         let sync = if self.durable { "" } else { " -c fsync=off -c full_page_writes=off" };
-        format!("-c listen_addresses=127.0.0.1 -p {port} -k {}{sync} -c max_connections=300", self.dir.display())
+        let tls = if self.tls {
+            let d = self.dir.join("tls");
+            format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                d.join("server.crt").display(),
+                d.join("server.key").display()
+            )
+        } else {
+            String::new()
+        };
+        format!("-c listen_addresses=127.0.0.1 -p {port} -k {}{sync}{tls} -c max_connections=300", self.dir.display())
     }
 
     /// The server's main process (its sessions are its children), while it runs.
@@ -203,6 +242,81 @@ fn guard(dir: &Path, bin: &Path, owner: Option<&str>) -> (u32, std::sync::mpsc::
         let _ = done.send(());
     });
     (rx.recv().expect("the guardian's pid"), gone)
+}
+
+/// A CA, a server certificate for 127.0.0.1 it signed, and a second CA, with openssl.
+fn make_certificates(dir: &Path, owner: Option<&str>) {
+    std::fs::create_dir_all(dir).expect("tls dir");
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    for ca in ["ca", "other-ca"] {
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN=tether test {ca}"),
+            "-keyout",
+            &format!("{ca}.key"),
+            "-out",
+            &format!("{ca}.crt"),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ]);
+    }
+    openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("server.ext");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    if let Some(user) = owner {
+        for f in ["", "server.key", "server.crt"] {
+            chown(&dir.join(f), user);
+        }
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).expect("chmod key");
 }
 
 fn is_root() -> bool {

@@ -229,10 +229,12 @@ fn unreachable(e: impl std::fmt::Display) -> Error {
 fn connect_error(e: tether_pg::ConnectError) -> Error {
     use tether_pg::ConnectError as C;
     match e {
-        C::BadUrl(..) | C::PasswordInUrl | C::NoDatabase(_) | C::TlsUnsupported(_) => {
+        C::BadUrl(..) | C::PasswordInUrl | C::NoDatabase(_) | C::Tls(_) | C::TlsNotOffered(_) => {
             Error::invalid("team database", e.to_string())
         }
-        C::AuthFailed { .. } | C::NotAllowed { .. } | C::PasswordMissing(_) => Error::NotAllowed(e.to_string()),
+        C::AuthFailed { .. } | C::NotAllowed { .. } | C::PasswordMissing(_) | C::CertificateRefused(_) => {
+            Error::NotAllowed(e.to_string())
+        }
         e => unreachable(e),
     }
 }
