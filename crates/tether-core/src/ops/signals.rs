@@ -39,13 +39,13 @@ pub fn reply(t: &Tether, who: &Principal, id: &str, r: Reply) -> Result<Signal> 
 /// The caller's undrained signals, now marked drained (exactly once); its doorbell may ring
 /// again.
 pub fn drain(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
-    let got = signals::drain(&*t.board_db(), &who.recipient())?;
-    if let Some(session) = who.identity().and_then(|i| i.mcp_session.clone())
-        && !got.is_empty()
-    {
+    // Re-armed before the drain's write is announced: the doorbell may read the deliveries as
+    // soon as it hears of that write, and a signal sent right after the drain (another
+    // machine's, say) must find the bell armed, not coalesce into the bell just answered.
+    if let Some(session) = who.identity().and_then(|i| i.mcp_session.clone()) {
         t.bus.emit(Event::SignalsDrained { session });
     }
-    Ok(got)
+    signals::drain(&*t.board_db(), &who.recipient())
 }
 
 /// The caller's undrained signals, left undrained.

@@ -3,7 +3,8 @@
 //! notification names the inbox and nothing else; the drain (`signals_pending`) is the payload.
 //!
 //! At most one bell is outstanding per session: signals arriving before the drain are coalesced,
-//! and a drain that returns signals re-arms it. System signals never ring. Every outcome (rang,
+//! and a drain re-arms it (said on the bus before the drain's write is, so no read that follows
+//! the drain finds the bell still taken). System signals never ring. Every outcome (rang,
 //! coalesced, filtered, uncaptured, send_failed) is recorded with the signal through the core.
 //! One task rings, woken by the event bus: every signal write (in this process, or another's
 //! seen by the daemon's store watcher) and every drain that re-arms a bell.
