@@ -17,6 +17,8 @@ pub struct CheckIn {
     /// Random per data dir: tells this instance from another on the same host.
     pub instance: String,
     pub host: String,
+    /// The person Tether acts for on that machine.
+    pub person: String,
     pub runner: bool,
     pub labels: Vec<String>,
     pub version: String,
@@ -27,6 +29,7 @@ pub struct CheckIn {
 pub struct Machine {
     pub name: String,
     pub host: String,
+    pub person: String,
     pub runner: bool,
     pub labels: Vec<String>,
     pub version: String,
@@ -44,13 +47,13 @@ pub fn check_in(db: &dyn Sql, me: &CheckIn) -> Result<()> {
     }
     let labels = serde_labels(&me.labels);
     let held = db.query_opt(
-        "INSERT INTO machines(name, instance, host, runner, labels, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO machines(name, instance, host, runner, labels, version, person) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8)
          ON CONFLICT (name) DO UPDATE SET instance = excluded.instance, host = excluded.host,
              runner = excluded.runner, labels = excluded.labels, version = excluded.version,
-             last_seen = tether_now_ms()
+             person = excluded.person, last_seen = tether_now_ms()
          WHERE machines.instance = excluded.instance OR machines.last_seen < tether_now_ms() - ?7
          RETURNING name",
-        values![me.name, me.instance, me.host, me.runner, labels, me.version, NAME_HELD_MS],
+        values![me.name, me.instance, me.host, me.runner, labels, me.version, NAME_HELD_MS, me.person],
         |r| r.get::<String>(0),
     )?;
     if held.is_some() {
@@ -76,7 +79,7 @@ pub fn leave(db: &dyn Sql, name: &str, instance: &str) -> Result<()> {
 /// Every machine, the most recently seen first.
 pub fn list(db: &dyn Sql) -> Result<Vec<Machine>> {
     db.query_map(
-        "SELECT name, host, runner, labels, version, first_seen, last_seen, tether_now_ms() - last_seen
+        "SELECT name, host, runner, labels, version, first_seen, last_seen, tether_now_ms() - last_seen, person
          FROM machines ORDER BY last_seen DESC, name",
         &[],
         |r| {
@@ -89,6 +92,7 @@ pub fn list(db: &dyn Sql) -> Result<Vec<Machine>> {
                 first_seen: r.get(5)?,
                 last_seen: r.get(6)?,
                 seen_ago_ms: r.get(7)?,
+                person: r.get(8)?,
             })
         },
     )

@@ -159,6 +159,7 @@ fn a_machine_name_has_one_holder_until_it_goes_quiet() {
         name: "laptop".into(),
         instance: instance.into(),
         host: host.into(),
+        person: format!("pat on {host}"),
         runner: instance == "b",
         labels: vec!["linux".into(), " gpu ".into()],
         version: "0.1.0".into(),
@@ -169,6 +170,7 @@ fn a_machine_name_has_one_holder_until_it_goes_quiet() {
     assert!(taken.contains("held by another Tether (on host \"host-a\"") && taken.contains("--machine"), "{taken}");
     let seen = machines::list(&db).unwrap();
     assert_eq!((seen.len(), seen[0].host.as_str(), seen[0].runner), (1, "host-a", false));
+    assert_eq!(seen[0].person, "pat on host-a", "who works there");
     assert_eq!(seen[0].labels, ["linux", "gpu"]);
     assert!((0..5_000).contains(&seen[0].seen_ago_ms), "{}", seen[0].seen_ago_ms);
 

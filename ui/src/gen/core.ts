@@ -308,7 +308,11 @@ commit: string | null, };
 
 export type Location = { path: string, exists: boolean, };
 
-export type MachineSeen = { name: string, host: string, runner: boolean, labels: Array<string>, version: string, seen_ago_ms: number, };
+export type MachineSeen = { name: string, host: string, 
+/**
+ * The person Tether acts for on that machine.
+ */
+person: string, runner: boolean, labels: Array<string>, version: string, seen_ago_ms: number, };
 
 /**
  * Merging a run's branch into a branch of the person's repository.

@@ -487,6 +487,7 @@ function TeamPanel() {
           <thead>
             <tr>
               <th>Machine</th>
+              <th>Person</th>
               <th>Host</th>
               <th>Runner</th>
               <th>Last seen</th>
@@ -496,6 +497,7 @@ function TeamPanel() {
             {team.machines.map((m) => (
               <tr key={m.name}>
                 <td>{m.name === team.machine ? <b>{m.name}</b> : m.name}</td>
+                <td>{m.person || '—'}</td>
                 <td>{m.host}</td>
                 <td>{m.runner ? (m.labels.length ? m.labels.join(', ') : 'yes') : '—'}</td>
                 <td>{m.seen_ago_ms < 60_000 ? `${Math.round(m.seen_ago_ms / 1000)} s ago` : `${Math.round(m.seen_ago_ms / 60_000)} min ago`}</td>

@@ -105,6 +105,12 @@ fn print(s: &TeamStatus) {
     for m in &s.machines {
         let labels = if m.labels.is_empty() { String::new() } else { format!(" [{}]", m.labels.join(",")) };
         let role = if m.runner { " runner" } else { "" };
-        println!("  {:<20} {:<20} seen {} s ago{role}{labels}", m.name, m.host, m.seen_ago_ms / 1000);
+        let who = if m.person.is_empty() { String::new() } else { format!("{} at ", m.person) };
+        println!(
+            "  {:<20} {:<28} seen {} s ago{role}{labels}",
+            m.name,
+            format!("{who}{}", m.host),
+            m.seen_ago_ms / 1000
+        );
     }
 }

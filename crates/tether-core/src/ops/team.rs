@@ -70,6 +70,8 @@ pub struct TeamStatus {
 pub struct MachineSeen {
     pub name: String,
     pub host: String,
+    /// The person Tether acts for on that machine.
+    pub person: String,
     pub runner: bool,
     pub labels: Vec<String>,
     pub version: String,
@@ -255,6 +257,7 @@ fn me(t: &Tether, j: &Joined) -> CheckIn {
         name: j.machine.clone(),
         instance: j.instance.clone(),
         host: host_name(),
+        person: Tether::person(),
         runner: role.takes_others,
         labels: role.labels,
         version: env!("CARGO_PKG_VERSION").into(),
@@ -315,6 +318,7 @@ impl From<machines::Machine> for MachineSeen {
         Self {
             name: m.name,
             host: m.host,
+            person: m.person,
             runner: m.runner,
             labels: m.labels,
             version: m.version,
