@@ -152,6 +152,22 @@ impl Repo {
         Repo::open(dest)
     }
 
+    /// Brings a clone Tether made up to date: fetches `remote`, then fast-forwards the checked-out
+    /// branch to its upstream when the checkout is clean and has not diverged (work a run left
+    /// in it is never thrown away). Whether HEAD moved.
+    pub fn fast_forward_from(&self, remote: &str) -> Result<bool> {
+        ok(&self.root, ["fetch", "--quiet", "--prune", "--", remote])?;
+        let status = ok(&self.root, ["status", "--porcelain=v1", "--untracked-files=normal"])?;
+        if !status.is_empty() {
+            return Ok(false);
+        }
+        let before = self.resolve("HEAD")?;
+        if ok(&self.root, ["merge", "--ff-only", "--quiet", "@{upstream}"]).is_err() {
+            return Ok(false);
+        }
+        Ok(self.resolve("HEAD")? != before)
+    }
+
     /// Pushes `branch` to the same name at `remote`, with the person's own credentials (their
     /// helper or ssh agent; never a prompt).
     pub fn push(&self, remote: &str, branch: &str) -> Result<()> {

@@ -142,3 +142,36 @@ fn a_subfolder_finds_its_checkouts_root_and_bad_revisions_are_errors() {
     assert!(matches!(e, Error::Git { .. }), "{e}");
     assert!(matches!(repo.add_worktree(&tmp.path().join("w"), "bad..name", "HEAD"), Err(Error::Git { .. })));
 }
+
+#[test]
+fn a_runner_clone_fast_forwards_to_what_was_pushed_but_never_over_work_left_in_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = tmp.path().join("origin.git");
+    git(tmp.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    let work = tmp.path().join("work");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), work.to_str().unwrap()]);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    git(&work, &["push", "-q", "origin", "HEAD:main"]);
+    let clone = Repo::clone_into(origin.to_str().unwrap(), &tmp.path().join("runner/app")).unwrap();
+    assert!(!clone.fast_forward_from("origin").unwrap(), "nothing new");
+
+    std::fs::write(work.join("b.txt"), "two\n").unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "second"]);
+    git(&work, &["push", "-q", "origin", "HEAD:main"]);
+    assert!(clone.fast_forward_from("origin").unwrap());
+    assert_eq!(clone.resolve("HEAD").unwrap(), git(&work, &["rev-parse", "HEAD"]).trim());
+
+    // Work a run left uncommitted stays, and the clone stays where it was.
+    std::fs::write(work.join("c.txt"), "three\n").unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "third"]);
+    git(&work, &["push", "-q", "origin", "HEAD:main"]);
+    std::fs::write(clone.root.join("left.txt"), "a run's work\n").unwrap();
+    let at = clone.resolve("HEAD").unwrap();
+    assert!(!clone.fast_forward_from("origin").unwrap());
+    assert_eq!(clone.resolve("HEAD").unwrap(), at);
+    assert_eq!(std::fs::read_to_string(clone.root.join("left.txt")).unwrap(), "a run's work\n");
+}

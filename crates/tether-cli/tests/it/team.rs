@@ -187,10 +187,22 @@ fn the_runner_images_entry_point_joins_the_team_as_a_runner_and_runs_what_a_lapt
     let queued = laptop.json(&["run", "say hello", "--workspace", &app.to_string_lossy(), "--labels", "gpu"]);
     let ended = wait_run(&laptop, queued["id"].as_str().unwrap(), &["succeeded", "failed", "cancelled", "lost"]);
     assert_eq!((ended["status"].as_str(), ended["machine"].as_str()), (Some("succeeded"), Some("box")), "{ended}");
-    assert!(
-        box_dir.path().join("data/repos").read_dir().unwrap().next().is_some(),
-        "it ran in the runner's own clone of the repository"
-    );
+    let clone =
+        box_dir.path().join("data/repos").read_dir().unwrap().next().expect("the runner's own clone").unwrap().path();
+
+    // What the laptop pushes next is what the runner's next run works on.
+    std::fs::write(app.join("NEXT.md"), "next\n").unwrap();
+    git(&app, &["add", "."]);
+    git(&app, &["-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qm", "second"]);
+    git(&app, &["push", "-q", "origin", "main"]);
+    let queued = laptop.json(&["run", "and again", "--workspace", &app.to_string_lossy(), "--labels", "gpu"]);
+    let again = wait_run(&laptop, queued["id"].as_str().unwrap(), &["succeeded", "failed", "cancelled", "lost"]);
+    assert_eq!(again["status"], "succeeded", "{again}");
+    let head = |dir: &std::path::Path| {
+        let out = Command::new("git").arg("-C").arg(dir).args(["rev-parse", "HEAD"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(head(&clone), head(&app), "the runner's clone was brought up to date");
 
     // SIGTERM (what `docker stop` sends) ends it cleanly.
     let ok = Command::new("kill").args(["-TERM", &entry.id().to_string()]).status().unwrap().success();

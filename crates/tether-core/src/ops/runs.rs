@@ -379,8 +379,8 @@ pub fn resolve_workspace(t: &Tether, run: &Run) -> Result<Run> {
 /// Folders looked at per search for a checkout of a remote.
 const SEARCH_LIMIT: usize = 4000;
 
-/// This machine's checkout of `url` (one of its roots, or a folder up to two levels inside one,
-/// or one cloned before), else a fresh clone in `repos/`.
+/// This machine's checkout of `url` (one cloned before, brought up to date, or one of its roots,
+/// or a folder up to two levels inside one), else a fresh clone in `repos/`.
 fn find_or_clone(t: &Tether, url: &str) -> Result<PathBuf> {
     let key = tether_git::remote_key(url);
     let matches = |dir: &Path| {
@@ -399,6 +399,14 @@ fn find_or_clone(t: &Tether, url: &str) -> Result<PathBuf> {
             .collect::<String>(),
     );
     if matches(&clone_dir) {
+        // Tether's own clone: brought up to what the team pushed since (a person's checkout
+        // found below is theirs, and left as it is).
+        match tether_git::Repo::open(&clone_dir).and_then(|r| r.fast_forward_from("origin")) {
+            Ok(moved) => tracing::debug!(clone = %clone_dir.display(), moved, "runner clone fetched"),
+            Err(e) => {
+                tracing::warn!(clone = %clone_dir.display(), error = %e, "could not fetch the runner's clone; the run uses it as it is")
+            }
+        }
         return Ok(clone_dir);
     }
     let mut queue: std::collections::VecDeque<(PathBuf, usize)> = roots(t)?.into_iter().map(|r| (r, 0)).collect();
