@@ -168,6 +168,8 @@ pub fn run_sources(
     // was killed in an earlier run.
     if defer_merging(&store.writer(), false)? {
         merge_deferred(store)?;
+        // A bulk pass's log is as big as its transactions were; give the disk back.
+        store.truncate_wal()?;
     }
     let (s, m) = store.read(|c| {
         Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {

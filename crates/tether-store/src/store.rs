@@ -345,7 +345,24 @@ fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // A WAL keeps the size of its biggest burst (a first index's) unless told: past a
+    // checkpoint it is cut back to this.
+    conn.pragma_update_and_check(None, "journal_size_limit", WAL_KEEP_BYTES, |_| Ok(()))?;
     Ok(())
+}
+
+/// How much of the write-ahead log is kept on disk once checkpointed.
+const WAL_KEEP_BYTES: i64 = 8 << 20;
+
+impl Store {
+    /// Checkpoints the write-ahead log into the database and cuts the log to nothing (after a
+    /// bulk write, whose log would otherwise stay on disk at its largest). Readers holding an
+    /// older snapshot make it a partial checkpoint, which is fine: the next one finishes it.
+    pub fn truncate_wal(&self) -> Result<()> {
+        let conn = self.writer();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
 }
 
 /// The writer's page cache holds FTS5 merge inputs, which otherwise come back through syscalls.
