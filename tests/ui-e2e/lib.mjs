@@ -176,6 +176,15 @@ export function loginUrl(daemon) {
   return url;
 }
 
+/** A browser and a page logged in to `daemon` through its one-time link: `{ browser, page }`. */
+export async function loggedIn(daemon) {
+  const browser = await launchBrowser();
+  const page = await newPage(browser);
+  await page.goto(loginUrl(daemon));
+  await page.getByTestId('nav-sessions').waitFor();
+  return { browser, page };
+}
+
 export async function launchBrowser() {
   return chromium.launch({
     executablePath: chromiumPath(),

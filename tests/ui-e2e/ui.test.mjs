@@ -21,6 +21,7 @@ import {
   C_V10,
   freePort,
   launchBrowser,
+  loggedIn,
   loginUrl,
   newPage,
   screenshot,
@@ -616,10 +617,7 @@ describe('GUI in a team (a throwaway PostgreSQL)', () => {
     daemon = await startDaemon();
     await apiCall(daemon, 'POST', '/api/tasks', { title: 'planned on the laptop alone' });
     await apiCall(daemon, 'POST', '/api/team/join', { url: cluster.url, machine: 'laptop', password: cluster.password });
-    browser = await launchBrowser();
-    page = await newPage(browser);
-    await page.goto(loginUrl(daemon));
-    await page.getByTestId('nav-sessions').waitFor();
+    ({ browser, page } = await loggedIn(daemon));
   });
 
   after(async () => {
@@ -716,10 +714,7 @@ describe('GUI on an empty machine (no Cursor data)', () => {
 
   before(async () => {
     daemon = await startEmptyDaemon({ savedPort: await freePort() });
-    browser = await launchBrowser();
-    page = await newPage(browser);
-    await page.goto(loginUrl(daemon));
-    await page.getByTestId('nav-sessions').waitFor();
+    ({ browser, page } = await loggedIn(daemon));
   });
 
   after(async () => {

@@ -76,6 +76,12 @@ fn summary(r: &Row) -> Result<SharedSummary> {
     })
 }
 
+/// Whether `id` names a chat shared with the team (`SH-3`, `sh-3`) rather than one of this
+/// machine's own chats (whose ids and nicknames never take that form).
+pub fn is_shared_id(id: &str) -> bool {
+    id.trim().get(..3).is_some_and(|p| p.eq_ignore_ascii_case("SH-"))
+}
+
 /// Keeps a shared copy; the same chat shared again from the same machine replaces its copy (and
 /// keeps its id).
 pub fn share(store: &dyn Database, new: &NewShared) -> Result<SharedChat> {

@@ -55,9 +55,13 @@ impl TlsSettings {
                 let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
                     .build()
                     .map_err(|e| format!("the root certificate: {e}"))?;
-                if mode == "verify-full" { webpki } else { Arc::new(AnyName(webpki)) }
+                if mode == "verify-full" {
+                    webpki
+                } else {
+                    Arc::new(Lenient { chain: Some(webpki), provider: Arc::clone(&provider) })
+                }
             }
-            _ => Arc::new(Unchecked(Arc::clone(&provider))),
+            _ => Arc::new(Lenient { chain: None, provider: Arc::clone(&provider) }),
         };
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -126,11 +130,17 @@ fn add_pem(store: &mut rustls::RootCertStore, file: &Path) -> Result<(), String>
     Ok(())
 }
 
-/// `verify-ca`: the chain must lead to the root certificate; the name in it is not checked.
+/// Less than `verify-full`, as libpq does it: with `chain`, the server's certificate must lead
+/// to the root certificate but the name in it is not checked (`verify-ca`, and `require` when a
+/// root certificate is there); without, it is not checked at all (`require`, `prefer`). The
+/// handshake's signatures are verified either way.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -140,7 +150,8 @@ impl ServerCertVerifier for AnyName {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         use rustls::{CertificateError, Error};
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(Error::InvalidCertificate(CertificateError::NotValidForName))
             | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
                 Ok(ServerCertVerified::assertion())
@@ -155,7 +166,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -164,50 +175,10 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `require` (and `prefer`) with no root certificate: encrypted, the server not checked, as
-/// libpq does. The handshake's signatures are still verified.
-#[derive(Debug)]
-struct Unchecked(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }

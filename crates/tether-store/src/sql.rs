@@ -147,34 +147,34 @@ impl dyn Database + '_ {
     }
 
     /// What `f` appended (see [`Database::append_with`]).
-    pub fn append<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        let mut out = None;
-        self.append_with(&mut |db| {
-            out = Some(f(db)?);
-            Ok(())
-        })?;
-        out.ok_or_else(|| Error::invalid("append", "did not run"))
+    pub fn append<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        returning("append", f, |g| self.append_with(g)).map(|(v, ())| v)
     }
 
     /// What `f` claimed, in one durable transaction (see [`Database::claim_with`]).
-    pub fn claiming<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        let mut out = None;
-        self.claim_with(&mut |db| {
-            out = Some(f(db)?);
-            Ok(())
-        })?;
-        out.ok_or_else(|| Error::invalid("claim", "did not run"))
+    pub fn claiming<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        returning("claim", f, |g| self.claim_with(g)).map(|(v, _)| v)
     }
 
     /// [`Self::durable`], with the domains the write changed.
-    pub fn durable_changes<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<(T, crate::changed::Changed)> {
-        let mut out = None;
-        let changed = self.write_with(&mut |db| {
-            out = Some(f(db)?);
-            Ok(())
-        })?;
-        out.map(|v| (v, changed)).ok_or_else(|| Error::invalid("write", "did not run"))
+    pub fn durable_changes<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<(T, crate::changed::Changed)> {
+        returning("write", f, |g| self.write_with(g))
     }
+}
+
+/// Runs a typed `f` through one of [`Database`]'s object-safe transactions (`run`): what `f`
+/// gave the last time it ran (an engine may run it again), and what `run` says.
+fn returning<T, R>(
+    what: &'static str,
+    mut f: impl FnMut(&dyn Sql) -> Result<T>,
+    run: impl FnOnce(&mut dyn FnMut(&dyn Sql) -> Result<()>) -> Result<R>,
+) -> Result<(T, R)> {
+    let mut out = None;
+    let r = run(&mut |db| {
+        out = Some(f(db)?);
+        Ok(())
+    })?;
+    out.map(|v| (v, r)).ok_or_else(|| Error::invalid(what, "did not run"))
 }
 
 impl crate::changed::Revisions {

@@ -645,7 +645,7 @@ restart_needed: Array<string>, };
  */
 export type Share = { 
 /**
- * Session id (or a unique prefix) or nickname.
+ * Session id (or a unique prefix) or nickname (over HTTP, the path's).
  */
 session: string, 
 /**

@@ -150,7 +150,7 @@ pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
         SessionsCmd::Search { query, filters, team: true, out } => {
             out.print(ops::share::list(t, Some(&query), filters.limit)?.as_slice(), print_shared)
         }
-        SessionsCmd::Show { id, out, .. } if id.trim().to_ascii_uppercase().starts_with("SH-") => {
+        SessionsCmd::Show { id, out, .. } if tether_core::board::shared::is_shared_id(&id) => {
             out.print(&ops::share::get(t, &id)?, print_shared_chat)
         }
         SessionsCmd::Share { id, yes, preview, out } => share(t, &id, yes, preview, out),

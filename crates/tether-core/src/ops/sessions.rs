@@ -194,7 +194,7 @@ pub struct SharedWindow {
 
 /// [`read`], and a chat shared with the team by its `SH-` id (paged by `offset` into its text).
 pub fn read_chat(t: &Tether, r: Read) -> Result<ReadChat> {
-    if !r.session.trim().to_ascii_uppercase().starts_with("SH-") {
+    if !crate::board::shared::is_shared_id(&r.session) {
         return read(t, r).map(ReadChat::Local);
     }
     let chat = crate::ops::share::get(t, &r.session)?;

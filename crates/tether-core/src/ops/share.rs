@@ -47,7 +47,8 @@ pub struct Redaction {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct Share {
-    /// Session id (or a unique prefix) or nickname.
+    /// Session id (or a unique prefix) or nickname (over HTTP, the path's).
+    #[serde(default)]
     pub session: String,
     /// The preview's `digest`: when the chat changed since (so the text would differ), sharing
     /// is refused. Absent: share what the redaction gives now (`--yes`).

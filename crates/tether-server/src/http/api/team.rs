@@ -37,16 +37,9 @@ pub(crate) async fn share(
     State(ctx): State<Ctx>,
     Person(me): Person,
     Path(id): Path<String>,
-    Json(b): Json<ShareBody>,
+    Json(s): Json<share::Share>,
 ) -> ApiResult<SharedChat> {
-    blocking(&ctx, move |t| share::share(t, &me, share::Share { session: id, digest: b.digest })).await
-}
-
-/// `POST /api/sessions/{id}/share`'s body: the preview's digest.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct ShareBody {
-    #[serde(default)]
-    digest: Option<String>,
+    blocking(&ctx, move |t| share::share(t, &me, share::Share { session: id, ..s })).await
 }
 
 #[derive(serde::Deserialize, Default)]
