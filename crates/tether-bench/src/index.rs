@@ -532,6 +532,15 @@ session id and the per-row bubble id are the next size and CPU to take, at the p
 A pass that reads ≥ 64 MB of Cursor's JSON turns FTS5's automerge off and merges once every chat is \
 searchable, a slice per transaction (`index::defer_merging`). Full-text engines side by side (FTS5, tantivy): \
 the \"engines\" section below.
+- Cut on 2026-11-27: perf put ~10 % of the samples in the parser and the writer waking each other on a futex. \
+libsqlite3-sys builds SQLite with `ENABLE_MEMORY_MANAGEMENT`, which puts every connection's page cache in one \
+group behind one process-wide mutex, so the thread reading Cursor's DB and the one writing ours took turns on \
+every page. `.cargo/config.toml` now builds SQLite without it (each connection keeps its own cache, SQLite's \
+default) and without memory statistics (a second global mutex per allocation). Side by side on the 1 GB set, \
+two runs each: 22.8 / 23.6 → 17.2 / 17.7 CPU-s, wall 17.0 → 11.9 s, peak RSS 145 → 122 MB; memory \
+statistics alone gave 1–2 %. The writer's remaining cost, by the same profile: FTS5's hash of terms and its \
+flushes (~17 %), the kernel copying pages in and out (checkpoints and reads, ~8 %), allocation (~6 %), our \
+B-trees and the vocabulary's hash sets the rest.
 - Peak RSS is measured with the searches of the first-start rows running: their reader maps our index file \
 (mmap, for search latency) and the pages it touches count as resident, though they are the kernel's page cache, \
 clean and reclaimable. Side by side on 2026-11-24 (two runs each): a 1 GB window 303–304 MB, 256 MB 244–246 MB, \
@@ -544,9 +553,11 @@ the first read cost 7.3 s at 5 GB, so the last 7 days were searchable after 8.4 
 chat's minute (newest lowest): \
 FTS5 stores the gap between consecutive ids, and time-based ids cost index time against ids in indexing order \
 (seconds << 31: 30.0 s against 25.7 s in one side-by-side pair, 2026-11-24); minutes << 20 keep the gaps smaller.
-- Change → searchable includes the 50 ms debounce, the debouncer's 50 ms tick (one per timeout, so an idle \
-watcher wakes 20 times a second instead of 80) and the poll interval of the measuring loop (2 ms). It grows \
-with the history. At 5 GB (`tether-bench change-only`, perf, 2026-11-25) half of a quick pass was listing \
+- Change → searchable includes the watcher's quiet window (20 ms without an event after the last one of a \
+burst, at most 250 ms from its first) and the poll interval of the measuring loop (2 ms). Until 2026-11-27 a \
+debouncer (notify-debouncer-full) waited 50 ms and checked on a 50 ms tick, 50–100 ms before any pass; the \
+watcher now measures the window itself, from the events' arrival, and sleeps while idle: p95 147 → 63 ms at \
+5 GB. It grows with the history. At 5 GB (`tether-bench change-only`, perf, 2026-11-25) half of a quick pass was listing \
 composers' heads, a seek per composer row for its length: a quick pass now takes the length it stored with \
 the fingerprint when the row's rowid is the same and walks only the keys' index (p95 373 → 191 ms side by \
 side, the machine busy). What is left grows with the number of chats, not with the change: our stored \

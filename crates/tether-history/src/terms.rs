@@ -155,7 +155,12 @@ impl Vocabulary {
     /// Adds terms from `of_session` (the empty term included: it says "incomplete").
     pub fn add_terms(&mut self, terms: Vec<String>) {
         for t in terms {
-            self.add(&t);
+            if t.is_empty() {
+                self.mark_incomplete();
+            } else if !self.seen.contains(&t) {
+                self.seen.insert(t.clone());
+                self.pending.push(t);
+            }
         }
     }
 

@@ -1,6 +1,6 @@
-//! Keeping the index fresh: a notify watcher (debounced) on Cursor's data, mapped to the
-//! sources that changed, each re-indexed on the quick path; plus a periodic deep pass that
-//! catches in-place updates and folders that appeared after start.
+//! Keeping the index fresh: a notify watcher on Cursor's data, its events gathered until the
+//! writer goes quiet, mapped to the sources that changed, each re-indexed on the quick path; plus
+//! a periodic deep pass that catches in-place updates and folders that appeared after start.
 //!
 //! Owns one background thread; the returned [`WatchHandle`] stops it (on drop, too).
 
@@ -10,8 +10,7 @@ use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use notify::RecursiveMode;
-use notify_debouncer_full::new_debouncer;
+use notify::{RecursiveMode, Watcher};
 
 use crate::cursor::{self, Source, SourceKind};
 use crate::error::Result;
@@ -28,7 +27,8 @@ pub trait Indexer: Send + Sync + 'static {
 
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
-    /// Debounce window: Cursor writes in bursts; one pass per burst.
+    /// Quiet window: Cursor writes in bursts; a pass starts once no event came for this long
+    /// (and at the latest `BURST_CAP` after the burst's first event).
     pub debounce: Duration,
     /// How often to run a deep pass regardless of events.
     pub deep_every: Duration,
@@ -36,7 +36,7 @@ pub struct WatchConfig {
 
 impl Default for WatchConfig {
     fn default() -> Self {
-        Self { debounce: Duration::from_millis(50), deep_every: Duration::from_secs(300) }
+        Self { debounce: Duration::from_millis(20), deep_every: Duration::from_secs(300) }
     }
 }
 
@@ -88,28 +88,22 @@ pub fn start<I: Indexer>(
     let (tx, rx) = channel::<Msg>();
     let stop_tx = tx.clone();
     let ev_tx = tx.clone();
-    // The debouncer's thread wakes every tick; its default tick (a quarter of the timeout) meant
-    // 80 wake-ups a second while idle. One tick per timeout delays an event by at most that much.
-    let mut debouncer =
-        new_debouncer(cfg.debounce, Some(cfg.debounce), move |res: notify_debouncer_full::DebounceEventResult| {
-            let msg = match res {
-                Ok(events) => {
-                    let paths: Vec<PathBuf> =
-                        events.into_iter().filter(|e| carries_data(&e.event)).flat_map(|e| e.event.paths).collect();
-                    if paths.is_empty() {
-                        return;
-                    }
-                    Msg::Paths(paths)
-                }
-                Err(errs) => Msg::Error(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
-            };
-            let _ = ev_tx.send(msg);
-        })?;
+    // notify's own thread only forwards; the quiet window is measured on ours, by the arrival of
+    // the next event, so nothing wakes on a tick while idle (a debouncer's tick also delayed every
+    // change by up to one more window).
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let msg = match res {
+            Ok(e) if carries_data(&e) => Msg::Paths(e.paths),
+            Ok(_) => return,
+            Err(e) => Msg::Error(e.to_string()),
+        };
+        let _ = ev_tx.send(msg);
+    })?;
     let mut watched = Vec::new();
     for (dir, recursive) in cursor::watch_roots(&tether.locations()) {
         if dir.is_dir() {
             let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            match debouncer.watch(&dir, mode) {
+            match watcher.watch(&dir, mode) {
                 Ok(()) => watched.push(dir),
                 Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot watch"),
             }
@@ -119,7 +113,7 @@ pub fn start<I: Indexer>(
     let thread = std::thread::Builder::new()
         .name("tether-watch".into())
         .spawn(move || {
-            let _debouncer = debouncer;
+            let _watcher = watcher;
             let mut last_deep = Instant::now();
             // One more look at the sources of the last event-driven pass, shortly after it: a
             // commit whose WAL frames (the event) were written before it became visible in the
@@ -135,19 +129,23 @@ pub fn start<I: Indexer>(
                 match rx.recv_timeout(timeout) {
                     Ok(Msg::Stop) => return,
                     Ok(Msg::Paths(mut paths)) => {
-                        // Fold whatever else arrived meanwhile into this pass; a stop among it ends
-                        // the thread without the pass.
-                        let mut stop = false;
-                        while let Ok(m) = rx.try_recv() {
-                            match m {
-                                Msg::Paths(more) => paths.extend(more),
-                                Msg::Stop => stop = true,
-                                Msg::Error(e) => on_event(WatchEvent::Error(e)),
+                        // Gather the rest of the burst into this pass; a stop among it ends the
+                        // thread without the pass.
+                        let burst = Instant::now() + BURST_CAP;
+                        loop {
+                            let wait = cfg.debounce.min(burst.saturating_duration_since(Instant::now()));
+                            match rx.recv_timeout(wait) {
+                                Ok(Msg::Paths(more)) => paths.extend(more),
+                                Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
+                                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                                Err(RecvTimeoutError::Timeout) => break,
+                            }
+                            if Instant::now() >= burst {
+                                break;
                             }
                         }
-                        if stop {
-                            return;
-                        }
+                        paths.sort();
+                        paths.dedup();
                         let sources = affected_sources(tether.as_ref(), &paths);
                         if paths.iter().any(|p| !p.exists()) {
                             // Something was deleted: a pass over everything (unchanged files are
@@ -192,6 +190,9 @@ pub fn start<I: Indexer>(
     drop(tx);
     Ok(WatchHandle { stop: Some(stop_tx), thread: Some(thread) })
 }
+
+/// The longest a burst of events delays its pass: a chat streaming its answer stays live.
+const BURST_CAP: Duration = Duration::from_millis(250);
 
 /// How long after an event-driven pass its sources are looked at once more; see `recheck`.
 const RECHECK_AFTER: Duration = Duration::from_millis(250);
