@@ -118,6 +118,8 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         conds.push(format!("(s.origin = ?{n} OR s.format = ?{n})", n = p.len()));
     }
     let limit = if q.limit == 0 { 50 } else { q.limit };
+    // Cached: the MCP tools list chats on every call. LIMIT and OFFSET are spliced in, not bound:
+    // with STAT4 each binding of them expires the statement, and it is parsed again anyway.
     let sql = format!(
         "SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id
          WHERE {} ORDER BY coalesce(s.updated_at, s.created_at, 0) DESC, s.id LIMIT {limit} OFFSET {}",
@@ -125,7 +127,7 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         q.offset
     );
     store.read(|c| {
-        let mut stmt = c.prepare(&sql)?;
+        let mut stmt = c.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), summary_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })
@@ -261,7 +263,7 @@ pub fn show(store: &Store, key: &str, o: &ShowOptions) -> Result<SessionDetail> 
         let parts: i64 = c.query_row("SELECT count(*) FROM messages WHERE session_id = ?1", [&id], |r| r.get(0))?;
         let limit = if o.limit == 0 { i64::MAX } else { o.limit as i64 };
         let kinds = if o.include_tools { "" } else { "AND kind = 'text'" };
-        let mut stmt = c.prepare(&format!(
+        let mut stmt = c.prepare_cached(&format!(
             "SELECT seq, role, kind, text, tool_name, tool_status, model, created_at FROM messages
              WHERE session_id = ?1 {kinds} ORDER BY seq LIMIT ?2 OFFSET ?3"
         ))?;

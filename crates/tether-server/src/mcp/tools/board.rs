@@ -13,7 +13,6 @@ use tether_core::ops::agents::Start;
 use tether_core::ops::tasks::{Claim, Update};
 use tether_core::ops::{agents, signals, tasks};
 
-use crate::mcp::error::{blocking, json_result};
 use crate::mcp::server::TetherMcp;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -29,12 +28,7 @@ impl TetherMcp {
         Parameters(a): Parameters<Start>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("session_start", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| agents::start_session(t, &who, &a))
-            .await
-            .and_then(|r| json_result(&r));
-        self.answer(&c, r).await
+        self.respond("session_start", &ctx, None, move |t, c| agents::start_session(t, &c.who, &a)).await
     }
 
     #[tool(
@@ -45,11 +39,7 @@ impl TetherMcp {
         Parameters(new): Parameters<NewTask>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("task_create", &ctx, None);
-        let who = c.who.clone();
-        let r =
-            blocking(&self.server.tether, move |t| tasks::create(t, &who, &new)).await.and_then(|r| json_result(&r));
-        self.answer(&c, r).await
+        self.respond("task_create", &ctx, None, move |t, c| tasks::create(t, &c.who, &new)).await
     }
 
     #[tool(
@@ -60,10 +50,7 @@ impl TetherMcp {
         Parameters(q): Parameters<TaskQuery>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("task_list", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| tasks::query(t, &who, &q)).await.and_then(|r| json_result(&r));
-        self.answer(&c, r).await
+        self.respond("task_list", &ctx, None, move |t, c| tasks::query(t, &c.who, &q)).await
     }
 
     #[tool(
@@ -74,10 +61,7 @@ impl TetherMcp {
         Parameters(a): Parameters<Claim>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("task_claim", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| tasks::claim(t, &who, a)).await.and_then(|r| json_result(&r));
-        self.answer(&c, r).await
+        self.respond("task_claim", &ctx, None, move |t, c| tasks::claim(t, &c.who, a)).await
     }
 
     #[tool(
@@ -88,10 +72,7 @@ impl TetherMcp {
         Parameters(u): Parameters<Update>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("task_update", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| tasks::update(t, &who, &u)).await.and_then(|r| json_result(&r));
-        self.answer(&c, r).await
+        self.respond("task_update", &ctx, None, move |t, c| tasks::update(t, &c.who, &u)).await
     }
 
     #[tool(
@@ -102,17 +83,16 @@ impl TetherMcp {
         Parameters(_): Parameters<Nothing>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("signals_pending", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| signals::drain(t, &who)).await.and_then(|got| {
+        self.respond("signals_pending", &ctx, None, move |t, c| {
+            let got = signals::drain(t, &c.who)?;
             let hint = if got.iter().any(|s| s.reply_required) {
                 "Reply where one is needed: signal_send with reply_to set to the signal's id."
             } else {
                 "Nothing here needs a reply."
             };
-            json_result(&json!({"signals": got, "hint": hint}))
-        });
-        self.answer(&c, r).await
+            Ok::<_, tether_core::Error>(json!({"signals": got, "hint": hint}))
+        })
+        .await
     }
 
     #[tool(
@@ -123,10 +103,6 @@ impl TetherMcp {
         Parameters(new): Parameters<NewSignal>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("signal_send", &ctx, None);
-        let who = c.who.clone();
-        let r =
-            blocking(&self.server.tether, move |t| signals::send(t, &who, &new)).await.and_then(|s| json_result(&s));
-        self.answer(&c, r).await
+        self.respond("signal_send", &ctx, None, move |t, c| signals::send(t, &c.who, &new)).await
     }
 }

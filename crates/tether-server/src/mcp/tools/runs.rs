@@ -11,7 +11,7 @@ use tether_core::board::runs::NewRun;
 use tether_core::ops::changes::{self, DiffRequest};
 use tether_core::ops::runs;
 
-use crate::mcp::error::{blocking, json_result};
+use crate::mcp::error::engine;
 use crate::mcp::server::TetherMcp;
 
 /// `agent_run`'s arguments: a new run, or with `followup_of` the next prompt of an earlier one.
@@ -35,10 +35,7 @@ impl TetherMcp {
         Parameters(a): Parameters<DiffRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("run_diff", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| changes::diff(t, &who, &a)).await.and_then(|d| json_result(&d));
-        self.answer(&c, r).await
+        self.respond("run_diff", &ctx, None, move |t, c| changes::diff(t, &c.who, &a)).await
     }
 
     #[tool(
@@ -49,20 +46,18 @@ impl TetherMcp {
         Parameters(a): Parameters<RunArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("agent_run", &ctx, None);
-        let who = c.who.clone();
-        let r = blocking(&self.server.tether, move |t| match a.followup_of.filter(|f| !f.trim().is_empty()) {
-            Some(parent) => runs::followup(t, &who, &parent, a.run.prompt.as_deref().unwrap_or("")),
-            None => runs::start(t, &who, &a.run),
-        })
-        .await;
-        let r = r.and_then(|run| {
+        self.respond("agent_run", &ctx, None, move |t, c| {
+            let run = match a.followup_of.filter(|f| !f.trim().is_empty()) {
+                Some(parent) => runs::followup(t, &c.who, &parent, a.run.prompt.as_deref().unwrap_or("")),
+                None => runs::start(t, &c.who, &a.run),
+            }
+            .map_err(engine)?;
             let mut v = serde_json::to_value(&run).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            if tether_core::daemon::running(&self.server.tether.paths).is_none() {
+            if tether_core::daemon::running(&t.paths).is_none() {
                 v["note"] = json!("queued; no Tether daemon is running to start it: start the app or `tether serve`");
             }
-            json_result(&v)
-        });
-        self.answer(&c, r).await
+            Ok::<_, ErrorData>(v)
+        })
+        .await
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use tether_core::ops::sessions::{self, Find, Read, Tag};
 use tether_core::ops::trace::{self, Blame};
 
-use crate::mcp::error::{blocking, json_result};
+use crate::mcp::error::engine;
 use crate::mcp::server::TetherMcp;
 
 /// `session_tag`'s arguments: which chat (the calling one when left out) and the change.
@@ -32,11 +32,7 @@ impl TetherMcp {
         Parameters(a): Parameters<Find>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("sessions_find", &ctx, a.query.as_deref());
-        let roots = c.roots.clone();
-        let r =
-            blocking(&self.server.tether, move |t| sessions::find(t, &roots, a)).await.and_then(|f| json_result(&f));
-        self.answer(&c, r).await
+        self.respond("sessions_find", &ctx, a.query.clone(), move |t, c| sessions::find(t, &c.roots, a)).await
     }
 
     #[tool(
@@ -47,9 +43,7 @@ impl TetherMcp {
         Parameters(a): Parameters<Read>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("session_read", &ctx, None);
-        let r = blocking(&self.server.tether, move |t| sessions::read_chat(t, a)).await.and_then(|w| json_result(&w));
-        self.answer(&c, r).await
+        self.respond("session_read", &ctx, None, move |t, _| sessions::read_chat(t, a)).await
     }
 
     #[tool(
@@ -60,12 +54,7 @@ impl TetherMcp {
         Parameters(a): Parameters<Blame>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("code_origin", &ctx, None);
-        let (who, roots) = (c.who.clone(), c.roots.clone());
-        let r = blocking(&self.server.tether, move |t| trace::code_origin(t, &who, &roots, &a))
-            .await
-            .and_then(|o| json_result(&o));
-        self.answer(&c, r).await
+        self.respond("code_origin", &ctx, None, move |t, c| trace::code_origin(t, &c.who, &c.roots, &a)).await
     }
 
     #[tool(
@@ -76,18 +65,16 @@ impl TetherMcp {
         Parameters(a): Parameters<TagArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let c = self.caller("session_tag", &ctx, None);
-        let calling = c.who.identity().filter(|i| i.kind == tether_core::board::principal::AgentKind::Cursor);
-        let key = a.session.or_else(|| calling.map(|i| i.id.clone()));
-        let r = match key {
-            None => Err(ErrorData::invalid_params(
-                "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
-                Some(json!({"code": "caller_unknown"})),
-            )),
-            Some(key) => blocking(&self.server.tether, move |t| sessions::tag(t, &key, a.tag))
-                .await
-                .and_then(|s| json_result(&s)),
-        };
-        self.answer(&c, r).await
+        self.respond("session_tag", &ctx, None, move |t, c| {
+            let calling = c.who.identity().filter(|i| i.kind == tether_core::board::principal::AgentKind::Cursor);
+            let Some(key) = a.session.or_else(|| calling.map(|i| i.id.clone())) else {
+                return Err(ErrorData::invalid_params(
+                    "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
+                    Some(json!({"code": "caller_unknown"})),
+                ));
+            };
+            sessions::tag(t, &key, a.tag).map_err(engine)
+        })
+        .await
     }
 }
