@@ -538,9 +538,10 @@ group behind one process-wide mutex, so the thread reading Cursor's DB and the o
 every page. `.cargo/config.toml` now builds SQLite without it (each connection keeps its own cache, SQLite's \
 default) and without memory statistics (a second global mutex per allocation). Side by side on the 1 GB set, \
 two runs each: 22.8 / 23.6 → 17.2 / 17.7 CPU-s, wall 17.0 → 11.9 s, peak RSS 145 → 122 MB; memory \
-statistics alone gave 1–2 %. The writer's remaining cost, by the same profile: FTS5's hash of terms and its \
-flushes (~17 %), the kernel copying pages in and out (checkpoints and reads, ~8 %), allocation (~6 %), our \
-B-trees and the vocabulary's hash sets the rest.
+statistics alone gave 1–2 %. Where the CPU goes now (perf, 1 GB, all threads): FTS5's hash of terms and \
+its comparisons ~16 %, the kernel copying pages in and out (reads, checkpoints) ~8 %, allocation ~7 %, the \
+vocabulary's hash sets ~6 %, FTS5's tokenizer 3 %, JSON parsing ~6 %, futex waits under 1 %; our B-trees and \
+SQLite's VM the rest.
 - Peak RSS is measured with the searches of the first-start rows running: their reader maps our index file \
 (mmap, for search latency) and the pages it touches count as resident, though they are the kernel's page cache, \
 clean and reclaimable. Side by side on 2026-11-24 (two runs each): a 1 GB window 303–304 MB, 256 MB 244–246 MB, \
