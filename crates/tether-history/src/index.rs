@@ -475,6 +475,11 @@ fn index_global(
     let stored = stored_chats(store, source_id)?;
     let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
     let db = CursorDb::open(&src.path, scratch)?;
+    // The high-water mark is taken before anything is read: a row committed while this pass
+    // runs is then above it, so the next quick pass looks at its chat. Taken after the listing
+    // (as it was), a bubble committed in between was below the mark and in no listing, and its
+    // chat stayed a message short until it changed again.
+    let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
     // A quick pass trusts the heads it read before (see `list_composers`).
     let known_head = |id: &str| known.get(id).and_then(|fp| parse_head(fp));
     let quick = depth == Depth::Quick && old_watermark.is_some();
@@ -509,7 +514,6 @@ fn index_global(
     // searchable without waiting for the whole scan.
     let any_read = known.values().any(|fp| !fp.is_empty());
     let stats_all = if quick_candidates.is_none() && any_read { Some(global::bubble_stats_all(&db)?) } else { None };
-    let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
 
     let mut todo: Vec<Todo> = Vec::new();
     for (id, r) in &composers {
