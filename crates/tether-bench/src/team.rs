@@ -71,7 +71,7 @@ fn machine(root: &Path, url: &str, name: &str) -> anyhow::Result<Tether> {
     team::join(
         &t,
         &Principal::person("bench"),
-        Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()) },
+        Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()), ..Default::default() },
     )?;
     Ok(t)
 }
@@ -179,7 +179,7 @@ fn daemon(root: &Path, url: &str, name: &str, runner: RunnerRole) -> anyhow::Res
     team::join(
         &host.tether,
         &Principal::person("bench"),
-        Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()) },
+        Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()), ..Default::default() },
     )?;
     let token = token::mcp_token(&paths, token::NoKeyring::Refuse)?.0;
     Ok((host, token))

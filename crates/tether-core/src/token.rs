@@ -341,6 +341,31 @@ pub fn forget_team_password(paths: &Paths) -> Result<()> {
     forget_secret(paths, team_password_entry, "team-database-password")
 }
 
+fn team_identity_entry(paths: &Paths) -> Result<keyring::Entry> {
+    let user = format!("team-database-client-certificate:{}", paths.data_dir.display());
+    keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))
+}
+
+/// The client certificate and key (PEM) `tether team join --client-cert` kept, if any. Never
+/// logged or printed.
+pub fn team_identity(paths: &Paths) -> Result<Option<String>> {
+    Ok(stored_secret(paths, team_identity_entry, "team-database-client-certificate")?.filter(|p| !p.trim().is_empty()))
+}
+
+/// Keeps the team database's client certificate and key (PEM, checked by the caller) where the
+/// MCP token is kept.
+pub fn set_team_identity(paths: &Paths, pem: &str) -> Result<()> {
+    paths.ensure()?;
+    match backend(paths) {
+        Backend::Keyring => team_identity_entry(paths)?.set_password(pem).map_err(|e| keyring_error(paths, &e)),
+        _ => write_private(&paths.data_dir.join("team-database-client-certificate"), pem),
+    }
+}
+
+pub fn forget_team_identity(paths: &Paths) -> Result<()> {
+    forget_secret(paths, team_identity_entry, "team-database-client-certificate")
+}
+
 fn webhook_secret_entry(paths: &Paths) -> Result<keyring::Entry> {
     let user = format!("cursor-webhook-secret:{}", paths.data_dir.display());
     keyring::Entry::new(SERVICE, &user).map_err(|e| keyring_error(paths, &e))

@@ -79,6 +79,7 @@ impl Target {
             rootcert: opts.remove("sslrootcert"),
             cert: opts.remove("sslcert").map(PathBuf::from),
             key: opts.remove("sslkey").map(PathBuf::from),
+            identity: None,
         };
         let config = Config::from_str(&rest).map_err(|e| ConnectError::BadUrl(url.into(), e.to_string()))?;
         if config.get_password().is_some() {
@@ -88,6 +89,13 @@ impl Target {
             return Err(ConnectError::BadUrl(url.into(), "no host".into()));
         }
         Ok(Target { config, tls })
+    }
+
+    /// This target with the client certificate Tether keeps for it, used before `sslcert`,
+    /// `sslkey` and libpq's default files.
+    pub fn with_identity(mut self, identity: Option<crate::tls::ClientIdentity>) -> Target {
+        self.tls.identity = identity;
+        self
     }
 
     pub fn user(&self) -> String {

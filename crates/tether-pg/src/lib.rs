@@ -18,3 +18,4 @@ mod value;
 
 pub use conn::{ConnectError, PgConn, Target};
 pub use pool::PgPool;
+pub use tls::ClientIdentity;

@@ -3,7 +3,8 @@
 //! always, and its certificate checked against a root certificate only when one is there (as
 //! libpq does); `verify-ca` checked against the root certificate; `verify-full` that and the
 //! host name. The root certificate is `sslrootcert` (a file, or `system` for the OS's roots),
-//! else `~/.postgresql/root.crt`; a client certificate is `sslcert` + `sslkey`, else
+//! else `~/.postgresql/root.crt`; a client certificate is the one Tether keeps for the team (a
+//! [`ClientIdentity`], from the OS keyring), else `sslcert` + `sslkey`, else
 //! `~/.postgresql/postgresql.crt` and `.key` when both are there.
 
 use std::path::{Path, PathBuf};
@@ -17,13 +18,51 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_postgres::config::SslMode;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// The TLS parts of a connection string.
+/// The TLS parts of a connection string, and the client certificate kept apart from it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TlsSettings {
     pub(crate) mode: String,
     pub(crate) rootcert: Option<String>,
     pub(crate) cert: Option<PathBuf>,
     pub(crate) key: Option<PathBuf>,
+    pub(crate) identity: Option<ClientIdentity>,
+}
+
+/// A client certificate chain and its private key, as PEM text (the certificates, then the key):
+/// what the keyring holds for the team database. Its `Debug` never shows the key.
+#[derive(Clone)]
+pub struct ClientIdentity(String);
+
+impl std::fmt::Debug for ClientIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientIdentity(…)")
+    }
+}
+
+impl ClientIdentity {
+    /// Checks that `pem` holds at least one certificate and one private key.
+    pub fn parse(pem: &str) -> Result<ClientIdentity, String> {
+        let id = ClientIdentity(pem.trim().to_owned() + "\n");
+        id.parts()?;
+        Ok(id)
+    }
+
+    /// The PEM text, to keep (in the keyring, never in a file Tether writes in plain).
+    pub fn pem(&self) -> &str {
+        &self.0
+    }
+
+    fn parts(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+        let chain = CertificateDer::pem_slice_iter(self.0.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("the client certificate: {e}"))?;
+        if chain.is_empty() {
+            return Err("the client certificate: no CERTIFICATE block in it".into());
+        }
+        let key = PrivateKeyDer::from_pem_slice(self.0.as_bytes())
+            .map_err(|e| format!("the client certificate's private key: {e}"))?;
+        Ok((chain, key))
+    }
 }
 
 /// The libpq options this module reads out of a connection string (the driver knows none of
@@ -98,6 +137,9 @@ impl TlsSettings {
     }
 
     fn client_identity(&self) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>, String> {
+        if let Some(id) = &self.identity {
+            return id.parts().map(Some);
+        }
         let (cert, key) = match (&self.cert, &self.key) {
             (Some(c), Some(k)) => (c.clone(), k.clone()),
             (Some(_), None) | (None, Some(_)) => return Err("give both sslcert and sslkey".into()),

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use tether_pg::machines::{self, CheckIn};
 use tether_pg::migrate::{self, MIGRATIONS};
-use tether_pg::{ConnectError, PgConn, PgPool, Target};
+use tether_pg::{ClientIdentity, ConnectError, PgConn, PgPool, Target};
 use tether_store::sql::{Database, Sql, SqlExt, Value};
 use tether_store::values;
-use tether_testkit::pg::{Cluster, PASSWORD};
+use tether_testkit::pg::{CERT_USER, Cluster, PASSWORD};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -124,6 +124,34 @@ fn tls_as_libpq_sslmode_says_up_to_verify_full() {
     // A root certificate given makes require check the chain too, as libpq does.
     let checked = connect(&url("127.0.0.1", &format!("sslmode=require&sslrootcert={other}"))).unwrap_err();
     assert!(matches!(checked, ConnectError::CertificateRefused(_)), "{checked:?}");
+
+    // A user pg_hba signs in by certificate: the one kept apart from the URL (the keyring's)
+    // lets it in without a password; none, or one from a CA the server does not trust, does not.
+    let as_cert_user =
+        format!("postgres://{CERT_USER}@127.0.0.1:{}/postgres?sslmode=verify-full&sslrootcert={ca}", cluster.port);
+    let identity = |stranger: bool| {
+        let (crt, key) = cluster.client_cert_files(stranger);
+        let pem = std::fs::read_to_string(crt).unwrap() + &std::fs::read_to_string(key).unwrap();
+        ClientIdentity::parse(&pem).unwrap()
+    };
+    let with = |id: Option<ClientIdentity>| Target::parse(&as_cert_user).unwrap().with_identity(id).connect(None, T);
+    let conn = with(Some(identity(false))).unwrap();
+    let user: String = conn.query_row("SELECT current_user::text", &[], |r| r.get(0)).unwrap();
+    assert_eq!(user, CERT_USER);
+    let none = with(None).unwrap_err();
+    assert!(matches!(none, ConnectError::NotAllowed { .. }), "{none:?}");
+    assert!(with(Some(identity(true))).is_err(), "a certificate from a CA the server does not trust");
+    // The files libpq names in the URL still work when nothing is kept.
+    let (crt, key) = cluster.client_cert_files(false);
+    let by_files = format!("{as_cert_user}&sslcert={}&sslkey={}", crt.display(), key.display());
+    Target::parse(&by_files).unwrap().connect(None, T).unwrap();
+    // What is kept is checked, and never shown.
+    let bad =
+        ClientIdentity::parse("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n").unwrap_err();
+    assert!(bad.contains("client certificate"), "{bad}");
+    let cert_only = std::fs::read_to_string(cluster.client_cert_files(false).0).unwrap();
+    assert!(ClientIdentity::parse(&cert_only).unwrap_err().contains("private key"));
+    assert_eq!(format!("{:?}", identity(false)), "ClientIdentity(…)");
 }
 
 #[test]

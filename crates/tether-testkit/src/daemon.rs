@@ -73,6 +73,7 @@ impl TestDaemon {
             url: url.into(),
             machine: Some(machine.into()),
             password: Some(crate::pg::PASSWORD.into()),
+            ..Default::default()
         };
         tether_core::ops::team::join(&self.host.tether, &tether_core::ops::Principal::person("pat"), join)
             .expect("joins the team database");

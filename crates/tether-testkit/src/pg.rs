@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The password of the cluster's superuser `tether` over TCP (the socket trusts it).
 pub const PASSWORD: &str = "tether-test-password";
+/// The role of a TLS cluster ([`Cluster::start_tls`]) that signs in with a client certificate
+/// only ([`Cluster::client_cert_files`]).
+pub const CERT_USER: &str = "tether_cert";
 
 pub struct Cluster {
     dir: PathBuf,
@@ -68,6 +71,13 @@ impl Cluster {
         self.dir.join("tls/other-ca.crt")
     }
 
+    /// A client certificate and key (PEM files) for [`CERT_USER`], from [`Cluster::ca_file`]'s
+    /// CA; `stranger`: the same from the CA the server does not trust.
+    pub fn client_cert_files(&self, stranger: bool) -> (PathBuf, PathBuf) {
+        let name = if stranger { "stranger" } else { "client" };
+        (self.dir.join(format!("tls/{name}.crt")), self.dir.join(format!("tls/{name}.key")))
+    }
+
     /// A cluster that syncs its commits to disk, as a real one does (for the benchmarks; tests
     /// go faster without).
     pub fn start_durable() -> Cluster {
@@ -106,11 +116,16 @@ impl Cluster {
                 .map(|l| l.strip_prefix("host ").map_or_else(|| l.to_owned(), |rest| format!("hostssl {rest}")))
                 .collect::<Vec<_>>()
                 .join("\n");
-            std::fs::write(&hba, only_tls + "\n").expect("pg_hba.conf");
+            // `CERT_USER` signs in with a client certificate from the CA, and nothing else.
+            let cert_line = format!("hostssl all {CERT_USER} 127.0.0.1/32 cert\n");
+            std::fs::write(&hba, cert_line + &only_tls + "\n").expect("pg_hba.conf");
         }
         let (guardian, gone) = guard(&dir, &bin, owner);
         let mut cluster = Cluster { dir, port: 0, bin, owner, guardian, gone: gone.into(), durable, tls };
         cluster.port = cluster.launch();
+        if tls {
+            cluster.psql("postgres", &format!("CREATE ROLE {CERT_USER} LOGIN"));
+        }
         cluster
     }
 
@@ -145,9 +160,10 @@ impl Cluster {
         let tls = if self.tls {
             let d = self.dir.join("tls");
             format!(
-                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c ssl_ca_file={}",
                 d.join("server.crt").display(),
-                d.join("server.key").display()
+                d.join("server.key").display(),
+                d.join("ca.crt").display()
             )
         } else {
             String::new()
@@ -310,8 +326,48 @@ fn make_certificates(dir: &Path, owner: Option<&str>) {
         "-out",
         "server.crt",
     ]);
+    // Client certificates for the role `CERT_USER`: one from the server's CA, one from a CA
+    // the server does not trust. Version 3 (extensions), as rustls requires.
+    std::fs::write(
+        dir.join("client.ext"),
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
+    )
+    .expect("client.ext");
+    for (name, ca) in [("client", "ca"), ("stranger", "other-ca")] {
+        openssl(&[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-subj",
+            &format!("/CN={CERT_USER}"),
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.csr"),
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &format!("{name}.csr"),
+            "-CA",
+            &format!("{ca}.crt"),
+            "-CAkey",
+            &format!("{ca}.key"),
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "client.ext",
+            "-out",
+            &format!("{name}.crt"),
+        ]);
+    }
     if let Some(user) = owner {
-        for f in ["", "server.key", "server.crt"] {
+        for f in ["", "server.key", "server.crt", "ca.crt"] {
             chown(&dir.join(f), user);
         }
     }

@@ -22,6 +22,13 @@ pub enum TeamCmd {
         /// PGPASSWORD or ~/.pgpass apply, as for psql.
         #[arg(long)]
         password_stdin: bool,
+        /// A client certificate (PEM) for a server that asks for one; kept in the OS keyring
+        /// with its key, so the files may go afterwards.
+        #[arg(long, value_name = "FILE")]
+        client_cert: Option<std::path::PathBuf>,
+        /// The certificate's private key (PEM), unless it is in the certificate's file.
+        #[arg(long, value_name = "FILE", requires = "client_cert")]
+        client_key: Option<std::path::PathBuf>,
     },
     /// Go back to this machine's own board (as it was before joining).
     Leave,
@@ -41,7 +48,7 @@ pub enum TeamCmd {
 pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
     let me = Principal::person(&Tether::person());
     match cmd {
-        TeamCmd::Join { url, machine, password_stdin } => {
+        TeamCmd::Join { url, machine, password_stdin, client_cert, client_key } => {
             let password = if password_stdin {
                 let mut all = String::new();
                 std::io::stdin().take(64 * 1024).read_to_string(&mut all)?;
@@ -49,7 +56,15 @@ pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
             } else {
                 None
             };
-            let s = team::join(t, &me, Join { url, machine, password })?;
+            let read = |p: &std::path::Path| {
+                std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
+            };
+            let client_identity = match (&client_cert, &client_key) {
+                (Some(c), Some(k)) => Some(format!("{}\n{}", read(c)?.trim(), read(k)?.trim())),
+                (Some(c), None) => Some(read(c)?),
+                _ => None,
+            };
+            let s = team::join(t, &me, Join { url, machine, password, client_identity })?;
             println!("Joined. The board (tasks, agents, signals, runs) is on the team database now.");
             print(&s);
         }

@@ -23,8 +23,8 @@ use crate::store::{Changed, Revisions};
 /// How long reaching the team database may take before it counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Joining a team's database.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+/// Joining a team's database. Its `Debug` leaves the secrets out.
+#[derive(Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct Join {
     /// `postgres://USER@HOST:PORT/DATABASE` (or libpq's `key=value` form), without a password.
     pub url: String,
@@ -36,6 +36,22 @@ pub struct Join {
     /// sight); absent: libpq's conventions.
     #[serde(default, skip_serializing)]
     pub password: Option<String>,
+    /// A client certificate chain and its private key, as PEM text (certificates first), for a
+    /// server that asks for one: kept in the OS keyring and used before `sslcert`/`sslkey` and
+    /// libpq's `~/.postgresql/postgresql.crt`.
+    #[serde(default, skip_serializing)]
+    pub client_identity: Option<String>,
+}
+
+impl std::fmt::Debug for Join {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Join")
+            .field("url", &self.url)
+            .field("machine", &self.machine)
+            .field("password", &self.password.as_ref().map(|_| "…"))
+            .field("client_identity", &self.client_identity.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 /// What was joined, as `team.json` keeps it.
@@ -246,6 +262,19 @@ fn target(url: &str) -> Result<Target> {
     Target::parse(url).map_err(|e| Error::invalid("team database", e.to_string()))
 }
 
+/// The team database this data dir joined, with the client certificate kept for it, if any.
+fn joined_target(t: &Tether, url: &str) -> Result<Target> {
+    let identity = match crate::token::team_identity(&t.paths)? {
+        Some(pem) => Some(identity(&pem)?),
+        None => None,
+    };
+    Ok(target(url)?.with_identity(identity))
+}
+
+fn identity(pem: &str) -> Result<tether_pg::ClientIdentity> {
+    tether_pg::ClientIdentity::parse(pem).map_err(|e| Error::invalid("client certificate", e))
+}
+
 fn pool_for(target: Target, password: Option<String>) -> PgPool {
     let password = password.or_else(|| target.libpq_password());
     PgPool::new(target, password, CONNECT_TIMEOUT)
@@ -334,7 +363,8 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
     if !who.is_person() {
         return Err(Error::NotAllowed("joining a team is the person's decision".into()));
     }
-    let target = target(&req.url)?;
+    let given_identity = req.client_identity.as_deref().filter(|p| !p.trim().is_empty()).map(identity).transpose()?;
+    let target = target(&req.url)?.with_identity(given_identity.clone());
     let machine = req.machine.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).unwrap_or_else(host_name);
     let instance = instance_id(t)?;
     let password = req.password.clone().filter(|p| !p.is_empty()).or_else(|| target.libpq_password());
@@ -346,6 +376,10 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
     check_in(t, &pool, &j)?;
     if let Some(p) = req.password.as_deref().filter(|p| !p.is_empty()) {
         crate::token::set_team_password(&t.paths, p)?;
+    }
+    match &given_identity {
+        Some(id) => crate::token::set_team_identity(&t.paths, id.pem())?,
+        None => crate::token::forget_team_identity(&t.paths)?,
     }
     crate::token::write_private(&team_file(t), &serde_json::to_string_pretty(&j)?)?;
     let board = TeamBoard::new(pool, t.bus.clone(), j.machine.clone());
@@ -362,7 +396,7 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
     if let Some(j) = joined(t)? {
         // The name is free for another at once; a team that cannot be reached frees it after
         // its holding time.
-        let target = target(&j.url)?;
+        let target = joined_target(t, &j.url)?;
         let pool = pool_for(target, crate::token::team_password(&t.paths)?);
         if let Err(e) = pool.with(|c| machines::leave(c, &j.machine, &j.instance)) {
             tracing::warn!("could not say goodbye to the team database: {e}");
@@ -374,6 +408,7 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
         Err(e) => return Err(Error::io("removing team.json", e)),
     }
     crate::token::forget_team_password(&t.paths)?;
+    crate::token::forget_team_identity(&t.paths)?;
     t.set_team(None);
     status(t)
 }
@@ -396,7 +431,7 @@ pub fn import_local(t: &Tether, who: &Principal) -> Result<crate::board::task_io
 /// Nothing is reached yet: the first board operation connects, and says so if it cannot.
 pub fn restore(t: &Tether) -> Result<bool> {
     let Some(j) = joined(t)? else { return Ok(false) };
-    let target = target(&j.url)?;
+    let target = joined_target(t, &j.url)?;
     let password = crate::token::team_password(&t.paths)?;
     t.set_team(Some(Arc::new(TeamBoard::new(pool_for(target, password), t.bus.clone(), j.machine))));
     Ok(true)
@@ -415,7 +450,7 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             machines: Vec::new(),
         });
     };
-    let target = target(&j.url)?;
+    let target = joined_target(t, &j.url)?;
     let database = Some(target.display());
     // Through the board's own pool when the board is there (no session of its own per call).
     let seen = if t.in_team() {

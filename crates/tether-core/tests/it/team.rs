@@ -12,7 +12,7 @@ use tether_core::ops::Principal;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
 use tether_core::{CursorLocations, Paths, Tether};
-use tether_testkit::pg::{Cluster, PASSWORD};
+use tether_testkit::pg::{CERT_USER, Cluster, PASSWORD};
 
 fn limits() -> Limits {
     Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, ..Limits::default() }
@@ -22,7 +22,8 @@ fn machine(url: &str, name: &str) -> (tempfile::TempDir, Tether) {
     let d = tempfile::tempdir().unwrap();
     let t = Tether::open(Paths::at(d.path()), CursorLocations::explicit(None, None)).unwrap();
     token::set_backend(&t.paths, Backend::File).unwrap();
-    let join = Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()) };
+    let join =
+        Join { url: url.into(), machine: Some(name.into()), password: Some(PASSWORD.into()), ..Default::default() };
     team::join(&t, &Principal::person("pat"), join).unwrap();
     (d, t)
 }
@@ -213,4 +214,42 @@ fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_eve
         distinct.dedup();
         assert_eq!((won.len(), distinct.len()), (4, 4), "round {round}: {won:?}");
     }
+}
+
+#[test]
+fn a_client_certificate_given_at_join_is_kept_as_a_secret_and_signs_in_after_a_restart() {
+    let cluster = Cluster::start_tls();
+    cluster.psql("postgres", &format!("CREATE DATABASE team OWNER {CERT_USER}"));
+    let ca = cluster.ca_file();
+    let url = format!(
+        "postgres://{CERT_USER}@127.0.0.1:{}/team?sslmode=verify-full&sslrootcert={}",
+        cluster.port,
+        ca.display()
+    );
+    let (crt, key) = cluster.client_cert_files(false);
+    let pem = std::fs::read_to_string(crt).unwrap() + &std::fs::read_to_string(key).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let open = || Tether::open(Paths::at(d.path()), CursorLocations::explicit(None, None)).unwrap();
+    let pat = Principal::person("pat");
+    {
+        let t = open();
+        token::set_backend(&t.paths, Backend::File).unwrap();
+        let bad = Join { url: url.clone(), client_identity: Some("not a certificate".into()), ..Default::default() };
+        let e = team::join(&t, &pat, bad).unwrap_err();
+        assert_eq!(e.code().as_str(), "invalid_input", "{e}");
+        let none = team::join(&t, &pat, Join { url: url.clone(), ..Default::default() }).unwrap_err();
+        assert_eq!(none.code().as_str(), "forbidden", "without it pg_hba says no: {none}");
+        let join = Join { url: url.clone(), client_identity: Some(pem.clone()), ..Default::default() };
+        assert!(team::join(&t, &pat, join).unwrap().reachable);
+    }
+    // Kept where the password goes (here the 0600 file store), never beside the team's address.
+    let team_json = std::fs::read_to_string(d.path().join("team.json")).unwrap();
+    assert!(!team_json.contains("PRIVATE KEY") && !team_json.contains("CERTIFICATE"), "{team_json}");
+    // Opened again (the daemon restarting), the board is back on the team database through it.
+    let t = open();
+    let s = team::status(&t).unwrap();
+    assert!(s.reachable, "{:?}", s.error);
+    assert!(t.in_team());
+    team::leave(&t, &pat).unwrap();
+    assert_eq!(token::team_identity(&t.paths).unwrap(), None, "leaving forgets it");
 }
