@@ -152,10 +152,12 @@ export async function startEmptyDaemon({ savedPort } = {}) {
 
 /**
  * A throwaway PostgreSQL cluster for team mode (the test kit's `tether-pg-cluster`): `{ url,
- * password, stop() }`. It lives until `stop()` closes its stdin, or this process ends.
+ * password, stop() }`; with `{ tls: true }` it takes TLS only and adds `{ ca, cert_url,
+ * client_cert, client_key }` (a user that signs in by certificate). It lives until `stop()`
+ * closes its stdin, or this process ends.
  */
-export async function startPgCluster() {
-  const proc = spawn(path.join(BIN, 'tether-pg-cluster'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function startPgCluster({ tls = false } = {}) {
+  const proc = spawn(path.join(BIN, 'tether-pg-cluster'), tls ? ['--tls'] : [], { stdio: ['pipe', 'pipe', 'inherit'] });
   const info = await new Promise((resolve, reject) => {
     let buf = '';
     proc.stdout.setEncoding('utf8').on('data', (x) => {

@@ -667,6 +667,42 @@ describe('GUI in a team (a throwaway PostgreSQL)', () => {
   });
 });
 
+describe('GUI joining a team whose server asks for a client certificate', () => {
+  let cluster;
+  let daemon;
+  let browser;
+  let page;
+
+  before(async () => {
+    cluster = await startPgCluster({ tls: true });
+    daemon = await startDaemon();
+    ({ browser, page } = await loggedIn(daemon));
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await daemon?.close();
+    await cluster?.stop();
+  });
+
+  test('Health: the certificate and key picked as files join it; the keyring keeps them', async () => {
+    await page.getByTestId('nav-health').click();
+    await page.getByTestId('team-url').fill(cluster.cert_url);
+    await page.getByTestId('team-machine-name').fill('certified');
+    await page.getByText('Client certificate (for a server that asks for one)').click();
+    await page.getByTestId('team-client-cert').setInputFiles(cluster.client_cert);
+    await page.getByTestId('team-client-key').setInputFiles(cluster.client_key);
+    await page.getByTestId('team-client-key').scrollIntoViewIfNeeded();
+    await screenshot(page, 'team-join-certificate');
+    await page.getByTestId('team-join').click();
+    await page.getByTestId('team-machine').waitFor();
+    const team = await apiCall(daemon, 'GET', '/api/team');
+    assert.equal(team.reachable, true);
+    assert.equal(team.machine, 'certified');
+    assert.deepEqual(page.errors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+});
+
 describe('GUI during a first index', () => {
   let daemon;
   let browser;

@@ -370,6 +370,9 @@ function Diff({ text }: { text: string }) {
 function TeamPanel() {
   const [team, setTeam] = useState<TeamStatus | null>(null);
   const [form, setForm] = useState({ url: '', machine: '', password: '' });
+  // A client certificate and its key, read from the files picked (PEM text, sent once, kept in
+  // the OS keyring by the daemon).
+  const [cert, setCert] = useState({ cert: '', key: '' });
   const [busy, setBusy] = useState(false);
   const load = () => api.team().then(setTeam, () => {});
   useEffect(() => {
@@ -381,8 +384,17 @@ function TeamPanel() {
     e.preventDefault();
     setBusy(true);
     try {
-      setTeam(await api.teamJoin({ url: form.url, machine: form.machine || undefined, password: form.password || undefined }));
+      const identity = cert.cert ? `${cert.cert.trim()}\n${cert.key.trim()}\n` : undefined;
+      setTeam(
+        await api.teamJoin({
+          url: form.url,
+          machine: form.machine || undefined,
+          password: form.password || undefined,
+          client_identity: identity,
+        }),
+      );
       setForm({ ...form, password: '' });
+      setCert({ cert: '', key: '' });
       toast('Joined the team: the board is on the team database now');
     } catch (err) {
       reportError(err, 'Join the team');
@@ -455,6 +467,30 @@ function TeamPanel() {
               />
             </label>
           </div>
+          <details>
+            <summary class="small">Client certificate (for a server that asks for one)</summary>
+            <div class="form-row">
+              <label>
+                Certificate (PEM)
+                <input
+                  type="file"
+                  accept=".crt,.pem,.cer"
+                  onChange={async (e) => setCert({ ...cert, cert: (await e.currentTarget.files?.[0]?.text()) ?? '' })}
+                  data-testid="team-client-cert"
+                />
+              </label>
+              <label>
+                Private key (PEM), unless in the certificate’s file
+                <input
+                  type="file"
+                  accept=".key,.pem"
+                  onChange={async (e) => setCert({ ...cert, key: (await e.currentTarget.files?.[0]?.text()) ?? '' })}
+                  data-testid="team-client-key"
+                />
+              </label>
+            </div>
+            <p class="muted small">Kept with the password in the OS keyring; the files may go afterwards.</p>
+          </details>
           <div class="actions">
             <button type="submit" class="primary" disabled={busy || !form.url.trim()} data-testid="team-join">
               {busy ? 'Joining…' : 'Join the team'}
