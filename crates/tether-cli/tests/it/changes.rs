@@ -84,10 +84,17 @@ impl Env {
 
     fn daemon(&self) -> Daemon {
         let _ = std::fs::remove_file(self.dir.path().join("data/daemon.json"));
-        let child =
-            self.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let d = Daemon(child);
-        self.wait_for("the daemon", 30, || self.dir.path().join("data/daemon.json").exists());
+        // Its log, so that a daemon that does not come up says why.
+        let log = self.dir.path().join("serve.log");
+        let out = std::fs::File::create(&log).unwrap();
+        let child = self.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(out).spawn().unwrap();
+        let mut d = Daemon(child);
+        self.wait_for("the daemon", 30, || {
+            if let Ok(Some(status)) = d.0.try_wait() {
+                panic!("the daemon ended ({status}): {}", std::fs::read_to_string(&log).unwrap_or_default());
+            }
+            self.dir.path().join("data/daemon.json").exists()
+        });
         d
     }
 
