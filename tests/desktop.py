@@ -5,11 +5,18 @@ Cursor home with a home directory of its own, the app's processes, daemon.json, 
 import json
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(os.environ.get("TETHER_BIN_DIR", ROOT / "target" / "debug"))
+
+
+def app_tmp():
+    """A temporary dir for one app's run. WebKit's GPU process may still be writing its shader
+    cache there as the app closes: a leftover is not a failure of the app."""
+    return tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
 
 
 def fixture_env(tmp: Path, token: str, **extra: str) -> dict:

@@ -14,7 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from desktop import BIN, ROOT, app_pids, daemon_info, fixture_env, wait_for  # noqa: E402
+from desktop import BIN, ROOT, app_pids, app_tmp, daemon_info, fixture_env, wait_for  # noqa: E402
 
 DRIVER = Path(os.environ.get("TAURI_DRIVER", ROOT / ".tools" / "bin" / "tauri-driver"))
 SHOTS = Path(os.environ.get("TETHER_SCREENSHOT_DIR", ROOT / "target" / "screenshots"))
@@ -96,7 +95,7 @@ class App:
 
 
 def test_the_app_hosts_the_daemon_and_shows_every_view():
-    with tempfile.TemporaryDirectory() as tmp:
+    with app_tmp() as tmp:
         env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         app = App(env)
         try:
@@ -149,7 +148,7 @@ def pid_alive(pid):
 
 
 def test_the_app_attaches_to_a_running_tether_serve():
-    with tempfile.TemporaryDirectory() as tmp:
+    with app_tmp() as tmp:
         env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         serve = subprocess.Popen([BIN / "tether", "serve"], env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
@@ -204,7 +203,7 @@ def fake_handlers(env, log: Path):
 
 
 def test_desktop_notifications_login_entry_links_exports_and_single_instance():
-    with tempfile.TemporaryDirectory() as tmp:
+    with app_tmp() as tmp:
         env = fixture_env(Path(tmp), TOKEN, TETHER_USER="app-e2e")
         # This app finds Cursor's data and its port through settings.json, not the environment.
         cursor_dir, port = env.pop("TETHER_CURSOR_DIR"), free_port()
