@@ -263,6 +263,12 @@ fn set_secret(
     if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(Error::invalid(what, format!("it is empty or has spaces; {hint}")));
     }
+    keep_secret(paths, entry, file, value)
+}
+
+/// Keeps `value` where the MCP token is kept: the keyring's `entry`, else the 0600 `file` in the
+/// data dir (the counterpart of `stored_secret` and `forget_secret`).
+fn keep_secret(paths: &Paths, entry: fn(&Paths) -> Result<keyring::Entry>, file: &str, value: &str) -> Result<()> {
     paths.ensure()?;
     match backend(paths) {
         Backend::Keyring => entry(paths)?.set_password(value).map_err(|e| keyring_error(paths, &e)),
@@ -330,11 +336,7 @@ pub fn set_team_password(paths: &Paths, password: &str) -> Result<()> {
     if password.is_empty() || password.chars().any(char::is_control) {
         return Err(Error::invalid("team database password", "it is empty or holds control characters"));
     }
-    paths.ensure()?;
-    match backend(paths) {
-        Backend::Keyring => team_password_entry(paths)?.set_password(password).map_err(|e| keyring_error(paths, &e)),
-        _ => write_private(&paths.data_dir.join("team-database-password"), password),
-    }
+    keep_secret(paths, team_password_entry, "team-database-password", password)
 }
 
 pub fn forget_team_password(paths: &Paths) -> Result<()> {
@@ -355,11 +357,7 @@ pub fn team_identity(paths: &Paths) -> Result<Option<String>> {
 /// Keeps the team database's client certificate and key (PEM, checked by the caller) where the
 /// MCP token is kept.
 pub fn set_team_identity(paths: &Paths, pem: &str) -> Result<()> {
-    paths.ensure()?;
-    match backend(paths) {
-        Backend::Keyring => team_identity_entry(paths)?.set_password(pem).map_err(|e| keyring_error(paths, &e)),
-        _ => write_private(&paths.data_dir.join("team-database-client-certificate"), pem),
-    }
+    keep_secret(paths, team_identity_entry, "team-database-client-certificate", pem)
 }
 
 pub fn forget_team_identity(paths: &Paths) -> Result<()> {
@@ -386,12 +384,8 @@ pub fn webhook_secret(paths: &Paths) -> Result<String> {
     if let Some(s) = stored.map(|s| s.trim().to_owned()).filter(|s| s.len() >= 32) {
         return Ok(s);
     }
-    paths.ensure()?;
     let s = generate();
-    match backend(paths) {
-        Backend::Keyring => webhook_secret_entry(paths)?.set_password(&s).map_err(|e| keyring_error(paths, &e))?,
-        _ => write_private(&paths.data_dir.join("cursor-webhook-secret"), &s)?,
-    }
+    keep_secret(paths, webhook_secret_entry, "cursor-webhook-secret", &s)?;
     Ok(s)
 }
 

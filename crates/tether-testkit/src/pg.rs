@@ -290,50 +290,14 @@ fn make_certificates(dir: &Path, owner: Option<&str>) {
             "keyUsage=critical,keyCertSign,cRLSign",
         ]);
     }
-    openssl(&[
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    ]);
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("server.ext");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-    ]);
-    // Client certificates for the role `CERT_USER`: one from the server's CA, one from a CA
-    // the server does not trust. Version 3 (extensions), as rustls requires.
-    std::fs::write(
-        dir.join("client.ext"),
-        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
-    )
-    .expect("client.ext");
-    for (name, ca) in [("client", "ca"), ("stranger", "other-ca")] {
+    // A certificate `name`.crt (and its key) for `cn`, signed by `ca`, version 3 with `ext` (as
+    // rustls requires).
+    let issue = |name: &str, cn: &str, ca: &str, ext: &str| {
+        std::fs::write(dir.join(format!("{name}.ext")), ext).expect("extensions file");
+        let (key, csr, crt, ext_file) =
+            (format!("{name}.key"), format!("{name}.csr"), format!("{name}.crt"), format!("{name}.ext"));
+        let subject = format!("/CN={cn}");
+        let (ca_crt, ca_key) = (format!("{ca}.crt"), format!("{ca}.key"));
         openssl(&[
             "req",
             "-newkey",
@@ -342,30 +306,41 @@ fn make_certificates(dir: &Path, owner: Option<&str>) {
             "ec_paramgen_curve:P-256",
             "-nodes",
             "-subj",
-            &format!("/CN={CERT_USER}"),
+            &subject,
             "-keyout",
-            &format!("{name}.key"),
+            &key,
             "-out",
-            &format!("{name}.csr"),
+            &csr,
         ]);
         openssl(&[
             "x509",
             "-req",
             "-in",
-            &format!("{name}.csr"),
+            &csr,
             "-CA",
-            &format!("{ca}.crt"),
+            &ca_crt,
             "-CAkey",
-            &format!("{ca}.key"),
+            &ca_key,
             "-CAcreateserial",
             "-days",
             "2",
             "-extfile",
-            "client.ext",
+            &ext_file,
             "-out",
-            &format!("{name}.crt"),
+            &crt,
         ]);
-    }
+    };
+    issue(
+        "server",
+        "127.0.0.1",
+        "ca",
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    );
+    // Client certificates for the role `CERT_USER`: one from the server's CA, one from a CA the
+    // server does not trust.
+    let client = "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n";
+    issue("client", CERT_USER, "ca", client);
+    issue("stranger", CERT_USER, "other-ca", client);
     if let Some(user) = owner {
         for f in ["", "server.key", "server.crt", "ca.crt"] {
             chown(&dir.join(f), user);
