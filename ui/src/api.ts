@@ -332,7 +332,7 @@ export const api = {
     request<{ task: string; budget: string | null }>('PUT', `/api/tasks/${enc(id)}/budget`, { body: { budget } }),
   doctor: () => request<Doctor>('GET', '/api/doctor'),
   team: () => request<TeamStatus>('GET', '/api/team'),
-  teamJoin: (j: { url: string; machine?: string; password?: string; client_identity?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
+  teamJoin: (j: { url: string; machine?: string; password?: string; client_cert?: string; client_key?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
   teamLeave: () => request<TeamStatus>('POST', '/api/team/leave'),
   teamImportLocal: () => request<TaskImportReport>('POST', '/api/team/import-local'),
   sharePreview: (id: string) => request<SharePreview>('GET', `/api/sessions/${enc(id)}/share`),

@@ -47,6 +47,14 @@ impl ClientIdentity {
         Ok(id)
     }
 
+    /// A certificate and its key as a person gives them: two PEM files, or one holding both.
+    pub fn from_files(cert: &str, key: Option<&str>) -> Result<ClientIdentity, String> {
+        match key {
+            Some(key) => Self::parse(&format!("{}\n{}", cert.trim(), key.trim())),
+            None => Self::parse(cert),
+        }
+    }
+
     /// The PEM text, to keep (in the keyring, never in a file Tether writes in plain).
     pub fn pem(&self) -> &str {
         &self.0

@@ -384,13 +384,13 @@ function TeamPanel() {
     e.preventDefault();
     setBusy(true);
     try {
-      const identity = cert.cert ? `${cert.cert.trim()}\n${cert.key.trim()}\n` : undefined;
       setTeam(
         await api.teamJoin({
           url: form.url,
           machine: form.machine || undefined,
           password: form.password || undefined,
-          client_identity: identity,
+          client_cert: cert.cert || undefined,
+          client_key: (cert.cert && cert.key) || undefined,
         }),
       );
       setForm({ ...form, password: '' });

@@ -56,15 +56,12 @@ pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
             } else {
                 None
             };
-            let read = |p: &std::path::Path| {
-                std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
+            let read = |p: Option<std::path::PathBuf>| {
+                p.map(|p| std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display())))
+                    .transpose()
             };
-            let client_identity = match (&client_cert, &client_key) {
-                (Some(c), Some(k)) => Some(format!("{}\n{}", read(c)?.trim(), read(k)?.trim())),
-                (Some(c), None) => Some(read(c)?),
-                _ => None,
-            };
-            let s = team::join(t, &me, Join { url, machine, password, client_identity })?;
+            let (client_cert, client_key) = (read(client_cert)?, read(client_key)?);
+            let s = team::join(t, &me, Join { url, machine, password, client_cert, client_key })?;
             println!("Joined. The board (tasks, agents, signals, runs) is on the team database now.");
             print(&s);
         }

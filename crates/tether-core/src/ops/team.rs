@@ -36,11 +36,14 @@ pub struct Join {
     /// sight); absent: libpq's conventions.
     #[serde(default, skip_serializing)]
     pub password: Option<String>,
-    /// A client certificate chain and its private key, as PEM text (certificates first), for a
-    /// server that asks for one: kept in the OS keyring and used before `sslcert`/`sslkey` and
-    /// libpq's `~/.postgresql/postgresql.crt`.
+    /// A client certificate (PEM, the chain; it may hold its key too) for a server that asks for
+    /// one: kept in the OS keyring with its key and used before `sslcert`/`sslkey` and libpq's
+    /// `~/.postgresql/postgresql.crt`.
     #[serde(default, skip_serializing)]
-    pub client_identity: Option<String>,
+    pub client_cert: Option<String>,
+    /// The client certificate's private key (PEM), unless it is in `client_cert`.
+    #[serde(default, skip_serializing)]
+    pub client_key: Option<String>,
 }
 
 impl std::fmt::Debug for Join {
@@ -49,7 +52,8 @@ impl std::fmt::Debug for Join {
             .field("url", &self.url)
             .field("machine", &self.machine)
             .field("password", &self.password.as_ref().map(|_| "…"))
-            .field("client_identity", &self.client_identity.as_ref().map(|_| "…"))
+            .field("client_cert", &self.client_cert.as_ref().map(|_| "…"))
+            .field("client_key", &self.client_key.as_ref().map(|_| "…"))
             .finish()
     }
 }
@@ -265,14 +269,15 @@ fn target(url: &str) -> Result<Target> {
 /// The team database this data dir joined, with the client certificate kept for it, if any.
 fn joined_target(t: &Tether, url: &str) -> Result<Target> {
     let identity = match crate::token::team_identity(&t.paths)? {
-        Some(pem) => Some(identity(&pem)?),
+        Some(pem) => Some(identity(&pem, None)?),
         None => None,
     };
     Ok(target(url)?.with_identity(identity))
 }
 
-fn identity(pem: &str) -> Result<tether_pg::ClientIdentity> {
-    tether_pg::ClientIdentity::parse(pem).map_err(|e| Error::invalid("client certificate", e))
+/// A client certificate and its key (`None`: in the certificate's PEM), checked.
+fn identity(cert: &str, key: Option<&str>) -> Result<tether_pg::ClientIdentity> {
+    tether_pg::ClientIdentity::from_files(cert, key).map_err(|e| Error::invalid("client certificate", e))
 }
 
 fn pool_for(target: Target, password: Option<String>) -> PgPool {
@@ -363,7 +368,10 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
     if !who.is_person() {
         return Err(Error::NotAllowed("joining a team is the person's decision".into()));
     }
-    let given_identity = req.client_identity.as_deref().filter(|p| !p.trim().is_empty()).map(identity).transpose()?;
+    let given_identity = match req.client_cert.as_deref().filter(|c| !c.trim().is_empty()) {
+        Some(cert) => Some(identity(cert, req.client_key.as_deref().filter(|k| !k.trim().is_empty()))?),
+        None => None,
+    };
     let target = target(&req.url)?.with_identity(given_identity.clone());
     let machine = req.machine.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).unwrap_or_else(host_name);
     let instance = instance_id(t)?;

@@ -227,19 +227,19 @@ fn a_client_certificate_given_at_join_is_kept_as_a_secret_and_signs_in_after_a_r
         ca.display()
     );
     let (crt, key) = cluster.client_cert_files(false);
-    let pem = std::fs::read_to_string(crt).unwrap() + &std::fs::read_to_string(key).unwrap();
+    let (cert, key) = (std::fs::read_to_string(crt).unwrap(), std::fs::read_to_string(key).unwrap());
     let d = tempfile::tempdir().unwrap();
     let open = || Tether::open(Paths::at(d.path()), CursorLocations::explicit(None, None)).unwrap();
     let pat = Principal::person("pat");
     {
         let t = open();
         token::set_backend(&t.paths, Backend::File).unwrap();
-        let bad = Join { url: url.clone(), client_identity: Some("not a certificate".into()), ..Default::default() };
+        let bad = Join { url: url.clone(), client_cert: Some("not a certificate".into()), ..Default::default() };
         let e = team::join(&t, &pat, bad).unwrap_err();
         assert_eq!(e.code().as_str(), "invalid_input", "{e}");
         let none = team::join(&t, &pat, Join { url: url.clone(), ..Default::default() }).unwrap_err();
         assert_eq!(none.code().as_str(), "forbidden", "without it pg_hba says no: {none}");
-        let join = Join { url: url.clone(), client_identity: Some(pem.clone()), ..Default::default() };
+        let join = Join { url: url.clone(), client_cert: Some(cert), client_key: Some(key), ..Default::default() };
         assert!(team::join(&t, &pat, join).unwrap().reachable);
     }
     // Kept where the password goes (here the 0600 file store), never beside the team's address.
