@@ -96,7 +96,7 @@ pub fn run(dir: &Path, rounds: usize, files: usize) -> anyhow::Result<WorktreeFi
         let f = wt.path.join(format!("src/m{:02}/f{i:05}.rs", i % 100));
         std::fs::write(&f, line.repeat(15) + "changed by the run\n")?;
     }
-    wt.commit_all("200 files")?;
+    repo.commit_worktree(&wt, "200 files", &[])?;
     let (mut stat, mut patch) = (Vec::new(), Vec::new());
     for _ in 0..rounds.max(1) {
         let t = Instant::now();

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::repo::{Repo, ok, run};
+use crate::repo::Repo;
 
 /// The commit id git gives lines nobody committed yet.
 pub const UNCOMMITTED: &str = "0000000000000000000000000000000000000000";
@@ -57,7 +57,7 @@ impl Repo {
         }
         args.push("--".into());
         args.push(path.into());
-        let out = run(&self.root, &args)?;
+        let out = self.run(&args)?;
         if !out.status.success() {
             let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
             return Err(Error::Git { command: args.join(" "), message });
@@ -68,7 +68,7 @@ impl Repo {
     /// The commits reachable from `to` and not from `from` (at most `max`; `None` when there
     /// are more): one walk instead of one ancestry question per commit.
     pub fn commits_since(&self, from: &str, to: &str, max: usize) -> Result<Option<std::collections::HashSet<String>>> {
-        let out = ok(&self.root, ["rev-list", &format!("--max-count={}", max + 1), &format!("{from}..{to}")])?;
+        let out = self.ok(["rev-list", &format!("--max-count={}", max + 1), &format!("{from}..{to}")])?;
         let set: std::collections::HashSet<String> = out.lines().map(str::to_owned).collect();
         Ok((set.len() <= max).then_some(set))
     }
@@ -99,7 +99,7 @@ impl Repo {
             // Renamed and not committed: the old blob against the file in the checkout.
             None => return Ok(Vec::new()),
         }
-        let out = run(&self.root, &args)?;
+        let out = self.run(&args)?;
         if !out.status.success() {
             let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
             return Err(Error::Git { command: args.join(" "), message });
@@ -109,12 +109,12 @@ impl Repo {
 
     /// Whether commit `a` is `b` or one of its ancestors.
     pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool> {
-        Ok(run(&self.root, ["merge-base", "--is-ancestor", a, b])?.status.success())
+        Ok(self.run(["merge-base", "--is-ancestor", a, b])?.status.success())
     }
 
     /// Whether git tracks `path` (a new file is blamed as all uncommitted).
     pub fn tracks(&self, path: &str) -> Result<bool> {
-        Ok(run(&self.root, ["ls-files", "--error-unmatch", "--", path])?.status.success())
+        Ok(self.run(["ls-files", "--error-unmatch", "--", path])?.status.success())
     }
 
     /// Commits in `from..to` (oldest first); all of `to`'s history when `from` is `None`.
@@ -123,13 +123,13 @@ impl Repo {
             Some(f) => format!("{f}..{to}"),
             None => to.to_owned(),
         };
-        let out = ok(&self.root, ["rev-list", "--reverse", "--max-count=500", &range])?;
+        let out = self.ok(["rev-list", "--reverse", "--max-count=500", &range])?;
         Ok(out.lines().map(str::to_owned).collect())
     }
 
     /// A commit's author time (ms) and the files it changed against its first parent.
     pub fn commit_files(&self, commit: &str) -> Result<(i64, Vec<String>)> {
-        let out = ok(&self.root, ["show", "--no-renames", "--name-only", "--format=%at", commit])?;
+        let out = self.ok(["show", "--no-renames", "--name-only", "--format=%at", commit])?;
         let mut lines = out.lines();
         let at = lines.next().and_then(|s| s.trim().parse::<i64>().ok()).ok_or_else(|| Error::Parse(out.clone()))?;
         Ok((at * 1000, lines.filter(|l| !l.is_empty()).map(str::to_owned).collect()))
@@ -138,11 +138,11 @@ impl Repo {
     /// Attaches `text` as the note of `commit` under `refs/notes/<notes_ref>` (replacing one
     /// there). Notes are refs of their own: the checkout, its index and branches are untouched.
     pub fn set_note(&self, notes_ref: &str, commit: &str, text: &str) -> Result<()> {
-        let dir = tempfile_path(&self.root);
+        let dir = tempfile_path(self);
         std::fs::write(&dir, text)?;
         // Notes are commits of their own: without an identity configured, git refuses to make
         // one, so Tether signs them itself rather than fail every time.
-        let known = run(&self.root, ["config", "user.email"])?.status.success();
+        let known = self.run(["config", "user.email"])?.status.success();
         let mut args: Vec<String> = Vec::new();
         if !known {
             args.extend(["-c", "user.name=Tether", "-c", "user.email=tether@localhost"].map(str::to_owned));
@@ -150,21 +150,22 @@ impl Repo {
         args.extend(["notes".into(), format!("--ref={notes_ref}"), "add".into(), "-f".into(), "-F".into()]);
         args.push(dir.to_string_lossy().into_owned());
         args.push(commit.to_owned());
-        let r = ok(&self.root, &args);
+        let r = self.ok(&args);
         let _ = std::fs::remove_file(&dir);
         r.map(|_| ())
     }
 
     /// The note of `commit` under `refs/notes/<notes_ref>`, if any.
     pub fn note(&self, notes_ref: &str, commit: &str) -> Result<Option<String>> {
-        let out = run(&self.root, ["notes", &format!("--ref={notes_ref}"), "show", commit])?;
+        let out = self.run(["notes", &format!("--ref={notes_ref}"), "show", commit])?;
         Ok(out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 }
 
 /// A file name for a note's text inside the repository's git dir (never the checkout).
-fn tempfile_path(root: &std::path::Path) -> std::path::PathBuf {
-    let git_dir = ok(root, ["rev-parse", "--absolute-git-dir"])
+fn tempfile_path(repo: &Repo) -> std::path::PathBuf {
+    let git_dir = repo
+        .ok(["rev-parse", "--absolute-git-dir"])
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|_| std::env::temp_dir());
     git_dir.join(format!(

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::repo::{Repo, ok};
+use crate::repo::Repo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "git.ts")]
@@ -72,8 +72,8 @@ impl Repo {
             a.extend([base.as_str(), head.as_str(), "--"]);
             a
         };
-        let kinds = parse_name_status(&ok(&self.root, args(&["--name-status", "-z"]))?)?;
-        let counts = parse_numstat(&ok(&self.root, args(&["--numstat", "-z"]))?)?;
+        let kinds = parse_name_status(&self.ok(args(&["--name-status", "-z"]))?)?;
+        let counts = parse_numstat(&self.ok(args(&["--numstat", "-z"]))?)?;
         if kinds.len() != counts.len() {
             return Err(Error::Parse(format!("{} files by status, {} by line count", kinds.len(), counts.len())));
         }
@@ -82,7 +82,7 @@ impl Repo {
             .zip(counts)
             .map(|((kind, old_path, path), (added, deleted))| FileChange { path, old_path, kind, added, deleted })
             .collect();
-        let patch = if with_patch { Some(ok(&self.root, args(&[]))?) } else { None };
+        let patch = if with_patch { Some(self.ok(args(&[]))?) } else { None };
         Ok(Diff { base, head, files, patch })
     }
 }

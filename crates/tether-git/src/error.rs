@@ -25,6 +25,16 @@ pub enum Error {
     Conflicts(Vec<String>),
     #[error("{0}")]
     Unsupported(String),
+    #[error("{0} is not a branch; a run's work is merged into a branch (git branch --list)")]
+    NotABranch(String),
+    #[error("{0} is not a checkout of this repository")]
+    NotAWorktree(String),
+    #[error("{} has ignored files the merge would overwrite: {}; move them aside first (they are yours, and git would not keep them)", checkout.display(), files.join(", "))]
+    IgnoredFiles { checkout: std::path::PathBuf, files: Vec<String> },
+    #[error("git refused to move {} to the merged commit, so nothing changed: {message}", checkout.display())]
+    Refused { checkout: std::path::PathBuf, message: String },
+    #[error("the push was refused: {0}")]
+    PushRefused(String),
     #[error("the repository has no remote {0:?}; add one (git remote add {0} URL) to push the run's branch")]
     NoRemote(String),
     #[error(transparent)]

@@ -1,13 +1,14 @@
 //! Git for Tether's runs: a run's own worktree and branch beside the person's checkout
 //! ([`Repo::add_worktree`]), what it left uncommitted committed to that branch
-//! ([`Worktree::commit_all`]), its diff against its base ([`Repo::diff`]) and its removal
+//! ([`Repo::commit_worktree`]), its diff against its base ([`Repo::diff`]) and its removal
 //! ([`Repo::remove_worktree`]).
 //!
 //! Through the `git` CLI rather than a library: the person's own git, config and object formats
 //! (worktrees, partial clones, new hash formats) work as they do in their terminal, and a
-//! worktree made here is one `git worktree list` shows and `git worktree prune` understands. Every
-//! command runs with the `GIT_*` variables of our own environment removed, so that a hook or a
-//! shell that exported `GIT_DIR` cannot point us at another repository.
+//! worktree made here is one `git worktree list` shows and `git worktree prune` understands.
+//! Every command is built in one place, `cmd`: pinned to the repository Tether made when it acts
+//! in a run's worktree, with the config keys and hooks that would execute something neutralised
+//! and our own `GIT_*` variables removed (see that module for why and what is left).
 //!
 //! What it must never do on its own: change the person's checkout — its files, index, HEAD,
 //! stash, or any branch but the run's own. Every command here names the worktree it acts in, and
@@ -22,6 +23,7 @@
 //! Depends on nothing of Tether's.
 
 mod blame;
+mod cmd;
 mod diff;
 mod error;
 mod merge;
@@ -31,4 +33,47 @@ pub use blame::{BlameLine, UNCOMMITTED};
 pub use diff::{ChangeKind, Diff, FileChange};
 pub use error::{Error, Result};
 pub use merge::{Merged, Strategy};
-pub use repo::{Head, Repo, Worktree, remote_key};
+pub use repo::{Committed, Head, Repo, Worktree, remote_key};
+
+/// `text` with the password or token of any URL in it cut out (`https://user:secret@host` reads
+/// `https://user:***@host`, `https://token@host` reads `https://***@host`): git's own words may
+/// quote a remote's URL, and those words reach errors, logs and the person's screen.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail.find(|c: char| c.is_whitespace() || c == '/' || c == '\'' || c == '"').unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                let user = &authority[..at];
+                match user.split_once(':') {
+                    Some((name, _)) => out.push_str(&format!("{name}:***")),
+                    None => out.push_str("***"),
+                }
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod redact_tests {
+    #[test]
+    fn passwords_and_tokens_in_urls_never_come_out() {
+        let r = super::redact_userinfo;
+        assert_eq!(
+            r("fatal: could not read from 'https://me:hunter2@example.com/a.git' now"),
+            "fatal: could not read from 'https://me:***@example.com/a.git' now"
+        );
+        assert_eq!(r("https://ghp_abc@github.com/o/r"), "https://***@github.com/o/r");
+        assert_eq!(r("ssh://git@host/x and http://plain/y"), "ssh://***@host/x and http://plain/y");
+        assert_eq!(r("no url here"), "no url here");
+    }
+}

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::repo::{Repo, identity_args, ok, run};
+use crate::repo::Repo;
 
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema, ts_rs::TS,
@@ -41,7 +41,7 @@ pub struct Merged {
 impl Repo {
     /// The folder of the worktree (the main checkout included) that has `branch` out.
     pub fn checked_out(&self, branch: &str) -> Result<Option<PathBuf>> {
-        let out = ok(&self.root, ["worktree", "list", "--porcelain", "-z"])?;
+        let out = self.ok(["worktree", "list", "--porcelain", "-z"])?;
         let want = format!("branch refs/heads/{branch}");
         let mut path = None;
         for field in out.split('\0') {
@@ -55,12 +55,28 @@ impl Repo {
     }
 
     pub fn merge_base(&self, a: &str, b: &str) -> Result<String> {
-        ok(&self.root, ["merge-base", "--end-of-options", a, b])
+        self.ok(["merge-base", "--end-of-options", a, b])
     }
 
     /// Files changed between two commits, both sides of a rename.
     pub fn touched(&self, base: &str, head: &str) -> Result<Vec<String>> {
-        let out = ok(&self.root, ["diff", "--no-renames", "--name-only", "-z", "--no-ext-diff", base, head, "--"])?;
+        let out = self.ok(["diff", "--no-renames", "--name-only", "-z", "--no-ext-diff", base, head, "--"])?;
+        Ok(out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect())
+    }
+
+    /// Files a merge of `head` (from `base`) writes into a checkout: added, changed, renamed to.
+    fn written(&self, base: &str, head: &str) -> Result<Vec<String>> {
+        let out = self.ok([
+            "diff",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--no-ext-diff",
+            "--diff-filter=d",
+            base,
+            head,
+            "--",
+        ])?;
         Ok(out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect())
     }
 
@@ -77,7 +93,7 @@ impl Repo {
             args.extend(["--merge-base", b]);
         }
         args.extend([ours, theirs]);
-        let out = run(&self.root, &args)?;
+        let out = self.run(&args)?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let mut fields = text.split('\0');
         let tree = fields.next().unwrap_or_default().trim().to_owned();
@@ -96,8 +112,8 @@ impl Repo {
     }
 
     fn commit_tree(&self, tree: &str, parents: &[&str], message: &str, author: Option<&Author>) -> Result<String> {
-        let mut c = crate::repo::git(&self.root);
-        c.args(identity_args(&self.root));
+        let mut c = self.git();
+        c.args(self.identity_args());
         c.args(["commit-tree", "--no-gpg-sign", tree]);
         for p in parents {
             c.args(["-p", p]);
@@ -127,18 +143,45 @@ impl Repo {
         if base == theirs {
             return Err(Error::NothingToMerge { branch: branch.into(), into: into.into() });
         }
+        if !self.branch_exists(into)? {
+            return Err(Error::NotABranch(into.into()));
+        }
         let checkout = self.checked_out(into)?;
-        if let Some(dir) = &checkout {
-            if !run(dir, ["diff", "--cached", "--quiet"])?.status.success() {
+        // The checkout that has `into` out is acted in pinned, as a run's worktree is: it may be
+        // one (a run's branch merged into another run's), whose `.git` is not to be trusted.
+        let pinned = checkout.as_deref().map(|dir| self.worktree_repo(dir)).transpose()?;
+        if let (Some(dir), Some(co)) = (&checkout, &pinned) {
+            if !co.run(["diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=all"])?.status.success() {
                 return Err(Error::StagedChanges(dir.clone()));
             }
-            let status = ok(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])?;
-            let dirty: Vec<&str> = status.split('\0').filter(|l| l.len() > 3).map(|l| &l[3..]).collect();
+            // Ignored files too: `merge --ff-only` refuses to overwrite untracked files but
+            // overwrites ignored ones, and the person's ignored `local.cfg` is theirs all the same.
+            let status = co.ok([
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=normal",
+                "--ignored=traditional",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ])?;
+            let (mut dirty, mut ignored) = (Vec::new(), Vec::new());
+            for l in status.split('\0').filter(|l| l.len() > 3) {
+                if l.starts_with("!!") { ignored.push(&l[3..]) } else { dirty.push(&l[3..]) }
+            }
+            // A folder (`dir/`) stands for every path below it.
+            let hit = |set: &[&str], f: &str| set.iter().any(|d| *d == f || (d.ends_with('/') && f.starts_with(d)));
             let touched = self.touched(&base, &theirs)?;
-            let mut clash: Vec<String> = touched.into_iter().filter(|f| dirty.contains(&f.as_str())).collect();
+            let mut clash: Vec<String> = touched.iter().filter(|f| hit(&dirty, f)).cloned().collect();
             clash.sort();
             if !clash.is_empty() {
                 return Err(Error::DirtyFiles { checkout: dir.clone(), files: clash });
+            }
+            let written = self.written(&base, &theirs)?;
+            let mut lost: Vec<String> = written.into_iter().filter(|f| hit(&ignored, f)).collect();
+            lost.sort();
+            if !lost.is_empty() {
+                return Err(Error::IgnoredFiles { checkout: dir.clone(), files: lost });
             }
         }
         let commit = match strategy {
@@ -150,17 +193,21 @@ impl Repo {
             Strategy::Rebase => self.replay(&base, &theirs, &ours)?,
         };
         // Already there (a squash merged before, the same change made by hand): no empty commit.
-        let tree = |c: &str| ok(&self.root, ["rev-parse", &format!("{c}^{{tree}}")]);
+        let tree = |c: &str| self.ok(["rev-parse", &format!("{c}^{{tree}}")]);
         if tree(&commit)? == tree(&ours)? {
             return Err(Error::NothingToMerge { branch: branch.into(), into: into.into() });
         }
         match &checkout {
             // Git moves the branch and the files together, keeping the person's other changes.
             Some(dir) => {
-                ok(dir, ["merge", "--ff-only", "--quiet", "--no-edit", &commit])?;
+                let co = pinned.as_ref().unwrap_or(self);
+                co.ok(["merge", "--ff-only", "--quiet", "--no-edit", &commit]).map_err(|e| match e {
+                    Error::Git { message, .. } => Error::Refused { checkout: dir.clone(), message },
+                    e => e,
+                })?;
             }
             None => {
-                ok(&self.root, ["update-ref", "-m", "tether: merge", &format!("refs/heads/{into}"), &commit, &ours])?;
+                self.ok(["update-ref", "-m", "tether: merge", &format!("refs/heads/{into}"), &commit, &ours])?;
             }
         }
         Ok(Merged { into: into.into(), from: ours, commit, checkout })
@@ -169,14 +216,14 @@ impl Repo {
     /// The commits `base..head` replayed on `onto`, each keeping its author and message.
     fn replay(&self, base: &str, head: &str, onto: &str) -> Result<String> {
         let range = format!("{base}..{head}");
-        if !ok(&self.root, ["rev-list", "--merges", &range])?.is_empty() {
+        if !self.ok(["rev-list", "--merges", &range])?.is_empty() {
             return Err(Error::Unsupported("the branch has merge commits; merge it with --merge or --squash".into()));
         }
-        let commits = ok(&self.root, ["rev-list", "--reverse", &range])?;
+        let commits = self.ok(["rev-list", "--reverse", &range])?;
         let mut parent = onto.to_owned();
         for c in commits.lines() {
             let tree = self.merge_tree(&parent, c, Some(&format!("{c}^")))?.map_err(Error::Conflicts)?;
-            let info = ok(&self.root, ["log", "-1", "--format=%an%x00%ae%x00%aI%x00%B", c])?;
+            let info = self.ok(["log", "-1", "--format=%an%x00%ae%x00%aI%x00%B", c])?;
             let mut f = info.splitn(4, '\0');
             let author = Author {
                 name: f.next().unwrap_or_default().into(),

@@ -4,12 +4,17 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::cmd::{self, Place};
 use crate::error::{Error, Result};
 
 /// A git repository as seen from one of its checkouts: `root` is that checkout's top folder.
+/// Found from a folder ([`Repo::discover`], [`Repo::open`], [`Repo::at`]) git discovers the
+/// repository as the person's terminal would; pinned ([`Repo::worktree_repo`]) every command
+/// names the git dir the repository keeps for that checkout, whatever `.git` the folder has now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repo {
     pub root: PathBuf,
+    git_dir: Option<PathBuf>,
 }
 
 /// What a checkout has out: its commit, and its branch unless HEAD is detached.
@@ -27,48 +32,67 @@ pub struct Worktree {
     pub base: String,
 }
 
-/// `git` in `dir`, with our own environment's `GIT_*` variables removed.
-pub(crate) fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(dir);
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("GIT_") {
-            c.env_remove(k);
-        }
-    }
-    // Never wait on a terminal for a password or an editor.
-    c.env("GIT_TERMINAL_PROMPT", "0").env("GIT_EDITOR", "true");
-    c
+/// What committing a run's worktree did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Committed {
+    /// The new commit, `None` when there was nothing to commit.
+    pub commit: Option<String>,
+    /// The worktree's `.git` was not git's link any more (something in the run replaced it with
+    /// a file, folder or link of its own): what it was. Tether ignored it, put git's link back
+    /// and committed nothing of it.
+    pub replaced_git_link: Option<String>,
 }
 
+/// git in `dir`, found from there (unpinned).
 pub(crate) fn run<I, S>(dir: &Path, args: I) -> Result<Output>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut c = git(dir);
-    c.args(args);
-    let out =
-        c.output().map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { Error::NoGit(e) } else { e.into() })?;
-    Ok(out)
+    cmd::run(&Place { dir, git_dir: None }, args)
 }
 
-/// Runs git and returns its stdout, trimmed; a failure carries git's own words.
+/// Like [`run`], stdout trimmed; a failure carries git's own words.
 pub(crate) fn ok<I, S>(dir: &Path, args: I) -> Result<String>
 where
     I: IntoIterator<Item = S> + Clone,
     S: AsRef<OsStr>,
 {
-    let out = run(dir, args.clone())?;
-    if !out.status.success() {
-        let command = args.into_iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-        let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-        return Err(Error::Git { command, message });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+    cmd::ok(&Place { dir, git_dir: None }, args)
 }
 
 impl Repo {
+    /// The checkout whose top folder is `root`, as git finds it from there (a person's checkout
+    /// Tether was told about; never a run's worktree: see [`Repo::worktree_repo`]).
+    pub fn at(root: impl Into<PathBuf>) -> Repo {
+        Repo { root: root.into(), git_dir: None }
+    }
+
+    fn place(&self) -> Place<'_> {
+        Place { dir: &self.root, git_dir: self.git_dir.as_deref() }
+    }
+
+    /// A git command in this checkout (pinned when the repo is).
+    pub(crate) fn git(&self) -> Command {
+        cmd::git(&self.place())
+    }
+
+    pub(crate) fn run<I, S>(&self, args: I) -> Result<Output>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        cmd::run(&self.place(), args)
+    }
+
+    pub(crate) fn ok<I, S>(&self, args: I) -> Result<String>
+    where
+        I: IntoIterator<Item = S> + Clone,
+        S: AsRef<OsStr>,
+    {
+        cmd::ok(&self.place(), args)
+    }
+
     /// The repository `dir` is in, or `None` when it is in none (a run there works in place).
     pub fn discover(dir: &Path) -> Result<Option<Repo>> {
         let out = run(dir, ["rev-parse", "--show-toplevel"])?;
@@ -80,7 +104,7 @@ impl Repo {
             // Inside a `.git` folder or a bare repository: nothing to check out.
             return Ok(None);
         }
-        Ok(Some(Repo { root: PathBuf::from(root) }))
+        Ok(Some(Repo::at(root)))
     }
 
     /// Like [`Repo::discover`], but a folder outside any repository is an error.
@@ -88,27 +112,104 @@ impl Repo {
         Self::discover(dir)?.ok_or_else(|| Error::NotARepo(dir.display().to_string()))
     }
 
+    /// The git dir every worktree of this repository shares (absolute).
+    fn common_dir(&self) -> Result<PathBuf> {
+        let d = self.ok(["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+        Ok(PathBuf::from(d))
+    }
+
+    /// The checkout at `path` — this repository's main checkout or one of its linked worktrees —
+    /// pinned to the git dir this repository keeps for it. The pairing is read from this
+    /// repository's own records (`<common>/worktrees/*/gitdir`), never from `path/.git`, which
+    /// whatever worked in `path` may have rewritten. A folder that is no checkout of this
+    /// repository is an error.
+    pub fn worktree_repo(&self, path: &Path) -> Result<Repo> {
+        let common = self.common_dir()?;
+        let want = path.canonicalize()?;
+        // The main checkout: a non-bare repository's git dir is its `.git`.
+        if common.file_name() == Some(OsStr::new(".git"))
+            && let Some(top) = common.parent()
+            && top.canonicalize().is_ok_and(|t| t == want)
+        {
+            return Ok(Repo { root: want, git_dir: Some(common) });
+        }
+        for entry in std::fs::read_dir(common.join("worktrees")).into_iter().flatten().flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else { continue };
+            // `gitdir` says `<worktree>/.git`; its parent is the worktree (the `.git` itself is
+            // never resolved: it may be a link now).
+            let recorded = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+            if recorded.parent().and_then(|p| p.canonicalize().ok()).is_some_and(|p| p == want) {
+                return Ok(Repo { root: want, git_dir: Some(entry.path()) });
+            }
+        }
+        Err(Error::NotAWorktree(path.display().to_string()))
+    }
+
+    /// Puts git's link back when `.git` in this pinned linked worktree is not it any more: what
+    /// was there instead, if anything. Never follows a link: a link, a folder or a file of
+    /// other words is removed as itself.
+    fn restore_link(&self) -> Result<Option<String>> {
+        let Some(admin) = &self.git_dir else { return Ok(None) };
+        if admin.file_name() == Some(OsStr::new(".git")) {
+            return Ok(None); // a main checkout: its `.git` is the repository itself
+        }
+        let link = self.root.join(".git");
+        let found = match std::fs::symlink_metadata(&link) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "nothing",
+            Err(e) => return Err(e.into()),
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::remove_file(&link)?;
+                "a link"
+            }
+            Ok(m) if m.is_dir() => {
+                std::fs::remove_dir_all(&link)?;
+                "a folder"
+            }
+            Ok(m) if m.is_file() => {
+                let same = m.len() < 4096
+                    && std::fs::read_to_string(&link).is_ok_and(|t| {
+                        t.trim_end().strip_prefix("gitdir:").map(str::trim).is_some_and(|g| {
+                            Path::new(g) == admin.as_path()
+                                || Path::new(g).canonicalize().ok() == admin.canonicalize().ok()
+                        })
+                    });
+                if same {
+                    return Ok(None);
+                }
+                std::fs::remove_file(&link)?;
+                "a file of other words"
+            }
+            Ok(_) => {
+                std::fs::remove_file(&link)?;
+                "a special file"
+            }
+        };
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&link)?;
+        std::io::Write::write_all(&mut f, format!("gitdir: {}\n", admin.display()).as_bytes())?;
+        Ok(Some(found.to_owned()))
+    }
+
     pub fn head(&self) -> Result<Head> {
-        let commit = ok(&self.root, ["rev-parse", "--verify", "HEAD^{commit}"])?;
-        let out = run(&self.root, ["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+        let commit = self.ok(["rev-parse", "--verify", "HEAD^{commit}"])?;
+        let out = self.run(["symbolic-ref", "--quiet", "--short", "HEAD"])?;
         let branch = out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned());
         Ok(Head { commit, branch })
     }
 
     /// The commit `rev` names (a branch, a tag, a hash).
     pub fn resolve(&self, rev: &str) -> Result<String> {
-        ok(&self.root, ["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")])
+        self.ok(["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")])
     }
 
     pub fn branch_exists(&self, branch: &str) -> Result<bool> {
-        let out = run(&self.root, ["show-ref", "--verify", "--quiet", &format!("refs/heads/{branch}")])?;
+        let out = self.run(["show-ref", "--verify", "--quiet", &format!("refs/heads/{branch}")])?;
         Ok(out.status.success())
     }
 
     /// A new worktree at `path` on a new branch `branch` from commit `base`. Refuses a branch
     /// that exists (two runs never share one) and a `path` that exists (git does).
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<Worktree> {
-        ok(&self.root, ["check-ref-format", "--branch", branch])?;
+        self.ok(["check-ref-format", "--branch", branch])?;
         if self.branch_exists(branch)? {
             return Err(Error::BranchExists(branch.to_owned()));
         }
@@ -116,7 +217,7 @@ impl Repo {
             std::fs::create_dir_all(parent)?;
         }
         let path_s = path.to_string_lossy();
-        ok(&self.root, ["worktree", "add", "--quiet", "-b", branch, &*path_s, base])?;
+        self.ok(["worktree", "add", "--quiet", "-b", branch, &*path_s, base])?;
         Ok(Worktree { path: path.to_owned(), branch: branch.to_owned(), base: base.to_owned() })
     }
 
@@ -124,19 +225,19 @@ impl Repo {
     /// already gone by hand is pruned from git's list instead.
     pub fn remove_worktree(&self, wt: &Worktree, delete_branch: bool) -> Result<()> {
         if wt.path.exists() {
-            ok(&self.root, ["worktree", "remove", "--force", "--force", &*wt.path.to_string_lossy()])?;
+            self.ok(["worktree", "remove", "--force", "--force", &*wt.path.to_string_lossy()])?;
         } else {
-            ok(&self.root, ["worktree", "prune"])?;
+            self.ok(["worktree", "prune"])?;
         }
         if delete_branch && self.branch_exists(&wt.branch)? {
-            ok(&self.root, ["branch", "-D", "--", &wt.branch])?;
+            self.ok(["branch", "-D", "--", &wt.branch])?;
         }
         Ok(())
     }
 
     /// The URL a remote fetches from (its push URL may differ; `push` uses git's choice).
     pub fn remote_url(&self, remote: &str) -> Result<String> {
-        let out = run(&self.root, ["remote", "get-url", "--", remote])?;
+        let out = self.run(["remote", "get-url", "--", remote])?;
         if !out.status.success() {
             return Err(Error::NoRemote(remote.to_owned()));
         }
@@ -156,29 +257,34 @@ impl Repo {
     /// branch to its upstream when the checkout is clean and has not diverged (work a run left
     /// in it is never thrown away). Whether HEAD moved.
     pub fn fast_forward_from(&self, remote: &str) -> Result<bool> {
-        ok(&self.root, ["fetch", "--quiet", "--prune", "--", remote])?;
-        let status = ok(&self.root, ["status", "--porcelain=v1", "--untracked-files=normal"])?;
+        self.ok(["fetch", "--quiet", "--prune", "--", remote])?;
+        let status = self.ok(["status", "--porcelain=v1", "--untracked-files=normal", "--ignore-submodules=all"])?;
         if !status.is_empty() {
             return Ok(false);
         }
         let before = self.resolve("HEAD")?;
-        if ok(&self.root, ["merge", "--ff-only", "--quiet", "@{upstream}"]).is_err() {
+        if self.ok(["merge", "--ff-only", "--quiet", "@{upstream}"]).is_err() {
             return Ok(false);
         }
         Ok(self.resolve("HEAD")? != before)
     }
 
     /// Pushes `branch` to the same name at `remote`, with the person's own credentials (their
-    /// helper or ssh agent; never a prompt).
+    /// helper or ssh agent; never a prompt). A refusal (the remote's, or no way in) carries
+    /// git's words, with any password in a URL cut out.
     pub fn push(&self, remote: &str, branch: &str) -> Result<()> {
         self.remote_url(remote)?;
         let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
-        ok(&self.root, ["push", "--quiet", "--no-verify", "--", remote, &spec]).map(|_| ())
+        match self.ok(["push", "--quiet", "--no-verify", "--", remote, &spec]) {
+            Ok(_) => Ok(()),
+            Err(Error::Git { message, .. }) => Err(Error::PushRefused(message)),
+            Err(e) => Err(e),
+        }
     }
 
-    /// A file's text at a commit, `None` when it is not there (or not text).
+    /// A file's text at a commit (`""`: the index), `None` when it is not there (or not text).
     pub fn file_at(&self, commit: &str, path: &str) -> Result<Option<String>> {
-        let out = run(&self.root, ["show", &format!("{commit}:{path}")])?;
+        let out = self.run(["cat-file", "blob", &format!("{commit}:{path}")])?;
         if !out.status.success() {
             return Ok(None);
         }
@@ -187,57 +293,62 @@ impl Repo {
 
     /// The folders of this repository's worktrees, the main checkout first.
     pub fn worktrees(&self) -> Result<Vec<PathBuf>> {
-        let out = ok(&self.root, ["worktree", "list", "--porcelain", "-z"])?;
+        let out = self.ok(["worktree", "list", "--porcelain", "-z"])?;
         Ok(out.split('\0').filter_map(|l| l.strip_prefix("worktree ")).map(PathBuf::from).collect())
     }
-}
 
-impl Worktree {
-    /// Commits everything the run left in its worktree (new, changed and deleted files) to its
-    /// branch; the new commit, or `None` when there was nothing to commit. The person's hooks
-    /// are not run (`--no-verify`): they guard the person's commits, and a failing one would
-    /// leave the run's work uncommitted where a later clean-up could lose it.
-    pub fn commit_all(&self, message: &str) -> Result<Option<String>> {
-        self.commit_all_except(message, &[])
-    }
-
-    /// Like [`Worktree::commit_all`], leaving out `except` (paths relative to the worktree,
-    /// folders with a trailing `/`): what the worktree's setup made or copied is not the run's work.
-    pub fn commit_all_except(&self, message: &str, except: &[String]) -> Result<Option<String>> {
+    /// Commits everything the run left in its worktree `wt` (new, changed and deleted files) to
+    /// its branch, leaving out `except` (paths relative to the worktree, folders with a trailing
+    /// `/`: what the worktree's setup made or copied is not the run's work). Every command is
+    /// pinned to the git dir this repository keeps for `wt`, and a `.git` the run wrote is put
+    /// back to git's link first (said in [`Committed::replaced_git_link`]). The person's hooks
+    /// are not run: they guard the person's commits, and a failing one would leave the run's
+    /// work uncommitted where a later clean-up could lose it.
+    pub fn commit_worktree(&self, wt: &Worktree, message: &str, except: &[String]) -> Result<Committed> {
+        let pinned = self.worktree_repo(&wt.path)?;
+        let replaced_git_link = pinned.restore_link()?;
         let mut add: Vec<String> = ["add", "--all", "--", "."].map(str::to_owned).into();
         add.extend(except.iter().map(|p| format!(":(exclude,literal){}", p.trim_end_matches('/'))));
-        ok(&self.path, &add)?;
-        let staged = run(&self.path, ["diff", "--cached", "--quiet"])?;
+        pinned.ok(&add)?;
+        let staged = pinned.run(["diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=all"])?;
         if staged.status.success() {
-            return Ok(None);
+            return Ok(Committed { commit: None, replaced_git_link });
         }
-        let mut args = identity_args(&self.path);
+        let mut args = pinned.identity_args();
         args.extend(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message].map(str::to_owned));
-        ok(&self.path, &args)?;
-        ok(&self.path, ["rev-parse", "HEAD"]).map(Some)
+        pinned.ok(&args)?;
+        let commit = pinned.ok(["rev-parse", "HEAD"])?;
+        Ok(Committed { commit: Some(commit), replaced_git_link })
     }
-}
 
-impl Worktree {
-    /// Paths that are new or changed against the worktree's HEAD (untracked folders as one
-    /// `dir/`), relative to it: what a setup left, before the agent starts.
-    pub fn dirty_paths(&self) -> Result<Vec<String>> {
-        let out = ok(&self.path, ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"])?;
+    /// Paths of the worktree `wt` that are new or changed against its HEAD (untracked folders as
+    /// one `dir/`), relative to it: what a setup left, before the agent starts. Pinned as
+    /// [`Repo::commit_worktree`] is.
+    pub fn worktree_dirty_paths(&self, wt: &Worktree) -> Result<Vec<String>> {
+        let pinned = self.worktree_repo(&wt.path)?;
+        let out = pinned.ok([
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=normal",
+            "--no-renames",
+            "--ignore-submodules=all",
+        ])?;
         Ok(out.split('\0').filter(|l| l.len() > 3).map(|l| l[3..].to_owned()).collect())
     }
-}
 
-/// `-c user.…` for what git's config lacks: a machine without a git identity still gets the
-/// run's work committed, under Tether's.
-pub(crate) fn identity_args(dir: &Path) -> Vec<String> {
-    let mut args: Vec<String> = Vec::new();
-    if ok(dir, ["config", "user.email"]).is_err() {
-        args.extend(["-c".into(), "user.email=tether@localhost".into()]);
+    /// `-c user.…` for what git's config lacks: a machine without a git identity still gets the
+    /// run's work committed, under Tether's.
+    pub(crate) fn identity_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = Vec::new();
+        if self.ok(["config", "user.email"]).is_err() {
+            args.extend(["-c".into(), "user.email=tether@localhost".into()]);
+        }
+        if self.ok(["config", "user.name"]).is_err() {
+            args.extend(["-c".into(), "user.name=Tether".into()]);
+        }
+        args
     }
-    if ok(dir, ["config", "user.name"]).is_err() {
-        args.extend(["-c".into(), "user.name=Tether".into()]);
-    }
-    args
 }
 
 /// A remote URL in the form two machines compare: `git@host:a/b.git`, `ssh://git@host/a/b`

@@ -75,9 +75,9 @@ fn two_runs_get_worktrees_of_their_own_and_the_persons_checkout_is_untouched() {
     std::fs::rename(two.path.join("old.txt"), two.path.join("renamed.txt")).unwrap();
     std::fs::write(two.path.join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
 
-    let c1 = one.commit_all("R-1: tidy a.txt").unwrap().expect("a commit");
-    let c2 = two.commit_all("R-2: rename").unwrap().expect("a commit");
-    assert_eq!(one.commit_all("nothing left").unwrap(), None, "nothing to commit twice");
+    let c1 = repo.commit_worktree(&one, "R-1: tidy a.txt", &[]).unwrap().commit.expect("a commit");
+    let c2 = repo.commit_worktree(&two, "R-2: rename", &[]).unwrap().commit.expect("a commit");
+    assert_eq!(repo.commit_worktree(&one, "nothing left", &[]).unwrap().commit, None, "nothing to commit twice");
 
     let d1 = repo.diff(&head.commit, &one.branch, true).unwrap();
     assert_eq!(d1.head, c1);

@@ -50,7 +50,9 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
         let left = blocking(move || {
             let wt =
                 tether_git::Worktree { path: w2.path.clone().into(), branch: w2.branch.clone(), base: String::new() };
-            let paths = wt.dirty_paths().map_err(|e| tether_core::Error::Git(e.to_string()))?;
+            let paths = tether_git::Repo::open(std::path::Path::new(&w2.repo))
+                .and_then(|repo| repo.worktree_dirty_paths(&wt))
+                .map_err(|e| tether_core::Error::Git(e.to_string()))?;
             runs::worktree_setup_paths(&*t2.board_db(), w2.id, &paths)?;
             Ok(paths)
         })

@@ -365,7 +365,8 @@ fn idle_chain(t: &Tether, w: &RunWorktree, then: &str) -> Result<Vec<Run>> {
 fn commit_edits(run: &Run, w: &RunWorktree, before: &str) -> Result<()> {
     if w.state == WorktreeState::Ready && Path::new(&w.path).is_dir() {
         let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() };
-        wt.commit_all_except(&format!("Edits in {}'s worktree before {before}", run.id), &w.setup_paths)
+        let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+        repo.commit_worktree(&wt, &format!("Edits in {}'s worktree before {before}", run.id), &w.setup_paths)
             .map_err(git_err)?;
     }
     Ok(())

@@ -97,7 +97,7 @@ pub fn record(t: &Tether, by: &EditBy, part: &EditPart) -> Result<i64> {
     let (root, path) = locate(&file);
     // HEAD at the time (of the checkout the edit was in), for the record's `vcs.revision`; a
     // repository without commits has none.
-    let head = root.as_ref().and(file.parent()).and_then(|d| Repo { root: d.to_path_buf() }.resolve("HEAD").ok());
+    let head = root.as_ref().and(file.parent()).and_then(|d| Repo::at(d).resolve("HEAD").ok());
     traces::record(
         &t.store,
         &NewEdit {
@@ -250,7 +250,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
         .map_err(|_| Error::invalid("path", format!("{} is not text; origins are for text files", file.display())))?;
     let lines = split(&text);
     let (root, rel) = locate(&file);
-    let repo = root.as_ref().map(|r| Repo { root: r.clone() });
+    let repo = root.as_ref().map(|r| Repo::at(r.clone()));
     let repo_key = root.as_ref().map(|r| r.to_string_lossy().into_owned());
     let hashes: Vec<i64> = lines.iter().map(|l| line_hash(l)).collect();
     // git's blame and the trace's lookups at once: git is most of the time.
@@ -677,7 +677,7 @@ pub fn set_publish(t: &Tether, who: &Principal, req: &Publish) -> Result<TracedR
         Some(other) => return Err(Error::invalid("store", format!("{other:?}: use notes or files"))),
     };
     let root = repo_root(&req.repo)?;
-    let head = Repo { root: root.clone().into() }.resolve("HEAD").ok();
+    let head = Repo::at(root.clone()).resolve("HEAD").ok();
     traces::set_publish(&t.store, &root, mode, now_ms(), head.as_deref())
 }
 
@@ -713,7 +713,7 @@ pub fn publish(t: &Tether) -> Result<Published> {
 
 fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
     let mut done = Published::default();
-    let repo = Repo { root: r.repo.clone().into() };
+    let repo = Repo::at(r.repo.clone());
     let Ok(head) = repo.resolve("HEAD") else { return Ok(done) };
     if r.published_head.as_deref() == Some(head.as_str()) {
         return Ok(done);

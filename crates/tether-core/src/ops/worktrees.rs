@@ -32,8 +32,12 @@ pub(crate) fn git_err(e: tether_git::Error) -> Error {
         | G::DirtyFiles { .. }
         | G::Conflicts(_)
         | G::BranchExists(_)
+        | G::IgnoredFiles { .. }
+        | G::Refused { .. }
+        | G::PushRefused(_)
         | G::Unsupported(_) => Error::Conflict(e.to_string()),
-        G::NotARepo(_) => Error::NotFound(e.to_string()),
+        G::NotARepo(_) | G::NotAWorktree(_) => Error::NotFound(e.to_string()),
+        G::NotABranch(_) => Error::invalid("into", e.to_string()),
         G::NoRemote(_) => Error::invalid("remote", e.to_string()),
         e => Error::Git(e.to_string()),
     }
@@ -165,8 +169,19 @@ pub fn record_end(t: &Tether, run: &Run) -> Result<Option<ChangeSummary>> {
     }
     let base = w.base_commit.clone().ok_or_else(|| no_worktree(run))?;
     let wt = tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: base.clone() };
-    wt.commit_all_except(&commit_message(run), &w.setup_paths).map_err(git_err)?;
     let repo = Repo::open(Path::new(&w.repo)).map_err(git_err)?;
+    let committed = repo.commit_worktree(&wt, &commit_message(run), &w.setup_paths).map_err(git_err)?;
+    if let Some(what) = committed.replaced_git_link {
+        // An agent's `.git` is the clearest sign of a run trying git against the person: said
+        // where they read the run, not just in a log.
+        let text = format!(
+            "{} replaced its worktree's .git with {what}; Tether ignored it (every git command is pinned to the \
+             repository it made), put git's link back and committed none of it",
+            run.id
+        );
+        let stored = runs::append_events(&*t.board_db(), run.num(), &[runs::event::RunEvent::Notice { text }])?;
+        t.bus.run_log(crate::events::RunLog::Events { run: run.id.clone(), events: stored.into() });
+    }
     let head = repo.resolve(&w.branch).map_err(git_err)?;
     let d = repo.diff(&base, &head, false).map_err(git_err)?;
     let sum = summarize(&d);

@@ -385,6 +385,63 @@ async fn a_runs_changes_are_diffed_commented_and_merged_over_http() {
     assert_error(&d.get("/api/runs/R-99/diff").await, 404, "not_found");
 }
 
+/// A run allowed only to write files leaves a `.git` of its own in its worktree (pointing at a
+/// config whose keys run a command, and hooks): ending the run, its diff and its merge run none of
+/// it, and the run's log says what it did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_may_only_write_files_cannot_make_tethers_git_run_a_command() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, ws) = with_fake_agent().await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(&ws).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "first"]);
+    let (marker, log) = (d.folder("trap").join("marker.sh"), d.folder("trap").join("ran.log"));
+    std::fs::write(&marker, format!("#!/bin/sh\necho \"$1\" >> {}\ncat >/dev/null 2>&1\n", log.display())).unwrap();
+    std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = marker.display();
+    let config = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"{m} fsmonitor\"\n\thooksPath = hooks\n\tpager = \"{m} pager\"\n\
+         [diff]\n\texternal = \"{m} diff\"\n[filter \"evil\"]\n\tclean = \"{m} clean\"\n\tsmudge = \"{m} smudge\"\n"
+    );
+    let hook = format!("#!/bin/sh\n{m} hook\n");
+    let files = [
+        (".git", "gitdir: evilgit".to_owned()),
+        ("evilgit/HEAD", "ref: refs/heads/main".to_owned()),
+        ("evilgit/objects/info/keep", String::new()),
+        ("evilgit/refs/heads/keep", String::new()),
+        ("evilgit/config", config),
+        ("hooks/pre-commit", hook.clone()),
+        ("hooks/post-commit", hook),
+        (".gitattributes", "* filter=evil".to_owned()),
+        ("a.txt", "the run's a".to_owned()),
+    ];
+    let directives: String =
+        files.iter().map(|(p, t)| format!("[fake:writehex={p}:{}]", hex::encode(format!("{t}\n")))).collect();
+    let body =
+        json!({"prompt": format!("{directives} Edit a"), "workspace": ws, "permissions": {"allow": ["Write(**)"]}});
+    let id = ok(d.post("/api/runs", body).await)["id"].as_str().unwrap().to_owned();
+    until_status(&d, &id, "succeeded").await;
+
+    let run = ok(d.get(&format!("/api/runs/{id}")).await);
+    assert!(run.to_string().contains("replaced its worktree's .git"), "the run's log says so: {run}");
+    let diff = ok(d.get(&format!("/api/runs/{id}/diff")).await);
+    let paths: Vec<&str> = diff["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"a.txt") && !paths.iter().any(|p| *p == ".git" || p.starts_with(".git/")), "{paths:?}");
+    ok(d.post(&format!("/api/runs/{id}/merge"), json!({"strategy": "squash"})).await);
+    assert_eq!(git(&["show", "main:a.txt"]), "the run's a");
+    assert!(
+        !log.exists(),
+        "Tether's git ran the run's commands: {}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+}
+
 /// A run's branch as a pull request, against the fake of GitHub's REST API: pushed to `origin`
 /// (its push URL a local bare repository), opened once and then answered, with GitHub's 401 and
 /// 422 and a missing token as coded errors.

@@ -22,6 +22,7 @@
 //! | `[fake:resume-error]` | with `--resume`: `Error: could not resume chat <id>`; exit 1 |
 //! | `[fake:segment-echo]` | with partial output, the mid-turn consolidated echo live captures show |
 //! | `[fake:write=<path>:<text>]` | with `--force`: the file (relative to the workspace) holds `<text>` and a newline |
+//! | `[fake:writehex=<path>:<hex>]` | with `--force`: the file holds exactly the bytes `<hex>` spells (any text, brackets and newlines included) |
 //! | `[fake:delete=<path>]` | with `--force`: the file is deleted |
 //! | `[fake:turn-usage=<N>]` | after each assistant line, a `usage` line of N input tokens; the result's usage is their sum |
 //!
@@ -306,6 +307,15 @@ fn directives(prompt: &str) -> Directives {
             "write" => {
                 if let Some((path, text)) = value.and_then(|v| v.split_once(':')) {
                     d.files.push((path.to_owned(), Some(text.to_owned())));
+                }
+            }
+            "writehex" => {
+                if let Some((path, bytes)) =
+                    value.and_then(|v| v.split_once(':')).and_then(|(p, h)| Some((p, hex::decode(h).ok()?)))
+                {
+                    // Written with the newline the plain `write` adds, so strip one if given.
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    d.files.push((path.to_owned(), Some(text.strip_suffix('\n').unwrap_or(&text).to_owned())));
                 }
             }
             "delete" => d.files.extend(value.map(|p| (p.to_owned(), None))),
