@@ -126,12 +126,26 @@ pub fn wake(store: &dyn Database, agent: &str, policy: &Policy) -> Result<Option
         }
         let v = runs::followup_from(&parent, &prompt(&carried))?;
         let num = runs::insert_in(db, REQUESTED_BY, &v)?;
-        let mut outsiders: Vec<&str> = carried
+        // From outside the machine the chat runs on: a cloud agent's signal, or one a
+        // teammate's machine wrote (its database session stamped it with that machine).
+        let runs_on: Option<String> =
+            db.query_row("SELECT coalesce(machine, target_machine) FROM runs WHERE num = ?1", values![num], |r| {
+                r.get(0)
+            })?;
+        let outside = |s: &signals::Signal| s.remote || s.machine.as_ref().is_some_and(|m| Some(m) != runs_on.as_ref());
+        let mut outsiders: Vec<String> = carried
             .iter()
-            .filter(|s| s.remote && !policy.allow_remote.iter().any(|a| a == &s.from))
-            .map(|s| s.from.as_str())
+            .filter(|s| outside(s) && !policy.allow_remote.iter().any(|a| a == &s.from))
+            .map(|s| match &s.machine {
+                Some(m) if !s.remote => format!("{} on {m}", s.from),
+                _ => s.from.clone(),
+            })
             .collect();
         outsiders.dedup();
+        // Where the wake comes from decides at the machine that takes it (`runs::trust`): this
+        // machine's own when every signal is, else the first outside machine's.
+        let origin = carried.iter().find(|s| outside(s)).and_then(|s| s.machine.clone()).or(runs_on.clone());
+        db.execute("UPDATE runs SET origin = ?2 WHERE num = ?1", values![num, origin])?;
         if !outsiders.is_empty() && v.permissions.allows_writes() {
             let why = format!(
                 "held for your approval: signals from {} (outside this machine) would wake chat {} with write or \

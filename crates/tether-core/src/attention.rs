@@ -52,7 +52,12 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             ..Default::default()
         },
     )?;
-    for r in held.into_iter().filter(|r| r.held.is_some()) {
+    // On a team's board, each machine's person is asked about what would run on their machine.
+    let here = t.board_db().machine();
+    let mine = |r: &crate::board::runs::Run| {
+        here.is_none() || r.machine.as_ref().or(r.on.as_ref()).is_none_or(|m| Some(m) == here.as_ref())
+    };
+    for r in held.into_iter().filter(|r| r.held.is_some() && mine(r)) {
         out.push(Attention {
             kind: "run_held",
             message: match r.held.as_deref() {

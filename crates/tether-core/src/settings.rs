@@ -240,6 +240,11 @@ pub struct RunSettings {
     pub worktree_retention_days: u32,
     /// A merged run's branch stays after its worktree goes.
     pub keep_branch_after_merge: bool,
+    /// Team mode, on a runner (`serve --runner`): which teammates' runs it takes, with what
+    /// permissions at most, in which repositories. A teammate's run that would write or run
+    /// commands on a machine that is no runner, or that this policy refuses, waits for this
+    /// machine's person.
+    pub runner_policy: crate::board::runs::trust::RunnerPolicy,
 }
 
 impl Default for RunSettings {
@@ -262,6 +267,7 @@ impl Default for RunSettings {
             setup_timeout_secs: 300,
             worktree_retention_days: 7,
             keep_branch_after_merge: true,
+            runner_policy: Default::default(),
         }
     }
 }
@@ -289,6 +295,7 @@ pub struct RunSettingsPatch {
     pub setup_timeout_secs: Option<u32>,
     pub worktree_retention_days: Option<u32>,
     pub keep_branch_after_merge: Option<bool>,
+    pub runner_policy: Option<crate::board::runs::trust::RunnerPolicy>,
 }
 
 impl Default for Settings {
@@ -437,6 +444,14 @@ impl Settings {
             runs.setup_timeout_secs = r.setup_timeout_secs.unwrap_or(runs.setup_timeout_secs);
             runs.worktree_retention_days = r.worktree_retention_days.unwrap_or(runs.worktree_retention_days);
             runs.keep_branch_after_merge = r.keep_branch_after_merge.unwrap_or(runs.keep_branch_after_merge);
+            if let Some(p) = &r.runner_policy {
+                let clean = |v: &[String]| v.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
+                runs.runner_policy = crate::board::runs::trust::RunnerPolicy {
+                    people: clean(&p.people),
+                    max_permissions: p.max_permissions,
+                    repos: clean(&p.repos),
+                };
+            }
             if let Some(v) = &r.wake_remote_senders {
                 runs.wake_remote_senders = v.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
             }

@@ -91,6 +91,16 @@ impl Target {
         Ok(Target { config, tls })
     }
 
+    /// This target for `machine`'s sessions: each says which machine it is (`tether.machine`),
+    /// so columns that default to it (a signal's `machine`) name the writer whatever code wrote.
+    pub fn stamped(mut self, machine: &str) -> Target {
+        // libpq's `options` are split at spaces, a backslash escaping the next character.
+        let escaped: String =
+            machine.chars().flat_map(|c| if c == ' ' || c == '\\' { vec!['\\', c] } else { vec![c] }).collect();
+        self.config.options(format!("-c tether.machine={escaped}"));
+        self
+    }
+
     /// This target with the client certificate Tether keeps for it, used before `sslcert`,
     /// `sslkey` and libpq's default files.
     pub fn with_identity(mut self, identity: Option<crate::tls::ClientIdentity>) -> Target {

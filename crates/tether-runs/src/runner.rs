@@ -208,6 +208,8 @@ impl Runner {
                         only,
                         takes_others: role.takes_others && only.is_none(),
                         labels: role.labels,
+                        policy: r.runner_policy,
+                        repo_key: Some(tether_core::tether_git::remote_key),
                     };
                     runs::claim_next(&*t.board_db(), pid, &limits)
                 })

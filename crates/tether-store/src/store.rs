@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0018_run_machine.sql"),
     include_str!("store/migrations/0019_run_targets.sql"),
     include_str!("store/migrations/0020_shared_chats.sql"),
+    include_str!("store/migrations/0021_signal_machine.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

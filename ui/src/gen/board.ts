@@ -286,6 +286,11 @@ acceptance?: Array<string>,
 status?: string | null, };
 
 /**
+ * What a run may do, ordered.
+ */
+export type PermissionLevel = "read" | "write" | "shell";
+
+/**
  * Cursor CLI permission tokens (`Shell(git)`, `Read(src/**)`, `Write(**)`, `WebFetch(x.com)`,
  * `Mcp(server:tool)`), written to the workspace's `.cursor/cli.json` for the run.
  */
@@ -492,6 +497,26 @@ removed_why: string | null, merged_at: string | null, merged_commit: string | nu
 setup_paths: Array<string>, };
 
 /**
+ * How far a runner lets other machines' requests go on it.
+ */
+export type RunnerPolicy = { 
+/**
+ * Who may start runs here: machine names, the people working there (as a run names its
+ * requester), or `*` for everyone on the team.
+ */
+people: Array<string>, 
+/**
+ * The most a teammate's run may do here: `read` (no writes, no commands), `write` (files,
+ * no commands) or `shell` (files and commands).
+ */
+max_permissions: PermissionLevel, 
+/**
+ * Repositories runs from others may work in (remotes as `host/owner/name`, e.g.
+ * `github.com/acme/shop`); empty: any.
+ */
+repos: Array<string>, };
+
+/**
  * A chat as shared: what a teammate reads.
  */
 export type SharedChat = { 
@@ -550,7 +575,12 @@ export type Signal = { id: string, type: SignalType, from: string, to: string, b
  * Sent from outside this machine (a cloud run's scoped bearer): what it wakes runs only
  * with the person's approval when it would write or run commands.
  */
-remote: boolean, deliveries: Array<Delivery>, };
+remote: boolean, 
+/**
+ * On a team's board, the machine whose Tether wrote it (stamped by that machine's database
+ * session, whatever code path sent it); `None` on a machine's own board.
+ */
+machine: string | null, deliveries: Array<Delivery>, };
 
 export type SignalDetail = { 
 /**
@@ -565,7 +595,12 @@ thread: Array<Signal>, id: string, type: SignalType, from: string, to: string, b
  * Sent from outside this machine (a cloud run's scoped bearer): what it wakes runs only
  * with the person's approval when it would write or run commands.
  */
-remote: boolean, deliveries: Array<Delivery>, };
+remote: boolean, 
+/**
+ * On a team's board, the machine whose Tether wrote it (stamped by that machine's database
+ * session, whatever code path sent it); `None` on a machine's own board.
+ */
+machine: string | null, deliveries: Array<Delivery>, };
 
 export type SignalType = "question" | "task_assigned" | "review_requested" | "status_update" | "acknowledgment" | "peer_joined" | "peer_left" | "master_preempted";
 

@@ -517,6 +517,12 @@ function TeamPanel() {
         <dd data-testid="team-machine">{team.machine}</dd>
         <dt>Latency</dt>
         <dd>{team.reachable && team.latency_ms != null ? `${team.latency_ms} ms` : '—'}</dd>
+        <dt>Teammates' runs here</dt>
+        <dd data-testid="team-runner-policy">
+          {team.runner
+            ? `taken as a runner: from ${team.runner_policy.people.join(', ') || 'nobody'}, up to ${team.runner_policy.max_permissions} permissions, ${team.runner_policy.repos.length ? `in ${team.runner_policy.repos.join(', ')}` : 'in any repository'}`
+            : 'not a runner: a teammate’s run that would write or run commands here waits for your approval (Inbox)'}
+        </dd>
       </dl>
       {team.machines.length > 0 && (
         <table class="table small" data-testid="team-machines">

@@ -23,6 +23,7 @@ mod queue;
 mod recover;
 #[cfg(test)]
 mod tests;
+pub mod trust;
 mod worktrees;
 
 pub use finish::*;

@@ -194,6 +194,22 @@ pub fn approve(store: &dyn Database, id: &str) -> Result<Run> {
         let Some(held) = held else {
             return Err(Error::invalid("approval", format!("{} is not waiting for approval", format_id(num))));
         };
+        // On a team's board a run held for approval is the decision of the person of the machine
+        // it would run on, and approving makes it that person's own request.
+        let here = store.machine();
+        if let Some(me) = &here {
+            let runs_on: Option<String> =
+                db.query_row("SELECT coalesce(machine, target_machine) FROM runs WHERE num = ?1", values![num], |r| {
+                    r.get(0)
+                })?;
+            if let Some(there) = runs_on.filter(|m| m != me) {
+                return Err(Error::NotAllowed(format!(
+                    "{} would run on {there}: only the person there can approve it",
+                    format_id(num)
+                )));
+            }
+            db.execute("UPDATE runs SET origin = ?2 WHERE num = ?1", values![num, me])?;
+        }
         if held == "daily" {
             return Err(Error::invalid(
                 "approval",
@@ -240,6 +256,11 @@ pub struct Limits {
     pub takes_others: bool,
     /// Team mode: this runner's labels; it takes a run only when it has all the run's.
     pub labels: Vec<String>,
+    /// Team mode: what this runner lets other machines' runs do here (see [`super::trust`]).
+    pub policy: super::trust::RunnerPolicy,
+    /// The form a repository's remote is compared in (`host/owner/name`); the URL itself when
+    /// not given.
+    pub repo_key: Option<fn(&str) -> String>,
 }
 
 /// How long a run queued for any runner waits for the machine that queued it before another
@@ -276,7 +297,9 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
         // waits in the queue until the run before it ended. (`?2` is cast where it is tested for
         // NULL: PostgreSQL types a parameter where it first meets it.)
         let sql = format!(
-            "SELECT q.num, q.workspace, q.target_labels FROM runs q
+            "SELECT q.num, q.workspace, q.target_labels, q.permissions, q.origin, q.requested_by, q.target_machine,
+                    q.repo_url
+             FROM runs q
              WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
                AND (CAST(?8 AS TEXT) IS NULL OR q.target_machine = ?8
                     OR (q.target_machine IS NULL AND (q.origin = ?8 OR q.created_at <= ?9)))
@@ -295,7 +318,7 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
              ORDER BY q.num LIMIT ?10{}",
             db.row_lock("OF q SKIP LOCKED")
         );
-        let candidates: Vec<(i64, Option<String>, Option<String>)> = db.query_map(
+        let candidates: Vec<Candidate> = db.query_map(
             &sql,
             values![
                 limits.per_workspace as i64,
@@ -309,14 +332,65 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
                 others_from,
                 CANDIDATES
             ],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| {
+                Ok(Candidate {
+                    num: r.get(0)?,
+                    workspace: r.get(1)?,
+                    labels: r.get(2)?,
+                    permissions: r.get(3)?,
+                    origin: r.get(4)?,
+                    requested_by: r.get(5)?,
+                    target_machine: r.get(6)?,
+                    repo_url: r.get(7)?,
+                })
+            },
         )?;
         // Labels are a JSON list on the run: whether this runner has them all is decided here.
         let has_labels = |wanted: &Option<String>| {
             let wanted: Vec<String> = wanted.as_deref().and_then(|w| serde_json::from_str(w).ok()).unwrap_or_default();
             wanted.iter().all(|l| limits.labels.contains(l))
         };
-        let Some((num, workspace, _)) = candidates.into_iter().find(|(_, _, labels)| has_labels(labels)) else {
+        // Then who may start what here: a run this machine may not start is held for its person
+        // when it names this machine, and left for another runner when it does not.
+        let here =
+            super::trust::Here { machine: machine.as_deref(), runner: limits.takes_others, policy: Some(&limits.policy) };
+        let (mut pick, mut held) = (None, false);
+        for c in candidates.into_iter().filter(|c| has_labels(&c.labels)) {
+            // Unreadable permissions are taken as the most a run could ask for, never the least.
+            let permissions: Permissions = serde_json::from_str(&c.permissions)
+                .unwrap_or_else(|_| Permissions { allow: vec!["Shell(*)".into()], deny: Vec::new() });
+            let repo = c.repo_url.as_deref().map(|u| limits.repo_key.map_or_else(|| u.to_owned(), |k| k(u)));
+            let request = super::trust::Request {
+                origin: c.origin.as_deref(),
+                requested_by: &c.requested_by,
+                permissions: &permissions,
+                repo: repo.as_deref(),
+            };
+            match super::trust::may_start(&here, &request) {
+                Ok(()) => {
+                    pick = Some((c.num, c.workspace));
+                    break;
+                }
+                Err(why) if c.target_machine.is_some() && c.target_machine == machine => {
+                    let id = format_id(c.num);
+                    hold_in(
+                        db,
+                        c.num,
+                        "approval",
+                        &format!(
+                            "held for your approval: {why}; approve it in the Inbox or with `tether runs approve {id}`, \
+                             or cancel it"
+                        ),
+                    )?;
+                    held = true;
+                }
+                Err(_) => {}
+            }
+        }
+        let Some((num, workspace)) = pick else {
+            if held {
+                bump_rev(db)?;
+            }
             return Ok(None);
         };
         let now = now_ms();
@@ -348,6 +422,18 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
         }
     }
     Ok(Some(run))
+}
+
+/// A queued run as `claim_next` weighs it.
+struct Candidate {
+    num: i64,
+    workspace: Option<String>,
+    labels: Option<String>,
+    permissions: String,
+    origin: Option<String>,
+    requested_by: String,
+    target_machine: Option<String>,
+    repo_url: Option<String>,
 }
 
 /// Whether any run waits in the queue (not held): one cheap read, so an idle runner asks nothing

@@ -153,6 +153,9 @@ pub struct Signal {
     /// Sent from outside this machine (a cloud run's scoped bearer): what it wakes runs only
     /// with the person's approval when it would write or run commands.
     pub remote: bool,
+    /// On a team's board, the machine whose Tether wrote it (stamped by that machine's database
+    /// session, whatever code path sent it); `None` on a machine's own board.
+    pub machine: Option<String>,
     pub deliveries: Vec<Delivery>,
 }
 

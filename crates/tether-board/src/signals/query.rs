@@ -125,7 +125,7 @@ pub(crate) fn load(db: &dyn Sql, num: i64) -> Result<Signal> {
     let mut s = db
         .query_opt(
             "SELECT type, sender, address, body, reply_to, task, trace_id, action_required, reply_required,
-                    created_at, answered_at, answered_by, remote
+                    created_at, answered_at, answered_by, remote, machine
              FROM signals WHERE num = ?1",
             values![num],
             |r| {
@@ -144,6 +144,7 @@ pub(crate) fn load(db: &dyn Sql, num: i64) -> Result<Signal> {
                     answered_at: r.get::<Option<i64>>(10)?.map(iso),
                     answered_by: r.get::<Option<i64>>(11)?.map(format_id),
                     remote: r.get(12)?,
+                    machine: r.get(13)?,
                     deliveries: Vec::new(),
                 })
             },

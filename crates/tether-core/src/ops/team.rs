@@ -83,6 +83,11 @@ pub struct TeamStatus {
     pub error: Option<String>,
     /// The machines the team database has seen, the most recent first.
     pub machines: Vec<MachineSeen>,
+    /// Whether this machine takes teammates' runs (`serve --runner`), and who may start what on
+    /// it then (settings: `runs.runner_policy`). A teammate's run that would write or run
+    /// commands here otherwise waits for this machine's person.
+    pub runner: bool,
+    pub runner_policy: crate::board::runs::trust::RunnerPolicy,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema, ts_rs::TS)]
@@ -280,9 +285,12 @@ fn identity(cert: &str, key: Option<&str>) -> Result<tether_pg::ClientIdentity> 
     tether_pg::ClientIdentity::from_files(cert, key).map_err(|e| Error::invalid("client certificate", e))
 }
 
-fn pool_for(target: Target, password: Option<String>) -> PgPool {
+/// The board's pool for this machine: every session it opens says which machine it is
+/// (`tether.machine`), so what it writes is stamped with where it came from (a signal's
+/// `machine`: see `board::runs::trust`).
+fn pool_for(target: Target, password: Option<String>, machine: &str) -> PgPool {
     let password = password.or_else(|| target.libpq_password());
-    PgPool::new(target, password, CONNECT_TIMEOUT)
+    PgPool::new(target.stamped(machine), password, CONNECT_TIMEOUT)
 }
 
 fn me(t: &Tether, j: &Joined) -> CheckIn {
@@ -372,8 +380,8 @@ pub fn join(t: &Tether, who: &Principal, req: Join) -> Result<TeamStatus> {
         Some(cert) => Some(identity(cert, req.client_key.as_deref().filter(|k| !k.trim().is_empty()))?),
         None => None,
     };
-    let target = target(&req.url)?.with_identity(given_identity.clone());
     let machine = req.machine.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).unwrap_or_else(host_name);
+    let target = target(&req.url)?.with_identity(given_identity.clone()).stamped(&machine);
     let instance = instance_id(t)?;
     let password = req.password.clone().filter(|p| !p.is_empty()).or_else(|| target.libpq_password());
     let first = target.connect(password.as_deref(), CONNECT_TIMEOUT).map_err(connect_error)?;
@@ -405,7 +413,7 @@ pub fn leave(t: &Tether, who: &Principal) -> Result<TeamStatus> {
         // The name is free for another at once; a team that cannot be reached frees it after
         // its holding time.
         let target = joined_target(t, &j.url)?;
-        let pool = pool_for(target, crate::token::team_password(&t.paths)?);
+        let pool = pool_for(target, crate::token::team_password(&t.paths)?, &j.machine);
         if let Err(e) = pool.with(|c| machines::leave(c, &j.machine, &j.instance)) {
             tracing::warn!("could not say goodbye to the team database: {e}");
         }
@@ -441,7 +449,7 @@ pub fn restore(t: &Tether) -> Result<bool> {
     let Some(j) = joined(t)? else { return Ok(false) };
     let target = joined_target(t, &j.url)?;
     let password = crate::token::team_password(&t.paths)?;
-    t.set_team(Some(Arc::new(TeamBoard::new(pool_for(target, password), t.bus.clone(), j.machine))));
+    t.set_team(Some(Arc::new(TeamBoard::new(pool_for(target, password, &j.machine), t.bus.clone(), j.machine))));
     Ok(true)
 }
 
@@ -456,6 +464,8 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             latency_ms: None,
             error: None,
             machines: Vec::new(),
+            runner: t.daemon.runner_role().takes_others,
+            runner_policy: t.settings()?.runs.runner_policy,
         });
     };
     let target = joined_target(t, &j.url)?;
@@ -471,7 +481,7 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             Ok::<_, Error>((latency, board.read(|db| machines::list(db))?))
         })()
     } else {
-        let pool = pool_for(target, crate::token::team_password(&t.paths)?);
+        let pool = pool_for(target, crate::token::team_password(&t.paths)?, &j.machine);
         (|| {
             check_in(t, &pool, &j)?;
             let t0 = Instant::now();
@@ -489,6 +499,8 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             latency_ms: Some((latency * 10.0).round() / 10.0),
             error: None,
             machines: list.into_iter().map(MachineSeen::from).collect(),
+            runner: t.daemon.runner_role().takes_others,
+            runner_policy: t.settings()?.runs.runner_policy,
         },
         Err(e) => TeamStatus {
             joined: true,
@@ -498,6 +510,8 @@ pub fn status(t: &Tether) -> Result<TeamStatus> {
             latency_ms: None,
             error: Some(e.to_string()),
             machines: Vec::new(),
+            runner: t.daemon.runner_role().takes_others,
+            runner_policy: t.settings()?.runs.runner_policy,
         },
     })
 }

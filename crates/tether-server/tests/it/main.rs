@@ -26,3 +26,4 @@ mod smoke;
 mod team_outage;
 mod team_runners;
 mod team_sharing;
+mod team_trust;
