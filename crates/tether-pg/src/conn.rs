@@ -445,6 +445,10 @@ impl Sql for PgConn {
         format!(" FOR UPDATE {rest}")
     }
 
+    fn json_strings(&self, expr: &str, alias: &str) -> String {
+        format!("jsonb_array_elements_text(CAST({expr} AS jsonb)) AS {alias}(value)")
+    }
+
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let stmt = self.statement(sql)?;
         let (c, params) = (Arc::clone(&self.client), params.to_vec());

@@ -31,6 +31,12 @@ pub trait Sql {
     fn row_lock(&self, _rest: &str) -> String {
         String::new()
     }
+    /// A FROM item reading `expr`, a JSON list of strings held as text, as rows of one column
+    /// `alias.value`: SQLite's `json_each`, PostgreSQL's `jsonb_array_elements_text`. So a rule over
+    /// such a list (a run's labels) is decided in the statement, before any row is locked.
+    fn json_strings(&self, expr: &str, alias: &str) -> String {
+        format!("json_each({expr}) AS {alias}")
+    }
 }
 
 /// The typed helpers over [`Sql`], in the shape of rusqlite's so the board reads the same.

@@ -267,8 +267,11 @@ pub struct Limits {
 /// runner may take it ("this machine first").
 pub const ORIGIN_FIRST_MS: i64 = 2_000;
 
-/// Candidates read per claim: the first whose labels this runner has is taken.
-const CANDIDATES: i64 = 32;
+/// Runs locked per claim: the first this machine may start is taken. Labels are decided in the
+/// statement, so every candidate is one this runner could take; more than one only because the
+/// trust rule (`super::trust`) may refuse the first (held for approval here, or left for another
+/// runner), and a refused run at the head of the queue must not stop the ones behind it.
+const CANDIDATES: i64 = 8;
 
 /// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
 /// one transaction (two runners never take the same run). A task-bound run claims its task here;
@@ -282,8 +285,11 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
     if !any_waiting(store)? {
         return Ok(None);
     }
-    // The candidates are row-locked, passing over runs another runner is taking (PostgreSQL),
-    // and the update's condition repeats that the run still waits.
+    let labels = serde_json::to_string(&limits.labels)?;
+    // Every rule of which run this runner may take is in the statement, so the one row it locks
+    // (passing over runs another runner is taking, on PostgreSQL) is one it will take: a runner
+    // that locked runs it then dropped would hide them from the runner that could take them.
+    // The update's condition repeats that the run still waits.
     let claimed = store.claiming(|txn| {
         let db: &dyn Sql = txn;
         let (local, cloud): (i64, i64) = db.query_row(
@@ -296,13 +302,32 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
         // A cloud agent runs one run at a time (Cursor answers 409 agent_busy): its follow-up
         // waits in the queue until the run before it ended. (`?2` is cast where it is tested for
         // NULL: PostgreSQL types a parameter where it first meets it.)
+        // A run's labels are a JSON list; this runner takes it only with them all.
+        let lacks = |labels: &str, has: &str| {
+            format!(
+                "EXISTS (SELECT 1 FROM {} WHERE w.value NOT IN (SELECT h.value FROM {}))",
+                db.json_strings(labels, "w"),
+                db.json_strings(has, "h")
+            )
+        };
+        // The queueing machine's head start is for it to take its own run: none when it lacks
+        // the run's labels (or has left), so a runner that has them starts it at once. Only a
+        // team's board has machines (and `machine` set); on this machine's own it is moot.
+        let head_start_moot = if machine.is_some() {
+            format!(
+                "OR (?9 >= 0 AND NOT EXISTS (SELECT 1 FROM machines m WHERE m.name = q.origin AND NOT {}))",
+                lacks("q.target_labels", "m.labels")
+            )
+        } else {
+            String::new()
+        };
         let sql = format!(
-            "SELECT q.num, q.workspace, q.target_labels, q.permissions, q.origin, q.requested_by, q.target_machine,
-                    q.repo_url
+            "SELECT q.num, q.workspace, q.permissions, q.origin, q.requested_by, q.target_machine, q.repo_url
              FROM runs q
              WHERE q.status = 'queued' AND q.held IS NULL AND (CAST(?2 AS BIGINT) IS NULL OR q.num = ?2)
                AND (CAST(?8 AS TEXT) IS NULL OR q.target_machine = ?8
-                    OR (q.target_machine IS NULL AND (q.origin = ?8 OR q.created_at <= ?9)))
+                    OR (q.target_machine IS NULL AND (q.origin = ?8 OR q.created_at <= ?9 {head_start_moot})))
+               AND NOT {lacks_mine}
                AND ((q.kind = 'local' AND ?3 < ?4 AND q.worktree IS NULL
                      AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.kind = 'local'
                             AND r.machine IS NOT DISTINCT FROM CAST(?8 AS TEXT)
@@ -315,8 +340,9 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
                  OR (q.kind = 'cloud' AND ?5 < ?6
                      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.kind = 'cloud'
                             AND (r.cloud ->> 'agent_id') = (q.cloud ->> 'agent_id'))))
-             ORDER BY q.num LIMIT ?10{}",
-            db.row_lock("OF q SKIP LOCKED")
+             ORDER BY q.num LIMIT {CANDIDATES}{}",
+            db.row_lock("OF q SKIP LOCKED"),
+            lacks_mine = lacks("q.target_labels", "?10"),
         );
         let candidates: Vec<Candidate> = db.query_map(
             &sql,
@@ -330,32 +356,26 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
                 limits.per_repo as i64,
                 machine,
                 others_from,
-                CANDIDATES
+                labels
             ],
             |r| {
                 Ok(Candidate {
                     num: r.get(0)?,
                     workspace: r.get(1)?,
-                    labels: r.get(2)?,
-                    permissions: r.get(3)?,
-                    origin: r.get(4)?,
-                    requested_by: r.get(5)?,
-                    target_machine: r.get(6)?,
-                    repo_url: r.get(7)?,
+                    permissions: r.get(2)?,
+                    origin: r.get(3)?,
+                    requested_by: r.get(4)?,
+                    target_machine: r.get(5)?,
+                    repo_url: r.get(6)?,
                 })
             },
         )?;
-        // Labels are a JSON list on the run: whether this runner has them all is decided here.
-        let has_labels = |wanted: &Option<String>| {
-            let wanted: Vec<String> = wanted.as_deref().and_then(|w| serde_json::from_str(w).ok()).unwrap_or_default();
-            wanted.iter().all(|l| limits.labels.contains(l))
-        };
         // Then who may start what here: a run this machine may not start is held for its person
         // when it names this machine, and left for another runner when it does not.
         let here =
             super::trust::Here { machine: machine.as_deref(), runner: limits.takes_others, policy: Some(&limits.policy) };
         let (mut pick, mut held) = (None, false);
-        for c in candidates.into_iter().filter(|c| has_labels(&c.labels)) {
+        for c in candidates {
             // Unreadable permissions are taken as the most a run could ask for, never the least.
             let permissions: Permissions = serde_json::from_str(&c.permissions)
                 .unwrap_or_else(|_| Permissions { allow: vec!["Shell(*)".into()], deny: Vec::new() });
@@ -428,7 +448,6 @@ pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Res
 struct Candidate {
     num: i64,
     workspace: Option<String>,
-    labels: Option<String>,
     permissions: String,
     origin: Option<String>,
     requested_by: String,

@@ -107,3 +107,60 @@ async fn a_run_queued_on_one_machine_runs_on_a_team_runner_and_stops_when_a_thir
         d.stop().await;
     }
 }
+
+/// Three runners, one of them with the `gpu` label, and a tablet that is not a runner: a run
+/// queued for `gpu` (by the tablet, or by a runner without the label) starts on the `gpu` runner
+/// within a second, round after round. Runners without the label never lock it (they used to,
+/// for a moment, so the one with the label passed over it and slept 30 s), and the queueing
+/// machine's head start is moot when it could not take the run itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_run_starts_at_once_on_the_one_runner_with_its_label() {
+    let url = Cluster::shared().database();
+    let linux = || RunnerRole { takes_others: true, labels: vec!["linux".into()] };
+    let a = TestDaemon::start_in_team(&url, "runner-a", linux()).await;
+    let b = TestDaemon::start_in_team(&url, "runner-b", linux()).await;
+    let gpu_role = RunnerRole { takes_others: true, labels: vec!["gpu".into(), "linux".into()] };
+    let gpu = TestDaemon::start_in_team(&url, "runner-gpu", gpu_role).await;
+    let tablet = TestDaemon::start_in_team(&url, "tablet", RunnerRole::default()).await;
+    for d in [&b, &gpu] {
+        use_fake_agent(d).await;
+    }
+    let (a_ws, tablet_ws) = (use_fake_agent(&a).await, use_fake_agent(&tablet).await);
+
+    // The team's repository; the tablet and runner A each have a checkout, the others clone it.
+    let remote = tablet.folder("remote.git");
+    git(&remote, &["init", "--bare", "-q", "-b", "main"]);
+    git(&tablet_ws, &["clone", "-q", remote.to_str().unwrap(), "app"]);
+    let tablet_app = tablet_ws.join("app");
+    std::fs::write(tablet_app.join("README.md"), "the app\n").unwrap();
+    git(&tablet_app, &["add", "."]);
+    git(&tablet_app, &["commit", "-q", "-m", "first"]);
+    git(&tablet_app, &["push", "-q", "origin", "HEAD:main"]);
+    git(&a_ws, &["clone", "-q", remote.to_str().unwrap(), "app"]);
+    let a_app = a_ws.join("app");
+
+    for round in 0..6 {
+        let (from, app) = if round % 2 == 0 { (&tablet, &tablet_app) } else { (&a, &a_app) };
+        let asked = Instant::now();
+        let run = ok(from
+            .post(
+                "/api/runs",
+                json!({"prompt": format!("[fake:events=2] round {round}"), "workspace": app, "labels": ["gpu"]}),
+            )
+            .await);
+        let id = run["id"].as_str().unwrap().to_owned();
+        let took = poll("a runner to take it", 90, || async {
+            let r = ok(gpu.get(&format!("/api/runs/{id}?tail=0")).await);
+            (r["status"] != "queued").then_some(r)
+        })
+        .await;
+        let waited = asked.elapsed();
+        assert_eq!(took["machine"], "runner-gpu", "round {round}: {took}");
+        assert!(waited < Duration::from_secs(1), "round {round}: the gpu runner took {id} after {waited:?}");
+        poll("the run to end", 60, || async { (status(&gpu, &id).await == "succeeded").then_some(()) }).await;
+    }
+
+    for d in [a, b, gpu, tablet] {
+        d.stop().await;
+    }
+}
