@@ -139,6 +139,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Scripts branch on the code; people read the message.
+            // Refused by the running daemon (a change made through it): its code, as if here.
+            if let Some(tether_server::client::CallError::Refused { code, message, .. }) = e.downcast_ref() {
+                eprintln!("error[{code}]: {message}");
+                return ExitCode::FAILURE;
+            }
             match e.downcast_ref::<tether_core::Error>().map(tether_core::Error::code) {
                 Some(code) if code != tether_core::ErrorCode::Internal => {
                     let code = serde_json::to_value(code).ok();

@@ -349,6 +349,12 @@ impl SettingsPatch {
     /// from text as typed: JSON when it parses as the field wants (`4`, `true`, `["/a"]`), else
     /// the text itself; an empty value clears the setting back to its default.
     pub fn from_key(key: &str, value: &str) -> Result<Self> {
+        Ok(Self::key_json(key, value)?.1)
+    }
+
+    /// [`SettingsPatch::from_key`] with the patch also as the JSON it was read from, for sending
+    /// to a running daemon's `PATCH /api/settings`.
+    pub fn key_json(key: &str, value: &str) -> Result<(serde_json::Value, Self)> {
         let parts: Vec<&str> = key.split('.').map(str::trim).collect();
         if parts.iter().any(|p| p.is_empty()) {
             return Err(Error::invalid(
@@ -360,10 +366,15 @@ impl SettingsPatch {
         let value = value.trim();
         let text = if value.is_empty() { serde_json::Value::Null } else { serde_json::Value::String(value.to_owned()) };
         let typed = serde_json::from_str::<serde_json::Value>(value).ok();
-        if let Some(patch) = typed.and_then(|v| serde_json::from_value(nest(v)).ok()) {
-            return Ok(patch);
+        if let Some(json) = typed.map(nest)
+            && let Ok(patch) = serde_json::from_value(json.clone())
+        {
+            return Ok((json, patch));
         }
-        serde_json::from_value(nest(text)).map_err(|e| Error::invalid("setting", format!("{key}: {e}")))
+        let json = nest(text);
+        let patch =
+            serde_json::from_value(json.clone()).map_err(|e| Error::invalid("setting", format!("{key}: {e}")))?;
+        Ok((json, patch))
     }
 }
 

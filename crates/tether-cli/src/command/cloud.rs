@@ -7,7 +7,6 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tether_core::board::runs::NewRun;
-use tether_core::settings::{CloudSettingsPatch, SettingsPatch};
 use tether_core::token::{self, Backend};
 use tether_core::{Tether, ops};
 
@@ -121,14 +120,13 @@ pub fn run(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
         }
         CloudCmd::Webhook { public_url, off } => {
             let url = if off { None } else { public_url };
-            let patch = SettingsPatch {
-                cloud: Some(CloudSettingsPatch { public_url: Some(url.clone()), ..Default::default() }),
-                ..Default::default()
-            };
-            let s = ops::settings::update(&t, &super::me(None), &patch)?.settings;
+            // The secret first: the daemon signs the next launch with it as soon as the URL holds.
+            if url.is_some() {
+                token::webhook_secret(&t.paths)?;
+            }
+            let s = super::save_settings(&t, serde_json::json!({"cloud": {"public_url": url}}))?;
             match s.cloud.public_url {
                 Some(u) => {
-                    token::webhook_secret(&t.paths)?;
                     let port = tether_core::daemon::running(&t.paths).and_then(|d| d.port).unwrap_or(47821);
                     println!(
                         "On. New cloud launches ask Cursor to post to {} (signed with a secret kept in {}), and tell the \

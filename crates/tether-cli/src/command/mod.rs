@@ -36,3 +36,23 @@ pub fn me(as_user: Option<&str>) -> Principal {
     let name = as_user.map(str::trim).filter(|n| !n.is_empty()).map_or_else(Tether::person, str::to_owned);
     Principal::person(&name)
 }
+
+/// The daemon holding this data dir, when one runs. A change it holds in memory (settings, the
+/// team's board, the MCP token) is made through its API, so it holds there when the command
+/// returns; written here instead, the daemon would follow only later (a file watch) or not at
+/// all until it restarts (the board it is on).
+pub fn daemon(paths: &tether_core::Paths) -> anyhow::Result<Option<tether_server::client::Daemon>> {
+    Ok(tether_server::client::Daemon::running(paths)?)
+}
+
+/// Saves a settings patch (the JSON `PATCH /api/settings` takes): through the running daemon,
+/// else here. The settings as saved.
+pub fn save_settings(t: &Tether, patch: serde_json::Value) -> anyhow::Result<tether_core::settings::Settings> {
+    if let Some(d) = daemon(&t.paths)? {
+        let view = d.call("PATCH", "/api/settings", Some(&patch))?;
+        return Ok(serde_json::from_value(view["settings"].clone())?);
+    }
+    let patch: tether_core::settings::SettingsPatch =
+        serde_json::from_value(patch).map_err(|e| tether_core::Error::invalid("settings", e.to_string()))?;
+    Ok(tether_core::ops::settings::update(t, &me(None), &patch)?.settings)
+}

@@ -1,5 +1,6 @@
 //! `tether settings`: the saved settings, one dotted key at a time (`ops::settings`). A change is
-//! saved to `settings.json`; a running daemon follows that file and applies the change itself.
+//! made by the running daemon when there is one (so it holds there as the command returns), else
+//! saved to `settings.json` here.
 
 use std::time::{Duration, Instant};
 
@@ -55,8 +56,8 @@ pub fn run(t: &Tether, cmd: SettingsCmd) -> anyhow::Result<()> {
         }
         SettingsCmd::Set { key, value } => {
             let before = ops::settings::get(t)?.settings;
-            let patch = SettingsPatch::from_key(&key, &value)?;
-            let after = ops::settings::update(t, &super::me(None), &patch)?.settings;
+            let (patch, _) = SettingsPatch::key_json(&key, &value)?;
+            let after = super::save_settings(t, patch)?;
             println!("Saved {key} in {}.", t.paths.settings_json().display());
             report_daemon(&t.paths, &before, &after);
             Ok(())

@@ -1,6 +1,7 @@
 //! `tether team …`: join a team's database (the board — tasks, agents, signals, runs — moves
 //! there; the chat history stays here), leave it, and see it from here. Maps onto
-//! `tether_core::ops::team`.
+//! `tether_core::ops::team`; joining and leaving go through the running daemon when there is one
+//! (its board moves with the command, no restart).
 
 use std::io::Read;
 
@@ -61,12 +62,30 @@ pub fn run(t: &Tether, cmd: TeamCmd) -> anyhow::Result<()> {
                     .transpose()
             };
             let (client_cert, client_key) = (read(client_cert)?, read(client_key)?);
-            let s = team::join(t, &me, Join { url, machine, password, client_cert, client_key })?;
+            // A running daemon moves its own board (and keeps the secrets), so it is on the team's
+            // when this returns; the database sees the same request either way.
+            let s = match super::daemon(&t.paths)? {
+                Some(d) => {
+                    let join = serde_json::json!({
+                        "url": url, "machine": machine, "password": password,
+                        "client_cert": client_cert, "client_key": client_key,
+                    });
+                    serde_json::from_value(d.call("POST", "/api/team/join", Some(&join))?)?
+                }
+                None => team::join(t, &me, Join { url, machine, password, client_cert, client_key })?,
+            };
             println!("Joined. The board (tasks, agents, signals, runs) is on the team database now.");
             print(&s);
         }
         TeamCmd::Leave => {
-            team::leave(t, &me)?;
+            match super::daemon(&t.paths)? {
+                Some(d) => {
+                    d.call("POST", "/api/team/leave", None)?;
+                }
+                None => {
+                    team::leave(t, &me)?;
+                }
+            }
             println!("Left. The board is this machine's own again.");
         }
         TeamCmd::ImportLocal { json } => {

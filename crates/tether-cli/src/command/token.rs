@@ -25,6 +25,17 @@ pub fn run(paths: &Paths, cmd: TokenCmd) -> anyhow::Result<()> {
             println!("{t}");
         }
         TokenCmd::Rotate => {
+            // A running daemon holds the token in memory: it rotates it, so the old one stops
+            // working there as this returns.
+            if let Some(d) = super::daemon(paths)? {
+                d.call("POST", "/api/token/rotate", None)?;
+                eprintln!(
+                    "tether: new token stored in the {}; the running daemon takes only it now. Run `tether init` \
+                     again so Cursor gets it.",
+                    token::backend(paths).describe()
+                );
+                return Ok(());
+            }
             let (_, b) = token::rotate(paths)?;
             eprintln!(
                 "tether: new token stored in the {}. Restart `tether serve` and run `tether init` again so Cursor gets it.",

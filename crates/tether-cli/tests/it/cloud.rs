@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tether_testkit::{wait_for, wait_until};
 
-use crate::env::{bin, tether_in};
+use crate::env::{api, bin, http, serve, tether_in};
 
 const KEY: &str = "key_cli_cloud_test_0123456789abcdef";
 
@@ -206,37 +206,39 @@ fn login_doctor_launch_follow_up_and_find_the_agents_work() {
     assert!(!e.seen.borrow().contains(KEY), "the key was printed");
 }
 
-/// A plain HTTP/1.1 request to a loopback URL: `(status, body)`.
+/// A change the CLI makes holds in the running daemon the moment the command returns: it is made
+/// through the daemon's API (the settings it holds in memory), not left for its watch of
+/// `settings.json` to find a moment later (a launch in that moment went without the webhook).
+#[test]
+fn a_setting_changed_with_the_cli_holds_in_the_running_daemon_when_the_command_returns() {
+    let e = Env::new();
+    let (mut daemon, port) = serve(&mut e.cmd(), e.dir.path());
+    let held = || {
+        let (status, view) = api(port, "cloud-test-token", "GET", "/settings", &Value::Null);
+        assert_eq!(status, 200, "{view}");
+        view["settings"].clone()
+    };
+    for round in 0..3 {
+        let url = format!("https://tether-{round}.example.com");
+        e.ok(&["cloud", "webhook", "--public-url", &url]);
+        assert_eq!(held()["cloud"]["public_url"], url.as_str(), "round {round}");
+        e.ok(&["settings", "set", "cloud.poll_secs", &format!("{}", 30 + round)]);
+        assert_eq!(held()["cloud"]["poll_secs"], 30 + round, "round {round}");
+    }
+    e.ok(&["cloud", "webhook", "--off"]);
+    assert_eq!(held()["cloud"]["public_url"], Value::Null);
+    // Refused by the daemon: the same coded error as when the CLI saves it itself.
+    let out = e.run(&["settings", "set", "runs.max_total", "999"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("error[invalid_input]"), "{err}");
+
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+}
+
 /// The one-time token a launch's prompt carries.
 fn bootstrap_token(prompt: &str) -> Option<String> {
     prompt.split("\"bootstrap_token\": \"").nth(1).and_then(|r| r.split('"').next()).map(str::to_owned)
-}
-
-fn http(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let rest = url.trim_start_matches("http://");
-    let (addr, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: tether.example.net\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    std::io::Read::read_to_string(&mut s, &mut resp).unwrap();
-    let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    // Chunked bodies: the JSON is what matters here; drop the chunk-size lines.
-    let body = if body.lines().next().is_some_and(|l| u64::from_str_radix(l.trim(), 16).is_ok()) {
-        body.lines().skip(1).step_by(2).collect::<Vec<_>>().join("")
-    } else {
-        body
-    };
-    (status, body)
 }
 
 #[test]

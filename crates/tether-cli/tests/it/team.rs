@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use tether_testkit::pg::{Cluster, PASSWORD};
 
-use crate::env::Sandbox;
+use crate::env::{Sandbox, api, serve};
 
 fn machine() -> Sandbox {
     let s = Sandbox::new();
@@ -91,6 +91,57 @@ fn two_machines_share_one_board_and_leaving_gives_the_local_one_back() {
     assert_eq!(status["joined"], false);
     let left = b.json(&["team", "status"]);
     assert_eq!(left["machines"].as_array().unwrap().len(), 1, "the laptop's name is free again: {left}");
+}
+
+/// Two daemons already serving, each machine's CLI joins the team: each daemon is on the team's
+/// board as the command returns (a task one claims, the other sees claimed), and leaving gives
+/// each its own board back — no restart anywhere.
+#[test]
+fn joining_and_leaving_with_the_cli_moves_a_running_daemons_board_without_a_restart() {
+    let url = Cluster::shared().database();
+    let (a, b) = (machine(), machine());
+    run(&a, &["task", "add", "only on the laptop"]);
+    let (mut a_daemon, a_port) = serve(&mut a.cmd(), a.dir.path());
+    let (mut b_daemon, b_port) = serve(&mut b.cmd(), b.dir.path());
+    let (a_token, b_token) = (run(&a, &["token", "show"]), run(&b, &["token", "show"]));
+    let on_a = |method: &str, path: &str, body: serde_json::Value| api(a_port, a_token.trim(), method, path, &body);
+    let on_b = |method: &str, path: &str, body: serde_json::Value| api(b_port, b_token.trim(), method, path, &body);
+
+    // Refused by the daemon, coded as the CLI's own refusals are.
+    let (ok, _, err) = join(&a, &url, "laptop", "wrong");
+    assert!(!ok && err.contains("error[forbidden]") && err.contains("refused"), "{err}");
+
+    let (ok, out, err) = join(&a, &url, "laptop", PASSWORD);
+    assert!(ok && out.contains("reachable"), "{out}{err}");
+    let (ok, out, err) = join(&b, &url, "workstation", PASSWORD);
+    assert!(ok && out.contains("reachable"), "{out}{err}");
+    let (_, team) = on_a("GET", "/team", serde_json::Value::Null);
+    assert_eq!((&team["joined"], &team["machine"]), (&serde_json::json!(true), &serde_json::json!("laptop")), "{team}");
+
+    let (status, task) = on_a("POST", "/tasks", serde_json::json!({"title": "write the parser"}));
+    assert_eq!(status, 200, "{task}");
+    let id = task["id"].as_str().unwrap().to_owned();
+    let (status, claimed) = on_b("POST", &format!("/tasks/{id}/claim"), serde_json::json!({}));
+    assert_eq!((status, &claimed["status"]), (200, &serde_json::json!("in_progress")), "{claimed}");
+    let (_, seen) = on_a("GET", &format!("/tasks/{id}"), serde_json::Value::Null);
+    assert_eq!(seen["status"], "in_progress", "the laptop's daemon sees the workstation's claim: {seen}");
+
+    type Api<'a> = &'a dyn Fn(&str, &str, serde_json::Value) -> (u16, serde_json::Value);
+    for (m, on) in [(&a, &on_a as Api), (&b, &on_b as Api)] {
+        run(m, &["team", "leave"]);
+        let (_, team) = on("GET", "/team", serde_json::Value::Null);
+        assert_eq!(team["joined"], false, "{team}");
+        let (_, tasks) = on("GET", "/tasks", serde_json::Value::Null);
+        let text = tasks.to_string();
+        assert!(!text.contains("write the parser"), "its own board again: {text}");
+    }
+    let (_, own) = on_a("GET", "/tasks", serde_json::Value::Null);
+    assert!(own.to_string().contains("only on the laptop"), "{own}");
+
+    for d in [&mut a_daemon, &mut b_daemon] {
+        d.kill().unwrap();
+        d.wait().unwrap();
+    }
 }
 
 fn git(dir: &std::path::Path, args: &[&str]) {

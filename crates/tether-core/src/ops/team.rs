@@ -68,7 +68,7 @@ struct Joined {
 }
 
 /// The team database from here.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct TeamStatus {
     /// Whether this instance's board is on a team database.
@@ -90,7 +90,7 @@ pub struct TeamStatus {
     pub runner_policy: crate::board::runs::trust::RunnerPolicy,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct MachineSeen {
     pub name: String,
