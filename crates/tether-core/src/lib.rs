@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod events;
 pub mod init;
 pub mod insights;
+pub mod nofollow;
 pub mod ops;
 pub mod settings;
 pub mod token;

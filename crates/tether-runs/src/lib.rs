@@ -10,19 +10,21 @@
 //! (`tether_core::board::runs`); this crate owns processes, timers and the workspace's files. It
 //! must not depend on axum, rmcp, clap or tauri.
 //!
-//! Imports run one way: probe, process, nofollow, stream_json, trace ← files, log, setup ← local, cloud ← runner.
+//! Imports run one way: probe, process, stream_json, trace ← files, log, setup ← local, cloud ← runner.
 
 mod cloud;
 mod files;
 mod local;
 mod log;
-pub mod nofollow;
 mod probe;
 pub mod process;
 mod runner;
 mod setup;
 pub mod stream_json;
 mod trace;
+
+/// Files reached without following links: the core's, shared with the hooks and trace publishing.
+pub use tether_core::nofollow;
 
 pub use probe::{CliInfo, INSTALL_HINT, probe};
 pub use runner::{Runner, RunnerHandle};

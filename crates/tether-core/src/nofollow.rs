@@ -1,16 +1,22 @@
-//! Files in a run's workspace, reached without ever following a symbolic link.
+//! Files reached without ever following a symbolic link, and never blocking on one that is not
+//! a regular file.
 //!
-//! A workspace is often a repository cloned from anywhere, and its `.cursor/` is the
-//! repository's to shape: `.cursor`, `.cursor/rules` or `cli.json` may be links to anywhere on
-//! the machine, and a leftover temporary name may be planted as one. Path strings cannot be
-//! trusted there, so everything here goes through directory handles: the workspace is opened
-//! from `/` one component at a time with `O_NOFOLLOW` (its canonical path has no link in it, so
-//! any link found means it changed since it was checked), sub-folders are opened relative to
-//! their parent without following, files are created exclusively under a fresh name and renamed
-//! within the one directory handle, and a link met where a file goes is read as a link (its
-//! target, never its bytes) and can be put back as the same link.
+//! A workspace is often a repository cloned from anywhere, and an agent writes in it: its
+//! `.cursor/` is the repository's to shape (`.cursor`, `.cursor/rules` or `cli.json` may be links
+//! to anywhere on the machine, and a leftover temporary name may be planted as one), a `.git` or
+//! an `.agent-trace/traces.jsonl` may be a link, a hard link to a file elsewhere, or a FIFO that
+//! would hold whoever opens it forever. Path strings cannot be trusted there, so everything here
+//! goes through directory handles: a folder is opened from `/` one component at a time with
+//! `O_NOFOLLOW` (its canonical path has no link in it, so any link found means it changed since
+//! it was checked), sub-folders are opened relative to their parent without following, files are
+//! opened `O_NOFOLLOW|O_NONBLOCK` and checked with `fstat` (a regular file, under a size cap; one
+//! appended to has exactly one link), created exclusively under a fresh name and renamed within
+//! the one directory handle, and a link met where a file goes is read as a link (its target,
+//! never its bytes) and can be put back as the same link.
 //!
-//! Unix only (the runner is); knows nothing of runs or the store.
+//! Used by the runner (a run's files), the hook forwarder (the file an edit changed), code origin
+//! (the `.git` beside a file) and trace publishing (`traces.jsonl`). Unix only, behind this one
+//! module; knows nothing of runs, traces or the store.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -32,8 +38,12 @@ pub enum Unsafe {
     Link { path: PathBuf, target: Option<PathBuf> },
     #[error("{path} is not a regular file or folder; Tether leaves it alone")]
     Special { path: PathBuf },
-    #[error("{path} is larger than {} MiB; Tether leaves it alone", MAX_FILE >> 20)]
-    TooBig { path: PathBuf },
+    #[error("{path} is larger than {}; Tether leaves it alone", size(*max))]
+    TooBig { path: PathBuf, max: u64 },
+    #[error("{path} has {links} hard links; Tether writes only a file that is nowhere else")]
+    Linked { path: PathBuf, links: u64 },
+    #[error("{path} is outside the workspace ({}); Tether does not read it", roots.join(", "))]
+    Outside { path: PathBuf, roots: Vec<String> },
     #[error("{path} is not an absolute canonical path")]
     NotCanonical { path: PathBuf },
     #[error("{context}: {source}")]
@@ -51,6 +61,10 @@ impl Unsafe {
 }
 
 pub type Result<T> = std::result::Result<T, Unsafe>;
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+}
 
 /// What a directory entry holds, read without following it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,6 +176,12 @@ impl Dir {
     /// What `name` holds: nothing, a regular file's bytes, or a link's target. Anything else
     /// (a folder, a FIFO, a device) is refused.
     pub fn read(&self, name: &OsStr) -> Result<Entry> {
+        self.read_capped(name, MAX_FILE)
+    }
+
+    /// [`Dir::read`] of a file of at most `max` bytes. Opened non-blocking and checked again by
+    /// its handle: a FIFO or device swapped in after the look is refused, never waited on.
+    pub fn read_capped(&self, name: &OsStr, max: u64) -> Result<Entry> {
         let path = self.path.join(name);
         match self.kind(name)? {
             None => Ok(Entry::Missing),
@@ -179,20 +199,57 @@ impl Dir {
                 if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
                     return Err(Unsafe::Special { path });
                 }
-                if st.st_size as u64 > MAX_FILE {
-                    return Err(Unsafe::TooBig { path });
+                if st.st_size as u64 > max {
+                    return Err(Unsafe::TooBig { path, max });
                 }
                 let mut bytes = Vec::with_capacity(st.st_size as usize);
                 std::fs::File::from(fd)
-                    .take(MAX_FILE + 1)
+                    .take(max + 1)
                     .read_to_end(&mut bytes)
                     .map_err(|e| Unsafe::io(format!("reading {}", path.display()), e))?;
-                if bytes.len() as u64 > MAX_FILE {
-                    return Err(Unsafe::TooBig { path });
+                if bytes.len() as u64 > max {
+                    return Err(Unsafe::TooBig { path, max });
                 }
                 Ok(Entry::File { bytes, mode: st.st_mode & 0o7777 })
             }
             Some(_) => Err(Unsafe::Special { path }),
+        }
+    }
+
+    /// Appends `bytes` to the regular file `name`, made (with `mode`) when missing. Never through
+    /// a link, never to a FIFO or device (opened non-blocking, so one does not hold the caller),
+    /// never to a file with another name elsewhere (a hard link: appending would write there).
+    pub fn append(&self, name: &OsStr, bytes: &[u8], mode: u32) -> Result<()> {
+        let path = self.path.join(name);
+        match self.kind(name)? {
+            None | Some(FileType::RegularFile) => {}
+            Some(FileType::Symlink) => return Err(Unsafe::Link { target: self.link_target(name).ok(), path }),
+            Some(_) => return Err(Unsafe::Special { path }),
+        }
+        let flags =
+            OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode & 0o777)).map_err(|e| match e {
+            Errno::LOOP => Unsafe::Link { path: path.clone(), target: self.link_target(name).ok() },
+            // A FIFO nobody reads, swapped in after the look.
+            Errno::NXIO => Unsafe::Special { path: path.clone() },
+            e => Unsafe::io(format!("writing {}", path.display()), e),
+        })?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| Unsafe::io(format!("writing {}", path.display()), e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(Unsafe::Special { path });
+        }
+        if st.st_nlink != 1 {
+            return Err(Unsafe::Linked { path, links: st.st_nlink as u64 });
+        }
+        let mut f = std::fs::File::from(fd);
+        f.write_all(bytes).map_err(|e| Unsafe::io(format!("writing {}", path.display()), e))
+    }
+
+    /// The sub-folder `name`, made (0755 before the umask) when missing; a link there is refused.
+    pub fn sub_or_create(&self, name: &OsStr) -> Result<Dir> {
+        match self.sub(name)? {
+            Some(d) => Ok(d),
+            None => self.create_sub(name),
         }
     }
 
@@ -272,6 +329,68 @@ impl Dir {
         let _ = rustix::fs::fsync(&self.fd);
         Ok(())
     }
+}
+
+/// What is at `path`, looked at without following it (a link is a link, whatever it points at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Missing,
+    Dir,
+    File,
+    Link,
+    /// A FIFO, a socket, a device: nothing Tether opens.
+    Special,
+}
+
+/// The [`Kind`] of `path` (`lstat`: never opens it, so a FIFO cannot hold the caller).
+pub fn kind(path: &Path) -> Kind {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Kind::Missing,
+        Ok(m) if m.file_type().is_symlink() => Kind::Link,
+        Ok(m) if m.is_dir() => Kind::Dir,
+        Ok(m) if m.is_file() => Kind::File,
+        Ok(_) => Kind::Special,
+    }
+}
+
+/// The bytes of the regular file `path` (at most `max`), opened through its folder's canonical
+/// path: the folder may be named through links (it is resolved first), the file itself may not.
+pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>> {
+    let (dir, name) = parent_and_name(path)?;
+    match Dir::open_canonical(&dir)?.read_capped(name, max)? {
+        Entry::File { bytes, .. } => Ok(bytes),
+        Entry::Link(target) => Err(Unsafe::Link { path: path.to_owned(), target: Some(target) }),
+        Entry::Missing => {
+            Err(Unsafe::io(format!("reading {}", path.display()), std::io::Error::from(std::io::ErrorKind::NotFound)))
+        }
+    }
+}
+
+/// [`read_file`] of a file whose folder, resolved, is inside one of `roots` (themselves resolved):
+/// a path through a linked folder that leads out of every root is refused, as is the file itself
+/// being a link.
+pub fn read_file_within(path: &Path, roots: &[PathBuf], max: u64) -> Result<Vec<u8>> {
+    let (dir, _) = parent_and_name(path)?;
+    let inside = roots.iter().filter_map(|r| r.canonicalize().ok()).any(|r| dir.starts_with(r));
+    if !inside {
+        return Err(Unsafe::Outside {
+            path: path.to_owned(),
+            roots: roots.iter().map(|r| r.display().to_string()).collect(),
+        });
+    }
+    read_file(path, max)
+}
+
+/// An absolute path's folder, resolved (links in it followed), and its last name.
+fn parent_and_name(path: &Path) -> Result<(PathBuf, &OsStr)> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Unsafe::NotCanonical { path: path.to_owned() });
+    };
+    if !path.is_absolute() {
+        return Err(Unsafe::NotCanonical { path: path.to_owned() });
+    }
+    let dir = parent.canonicalize().map_err(|e| Unsafe::io(format!("opening {}", parent.display()), e))?;
+    Ok((dir, name))
 }
 
 #[cfg(test)]
@@ -365,5 +484,65 @@ mod tests {
         assert!(moved.join("f").exists() && !decoy.join("f").exists());
         #[cfg(target_os = "linux")]
         assert_eq!(std::fs::canonicalize(d.path_for_child()).unwrap(), canon(&moved));
+    }
+
+    #[test]
+    fn appends_go_only_to_a_regular_file_with_one_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ws, victim) = (tmp.path().join("ws"), tmp.path().join("victim"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(&victim, b"keep\n").unwrap();
+        let d = Dir::open_canonical(&canon(&ws)).unwrap();
+        let name = OsStr::new("traces.jsonl");
+        d.append(name, b"a\n", 0o644).unwrap();
+        d.append(name, b"b\n", 0o644).unwrap();
+        assert_eq!(std::fs::read(ws.join("traces.jsonl")).unwrap(), b"a\nb\n");
+        // A hard link to a file elsewhere, a link, a FIFO (nobody reading: it would hold a
+        // blocking open forever; a reader waiting: it would take the bytes).
+        std::fs::remove_file(ws.join("traces.jsonl")).unwrap();
+        std::fs::hard_link(&victim, ws.join("traces.jsonl")).unwrap();
+        assert!(matches!(d.append(name, b"x\n", 0o644).unwrap_err(), Unsafe::Linked { links: 2, .. }));
+        std::fs::remove_file(ws.join("traces.jsonl")).unwrap();
+        symlink(&victim, ws.join("traces.jsonl")).unwrap();
+        assert!(matches!(d.append(name, b"x\n", 0o644).unwrap_err(), Unsafe::Link { .. }));
+        std::fs::remove_file(ws.join("traces.jsonl")).unwrap();
+        rustix::fs::mknodat(&d.fd, name, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        assert!(matches!(d.append(name, b"x\n", 0o644).unwrap_err(), Unsafe::Special { .. }));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep\n");
+    }
+
+    #[test]
+    fn a_file_is_read_only_inside_the_roots_and_never_through_a_link_or_a_fifo() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ws, outside) = (canon(tmp.path()).join("ws"), canon(tmp.path()).join("outside"));
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(ws.join("src/a.rs"), b"fn a() {}\n").unwrap();
+        std::fs::write(outside.join("secret"), b"s\n").unwrap();
+        symlink(outside.join("secret"), ws.join("src/link")).unwrap();
+        symlink(&outside, ws.join("out")).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, ws.join("src/fifo"), FileType::Fifo, Mode::from_raw_mode(0o600), 0)
+            .unwrap();
+        let roots = [ws.clone()];
+        assert_eq!(read_file_within(&ws.join("src/a.rs"), &roots, 1 << 20).unwrap(), b"fn a() {}\n");
+        // Through a linked folder, named directly, as a link, a FIFO, over the cap.
+        for (p, what) in [
+            (ws.join("out/secret"), "outside"),
+            (outside.join("secret"), "outside"),
+            (ws.join("src/link"), "link"),
+            (ws.join("src/fifo"), "special"),
+        ] {
+            let e = read_file_within(&p, &roots, 1 << 20).unwrap_err();
+            let ok = match what {
+                "outside" => matches!(e, Unsafe::Outside { .. }),
+                "link" => matches!(e, Unsafe::Link { .. }),
+                _ => matches!(e, Unsafe::Special { .. }),
+            };
+            assert!(ok, "{}: {e}", p.display());
+        }
+        assert!(matches!(read_file_within(&ws.join("src/a.rs"), &roots, 4).unwrap_err(), Unsafe::TooBig { .. }));
+        assert!(matches!(read_file_within(&ws.join("src/a.rs"), &[], 1 << 20).unwrap_err(), Unsafe::Outside { .. }));
+        assert_eq!(kind(&ws.join("src/fifo")), Kind::Special);
+        assert_eq!(kind(&ws.join("out")), Kind::Link);
     }
 }
