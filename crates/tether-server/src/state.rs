@@ -18,6 +18,8 @@ pub struct Server {
     pub(crate) hook_token: String,
     pub(crate) ui: UiAuth,
     pub(crate) mcp: Sessions,
+    /// Edit hooks waiting to be recorded (a bounded queue, one thread).
+    pub(crate) edits: crate::http::hook::Edits,
     /// The webhook secret, read once it exists: an unchecked caller never makes Tether touch the
     /// keyring again and again.
     pub(crate) webhook_secret: std::sync::Mutex<Option<String>>,
@@ -32,6 +34,7 @@ impl std::fmt::Debug for Server {
 impl Server {
     pub fn new(tether: Arc<Tether>, token: String, hook_token: String) -> Arc<Self> {
         Arc::new(Self {
+            edits: crate::http::hook::Edits::start(Arc::clone(&tether)),
             tether,
             token: RwLock::new(token),
             hook_token,
@@ -50,6 +53,11 @@ impl Server {
         let (new, _) = tether_core::token::rotate(&self.tether.paths)?;
         *self.token.write().unwrap_or_else(|p| p.into_inner()) = new;
         Ok(())
+    }
+
+    /// Edit hooks dropped since start because they came faster than they could be recorded.
+    pub fn edit_hooks_dropped(&self) -> u64 {
+        self.edits.dropped()
     }
 
     /// How many MCP sessions are connected.

@@ -2,10 +2,12 @@
 //! and always answers "go ahead" at once: it must never block or slow Cursor, so every failure
 //! (no daemon, slow daemon, bad input) is swallowed after a short deadline — fail-open. On `stop`
 //! it passes on the daemon's follow-up message (signals waiting for the chat), Cursor's only way
-//! to wake a chat from outside.
+//! to wake a chat from outside. An edit's file is read only as a regular file inside the chat's
+//! workspace roots, never through a link, never blocking (see [`read_edited`]).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -23,6 +25,9 @@ const MAX_PAYLOAD: u64 = 1 << 20;
 /// An edit's payload carries its text; what is forwarded is hashes, so this bounds only what we
 /// read (and a file larger than this is hashed without positions).
 const MAX_EDIT_PAYLOAD: u64 = 64 << 20;
+/// How long reading the edited file may take (a file on a stalled network mount): past it the
+/// edit is sent by its text's hashes alone, without positions.
+const READ_LIMIT: Duration = Duration::from_secs(1);
 /// Line hashes per request, so that any edit travels under the daemon's 1 MiB hook limit.
 const HASHES_PER_PART: usize = 40_000;
 const RANGES_PER_PART: usize = 2_000;
@@ -90,14 +95,15 @@ fn forward_edit(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<(
     let mut body = object(event, payload)?;
     let edits: Vec<Replacement> = body.remove("edits").and_then(|e| serde_json::from_value(e).ok()).unwrap_or_default();
     let file = body.get("file_path").and_then(|f| f.as_str()).unwrap_or_default().to_owned();
-    if file.is_empty() || !std::path::Path::new(&file).is_absolute() {
+    if file.is_empty() || !Path::new(&file).is_absolute() {
         return post(paths, &body).map(|_| ());
     }
-    let text = std::fs::File::open(&file).ok().and_then(|f| {
-        let mut buf = Vec::new();
-        f.take(MAX_EDIT_PAYLOAD).read_to_end(&mut buf).ok()?;
-        String::from_utf8(buf).ok()
-    });
+    let roots: Vec<PathBuf> = body
+        .get("workspace_roots")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|p| p.as_str()).map(PathBuf::from).collect())
+        .unwrap_or_default();
+    let text = read_edited(Path::new(&file), &roots);
     let c = capture(text.as_deref(), &edits);
     let uid = tether_core::token::generate();
     let hashes = c.written.len() + c.replaced.len();
@@ -122,6 +128,25 @@ fn forward_edit(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<(
         }
     }
     Ok(())
+}
+
+/// The edited file's text, to place the edit's lines: only a regular file inside the chat's
+/// workspace roots (Cursor names them in every hook), reached without following a link and
+/// opened non-blocking (a FIFO, a device, a link out of the workspace are not read), at most
+/// [`MAX_EDIT_PAYLOAD`] bytes, within [`READ_LIMIT`]. `None` otherwise: the edit still travels,
+/// as hashes without positions.
+fn read_edited(file: &Path, roots: &[PathBuf]) -> Option<String> {
+    let (file, roots) = (file.to_owned(), roots.to_vec());
+    let (tx, rx) = std::sync::mpsc::channel();
+    // A thread, so that a read that hangs anyway is left behind when the hook answers and exits.
+    std::thread::spawn(move || {
+        let read = tether_core::nofollow::read_file_within(&file, &roots, MAX_EDIT_PAYLOAD);
+        if let Err(e) = &read {
+            tracing::debug!(error = %e, "the edited file is not read");
+        }
+        let _ = tx.send(read.ok().and_then(|b| String::from_utf8(b).ok()));
+    });
+    rx.recv_timeout(READ_LIMIT).ok().flatten()
 }
 
 fn post(paths: &Paths, body: &serde_json::Map<String, serde_json::Value>) -> std::io::Result<Option<String>> {

@@ -70,7 +70,7 @@ fn edit_hooks_reach_blame_export_and_notes() {
     std::fs::write(repo.join("table.py"), &big).unwrap();
     let big_file = repo.join("table.py").to_string_lossy().into_owned();
     let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-77", "file_path": big_file,
-        "edits": [{"old_string": "", "new_string": big}]});
+        "workspace_roots": [repo], "edits": [{"old_string": "", "new_string": big}]});
     assert_eq!(hook(&e, "afterFileEdit", &payload), "{}");
     // Bad input never blocks Cursor: no file, a relative path, no JSON at all.
     assert_eq!(hook(&e, "afterFileEdit", &json!({"conversation_id": "c", "edits": "nope"})), "{}");
@@ -112,7 +112,7 @@ fn edit_hooks_reach_blame_export_and_notes() {
     std::fs::write(repo.join("calc.py"), format!("{new}\ndef circumference(r):\n    return 2 * math.pi * r\n"))
         .unwrap();
     let payload = json!({"hook_event_name": "afterFileEdit", "conversation_id": "chat-78", "file_path": file,
-        "edits": [{"old_string": "", "new_string": "\ndef circumference(r):\n    return 2 * math.pi * r\n"}]});
+        "workspace_roots": [repo], "edits": [{"old_string": "", "new_string": "\ndef circumference(r):\n    return 2 * math.pi * r\n"}]});
     hook(&e, "afterFileEdit", &payload);
     e.wait_for("the edit recorded", 30, || e.json(&["blame", &file])["counts"]["ai"] == 6);
     git(repo, &["commit", "-qam", "circumference"]);
@@ -123,5 +123,79 @@ fn edit_hooks_reach_blame_export_and_notes() {
     let rec: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
     assert_eq!(rec["files"][0]["conversations"][0]["url"], "tether://sessions/chat-78", "{note}");
     assert_eq!(git(repo, &["status", "--porcelain"]), "", "notes leave the checkout alone");
+    nix_term(&mut daemon);
+}
+
+/// `tether hook` reads an edited file only as a regular file inside the chat's workspace roots,
+/// without following a link and without blocking: a FIFO there answers at once (it held the hook
+/// for good), and a file outside the roots or reached through a link is not read (its edit still
+/// travels, as hashes without positions), while a plain file inside has its lines placed.
+#[test]
+fn the_hook_reads_only_regular_files_inside_the_workspace() {
+    let e = Env::new(json!({}));
+    let repo = e.ws.canonicalize().unwrap();
+    std::fs::write(repo.join("base.py"), "import math\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    let outside = e.dir.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let text = "SECRET_TOKEN = 1\nOTHER = 2\n";
+    std::fs::write(outside.join("secret.py"), text).unwrap();
+    std::fs::write(repo.join("plain.py"), text).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.py"), repo.join("link.py")).unwrap();
+    let fifo = repo.join("pipe.py");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let log = std::fs::File::create(e.dir.path().join("daemon.log")).unwrap();
+    let mut daemon = e.cmd().args(["serve", "--port", "0"]).stdout(Stdio::null()).stderr(log).spawn().unwrap();
+    e.wait_for("the daemon", 30, || e.dir.path().join("data/daemon.json").exists());
+
+    let edit = |file: &Path, chat: &str| {
+        json!({"hook_event_name": "afterFileEdit", "conversation_id": chat, "workspace_roots": [repo],
+            "file_path": file, "edits": [{"old_string": "", "new_string": "OTHER = 2\n"}]})
+    };
+    // The FIFO: an answer within seconds (before, the hook never answered).
+    let mut child =
+        e.cmd().args(["hook", "afterFileEdit"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(edit(&fifo, "chat-fifo").to_string().as_bytes()).unwrap();
+    let at = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if at.elapsed() > std::time::Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("tether hook is held by a FIFO named as the edited file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim(), "{}");
+    for (file, chat) in [
+        (repo.join("plain.py"), "chat-plain"),
+        (outside.join("secret.py"), "chat-out"),
+        (repo.join("link.py"), "chat-link"),
+    ] {
+        assert_eq!(hook(&e, "afterFileEdit", &edit(&file, chat)), "{}");
+    }
+    let out_file = e.dir.path().join("trace.jsonl");
+    let mut records = Vec::new();
+    e.wait_for("the edits recorded", 30, || {
+        let out = e.run(&["trace", "export", "-o", out_file.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        records = std::fs::read_to_string(&out_file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        records.len() == 4
+    });
+    let ranges = |chat: &str| -> Value {
+        let r = records
+            .iter()
+            .find(|r| r["files"][0]["conversations"][0]["url"] == format!("tether://sessions/{chat}"))
+            .unwrap_or_else(|| panic!("no record of {chat}: {records:?}"));
+        r["files"][0]["conversations"][0]["ranges"].clone()
+    };
+    assert_eq!(ranges("chat-plain")[0]["start_line"], 2, "a plain file in the workspace is read");
+    for chat in ["chat-out", "chat-link", "chat-fifo"] {
+        assert!(ranges(chat).as_array().is_none_or(|r| r.is_empty()), "{chat}'s file was not read: {}", ranges(chat));
+    }
     nix_term(&mut daemon);
 }

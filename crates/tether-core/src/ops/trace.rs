@@ -22,6 +22,7 @@ use crate::Tether;
 use crate::board::principal::Principal;
 use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
+use crate::nofollow::{self, Kind};
 use crate::ops::worktrees::git_err;
 
 pub use tether_trace::record::{MIME, TraceRecord};
@@ -53,34 +54,83 @@ pub struct EditBy {
     pub run_id: Option<String>,
 }
 
-/// The repository a file is in (its main checkout's root, so that a run's worktree and the
-/// person's checkout are one repository) and the file's path in it; outside any, the absolute
-/// path alone. Found on disk, without running git: this is on the hook's path.
-fn locate(file: &Path) -> (Option<PathBuf>, String) {
+/// Where a file is as far as git goes: its repository (its main checkout's root, so that a run's
+/// worktree and the person's checkout are one repository) and the file's path in it; outside any,
+/// the absolute path alone.
+struct Located {
+    root: Option<PathBuf>,
+    path: String,
+}
+
+/// A `.git` file (`gitdir: …`) or `commondir` is a line; anything longer is not git's.
+const GIT_POINTER_MAX: u64 = 4 << 10;
+
+/// Finds the repository a file is in on disk, without running git: this is on the hook's path,
+/// and an agent writes the folders it walks. Each `.git` is looked at without following it: only
+/// a folder, or a regular file (`gitdir: …`) naming one, whose files git opens blocking as it
+/// finds a repository are regular files (see [`vouch`]), counts. Anything else makes the file
+/// one outside any repository, never opened and with no git run for it, so nothing there can
+/// hold a thread.
+fn locate(file: &Path) -> Located {
+    let outside = || Located { root: None, path: file.to_string_lossy().into_owned() };
     let mut dir = file.parent();
     while let Some(d) = dir {
         let dot_git = d.join(".git");
-        if dot_git.exists() {
-            let rel = file.strip_prefix(d).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
-            return (Some(main_checkout(&dot_git).unwrap_or_else(|| d.to_path_buf())), rel);
-        }
-        dir = d.parent();
+        let gitdir = match nofollow::kind(&dot_git) {
+            Kind::Missing => {
+                dir = d.parent();
+                continue;
+            }
+            Kind::Dir => Some(dot_git.clone()),
+            Kind::File => linked_gitdir(&dot_git),
+            Kind::Link | Kind::Special => None,
+        };
+        let Some(main) = gitdir.as_deref().and_then(vouch) else { return outside() };
+        let path = file.strip_prefix(d).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
+        return Located { root: Some(main.unwrap_or_else(|| d.to_path_buf())), path };
     }
-    (None, file.to_string_lossy().into_owned())
+    outside()
 }
 
-/// For a linked worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`), the main
-/// checkout's root: git's `commondir` there names the main `.git`.
-fn main_checkout(dot_git: &Path) -> Option<PathBuf> {
-    if dot_git.is_dir() {
+/// The git folder a `.git` file names (`gitdir: <path>`, relative to the file's folder). Read as
+/// a regular file of a few bytes, never through a link: its contents are whoever wrote them.
+fn linked_gitdir(dot_git: &Path) -> Option<PathBuf> {
+    let text = String::from_utf8(nofollow::read_file(dot_git, GIT_POINTER_MAX).ok()?).ok()?;
+    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    Some(if gitdir.is_absolute() { gitdir } else { dot_git.parent()?.join(gitdir) })
+}
+
+/// Files git opens with a blocking `open` while it finds a repository (`HEAD` to tell a git
+/// folder, `commondir` for a linked worktree, `config` for its settings): each must be a regular
+/// file or absent, or git may wait on a FIFO forever.
+const GIT_OPENS: [&str; 4] = ["HEAD", "commondir", "config", "packed-refs"];
+
+/// Whether git may be run on the git folder `gitdir` without waiting on a FIFO: `None` when not;
+/// else, for a linked worktree's (`<main>/.git/worktrees/<name>`, its `commondir` naming the main
+/// `.git`), the main checkout's root, so that a run's worktree and the person's checkout are one
+/// repository.
+fn vouch(gitdir: &Path) -> Option<Option<PathBuf>> {
+    let plain = |dir: &Path| {
+        nofollow::kind(dir) == Kind::Dir
+            && GIT_OPENS.iter().all(|n| matches!(nofollow::kind(&dir.join(n)), Kind::Missing | Kind::File))
+    };
+    if !plain(gitdir) || nofollow::kind(&gitdir.join("HEAD")) != Kind::File {
         return None;
     }
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-    let gitdir = if gitdir.is_absolute() { gitdir } else { dot_git.parent()?.join(gitdir) };
-    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let commondir = gitdir.join("commondir");
+    if nofollow::kind(&commondir) == Kind::Missing {
+        return Some(None);
+    }
+    let common = String::from_utf8(nofollow::read_file(&commondir, GIT_POINTER_MAX).ok()?).ok()?;
     let common = gitdir.join(common.trim()).canonicalize().ok()?;
-    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf)).flatten()
+    if !plain(&common) {
+        return None;
+    }
+    Some(
+        (common.file_name() == Some(std::ffi::OsStr::new(".git")))
+            .then(|| common.parent().map(Path::to_path_buf))
+            .flatten(),
+    )
 }
 
 /// Records an edit (or a part of one). Malformed hashes are refused whole; a file outside any
@@ -94,9 +144,9 @@ pub fn record(t: &Tether, by: &EditBy, part: &EditPart) -> Result<i64> {
     let written = unpack(&part.written).ok_or_else(bad)?;
     let replaced = unpack(&part.replaced).ok_or_else(bad)?;
     let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-    let (root, path) = locate(&file);
+    let Located { root, path } = locate(&file);
     // HEAD at the time (of the checkout the edit was in), for the record's `vcs.revision`; a
-    // repository without commits has none.
+    // repository without commits has none. Only where `locate` found a `.git` it could vouch for.
     let head = root.as_ref().and(file.parent()).and_then(|d| Repo::at(d).resolve("HEAD").ok());
     traces::record(
         &t.store,
@@ -249,7 +299,7 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::invalid("path", format!("{} is not text; origins are for text files", file.display())))?;
     let lines = split(&text);
-    let (root, rel) = locate(&file);
+    let Located { root, path: rel } = locate(&file);
     let repo = root.as_ref().map(|r| Repo::at(r.clone()));
     let repo_key = root.as_ref().map(|r| r.to_string_lossy().into_owned());
     let hashes: Vec<i64> = lines.iter().map(|l| line_hash(l)).collect();

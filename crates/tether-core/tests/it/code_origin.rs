@@ -246,3 +246,57 @@ fn two_chats_in_one_file_tab_edits_and_files_outside_git() {
     plain.write("notes.py", "x = 1\ndef f():\n    return x\ny = 2\n");
     assert_eq!(plain.origins("notes.py"), v(&["unknown", "ai:D", "ai:D", "unknown"]));
 }
+
+/// Runs `f` on a thread of its own and fails the test if it has not returned within `secs`
+/// (a call blocked on a FIFO never returns; the thread is left behind).
+fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{what} was still blocked after {secs} s"))
+}
+
+fn mkfifo(p: &Path) {
+    let out = Command::new("mkfifo").arg(p).output().unwrap();
+    assert!(out.status.success(), "mkfifo: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A `.git` beside an edited file is the agent's to write: a FIFO there (or a `.git` file naming
+/// a git folder whose `commondir` is one, or a link to one) never holds the recording of the edit
+/// or a blame, and the file counts as outside any repository.
+#[test]
+fn an_odd_git_beside_an_edited_file_never_holds_recording_or_blame() {
+    let f = fixture(true);
+    f.write("base.rs", BASE);
+    f.commit("base");
+    f.write("fifo/a.rs", BASE);
+    mkfifo(&f.path("fifo/.git"));
+    f.write("linked/a.rs", BASE);
+    std::os::unix::fs::symlink(f.path("fifo/.git"), f.path("linked/.git")).unwrap();
+    f.write("gitfile/a.rs", BASE);
+    f.write("gitfile/.git", "gitdir: gd\n");
+    f.write("gitfile/gd/HEAD", "ref: refs/heads/main\n");
+    mkfifo(&f.path("gitfile/gd/commondir"));
+    f.write("head/a.rs", BASE);
+    std::fs::create_dir_all(f.path("head/.git/objects")).unwrap();
+    std::fs::create_dir_all(f.path("head/.git/refs")).unwrap();
+    mkfifo(&f.path("head/.git/HEAD"));
+    let t = std::sync::Arc::new(f.t);
+    for dir in ["fifo", "linked", "gitfile", "head"] {
+        let file = f.dir.path().canonicalize().unwrap().join(dir).join("a.rs");
+        let t2 = std::sync::Arc::clone(&t);
+        let f2 = file.clone();
+        within(20, &format!("recording an edit in {dir}/"), move || {
+            record(&t2, &f2, BASE, WITH_ADD, "chat-odd", EditKind::Agent)
+        });
+        let t2 = std::sync::Arc::clone(&t);
+        let b = within(20, &format!("blame in {dir}/"), move || {
+            let me = Principal::person("me");
+            trace::blame(&t2, &me, &Blame { path: file.to_string_lossy().into_owned(), line: None, end_line: None })
+        })
+        .unwrap();
+        assert_eq!(b.repo, None, "{dir}/.git is not a repository Tether vouches for");
+    }
+}

@@ -10,7 +10,7 @@ pub mod auth;
 mod callback;
 pub mod conn;
 pub mod error;
-mod hook;
+pub(crate) mod hook;
 pub(crate) mod login;
 pub mod routes;
 mod serve;
