@@ -771,6 +771,7 @@ fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
     let commits = repo.commits_between(r.published_head.as_deref(), &head).map_err(git_err)?;
     let mut pending = traces::unpublished(&t.store, &r.repo)?;
     let mut lines = String::new();
+    let mut files_marks: Vec<(Vec<i64>, String)> = Vec::new();
     for c in &commits {
         let (_, files) = repo.commit_files(c).map_err(git_err)?;
         let files: HashSet<&str> = files.iter().map(String::as_str).collect();
@@ -786,43 +787,42 @@ fn publish_repo(t: &Tether, r: &TracedRepo, mode: &str) -> Result<Published> {
         }
         let records: Vec<String> =
             mine.iter().map(|e| serde_json::to_string(&to_record(t, e, false))).collect::<serde_json::Result<_>>()?;
+        let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
         if mode == "notes" {
             repo.set_note(NOTES_REF, c, &(records.join("\n") + "\n")).map_err(git_err)?;
+            traces::mark_published(&t.store, &ids, c)?;
         } else {
             for rec in &records {
                 lines.push_str(rec);
                 lines.push('\n');
             }
+            files_marks.push((ids, c.clone()));
         }
-        traces::mark_published(&t.store, &mine.iter().map(|e| e.id).collect::<Vec<_>>(), c)?;
         done.commits += 1;
         done.records += records.len();
     }
-    if mode == "files" && !lines.is_empty() {
+    // Marked written once they are: a file refused now (a link, a FIFO) keeps its records for
+    // when it is a file again.
+    if !lines.is_empty() {
         append_files(Path::new(&r.repo), &lines)?;
+    }
+    for (ids, c) in &files_marks {
+        traces::mark_published(&t.store, ids, c)?;
     }
     traces::set_published_head(&t.store, &r.repo, &head)?;
     Ok(done)
 }
 
 /// Appends records to `.agent-trace/traces.jsonl` in the checkout (the reference store's
-/// place), never through a link.
+/// place). The checkout is the agent's to shape, so through directory handles only: a link for
+/// the folder or the file, a FIFO (which would hold the publisher, and every repository after
+/// this one, on its open), a device, or a hard link to a file elsewhere is refused.
 fn append_files(root: &Path, lines: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = root.join(".agent-trace");
-    if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(Error::UnsafeWorkspace(format!("{} is a link; Tether does not write through it", dir.display())));
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let path = dir.join("traces.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(&path)
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
-    f.write_all(lines.as_bytes()).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    let unsafe_err = |e: nofollow::Unsafe| Error::UnsafeWorkspace(e.to_string());
+    let root = root.canonicalize().map_err(|e| Error::io(format!("opening {}", root.display()), e))?;
+    let dir = nofollow::Dir::open_canonical(&root).map_err(unsafe_err)?;
+    let dir = dir.sub_or_create(std::ffi::OsStr::new(".agent-trace")).map_err(unsafe_err)?;
+    dir.append(std::ffi::OsStr::new("traces.jsonl"), lines.as_bytes(), 0o644).map_err(unsafe_err)
 }
 
 /// The files a chat changed, with the lines its edits wrote.

@@ -300,3 +300,56 @@ fn an_odd_git_beside_an_edited_file_never_holds_recording_or_blame() {
         assert_eq!(b.repo, None, "{dir}/.git is not a repository Tether vouches for");
     }
 }
+
+/// Publishing into `.agent-trace/traces.jsonl`: a FIFO there is refused at once (it held the
+/// publisher, and every repository after it, forever), as is a hard link to a file elsewhere
+/// (appending wrote there); the other repository gets its records, and the refused one gets them
+/// once its file is a plain file again.
+#[test]
+fn publishing_refuses_a_fifo_or_hard_linked_traces_file_and_goes_on_with_the_others() {
+    let a = fixture(true);
+    let b = fixture(true);
+    let me = Principal::person("me");
+    for f in [&a, &b] {
+        f.write("calc.rs", BASE);
+        f.commit("base");
+        let on = trace::Publish { repo: f.root().to_string_lossy().into_owned(), store: Some("files".into()) };
+        trace::set_publish(&a.t, &me, &on).unwrap();
+        let old = f.read("calc.rs");
+        f.write("calc.rs", WITH_ADD);
+        record(&a.t, &f.path("calc.rs"), &old, WITH_ADD, "chat-pub", EditKind::Agent);
+        f.commit("agent work");
+    }
+    std::fs::create_dir_all(a.path(".agent-trace")).unwrap();
+    mkfifo(&a.path(".agent-trace/traces.jsonl"));
+    let ar = a.root();
+    let t = std::sync::Arc::new(a.t);
+    let publish = |t: &std::sync::Arc<Tether>| {
+        let t = std::sync::Arc::clone(t);
+        within(20, "publishing", move || trace::publish(&t).unwrap())
+    };
+    let p = publish(&t);
+    assert_eq!(p.records, 1, "only the good repository's record is written: {p:?}");
+    assert_eq!(b.read(".agent-trace/traces.jsonl").lines().count(), 1);
+    // A hard link to a file elsewhere: refused, the file untouched.
+    let victim = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(victim.path(), "keep\n").unwrap();
+    std::fs::remove_file(ar.join(".agent-trace/traces.jsonl")).unwrap();
+    std::fs::hard_link(victim.path(), ar.join(".agent-trace/traces.jsonl")).unwrap();
+    assert_eq!(publish(&t).records, 0);
+    assert_eq!(std::fs::read_to_string(victim.path()).unwrap(), "keep\n");
+    // A link to the folder: refused too.
+    std::fs::remove_dir_all(ar.join(".agent-trace")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), ar.join(".agent-trace")).unwrap();
+    assert_eq!(publish(&t).records, 0);
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    // A plain file again: the records held back are written.
+    std::fs::remove_file(ar.join(".agent-trace")).unwrap();
+    assert_eq!(publish(&t).records, 1);
+    let rec: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(ar.join(".agent-trace/traces.jsonl")).unwrap().lines().next().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["files"][0]["path"], "calc.rs", "{rec}");
+}
