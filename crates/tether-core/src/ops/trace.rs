@@ -583,7 +583,7 @@ pub fn code_origin(t: &Tether, who: &Principal, caller_roots: &[String], req: &B
     remote_refused(who)?;
     let file = resolve_path(&req.path, caller_roots)?;
     if !who.is_person() {
-        agent_may_read(t, &file, caller_roots)?;
+        agent_may_read(&file, caller_roots)?;
     }
     let req = Blame { path: file.to_string_lossy().into_owned(), ..req.clone() };
     let b = blame(t, who, &req)?;
@@ -610,20 +610,25 @@ pub fn code_origin(t: &Tether, who: &Principal, caller_roots: &[String], req: &B
     Ok(CodeOrigin { file: b.file, counts: b.counts, lines: b.lines, edits: b.edits, excerpts })
 }
 
-/// An agent reads origins (and so lines) only of files in the projects Tether knows: its own
-/// workspace, a project with chats, a traced repository, or the folders runs may use.
-fn agent_may_read(t: &Tether, file: &Path, caller_roots: &[String]) -> Result<()> {
-    let mut roots: Vec<PathBuf> = caller_roots.iter().map(PathBuf::from).collect();
-    roots.extend(crate::ops::sessions::projects(t)?.into_iter().map(|p| PathBuf::from(p.path)));
-    roots.extend(traces::repos(&t.store)?.into_iter().map(|r| PathBuf::from(r.repo)));
-    roots.extend(t.settings()?.runs.roots.iter().cloned());
-    let inside = roots.iter().filter_map(|r| r.canonicalize().ok()).any(|r| file.starts_with(&r));
+/// An agent reads origins (and so lines, and the chats that wrote them) only of files in its own
+/// chat's workspace roots: not of every repository a hook ever named, a project with chats, or a
+/// folder runs may use, which are other chats' work. An agent whose chat is not known (no hook
+/// announced the call) has no roots, so reads none; people keep full access.
+fn agent_may_read(file: &Path, caller_roots: &[String]) -> Result<()> {
+    let inside = caller_roots.iter().filter_map(|r| Path::new(r).canonicalize().ok()).any(|r| file.starts_with(&r));
     if inside {
         Ok(())
+    } else if caller_roots.is_empty() {
+        Err(Error::NotAllowed(format!(
+            "{}: agents read origins only inside their own chat's workspace, and this call's chat is not known \
+             (Tether's Cursor hooks say which chat calls: `tether init`)",
+            file.display()
+        )))
     } else {
         Err(Error::NotAllowed(format!(
-            "{} is outside the projects Tether knows; agents read origins only there",
-            file.display()
+            "{} is outside this chat's workspace ({}); agents read origins only there",
+            file.display(),
+            caller_roots.join(", ")
         )))
     }
 }

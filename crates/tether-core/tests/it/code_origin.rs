@@ -353,3 +353,37 @@ fn publishing_refuses_a_fifo_or_hard_linked_traces_file_and_goes_on_with_the_oth
     .unwrap();
     assert_eq!(rec["files"][0]["path"], "calc.rs", "{rec}");
 }
+
+/// An agent reads origins only inside its own chat's workspace roots, not in every repository a
+/// hook ever named (another chat's traced repository); people read any.
+#[test]
+fn an_agent_reads_origins_only_inside_its_own_chats_workspace() {
+    let mine = fixture(true);
+    let theirs = fixture(true);
+    for f in [&mine, &theirs] {
+        f.write("calc.rs", BASE);
+        f.commit("base");
+        f.write("calc.rs", WITH_ADD);
+        record(&mine.t, &f.path("calc.rs"), BASE, WITH_ADD, "chat-x", EditKind::Agent);
+    }
+    let agent = Principal::agent(tether_core::board::principal::Identity {
+        id: "chat-mine".into(),
+        kind: tether_core::board::principal::AgentKind::Cursor,
+        mcp_session: None,
+        project: Some(mine.root().to_string_lossy().into_owned()),
+    });
+    let roots = vec![mine.root().to_string_lossy().into_owned()];
+    let ask =
+        |f: &Fixture| Blame { path: f.path("calc.rs").to_string_lossy().into_owned(), line: None, end_line: None };
+    let o = trace::code_origin(&mine.t, &agent, &roots, &ask(&mine)).unwrap();
+    assert!(o.counts.ai > 0, "{o:?}");
+    // Relative to the chat's workspace.
+    let rel = Blame { path: "calc.rs".into(), line: Some(3), end_line: None };
+    assert_eq!(trace::code_origin(&mine.t, &agent, &roots, &rel).unwrap().lines.len(), 1);
+    for (roots, f) in [(roots.clone(), &theirs), (Vec::new(), &mine)] {
+        let e = trace::code_origin(&mine.t, &agent, &roots, &ask(f)).unwrap_err();
+        assert_eq!(e.code(), tether_core::ErrorCode::Forbidden, "{e}");
+    }
+    let person = Principal::person("me");
+    assert!(trace::code_origin(&mine.t, &person, &[], &ask(&theirs)).unwrap().counts.ai > 0);
+}

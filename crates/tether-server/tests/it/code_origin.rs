@@ -1,7 +1,7 @@
 //! Code origin through the surfaces: an `afterFileEdit` hook carrying what `tether hook`
 //! computed is recorded after Cursor has its answer; the GUI's `/api/blame`, a chat's files and
 //! the trace routes, and the MCP tool `code_origin` (with the turn that made the edit, and a
-//! refusal outside the projects Tether knows) map onto `ops::trace`.
+//! refusal outside the calling chat's workspace) map onto `ops::trace`.
 
 use std::time::Duration;
 
@@ -75,14 +75,18 @@ async fn an_edit_hook_is_recorded_and_every_surface_answers_which_chat_wrote_a_l
         json!({"start_line": 2, "end_line": 5, "content_hash": c.ranges[0].content_hash})
     );
 
-    // MCP: the origin and the words of the turn that made it.
+    // MCP: the origin and the words of the turn that made it, for a chat working in the
+    // repository (its hook says so: an agent reads origins only inside its chat's workspace).
     let mcp = d.mcp().await;
+    let announce = json!({"hook_event_name": "beforeMCPExecution", "conversation_id": B_SPLIT,
+        "workspace_roots": [root], "tool_name": "code_origin", "tool_input": {"path": path, "line": 4}});
+    hook(&d, announce).await;
     let o = tool(&mcp, "code_origin", json!({"path": path, "line": 4})).await;
     assert_eq!(o["lines"][0]["origin"], "ai", "{o}");
     let excerpt = &o["excerpts"][0];
     assert_eq!(excerpt["session"], B_SPLIT, "{o}");
     assert!(!excerpt["messages"].as_array().unwrap().is_empty(), "{o}");
-    // A file in no project Tether knows is not an agent's to read.
+    // A file outside the chat's workspace is not its agent's to read.
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(elsewhere.path().join("secret.txt"), "x\n").unwrap();
     let refused = fails(&mcp, "code_origin", json!({"path": elsewhere.path().join("secret.txt")})).await;
