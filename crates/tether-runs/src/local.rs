@@ -57,7 +57,9 @@ pub(crate) async fn drive(
             ..Default::default()
         });
     }
-    let run = &match setup::worktree(&t, run).await {
+    // What the worktree's setup wrote counts against the same log limit as the agent's output.
+    let mut setup_used = Watch::new(0, settings.max_log_mb);
+    let run = &match setup::worktree(&t, run, &mut setup_used).await {
         Ok(r) => r,
         Err(why) => return Ok(failed(why)),
     };
@@ -173,6 +175,7 @@ pub(crate) async fn drive(
         blocking(move || runs::last_seq(&*t.board_db(), num)).await?
     };
     let mut watch = Watch::new(seq, settings.max_log_mb);
+    watch.carry(&setup_used);
     let log = Log::start(Arc::clone(&t), run.num());
     let mut lingered = false;
     let mut stopped: Option<Stop> = None;

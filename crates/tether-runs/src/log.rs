@@ -180,6 +180,14 @@ impl Watch {
         Watch { seq, cap: u64::from(max_log_mb) << 20, ..Watch::default() }
     }
 
+    /// Counts what an earlier part of the same log (the worktree's setup) kept and left out: the
+    /// whole log answers to one limit, and says it was cut once.
+    pub(crate) fn carry(&mut self, earlier: &Watch) {
+        self.kept += earlier.kept;
+        self.dropped_lines += earlier.dropped_lines;
+        self.dropped_bytes += earlier.dropped_bytes;
+    }
+
     /// What the run has spent so far, as far as the stream said.
     pub(crate) fn spent(&self) -> runs::event::Usage {
         self.final_usage.clone().unwrap_or_else(|| self.turns.clone())

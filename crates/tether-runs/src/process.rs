@@ -33,13 +33,22 @@ pub fn spawn(bin: &Path, args: &[String], env: &[(String, String)], dir: &Path) 
 /// The next line without its newline (at most [`MAX_LINE`] bytes; a longer one comes in
 /// pieces), or `None` at the end of the stream.
 pub async fn next_line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> std::io::Result<Option<()>> {
+    next_line_within(r, buf, MAX_LINE).await
+}
+
+/// [`next_line`] with pieces of at most `max` bytes.
+pub async fn next_line_within<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<()>> {
     buf.clear();
     loop {
         let available = r.fill_buf().await?;
         if available.is_empty() {
             return Ok((!buf.is_empty()).then_some(()));
         }
-        let room = MAX_LINE - buf.len();
+        let room = max - buf.len();
         match available.iter().take(room).position(|&b| b == b'\n') {
             Some(i) => {
                 buf.extend_from_slice(&available[..i]);
@@ -50,7 +59,7 @@ pub async fn next_line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) ->
                 let n = available.len().min(room);
                 buf.extend_from_slice(&available[..n]);
                 r.consume(n);
-                if buf.len() >= MAX_LINE {
+                if buf.len() >= max {
                     return Ok(Some(()));
                 }
             }

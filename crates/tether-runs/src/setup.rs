@@ -3,8 +3,9 @@
 //! the checkout — bytes, never a link, and never read through one — then the setup commands of
 //! the repository's `.cursor/worktrees.json` (`setup-worktree-unix`, else `setup-worktree`: a
 //! list of shell commands, or a script path relative to `.cursor/`), run in the worktree with
-//! `ROOT_WORKTREE_PATH` naming the checkout, within `runs.setup_timeout_secs`, their output kept
-//! as the run's notices — only for a run allowed to run commands (a `Shell(…)` token): they are
+//! `ROOT_WORKTREE_PATH` naming the checkout, within `runs.setup_timeout_secs`, their output
+//! streamed into the run's log as notices under the log's one size limit (as the agent's output
+//! is: past it counted, not kept) — only for a run allowed to run commands (a `Shell(…)` token): they are
 //! the repository's commands, and a read-only run must not run any. A failing command fails the
 //! run before the agent starts.
 
@@ -20,14 +21,15 @@ use tether_core::board::runs::{self, Run, RunWorktree, WorktreeState};
 use tether_core::events::RunLog;
 use tether_core::tether_git;
 
+use tokio::sync::mpsc;
+
+use crate::log::{self, Log, Watch};
 use crate::nofollow::{Dir, Entry};
 use crate::{blocking, process};
 
-/// Lines of a setup command's output kept in the run's log.
-const KEEP_LINES: usize = 200;
-
 /// The run with its worktree made (and readied when new); an error says why the run cannot start.
-pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> {
+/// What the setup's output took of the run's log is counted in `used`.
+pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run, used: &mut Watch) -> Result<Run, String> {
     let Some(w) = run.worktree.clone() else { return Ok(run.clone()) };
     let fresh = w.state != WorktreeState::Ready;
     let made = {
@@ -45,7 +47,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run) -> Result<Run, String> 
     note(t, &run, vec![format!("{} {what} {} on branch {} (from {from})", run.id, w.path, w.branch)]).await;
     if fresh {
         copy_files(t, &run, &w).await?;
-        commands(t, &run, &w).await?;
+        commands(t, &run, &w, used).await?;
         let (t2, w2) = (Arc::clone(t), w.clone());
         let left = blocking(move || {
             let wt =
@@ -155,7 +157,11 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// Runs the setup commands in order within the time limit; the first failure stops the run.
-async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree) -> Result<(), String> {
+/// Their output goes to the run's log line by line as it comes, under the log's one cap
+/// (`runs.max_log_mb`, counted in `used`, which the agent's output then shares): past it lines
+/// are counted, not kept, and the log says so once, as for the agent's own output. Nothing of it
+/// is held whole.
+async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree, used: &mut Watch) -> Result<(), String> {
     let path = std::path::PathBuf::from(&w.path);
     let list = {
         let p = path.clone();
@@ -178,36 +184,112 @@ async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree) -> Result<(), Str
     let deadline = tokio::time::Instant::now() + limit;
     let mut env = tether_core::paths::run_environment();
     env.push(("ROOT_WORKTREE_PATH".into(), w.repo.clone()));
+    used.seq = {
+        let (t, num) = (Arc::clone(t), run.num());
+        blocking(move || runs::last_seq(&*t.board_db(), num)).await.map_err(|e| e.to_string())?
+    };
+    let log = Log::start(Arc::clone(t), run.num());
+    let mut done = Ok(());
     for cmd in list {
-        note(t, run, vec![format!("setup: {cmd}")]).await;
-        let args = vec!["-c".to_owned(), cmd.clone()];
-        let child = process::spawn(Path::new("/bin/sh"), &args, &env, &path)
-            .map_err(|e| format!("could not start the worktree setup `{cmd}`: {e}"))?;
-        let pid = child.id();
-        match tokio::time::timeout_at(deadline, child.wait_with_output()).await {
-            Ok(Ok(out)) => {
-                let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-                let skip = lines.len().saturating_sub(KEEP_LINES);
-                note(t, run, lines[skip..].iter().map(|l| format!("setup: {l}")).collect()).await;
-                if !out.status.success() {
-                    return Err(format!(
-                        "the worktree setup `{cmd}` failed ({}); see .cursor/worktrees.json",
-                        out.status.code().map_or("killed by a signal".into(), |c| format!("exit code {c}"))
-                    ));
-                }
-            }
-            Ok(Err(e)) => return Err(format!("the worktree setup `{cmd}`: {e}")),
-            Err(_) => {
-                if let Some(pid) = pid {
-                    process::signal_group(pid, process::Sig::Kill);
-                }
-                return Err(format!(
-                    "the worktree setup ran past its time limit of {} s (runs.setup_timeout_secs) at `{cmd}`",
-                    limit.as_secs()
-                ));
-            }
+        log::note(&t.bus, run, RunEvent::Notice { text: format!("setup: {cmd}") }, used, &log);
+        done = command(t, run, &cmd, &env, &path, (deadline, limit), used, &log).await;
+        if done.is_err() {
+            break;
         }
     }
-    Ok(())
+    log.flush().await;
+    done
+}
+
+/// Pieces of a setup command's output longer than this are cut (a line without an end is not
+/// gathered whole either).
+const SETUP_LINE: usize = 64 << 10;
+
+/// One setup command: its output streamed into the log, its end waited for until the deadline.
+#[allow(clippy::too_many_arguments)]
+async fn command(
+    t: &Arc<Tether>,
+    run: &Run,
+    cmd: &str,
+    env: &[(String, String)],
+    path: &Path,
+    (deadline, limit): (tokio::time::Instant, Duration),
+    used: &mut Watch,
+    log: &Log,
+) -> Result<(), String> {
+    let args = vec!["-c".to_owned(), cmd.to_owned()];
+    let mut child = process::spawn(Path::new("/bin/sh"), &args, env, path)
+        .map_err(|e| format!("could not start the worktree setup `{cmd}`: {e}"))?;
+    drop(child.stdin.take());
+    let pid = child.id();
+    let (tx, mut rx) = mpsc::channel::<RunEvent>(256);
+    let readers: Vec<_> = [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+        child.stderr.take().map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|out| {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut r = tokio::io::BufReader::new(out);
+            let mut buf = Vec::new();
+            while let Ok(Some(())) = process::next_line_within(&mut r, &mut buf, SETUP_LINE).await {
+                let text = String::from_utf8_lossy(&buf);
+                if text.trim().is_empty() {
+                    continue;
+                }
+                let text = format!("setup: {}", text.trim_end());
+                if tx.send(RunEvent::Notice { text }).await.is_err() {
+                    break;
+                }
+            }
+        })
+    })
+    .collect();
+    drop(tx);
+    let mut open = true;
+    let mut exit = None;
+    let ended = loop {
+        tokio::select! {
+            ev = rx.recv(), if open => match ev {
+                Some(first) => log::take_events(&t.bus, run, first, &mut rx, used, log, None),
+                None => open = false,
+            },
+            st = child.wait(), if exit.is_none() => exit = Some(st),
+            _ = tokio::time::sleep_until(deadline) => break false,
+        }
+        if exit.is_some() {
+            break true;
+        }
+    };
+    if !ended {
+        if let Some(pid) = pid {
+            process::signal_group(pid, process::Sig::Kill);
+        }
+        for r in readers {
+            r.abort();
+        }
+        return Err(format!(
+            "the worktree setup ran past its time limit of {} s (runs.setup_timeout_secs) at `{cmd}`",
+            limit.as_secs()
+        ));
+    }
+    // What is still in the pipes: read until both end, unless nothing comes for 2 s (something
+    // the command left running holds them open).
+    while let Ok(Some(first)) = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await {
+        log::take_events(&t.bus, run, first, &mut rx, used, log, None);
+    }
+    for r in readers {
+        r.abort();
+    }
+    match exit {
+        Some(Ok(status)) if status.success() => Ok(()),
+        Some(Ok(status)) => Err(format!(
+            "the worktree setup `{cmd}` failed ({}); see .cursor/worktrees.json",
+            status.code().map_or("killed by a signal".into(), |c| format!("exit code {c}"))
+        )),
+        Some(Err(e)) => Err(format!("the worktree setup `{cmd}`: {e}")),
+        None => Err(format!("the worktree setup `{cmd}` did not end")),
+    }
 }

@@ -297,3 +297,54 @@ fn a_daemon_killed_mid_run_leaves_work_the_next_start_commits() {
     assert!(!git(&e.repo, &["worktree", "list", "--porcelain"]).contains(&path));
     kill(&mut again, "-TERM");
 }
+
+/// A repository's setup command printing more than the run's log keeps (here 3 MB past a 1 MiB
+/// limit): its output reaches the log as it comes (the first line while the command still runs)
+/// up to the log's limit, past which the log says it was cut and the run counts what was left
+/// out, as for an agent's output. Before, it was gathered whole in the daemon's memory and only
+/// its last 200 lines kept.
+#[test]
+fn a_setup_commands_output_streams_into_the_log_under_its_limit() {
+    let e = Env::new();
+    let settings_path = e.dir.path().join("data/settings.json");
+    let mut settings: Value = serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["runs"]["max_log_mb"] = json!(1);
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    let setup = json!({"setup-worktree": [
+        "echo first-line; sleep 6; yes 'a line of setup output, one of many' | head -c 3000000; echo last-line"
+    ]});
+    std::fs::write(e.repo.join(".cursor/worktrees.json"), setup.to_string()).unwrap();
+    git(&e.repo, &["add", ".cursor/worktrees.json"]);
+    git(&e.repo, &["commit", "-q", "-m", "noisy setup"]);
+    let _daemon = e.daemon();
+    let id = e.queue("[fake:write=src/one.rs:pub const ONE: u8 = 1;] Add one");
+    let notices = |v: &Value| -> Vec<String> {
+        v["events"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|e| e["kind"] == "notice")
+                    .map(|e| e["text"].as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // While the command sleeps: its first line is in the log already, nothing cut yet.
+    e.wait_for("the setup's first line in the log", 30, || {
+        notices(&e.json(&["runs", "show", &id, "--events"])).iter().any(|n| n == "setup: first-line")
+    });
+    let now = e.json(&["runs", "show", &id, "--events"]);
+    assert!(
+        !notices(&now).iter().any(|n| n.starts_with("setup: a line of")),
+        "seen while the command still ran: {now}"
+    );
+    e.wait_for("the run to end", 60, || e.show(&id)["status"] == "succeeded");
+    let shown = e.json(&["runs", "show", &id, "--events"]);
+    let events = shown["events"].as_array().unwrap();
+    assert!(events.iter().any(|v| v["status"] == "log_truncated"), "the log says where it stopped keeping");
+    let kept: usize = notices(&shown).iter().filter(|n| n.starts_with("setup: a line of")).map(String::len).sum();
+    assert!(kept > 300_000 && kept <= 1 << 20, "kept up to the limit: {kept} bytes");
+    assert!(!notices(&shown).iter().any(|n| n == "setup: last-line"), "past the limit lines are not kept");
+    let dropped = &e.show(&id)["log_dropped"];
+    assert!(dropped["lines"].as_i64().unwrap_or(0) > 10_000, "the run counts what was left out: {dropped}");
+}
