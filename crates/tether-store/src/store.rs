@@ -35,7 +35,12 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0019_run_targets.sql"),
     include_str!("store/migrations/0020_shared_chats.sql"),
     include_str!("store/migrations/0021_signal_machine.sql"),
+    include_str!("store/migrations/0022_no_cursor_keys.sql"),
 ];
+
+/// The migration that removes Cursor keys from earlier indexes: an open that runs it also
+/// checkpoints the log, whose older frames still hold the pages as they were.
+const NO_CURSOR_KEYS: usize = 22;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(
@@ -169,7 +174,11 @@ impl Store {
         create_private(path)?;
         let mut conn = Connection::open(path)?;
         configure(&conn)?;
+        let before: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         migrations().to_latest(&mut conn)?;
+        if (1..NO_CURSOR_KEYS as i64).contains(&before) {
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
         tune_writer(&conn)?;
         let announced = Mutex::new(Revisions::read(&conn)?);
         Ok(Self {
@@ -346,6 +355,9 @@ fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // What is deleted (a chat gone from Cursor, a rewritten row) is zeroed where that costs no
+    // extra I/O, so it does not linger in free space of the person's index.
+    conn.pragma_update_and_check(None, "secure_delete", "FAST", |_| Ok(()))?;
     // A WAL keeps the size of its biggest burst (a first index's) unless told: past a
     // checkpoint it is cut back to this.
     conn.pragma_update_and_check(None, "journal_size_limit", WAL_KEEP_BYTES, |_| Ok(()))?;
@@ -463,6 +475,56 @@ mod tests {
         let s = Store::open(&p).unwrap();
         let n: i64 = s.read(|c| Ok(c.query_row("SELECT count(*) FROM session_meta", [], |r| r.get(0))?)).unwrap();
         assert_eq!(n, 1, "migrations must not re-run on an up-to-date database");
+    }
+
+    /// Every file of a data dir holding `needle`'s bytes.
+    fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| std::fs::read(p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)))
+            .collect()
+    }
+
+    #[test]
+    fn a_cursor_key_kept_by_an_earlier_version_is_gone_from_every_file_after_opening() {
+        const KEY: &str = "PLANTED-blobEncryptionKey-7d1f0c";
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.db");
+        {
+            let mut c = Connection::open(&p).unwrap();
+            configure(&c).unwrap();
+            migrations().to_version(&mut c, NO_CURSOR_KEYS - 1).unwrap();
+            // What 0.x wrote for a cursor-agent chat: its store's meta row, key and all.
+            let meta = format!(r#"{{"agentId":"a","latestRootBlobId":"00","blobEncryptionKey":"{KEY}"}}"#);
+            c.execute_batch(
+                "INSERT INTO sources(id, path, kind, fingerprint, status) VALUES (1, '/c/store.db', 'cli_store', '1:2|-|-', 'complete');
+                 INSERT INTO sources(id, path, kind, fingerprint, status) VALUES (2, '/g/state.vscdb', 'global', '3:4|-|-', 'complete');",
+            )
+            .unwrap();
+            c.execute("INSERT INTO sessions(id, source_id, origin, format, fingerprint) VALUES ('a', 1, 'cli', 'cli-store', ?1)", [&meta])
+                .unwrap();
+            c.execute("INSERT INTO sessions(id, source_id, origin, format, fingerprint) VALUES ('g', 2, 'ide', 'composer', '1f.2a.')", [])
+                .unwrap();
+            assert!(!files_holding(dir.path(), KEY.as_bytes()).is_empty(), "the key is planted");
+        }
+        let s = Store::open(&p).unwrap();
+        let (cli, global, src): (Option<String>, Option<String>, Option<String>) = s
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT (SELECT fingerprint FROM sessions WHERE id = 'a'), (SELECT fingerprint FROM sessions WHERE id = 'g'),
+                            (SELECT fingerprint FROM sources WHERE id = 1)",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!((cli, src), (None, None), "the chat and its store are read again on the next pass");
+        assert_eq!(global.as_deref(), Some("1f.2a."), "other fingerprints stay");
+        assert_eq!(files_holding(dir.path(), KEY.as_bytes()), Vec::<PathBuf>::new(), "no file keeps the key");
+        drop(s);
+        assert_eq!(files_holding(dir.path(), KEY.as_bytes()), Vec::<PathBuf>::new());
     }
 
     #[test]

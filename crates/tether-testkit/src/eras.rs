@@ -346,7 +346,8 @@ pub fn cli(fx: &CursorFixture) {
         ],
         true,
     );
-    fx.cli_store(
+    // cursor-agent 2026.08 on: the meta row carries the store's keys (values still plaintext).
+    fx.cli_store_with(
         "/home/u/zeta",
         CLI_PLAIN,
         "Meerkat refactor",
@@ -355,6 +356,8 @@ pub fn cli(fx: &CursorFixture) {
             json!({"role": "assistant", "content": "meerkat renamed", "tool_calls": [{"id": "t", "function": {"name": "read_file", "arguments": "{\"path\":\"src/meerkat.rs\"}"}}]}),
         ],
         false,
+        &json!({"blobEncryptionKey": SECRET_KEY, "speculativeSummarizationEncryptionKey": SECRET_KEY,
+                "cursorAuth/accessToken": SECRET_TOKEN}),
     );
     fx.transcript(
         "home-u-eta",

@@ -111,6 +111,19 @@ impl CursorFixture {
     /// A Cursor CLI session store at `chats/<md5(cwd)>/<id>/store.db`.
     /// `messages` are the JSON leaf blobs in order; `hex_meta` picks the meta encoding.
     pub fn cli_store(&self, cwd: &str, id: &str, name: &str, messages: &[Value], hex_meta: bool) -> PathBuf {
+        self.cli_store_with(cwd, id, name, messages, hex_meta, &json!({}))
+    }
+
+    /// [`Self::cli_store`] with more fields in its meta row (2026.08 on: `blobEncryptionKey`).
+    pub fn cli_store_with(
+        &self,
+        cwd: &str,
+        id: &str,
+        name: &str,
+        messages: &[Value],
+        hex_meta: bool,
+        extra_meta: &Value,
+    ) -> PathBuf {
         use md5::Digest;
         let hash: String = md5::Md5::digest(cwd.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
         let dir = self.cursor_home.join("chats").join(hash).join(id);
@@ -136,9 +149,12 @@ impl CursorFixture {
         let root = tree_node(first, std::slice::from_ref(&sub_id), Some(cwd));
         let root_id = sha256_hex(&root);
         conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![root_id, root]).unwrap();
-        let meta = json!({"agentId": id, "latestRootBlobId": root_id, "name": name, "mode": "agent",
-                          "createdAt": 1_767_000_000_000_i64, "lastUsedModel": "composer-1"})
-        .to_string();
+        let mut meta = json!({"agentId": id, "latestRootBlobId": root_id, "name": name, "mode": "agent",
+                          "createdAt": 1_767_000_000_000_i64, "lastUsedModel": "composer-1"});
+        for (k, v) in extra_meta.as_object().into_iter().flatten() {
+            meta[k] = v.clone();
+        }
+        let meta = meta.to_string();
         let value = if hex_meta { meta.bytes().map(|b| format!("{b:02x}")).collect() } else { meta };
         conn.execute("INSERT INTO meta VALUES ('0', ?1)", [value]).unwrap();
         std::fs::write(

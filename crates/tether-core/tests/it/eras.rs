@@ -143,11 +143,23 @@ fn header_only_chats_are_listed_with_their_title() {
 #[test]
 fn secrets_never_reach_the_index() {
     let e = env();
-    let db = std::fs::read(e.t.paths.db()).unwrap();
-    let wal = std::fs::read(tether_core::history::cursor::sqlite::sidecar(&e.t.paths.db(), "-wal")).unwrap_or_default();
+    // A second pass (over unchanged files) and a changed CLI store, then every file in the data
+    // dir: the index, its -wal and -shm, logs, settings, whatever is there.
+    e.index();
+    let cli = e.fx.cursor_home.join("chats");
+    let store = walk(&cli).into_iter().find(|p| p.ends_with("store.db")).unwrap();
+    std::fs::OpenOptions::new().append(true).open(&store).unwrap().set_modified(std::time::SystemTime::now()).unwrap();
+    e.index();
+    let files = walk(e.data.path());
+    assert!(files.iter().any(|p| p.ends_with(e.t.paths.db().file_name().unwrap())), "{files:?}");
     for secret in [SECRET_TOKEN, SECRET_KEY] {
-        for bytes in [&db, &wal] {
-            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} leaked into our index");
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap_or_default();
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{secret} leaked into {}",
+                f.display()
+            );
         }
     }
     for s in e.all() {
@@ -161,6 +173,19 @@ fn secrets_never_reach_the_index() {
             }
         }
     }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() { stack.push(p) } else { out.push(p) }
+        }
+    }
+    out
 }
 
 #[test]

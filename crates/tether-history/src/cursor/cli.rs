@@ -135,12 +135,19 @@ pub fn read_store(db: &CursorDb, path: &Path) -> Result<Option<ParsedSession>> {
     } else {
         s.problems.add("note:no_root_blob");
     }
-    s.fingerprint = meta.map(|m| m.to_string()).unwrap_or_default();
+    s.fingerprint = meta.as_ref().map(meta_fingerprint).unwrap_or_default();
     finish(&mut s);
     if s.messages.is_empty() && s.title.is_none() {
         return Ok(None);
     }
     Ok(Some(s))
+}
+
+/// What tells a store's chat changed: a hash of its meta row, never the row. The row carries
+/// `blobEncryptionKey` (2026.08 on) and may carry more of Cursor's secrets; a fingerprint is
+/// stored in our index, and no key of Cursor's may be.
+fn meta_fingerprint(meta: &Value) -> String {
+    format!("meta:{:016x}", xxhash_rust::xxh3::xxh3_64(meta.to_string().as_bytes()))
 }
 
 fn walk_tree(db: &CursorDb, root: &str, s: &mut ParsedSession) -> Result<()> {
