@@ -214,15 +214,21 @@ pub fn era_d_cursor3(fx: &CursorFixture, g: &KvDb) {
     header(D_TABLE, "dddd0000000000000000000000000004", "Remote capybara", 0);
     header(D_HEADER_ONLY, "dddd0000000000000000000000000004", "Cloud only chat", 0);
     header(D_SUBAGENT, "dddd0000000000000000000000000004", "Subagent task", 1);
+    // Cursor 3.15/3.16 (`_v` 17): a type-30 record among the bubbles, a bubble of structured
+    // tool results only, one holding only agentKv blob ids (cyber-overseer recon §1.3).
     Composer {
         id: D_TABLE,
         name: None,
-        version: 16,
+        version: 17,
         bubble_version: 3,
         created_at: t,
-        extra: json!({"blobEncryptionKey": crate::eras::ids::SECRET_KEY}),
+        extra: json!({"blobEncryptionKey": crate::eras::ids::SECRET_KEY, "agentBackend": "cursor-agent",
+                      "conversationState": "~", "queueItems": [], "draftTarget": null}),
         bubbles: vec![
             (1, json!({"text": "Deploy the capybara service", "createdAt": "2026-05-01T10:00:00Z"})),
+            (30, json!({"createdAt": "2026-05-01T10:00:01Z"})),
+            (2, json!({"toolResults": [{"toolCallId": "tc1", "result": {"exitCode": 0}}]})),
+            (2, json!({"contentBlobIds": [format!("agentKv:blob:{:064x}", 7)]})),
             (2, json!({"text": "capybara deployed", "createdAt": "2026-05-01T10:00:05Z"})),
         ],
     }
@@ -242,10 +248,11 @@ pub fn era_d_cursor3(fx: &CursorFixture, g: &KvDb) {
         bubbles: vec![(1, json!({"text": "subagentword"}))],
     }
     .write(g);
+    // Sep 2026 on (`_v` 18): `workspaceIdentifier` of a window-less chat has no `uri`.
     Composer {
         id: D_ITEM,
         name: None,
-        version: 16,
+        version: 18,
         bubble_version: 3,
         created_at: t + 5000,
         extra: json!({}),

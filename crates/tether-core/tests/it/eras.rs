@@ -123,12 +123,28 @@ fn damage_is_counted_and_sources_marked_partial() {
     for reason in ["null_key", "null_value", "bad_json", "missing_bubble"] {
         assert!(global.reasons.0.contains_key(reason), "{reason} in {:?}", global.reasons);
     }
-    for note in ["orphan_bubble", "subagent", "unknown_composer_version", "header_only", "empty_session"] {
+    for note in ["orphan_bubble", "subagent", "newer_composer_version_99", "header_only", "empty_session"] {
         assert!(global.notes.0.contains_key(note), "{note} in {:?}", global.notes);
     }
     let transcript = report.sources.iter().find(|s| s.path.contains(TRANSCRIPT)).unwrap();
     assert_eq!(transcript.status, "partial", "a broken transcript line is damage");
     assert_eq!(r.sessions_written, 0, "a second pass over unchanged files writes nothing");
+}
+
+#[test]
+fn todays_ide_chats_are_known_and_leave_their_source_complete() {
+    let fx = CursorFixture::new();
+    let g = fx.global(tether_testkit::Journal::Rollback);
+    tether_testkit::eras::era_d_cursor3(&fx, &g);
+    g.close();
+    let e = Env::new(fx);
+    e.index();
+    let report = tether_core::ops::system::doctor(&e.t).unwrap();
+    let global = report.sources.iter().find(|s| s.kind == "global").unwrap();
+    assert_eq!(global.status, "complete", "{:?}", global.reasons);
+    assert!(!global.notes.0.keys().any(|n| n.contains("version")), "17 and 18 are known: {:?}", global.notes);
+    assert_eq!(e.search_ids("capybara"), vec![D_TABLE.to_string()]);
+    assert_eq!(e.search_ids("ocelot"), vec![D_ITEM.to_string()]);
 }
 
 #[test]

@@ -13,9 +13,13 @@ use super::uri::project_from_uri_value;
 use super::value::{Decoded, decode, maybe_nested, non_empty, str_field, timestamp_ms};
 use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally, truncate_chars};
 
-/// Newest `composerData._v` / bubble `_v` we know the shape of; newer ones are read on a
-/// best-effort basis and noted.
-const KNOWN_COMPOSER_V: i64 = 16;
+/// Newest `composerData._v` / bubble `_v` we know the shape of; newer ones are read as far as
+/// their shape allows and noted with their number (a note: the chat is read, the source is not
+/// partial). `_v` 16 is Cursor up to 3.14, 17 is 3.15/3.16 (Jul–Aug 2026: adds `agentBackend`,
+/// `conversationState`, `queueItems`, `blobEncryptionKey`, `draftTarget`; `workspaceIdentifier`
+/// may have no `uri`), 18 and 19 are Sep 2026 on (the same keys this reader takes). Bubbles are
+/// still `_v` 3.
+pub const KNOWN_COMPOSER_V: i64 = 19;
 const KNOWN_BUBBLE_V: i64 = 3;
 
 /// Header information from `composerHeaders` (table or ItemTable) or workspace head entries.
@@ -67,9 +71,10 @@ pub type Bubbles = HashMap<String, Option<Vec<u8>>>;
 /// Build a session from a decoded `composerData` value and its bubbles.
 pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<&HeaderInfo>) -> ParsedSession {
     let mut s = ParsedSession::new(id, "ide", "composer");
-    let version = data.get("_v").and_then(Value::as_i64);
-    if version.is_some_and(|v| v > KNOWN_COMPOSER_V) || (data.get("_v").is_some() && version.is_none()) {
-        s.problems.add("note:unknown_composer_version");
+    match (data.get("_v"), data.get("_v").and_then(Value::as_i64)) {
+        (_, Some(v)) if v > KNOWN_COMPOSER_V => s.problems.add(&format!("note:newer_composer_version_{v}")),
+        (Some(_), None) => s.problems.add("note:unknown_composer_version"),
+        _ => {}
     }
     s.title = non_empty(str_field(data, "name"));
     s.mode = non_empty(str_field(data, "unifiedMode")).or_else(|| non_empty(str_field(data, "forceMode")));
@@ -166,7 +171,13 @@ bubble_fields! {
     delegate: "delegate",
     tool: "toolFormerData",
     token_count: "tokenCount",
+    tool_results: "toolResults",
+    content_blob_ids: "contentBlobIds",
 }
+
+/// Fields whose presence is all [`push_bubble`] reads: their values (tool output, often most of
+/// a bubble's bytes) are not built.
+const PRESENCE_ONLY: &[&str] = &["toolResults", "contentBlobIds"];
 
 /// A split-form bubble cell, decoded to just the fields a message is made of. Anything the typed
 /// read cannot take (not an object, a duplicated key, bytes that are not UTF-8) goes through the
@@ -176,6 +187,10 @@ fn decode_bubble(raw: Option<&[u8]>) -> Decoded {
     let Ok(f) = serde_json::from_slice::<BubbleFields<'_>>(bytes) else { return decode(raw) };
     let mut map = serde_json::Map::new();
     for (k, v) in f.present() {
+        if PRESENCE_ONLY.contains(&k) {
+            map.insert(k.to_owned(), Value::Bool(true));
+            continue;
+        }
         match serde_json::from_str::<Value>(v.get()) {
             Ok(v) => {
                 map.insert(k.to_owned(), v);
@@ -235,10 +250,18 @@ fn role_of(b: &Value) -> Option<Role> {
 
 /// Turn one bubble (or legacy chat bubble / inline conversation entry) into message parts.
 pub fn push_bubble(s: &mut ParsedSession, b: &Value, default_model: Option<&str>) {
-    let Some(role) = role_of(b) else {
-        s.problems.add("unknown_bubble_type");
+    if !b.is_object() {
+        // Cursor 3.x keeps non-message entries in inline conversations; nothing to read in them.
+        s.problems.add("note:non_object_entry");
         return;
-    };
+    }
+    // A type outside 1–4 (Cursor 3.x writes type 30 records among the bubbles) is read as far
+    // as its shape allows: its thinking and tool calls as such, its text as system text (never
+    // as the person's words). Noted, not damage: every current chat has them.
+    let role = role_of(b).unwrap_or_else(|| {
+        s.problems.add("note:other_bubble_type");
+        Role::System
+    });
     if b.get("_v").and_then(Value::as_i64).is_some_and(|v| v > KNOWN_BUBBLE_V) {
         s.problems.add("note:unknown_bubble_version");
     }
@@ -277,7 +300,15 @@ pub fn push_bubble(s: &mut ParsedSession, b: &Value, default_model: Option<&str>
         s.messages.push(ParsedMessage::tool(name, status, params.map(tool_summary).unwrap_or_default()));
     }
     if s.messages.len() == before {
-        s.problems.add("note:empty_bubble");
+        // Cursor 3.x bubbles may hold only structured tool results (their call is its own bubble)
+        // or only ids of `agentKv:blob:` rows (the agent's cache, not the dialogue).
+        s.problems.add(if b.get("toolResults").is_some() {
+            "note:tool_results_only"
+        } else if b.get("contentBlobIds").is_some() {
+            "note:content_blob_ids_only"
+        } else {
+            "note:empty_bubble"
+        });
     }
     for m in &mut s.messages[before..] {
         m.created_at = created_at;
@@ -499,8 +530,43 @@ mod tests {
         let s =
             parse_composer("c", &json!({"_v": 99, "conversation": [{"type": 1, "text": "hi"}]}), &Bubbles::new(), None);
         assert_eq!(s.format, "composer-inline");
-        assert!(s.problems.0.contains_key("note:unknown_composer_version"));
+        assert!(s.problems.0.contains_key("note:newer_composer_version_99"));
         assert_eq!(s.title.as_deref(), Some("hi"), "untitled chats take their first prompt");
+    }
+
+    #[test]
+    fn todays_composers_read_whole_with_no_damage() {
+        // A Cursor 3.15/3.16 row (`_v` 17) and a Sep 2026 one (18), with what they now carry: a
+        // type-30 record among the bubbles, a bubble of structured tool results only, one of
+        // agentKv blob ids only, an inline entry that is not an object.
+        for v in [17, 18, 19] {
+            let data = json!({"_v": v, "agentBackend": "cursor-agent", "conversationState": "~", "queueItems": [],
+                "blobEncryptionKey": "k", "workspaceIdentifier": {"id": "empty-window"},
+                "fullConversationHeadersOnly": [
+                    {"bubbleId": "u", "type": 1}, {"bubbleId": "r", "type": 30}, {"bubbleId": "a", "type": 2},
+                    {"bubbleId": "t", "type": 2}, {"bubbleId": "k", "type": 2}]});
+            let b = bubbles(&[
+                ("u", Some(r#"{"_v":3,"type":1,"text":"ship it"}"#)),
+                ("r", Some(r#"{"_v":3,"type":30,"text":""}"#)),
+                ("a", Some(r#"{"_v":3,"type":2,"text":"shipped","thinking":{"text":"hm"}}"#)),
+                ("t", Some(r#"{"_v":3,"type":2,"text":"","toolResults":[{"toolCallId":"c","result":{"ok":true}}]}"#)),
+                ("k", Some(r#"{"_v":3,"type":2,"contentBlobIds":["agentKv:blob:00"]}"#)),
+            ]);
+            let s = parse_composer("c", &data, &b, None);
+            let texts: Vec<_> = s.messages.iter().map(|m| m.text.as_str()).collect();
+            assert_eq!(texts, ["ship it", "hm", "shipped"]);
+            assert!(s.problems.0.keys().all(|k| k.starts_with("note:")), "v{v}: {:?}", s.problems);
+            assert!(!s.problems.0.keys().any(|k| k.contains("version")), "v{v} is known: {:?}", s.problems);
+            for n in ["note:other_bubble_type", "note:tool_results_only", "note:content_blob_ids_only"] {
+                assert_eq!(s.problems.0.get(n), Some(&1), "v{v}: {n}");
+            }
+        }
+        let inline =
+            json!({"_v": 17, "conversation": [{"type": 1, "text": "hi"}, "x", {"type": 30, "text": "injected"}]});
+        let s = parse_composer("c", &inline, &Bubbles::new(), None);
+        let got: Vec<_> = s.messages.iter().map(|m| (m.role, m.text.as_str())).collect();
+        assert_eq!(got, [(Role::User, "hi"), (Role::System, "injected")]);
+        assert!(s.problems.0.keys().all(|k| k.starts_with("note:")), "{:?}", s.problems);
     }
 
     #[test]
