@@ -226,7 +226,7 @@ fn index_source(
     progress: ProgressFn<'_>,
 ) -> Result<SourceReport> {
     let row = source_row(&store.writer(), src)?;
-    let fp = cursor::file_fingerprint(&src.path);
+    let fp = cursor::source_fingerprint(src);
     let mut report = blank_report(src);
     if depth != Depth::Force && fp.is_some() && fp == row.fingerprint && row.status != "error" {
         report.status = "unchanged".into();
@@ -296,6 +296,20 @@ fn index_source(
             };
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
+        SourceKind::CliMeta => {
+            let raw = std::fs::read(&src.path)
+                .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
+            let mut sessions: Vec<ParsedSession> = Vec::new();
+            match cli::read_meta_only(&src.path, &raw) {
+                Some(s) if s.problems.0.contains_key("bad_json") => src_problems.merge(&s.problems),
+                Some(mut s) => {
+                    s.fingerprint = fp.clone().unwrap_or_default();
+                    sessions.push(s);
+                }
+                None => src_problems.add("note:no_conversation"),
+            }
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
         SourceKind::Cloud => {
             let text = std::fs::read_to_string(&src.path)
                 .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;
@@ -339,7 +353,26 @@ fn known_projects(store: &Store) -> Result<Vec<String>> {
 }
 
 fn parse_transcript_session(id: &str, text: &str, project: Option<String>, path: &Path) -> ParsedSession {
-    let mut s = cli::parse_transcript(id, text, project);
+    let mut s = if path.extension().is_some_and(|x| x == "txt") {
+        cursor::transcript::parse_txt(id, text, project)
+    } else {
+        cli::parse_transcript(id, text, project)
+    };
+    // Subagents are read nested in their parent; an unreadable one is counted, not fatal.
+    let subagents = cli::subagents_of(path);
+    for sub in &subagents {
+        match std::fs::read(sub) {
+            Ok(bytes) => {
+                let sub_id = sub.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let parsed = cli::parse_transcript(&sub_id, &String::from_utf8_lossy(&bytes), None);
+                cursor::transcript::nest_subagent(&mut s, parsed);
+            }
+            Err(_) => s.problems.add("unreadable_subagent"),
+        }
+    }
+    if !subagents.is_empty() {
+        crate::cursor::composer::finish(&mut s);
+    }
     let meta = std::fs::metadata(path).ok();
     let ms = |t: Option<std::time::SystemTime>| {
         t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as i64)

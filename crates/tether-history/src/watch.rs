@@ -219,7 +219,11 @@ fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
                 s.path.starts_with(&base)
                     && matches!(
                         s.kind,
-                        SourceKind::CliStore | SourceKind::Transcript | SourceKind::Workspace | SourceKind::Cloud
+                        SourceKind::CliStore
+                            | SourceKind::CliMeta
+                            | SourceKind::Transcript
+                            | SourceKind::Workspace
+                            | SourceKind::Cloud
                     )
             })
         });

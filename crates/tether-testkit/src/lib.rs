@@ -127,44 +127,32 @@ impl CursorFixture {
         use md5::Digest;
         let hash: String = md5::Md5::digest(cwd.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
         let dir = self.cursor_home.join("chats").join(hash).join(id);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("store.db");
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB); CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);",
-        )
-        .unwrap();
-        let mut leaf_ids = Vec::new();
-        for m in messages {
-            let data = m.to_string().into_bytes();
-            let id = sha256_hex(&data);
-            conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![id, data]).unwrap();
-            leaf_ids.push(id);
-        }
-        // Two-level tree: the root holds the first leaf and a subtree with the rest.
-        let (first, rest) = leaf_ids.split_at(leaf_ids.len().min(1));
-        let sub = tree_node(rest, &[], None);
-        let sub_id = sha256_hex(&sub);
-        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![sub_id, sub]).unwrap();
-        let root = tree_node(first, std::slice::from_ref(&sub_id), Some(cwd));
-        let root_id = sha256_hex(&root);
-        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![root_id, root]).unwrap();
-        let mut meta = json!({"agentId": id, "latestRootBlobId": root_id, "name": name, "mode": "agent",
+        let mut meta = json!({"agentId": id, "name": name, "mode": "agent",
                           "createdAt": 1_767_000_000_000_i64, "lastUsedModel": "composer-1"});
         for (k, v) in extra_meta.as_object().into_iter().flatten() {
             meta[k] = v.clone();
         }
-        let meta = meta.to_string();
-        let value = if hex_meta { meta.bytes().map(|b| format!("{b:02x}")).collect() } else { meta };
-        conn.execute("INSERT INTO meta VALUES ('0', ?1)", [value]).unwrap();
-        std::fs::write(
-            dir.join("meta.json"),
-            json!({"schemaVersion": 1, "createdAtMs": 1_767_000_000_000_i64, "updatedAtMs": 1_767_000_600_000_i64,
-                   "hasConversation": true, "cwd": cwd})
-            .to_string(),
-        )
-        .unwrap();
-        path
+        let sidecar = json!({"schemaVersion": 1, "createdAtMs": 1_767_000_000_000_i64, "updatedAtMs": 1_767_000_600_000_i64,
+                             "hasConversation": true, "cwd": cwd});
+        write_agent_store(&dir, cwd, meta, messages, hex_meta, &sidecar)
+    }
+
+    /// An ACP session (`cursor-agent acp`, 2026.09) at `acp-sessions/<id>/{store.db, meta.json}`;
+    /// its `meta.json` is `{schemaVersion, cwd, title}`.
+    pub fn acp_session(&self, cwd: &str, id: &str, title: &str, messages: &[Value]) -> PathBuf {
+        let dir = self.cursor_home.join("acp-sessions").join(id);
+        let meta = json!({"agentId": id, "createdAt": 1_767_100_000_000_i64});
+        write_agent_store(&dir, cwd, meta, messages, true, &json!({"schemaVersion": 1, "cwd": cwd, "title": title}))
+    }
+
+    /// A CLI session with a `meta.json` and no `store.db` (cursor-agent 2026.08+ leaves many).
+    pub fn cli_meta_only(&self, cwd: &str, id: &str, meta: &Value) -> PathBuf {
+        use md5::Digest;
+        let hash: String = md5::Md5::digest(cwd.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let dir = self.cursor_home.join("chats").join(hash).join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+        dir.join("meta.json")
     }
 
     /// An agent transcript at `projects/<dir_name>/agent-transcripts/<id>/<id>.jsonl`.
@@ -197,7 +185,49 @@ impl CursorFixture {
     }
 }
 
-/// A protobuf tree node: field 1 = leaf ids, field 2 = subtree ids, field 9 = workspace.
+/// A cursor-agent `store.db` in `dir` (`blobs` + `meta`) and the `meta.json` beside it.
+fn write_agent_store(
+    dir: &Path,
+    cwd: &str,
+    mut meta: Value,
+    messages: &[Value],
+    hex_meta: bool,
+    sidecar: &Value,
+) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("store.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB); CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);",
+    )
+    .unwrap();
+    let mut leaf_ids = Vec::new();
+    for m in messages {
+        let data = m.to_string().into_bytes();
+        let id = sha256_hex(&data);
+        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![id, data]).unwrap();
+        leaf_ids.push(id);
+    }
+    // The root blob as cursor-agent 2026.08+ writes it (`ConversationStateStructure`): field 1
+    // the message blob ids, field 2 (`turns_old`) the id of a protobuf turn record, field 8 a
+    // turn record inline, field 9 the workspace.
+    let turn = vec![0x0a, 0x03, b'a', b'b', b'c', 0x10, 0x01];
+    let turn_id = sha256_hex(&turn);
+    conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![turn_id, turn]).unwrap();
+    let mut root = tree_node(&leaf_ids, std::slice::from_ref(&turn_id), None);
+    root.extend([(8 << 3) | 2, 2, 0x08, 0x01]);
+    root.extend(tree_node(&[], &[], Some(cwd)));
+    let root_id = sha256_hex(&root);
+    conn.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![root_id, root]).unwrap();
+    meta["latestRootBlobId"] = json!(root_id);
+    let meta = meta.to_string();
+    let value = if hex_meta { meta.bytes().map(|b| format!("{b:02x}")).collect() } else { meta };
+    conn.execute("INSERT INTO meta VALUES ('0', ?1)", [value]).unwrap();
+    std::fs::write(dir.join("meta.json"), sidecar.to_string()).unwrap();
+    path
+}
+
+/// A protobuf root blob: field 1 = message blob ids, field 2 = turn record ids, field 9 = workspace.
 pub fn tree_node(leaves: &[String], subtrees: &[String], workspace: Option<&str>) -> Vec<u8> {
     let mut out = Vec::new();
     for (field, ids) in [(1u8, leaves), (2u8, subtrees)] {

@@ -1,6 +1,7 @@
 //! Integration tests for tether-core over generated Cursor data dirs.
 
 mod code_origin;
+mod cursor3;
 mod eras;
 mod incremental;
 mod readonly;

@@ -35,15 +35,20 @@ fn hex_encode(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// One node of the blob tree: message leaf ids, sub-tree ids and an optional workspace string.
+/// What the root blob (`agent.v1.ConversationStateStructure`) tells the reader: the ids of the
+/// message blobs and, where it has one, the workspace.
 #[derive(Debug, Default, PartialEq)]
 pub struct TreeNode {
+    /// Field 1 (`root_prompt_messages_json`): ids of the JSON message blobs, in order.
     pub leaves: Vec<String>,
-    pub subtrees: Vec<String>,
+    /// Field 9, when it is a workspace: `previous_workspace_uris` in newer builds, `file_states`
+    /// (map entries, binary) in older ones, so only a `file://` URI or an absolute path counts.
     pub workspace: Option<String>,
 }
 
-/// Decode a protobuf tree node. Unknown fields are skipped; malformed input yields `None`.
+/// Decode the root blob. Everything but fields 1 and 9 is skipped, on purpose: field 2
+/// (`turns_old`) and 8 (`turns`) are protobuf turn records, not messages, and the rest are token
+/// details, summary archives and the like. Malformed input yields `None`.
 pub fn parse_tree(buf: &[u8]) -> Option<TreeNode> {
     let mut node = TreeNode::default();
     let mut i = 0;
@@ -63,8 +68,7 @@ pub fn parse_tree(buf: &[u8]) -> Option<TreeNode> {
                 i = end;
                 match (field, len) {
                     (1, 32) => node.leaves.push(hex_encode(bytes)),
-                    (2, 32) => node.subtrees.push(hex_encode(bytes)),
-                    (9, _) => node.workspace = std::str::from_utf8(bytes).ok().map(str::to_owned),
+                    (9, _) if node.workspace.is_none() => node.workspace = workspace_of(bytes),
                     _ => {}
                 }
             }
@@ -72,6 +76,15 @@ pub fn parse_tree(buf: &[u8]) -> Option<TreeNode> {
         }
     }
     Some(node)
+}
+
+/// A workspace from field 9's bytes: a `file://` URI or an absolute path, in UTF-8, nothing else.
+fn workspace_of(bytes: &[u8]) -> Option<String> {
+    let s = std::str::from_utf8(bytes).ok()?.trim();
+    let absolute =
+        s.starts_with('/') || (s.len() > 2 && s.as_bytes()[1] == b':' && s.as_bytes()[0].is_ascii_alphabetic());
+    let uri = s.starts_with("file://") || s.starts_with("vscode-remote://");
+    ((uri || absolute) && !s.chars().any(char::is_control)).then(|| s.to_owned())
 }
 
 fn varint(buf: &[u8], i: &mut usize) -> Option<u64> {
@@ -162,35 +175,26 @@ fn walk_tree(db: &CursorDb, root: &str, s: &mut ParsedSession) -> Result<()> {
             None => None,
         })
     };
+    let Some(data) = get(root)? else {
+        s.problems.add("missing_blob");
+        return Ok(());
+    };
+    let Some(node) = parse_tree(&data) else {
+        s.problems.add("bad_blob");
+        return Ok(());
+    };
+    if let Some(w) = node.workspace {
+        s.set_project(super::uri::project_from_uri(&w), ProjectVia::Cwd);
+    }
     let mut seen = HashSet::new();
-    let mut stack = vec![(root.to_owned(), true)];
     let mut leaves = Vec::new();
-    while let Some((id, is_tree)) = stack.pop() {
-        if !seen.insert(id.clone()) || seen.len() > 1_000_000 {
+    for id in node.leaves {
+        if !seen.insert(id.clone()) {
             continue;
         }
-        let Some(data) = get(&id)? else {
-            s.problems.add("missing_blob");
-            continue;
-        };
-        if !is_tree {
-            leaves.push(data);
-            continue;
-        }
-        match parse_tree(&data) {
-            Some(node) => {
-                if let Some(w) = node.workspace.filter(|w| !w.is_empty()) {
-                    s.set_project(super::uri::project_from_uri(&w), ProjectVia::Cwd);
-                }
-                // Depth-first, in field order: push in reverse so the first child pops first.
-                for sub in node.subtrees.into_iter().rev() {
-                    stack.push((sub, true));
-                }
-                for leaf in node.leaves.into_iter().rev() {
-                    stack.push((leaf, false));
-                }
-            }
-            None => s.problems.add("bad_blob"),
+        match get(&id)? {
+            Some(data) => leaves.push(data),
+            None => s.problems.add("missing_blob"),
         }
     }
     for data in leaves {
@@ -241,9 +245,8 @@ fn push_block(s: &mut ParsedSession, role: Role, b: &Value) {
     match str_field(b, "type") {
         Some("text") => push_text(s, role, str_field(b, "text").unwrap_or("")),
         Some("reasoning" | "thinking" | "redacted_reasoning") => {
-            if let Some(t) = non_empty(str_field(b, "text").or_else(|| str_field(b, "thinking"))) {
-                s.messages.push(ParsedMessage::thinking(t));
-            }
+            let t = str_field(b, "text").or_else(|| str_field(b, "thinking")).unwrap_or("");
+            super::transcript::push_assistant_text(s, t, true);
         }
         Some("tool-call" | "tool_use" | "tool_call") => {
             let name = str_field(b, "toolName").or_else(|| str_field(b, "name")).unwrap_or("tool");
@@ -260,18 +263,12 @@ fn push_block(s: &mut ParsedSession, role: Role, b: &Value) {
     }
 }
 
+/// CLI prompts arrive as `<timestamp>…</timestamp><user_query>…</user_query>` plus context
+/// blocks, assistant text may end in `[REDACTED]` (see `transcript`).
 fn push_text(s: &mut ParsedSession, role: Role, t: &str) {
-    let t = if role == Role::User { unwrap_user_query(t) } else { t.trim() };
-    if !t.is_empty() {
-        s.messages.push(ParsedMessage::text(role, t));
-    }
-}
-
-/// CLI prompts arrive as `<timestamp>…</timestamp><user_query>…</user_query>` plus context blocks.
-fn unwrap_user_query(t: &str) -> &str {
-    match (t.find("<user_query>"), t.rfind("</user_query>")) {
-        (Some(a), Some(b)) if a + 12 <= b => t[a + 12..b].trim(),
-        _ => t.trim(),
+    match role {
+        Role::User => super::transcript::push_user_text(s, t),
+        _ => super::transcript::push_assistant_text(s, t, false),
     }
 }
 
@@ -323,7 +320,7 @@ pub fn parse_transcript(id: &str, text: &str, project: Option<String>) -> Parsed
 }
 
 /// Absolute paths under the keys tools use for them (at most a few dozen per chat).
-fn collect_paths(v: &Value, out: &mut Vec<String>) {
+pub(super) fn collect_paths(v: &Value, out: &mut Vec<String>) {
     const KEYS: &[&str] =
         &["path", "file_path", "filePath", "target_file", "targetDirectory", "cwd", "workingDirectory"];
     let Some(o) = v.as_object() else { return };
@@ -447,7 +444,10 @@ pub fn unsanitize_project(name: &str, fs_root: &Path) -> Option<String> {
     })
 }
 
-/// Every transcript file under a `~/.cursor/projects` dir, skipping subagent transcripts.
+/// Every transcript under a `~/.cursor/projects` dir, with its project folder's name: the JSONL
+/// ones (`agent-transcripts/<id>/<id>.jsonl`), the legacy plain-text ones (`agent-transcripts/
+/// <id>.txt`, unless a JSONL of the same chat exists) and subagent transcripts whose parent is
+/// gone (`<id>/subagents/*.jsonl`); those with a parent are read with it ([`subagents_of`]).
 pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let Ok(projects) = std::fs::read_dir(projects_dir) else { return out };
@@ -461,14 +461,26 @@ pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf,
                 let path = e.path();
                 if path.is_dir() {
                     if path.file_name().is_some_and(|n| n == "subagents") {
-                        notes.add("note:subagent");
+                        let subs = jsonl_files(&path);
+                        if has_parent_transcript(&path) {
+                            notes.add_n("note:subagent_nested", subs.len() as u64);
+                        } else {
+                            notes.add_n("note:orphan_subagent", subs.len() as u64);
+                            out.extend(subs.into_iter().map(|s| (s, name.clone())));
+                        }
                         continue;
                     }
                     stack.push(path);
                 } else if path.extension().is_some_and(|x| x == "jsonl") {
                     out.push((path, name.clone()));
                 } else if path.extension().is_some_and(|x| x == "txt") {
-                    notes.add("note:legacy_txt_transcript");
+                    let stem = path.file_stem().unwrap_or_default();
+                    if d.join(stem).join(stem).with_extension("jsonl").is_file() {
+                        notes.add("note:txt_superseded_by_jsonl");
+                    } else {
+                        notes.add("note:legacy_txt_transcript");
+                        out.push((path, name.clone()));
+                    }
                 }
             }
         }
@@ -477,21 +489,83 @@ pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf,
     out
 }
 
-/// Every `store.db` under a CLI chats dir (`<md5>/<session>/store.db`).
-pub fn find_stores(chats_dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(hashes) = std::fs::read_dir(chats_dir) else { return out };
-    for h in hashes.flatten() {
-        let Ok(sessions) = std::fs::read_dir(h.path()) else { continue };
-        for s in sessions.flatten() {
-            let p = s.path().join("store.db");
-            if p.is_file() {
-                out.push(p);
-            }
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether `<id>/subagents` sits beside its parent's transcript (`<id>/<id>.jsonl` or `<id>.txt`).
+fn has_parent_transcript(subagents: &Path) -> bool {
+    let Some(chat) = subagents.parent() else { return false };
+    let Some(id) = chat.file_name() else { return false };
+    chat.join(id).with_extension("jsonl").is_file() || chat.with_extension("txt").is_file()
+}
+
+/// The subagent transcripts of a parent transcript (`<id>/<id>.jsonl` or `<id>.txt`), in name
+/// order. None for a subagent's own transcript.
+pub fn subagents_of(transcript: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(stem)) = (transcript.parent(), transcript.file_stem()) else { return Vec::new() };
+    if dir.file_name().is_some_and(|n| n == "subagents") {
+        return Vec::new();
+    }
+    let chat = if dir.file_name() == Some(stem) { dir.to_path_buf() } else { dir.join(stem) };
+    jsonl_files(&chat.join("subagents"))
+}
+
+/// Every session folder `depth` levels under `dir` (`chats/<md5>/<session>`: 2;
+/// `acp-sessions/<session>`: 1): its `store.db`, or else its `meta.json` alone.
+pub fn find_sessions(dir: &Path, depth: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut level = vec![dir.to_path_buf()];
+    for _ in 0..depth {
+        level = level
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flat_map(|e| e.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect::<Vec<_>>())
+            .collect();
+    }
+    let (mut stores, mut metas) = (Vec::new(), Vec::new());
+    for d in level {
+        if d.join("store.db").is_file() {
+            stores.push(d.join("store.db"));
+        } else if d.join("meta.json").is_file() {
+            metas.push(d.join("meta.json"));
         }
     }
-    out.sort();
-    out
+    stores.sort();
+    metas.sort();
+    (stores, metas)
+}
+
+/// Every `store.db` under a CLI chats dir (`<md5>/<session>/store.db`).
+pub fn find_stores(chats_dir: &Path) -> Vec<PathBuf> {
+    find_sessions(chats_dir, 2).0
+}
+
+/// A session known only by its `meta.json` (`{schemaVersion, createdAtMs, updatedAtMs,
+/// hasConversation, cwd}`, ACP adds `title`). `None` when it says it never had a conversation.
+pub fn read_meta_only(path: &Path, raw: &[u8]) -> Option<ParsedSession> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let id = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut s = ParsedSession::new(&id, "cli", "cli-meta");
+    let Some(j) = parse_meta(raw) else {
+        s.problems.add("bad_json");
+        return Some(s);
+    };
+    if j.get("hasConversation").and_then(Value::as_bool) == Some(false) {
+        return None;
+    }
+    s.title = non_empty(str_field(&j, "title")).or_else(|| non_empty(str_field(&j, "name")));
+    s.created_at = timestamp_ms(j.get("createdAtMs"));
+    s.updated_at = timestamp_ms(j.get("updatedAtMs")).or(s.created_at);
+    s.set_project(non_empty(str_field(&j, "cwd")).map(|c| super::uri::normalise_path(&c)), ProjectVia::Cwd);
+    s.problems.add("note:messages_not_on_disk");
+    Some(s)
 }
 
 /// MD5 of a path, as the CLI names `~/.cursor/chats/<md5(cwd)>` folders.
@@ -516,18 +590,29 @@ mod tests {
     }
 
     #[test]
-    fn tree_nodes_decode_and_reject_garbage() {
-        let mut buf = vec![0x0a, 0x20];
-        buf.extend([1u8; 32]);
-        buf.extend([0x12, 0x20]);
-        buf.extend([2u8; 32]);
-        buf.extend([0x4a, 0x03]);
-        buf.extend(b"/ws");
-        buf.extend([0x18, 0x96, 0x01]); // unknown varint field 3
-        let n = parse_tree(&buf).unwrap();
-        assert_eq!(n.leaves, vec!["01".repeat(32)]);
-        assert_eq!(n.subtrees, vec!["02".repeat(32)]);
-        assert_eq!(n.workspace.as_deref(), Some("/ws"));
+    fn the_root_blob_gives_message_ids_and_only_a_real_workspace() {
+        let id = |b: u8| [b; 32];
+        let mut buf = Vec::new();
+        for b in [1u8, 3] {
+            buf.extend([0x0a, 0x20]);
+            buf.extend(id(b));
+        }
+        buf.extend([0x12, 0x20]); // field 2, `turns_old`: a turn record's id, not a sub-tree
+        buf.extend(id(2));
+        buf.extend([0x42, 0x03, 0x0a, 0x01, 0x78]); // field 8, a turn record inline
+        buf.extend([0x18, 0x96, 0x01]); // a varint field
+        let mut with_ws = buf.clone();
+        with_ws.extend([0x4a, 0x17]);
+        with_ws.extend(b"file:///home/u/projects");
+        let n = parse_tree(&with_ws).unwrap();
+        assert_eq!(n.leaves, vec!["01".repeat(32), "03".repeat(32)]);
+        assert_eq!(n.workspace.as_deref(), Some("file:///home/u/projects"));
+        // Older builds: field 9 is `file_states`, map entries whose bytes are not a workspace.
+        let mut file_state = buf.clone();
+        let entry = b"\x0a\x15/home/u/proj/src/a.ts\x12\x02\x08\x01";
+        file_state.extend([0x4a, entry.len() as u8]);
+        file_state.extend(entry);
+        assert_eq!(parse_tree(&file_state).unwrap().workspace, None);
         assert!(parse_tree(&[0x0a, 0x40, 1, 2]).is_none(), "length past the end");
         assert!(parse_tree(&[0xff; 12]).is_none(), "overlong varint");
     }

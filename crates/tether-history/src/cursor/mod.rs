@@ -10,6 +10,7 @@ pub mod lexical;
 #[cfg(test)]
 mod smoke_fuzz;
 pub mod sqlite;
+pub mod transcript;
 pub mod uri;
 pub mod value;
 pub mod workspace;
@@ -30,6 +31,9 @@ pub enum SourceKind {
     Transcript,
     /// Tether's own transcript of a Cursor Cloud agent it ran (`history::cloud`).
     Cloud,
+    /// A cursor-agent session's `meta.json` with no `store.db` beside it (2026.08 on): listed
+    /// with its title, project and times, its messages being nowhere on this disk.
+    CliMeta,
 }
 
 impl SourceKind {
@@ -40,6 +44,7 @@ impl SourceKind {
             SourceKind::CliStore => "cli_store",
             SourceKind::Transcript => "transcript",
             SourceKind::Cloud => "cloud",
+            SourceKind::CliMeta => "cli_meta",
         }
     }
 
@@ -50,6 +55,7 @@ impl SourceKind {
             "cli_store" => SourceKind::CliStore,
             "transcript" => SourceKind::Transcript,
             "cloud" => SourceKind::Cloud,
+            "cli_meta" => SourceKind::CliMeta,
             _ => return None,
         })
     }
@@ -63,6 +69,8 @@ impl SourceKind {
             SourceKind::CliStore => 2,
             SourceKind::Transcript => 3,
             SourceKind::Cloud => 4,
+            // Last: a transcript of the same chat has its messages.
+            SourceKind::CliMeta => 5,
         }
     }
 }
@@ -92,21 +100,13 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
         }
     }
     for home in &loc.cursor_homes {
-        for dir in [home.join("chats"), home.join("acp-sessions")] {
-            if dir.ends_with("acp-sessions") {
-                out.extend(acp_stores(&dir).into_iter().map(|path| Source {
-                    path,
-                    kind: SourceKind::CliStore,
-                    project_dir: None,
-                }));
-            } else {
-                out.extend(cli::find_stores(&dir).into_iter().map(|path| Source {
-                    path,
-                    kind: SourceKind::CliStore,
-                    project_dir: None,
-                }));
-            }
-        }
+        let source = |kind| move |path| Source { path, kind, project_dir: None };
+        let (stores, metas) = cli::find_sessions(&home.join("chats"), 2);
+        out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
+        out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
+        let (stores, metas) = cli::find_sessions(&home.join("acp-sessions"), 1);
+        out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
+        out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
         let mut notes = crate::model::Tally::default();
         for (path, name) in cli::find_transcripts(&home.join("projects"), &mut notes) {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
@@ -145,13 +145,6 @@ pub fn bare_workspaces(loc: &CursorLocations) -> Vec<(String, Option<String>, Op
     out
 }
 
-fn acp_stores(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("store.db")).filter(|p| p.is_file()).collect();
-    v.sort();
-    v
-}
-
 /// Directories whose changes matter, for the watcher.
 pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
@@ -168,6 +161,19 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
         out.push((dir.clone(), false));
     }
     out
+}
+
+/// What says a source changed: its file's [`file_fingerprint`], and for a transcript those of
+/// the subagent transcripts read with it.
+pub fn source_fingerprint(src: &Source) -> Option<String> {
+    let mut fp = file_fingerprint(&src.path)?;
+    if src.kind == SourceKind::Transcript {
+        for sub in cli::subagents_of(&src.path) {
+            fp.push(';');
+            fp.push_str(&file_fingerprint(&sub).unwrap_or_default());
+        }
+    }
+    Some(fp)
 }
 
 /// Size and mtime of a file and its `-wal`: changes whenever Cursor commits.
