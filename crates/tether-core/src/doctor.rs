@@ -20,6 +20,17 @@ pub struct SourceStatus {
     pub indexed_at: Option<String>,
 }
 
+/// The Cursor files of one kind found on this machine, and what the index holds from them.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct FoundStores {
+    /// `workspace`, `global`, `cli_store`, `transcript`, `cli_meta`, `cloud`, …
+    pub kind: String,
+    pub files: u64,
+    pub sessions: i64,
+    pub messages: i64,
+}
+
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct Location {
@@ -37,6 +48,10 @@ pub struct DoctorReport {
     pub cursor_user_dirs: Vec<Location>,
     pub cursor_homes: Vec<Location>,
     pub discovery_notes: Vec<String>,
+    /// Every kind of store found, with counts.
+    pub found: Vec<FoundStores>,
+    /// Every file looked at and passed over, and why.
+    pub skipped: Vec<crate::history::cursor::Skipped>,
     pub sessions: i64,
     pub messages: i64,
     pub sources: Vec<SourceStatus>,
@@ -76,6 +91,23 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     })?;
+    let discovery = crate::history::cursor::discover_all(&t.cursor());
+    let held: std::collections::HashMap<String, (i64, i64)> = t.store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT kind, coalesce(sum(sessions), 0), coalesce(sum(messages), 0) FROM sources
+             WHERE status != 'missing' GROUP BY kind",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })?;
+    let found = discovery
+        .counts()
+        .into_iter()
+        .map(|(kind, files)| {
+            let (sessions, messages) = held.get(kind.as_str()).copied().unwrap_or((0, 0));
+            FoundStores { kind: kind.as_str().to_owned(), files, sessions, messages }
+        })
+        .collect();
     let db = t.paths.db();
     Ok(DoctorReport {
         version: env!("CARGO_PKG_VERSION"),
@@ -89,6 +121,8 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         cursor_user_dirs: t.cursor().user_dirs.iter().map(loc).collect(),
         cursor_homes: t.cursor().cursor_homes.iter().map(loc).collect(),
         discovery_notes: t.cursor().notes.clone(),
+        found,
+        skipped: discovery.skipped,
         sessions,
         messages,
         sources,

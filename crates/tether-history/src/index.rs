@@ -62,6 +62,8 @@ pub struct IndexReport {
     pub messages_total: u64,
     pub bytes_read: u64,
     pub elapsed_ms: u64,
+    /// Files discovery looked at and passed over, and why.
+    pub skipped: Vec<cursor::Skipped>,
     /// Ids of sessions written or removed in this pass (not part of the JSON report).
     #[serde(skip)]
     pub changed: Vec<String>,
@@ -109,9 +111,11 @@ pub fn run(
     depth: Depth,
     progress: ProgressFn<'_>,
 ) -> Result<IndexReport> {
-    let sources = cursor::discover(loc);
+    let found = cursor::discover_all(loc);
     register_bare_workspaces(store, loc)?;
-    run_sources(store, &sources, scratch, depth, progress, true)
+    let mut report = run_sources(store, &found.sources, scratch, depth, progress, true)?;
+    report.skipped = found.skipped;
+    Ok(report)
 }
 
 /// Index the given sources. With `complete_set`, sources we knew but that are gone are marked

@@ -68,6 +68,11 @@ format: string, messages: number, created_at: string | null, updated_at: string 
  */
 searchable: boolean, };
 
+/**
+ * What discovery passed over on purpose, and why (shown by `doctor`).
+ */
+export type Skipped = { path: string, reason: string, };
+
 export type TagCount = { tag: string, sessions: number, };
 
 /**

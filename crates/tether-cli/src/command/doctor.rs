@@ -63,6 +63,26 @@ fn print_report(d: &DoctorReport) {
         println!("Cursor home  {} {}", l.path, if l.exists { "" } else { "(not found)" });
     }
     println!("\n{} chats, {} messages in the index.", d.sessions, d.messages);
+    for f in &d.found {
+        println!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);
+    }
+    if !d.skipped.is_empty() {
+        // By reason, a few paths each: a heavy install has hundreds (`--json` lists them all).
+        let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for s in &d.skipped {
+            by_reason.entry(&s.reason).or_default().push(&s.path);
+        }
+        println!("{} file(s) passed over:", d.skipped.len());
+        for (reason, paths) in by_reason {
+            println!("  {} × {reason}", paths.len());
+            for p in paths.iter().take(3) {
+                println!("      {p}");
+            }
+            if paths.len() > 3 {
+                println!("      … and {} more (--json lists them all)", paths.len() - 3);
+            }
+        }
+    }
     let bad: Vec<_> = d.sources.iter().filter(|s| s.status != "complete").collect();
     println!("{} sources, {} not complete.", d.sources.len(), bad.len());
     for s in bad {

@@ -106,6 +106,12 @@ assistant:\nThe heron bug is fixed.\n[REDACTED]\n",
     let notes = |p: &str| report.sources.iter().find(|s| s.path.contains(p)).unwrap().notes.clone();
     assert_eq!(notes(txt).0.get("redacted"), Some(&3), "markers counted");
     assert_eq!(notes(parent).0.get("redacted"), Some(&1));
+    // Doctor says what it found and what it passed over.
+    let transcripts_found = report.found.iter().find(|f| f.kind == "transcript").expect("transcripts found");
+    assert_eq!((transcripts_found.files, transcripts_found.sessions), (3, 3), "{:?}", report.found);
+    let sub = report.skipped.iter().find(|s| s.path.ends_with("sub-1.jsonl")).expect("the nested subagent is said");
+    assert!(sub.reason.contains("nested"), "{}", sub.reason);
+    assert_eq!(r.skipped, report.skipped, "the index pass reports the same");
 }
 
 #[test]

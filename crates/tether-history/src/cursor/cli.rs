@@ -11,7 +11,7 @@ use super::composer::{finish, tool_summary};
 use super::sqlite::CursorDb;
 use super::value::{non_empty, str_field, timestamp_ms};
 use crate::error::Result;
-use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role, Tally};
+use crate::model::{ParsedMessage, ParsedSession, ProjectVia, Role};
 
 /// Parse the `meta` value: hex-encoded JSON in most builds, plain JSON in some.
 pub fn parse_meta(raw: &[u8]) -> Option<Value> {
@@ -448,7 +448,7 @@ pub fn unsanitize_project(name: &str, fs_root: &Path) -> Option<String> {
 /// ones (`agent-transcripts/<id>/<id>.jsonl`), the legacy plain-text ones (`agent-transcripts/
 /// <id>.txt`, unless a JSONL of the same chat exists) and subagent transcripts whose parent is
 /// gone (`<id>/subagents/*.jsonl`); those with a parent are read with it ([`subagents_of`]).
-pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf, String)> {
+pub fn find_transcripts(projects_dir: &Path, skipped: &mut Vec<(PathBuf, &'static str)>) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let Ok(projects) = std::fs::read_dir(projects_dir) else { return out };
     for p in projects.flatten() {
@@ -463,9 +463,8 @@ pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf,
                     if path.file_name().is_some_and(|n| n == "subagents") {
                         let subs = jsonl_files(&path);
                         if has_parent_transcript(&path) {
-                            notes.add_n("note:subagent_nested", subs.len() as u64);
+                            skipped.extend(subs.into_iter().map(|s| (s, "subagent: read nested in its parent's chat")));
                         } else {
-                            notes.add_n("note:orphan_subagent", subs.len() as u64);
                             out.extend(subs.into_iter().map(|s| (s, name.clone())));
                         }
                         continue;
@@ -476,11 +475,12 @@ pub fn find_transcripts(projects_dir: &Path, notes: &mut Tally) -> Vec<(PathBuf,
                 } else if path.extension().is_some_and(|x| x == "txt") {
                     let stem = path.file_stem().unwrap_or_default();
                     if d.join(stem).join(stem).with_extension("jsonl").is_file() {
-                        notes.add("note:txt_superseded_by_jsonl");
+                        skipped.push((path, "legacy .txt transcript: the same chat's .jsonl is read"));
                     } else {
-                        notes.add("note:legacy_txt_transcript");
                         out.push((path, name.clone()));
                     }
+                } else {
+                    skipped.push((path, "not a transcript (.jsonl or .txt)"));
                 }
             }
         }
@@ -520,7 +520,11 @@ pub fn subagents_of(transcript: &Path) -> Vec<PathBuf> {
 
 /// Every session folder `depth` levels under `dir` (`chats/<md5>/<session>`: 2;
 /// `acp-sessions/<session>`: 1): its `store.db`, or else its `meta.json` alone.
-pub fn find_sessions(dir: &Path, depth: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
+pub fn find_sessions(
+    dir: &Path,
+    depth: usize,
+    skipped: &mut Vec<(PathBuf, &'static str)>,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut level = vec![dir.to_path_buf()];
     for _ in 0..depth {
         level = level
@@ -535,6 +539,8 @@ pub fn find_sessions(dir: &Path, depth: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
             stores.push(d.join("store.db"));
         } else if d.join("meta.json").is_file() {
             metas.push(d.join("meta.json"));
+        } else {
+            skipped.push((d, "session folder with no store.db or meta.json"));
         }
     }
     stores.sort();
@@ -544,7 +550,7 @@ pub fn find_sessions(dir: &Path, depth: usize) -> (Vec<PathBuf>, Vec<PathBuf>) {
 
 /// Every `store.db` under a CLI chats dir (`<md5>/<session>/store.db`).
 pub fn find_stores(chats_dir: &Path) -> Vec<PathBuf> {
-    find_sessions(chats_dir, 2).0
+    find_sessions(chats_dir, 2, &mut Vec::new()).0
 }
 
 /// A session known only by its `meta.json` (`{schemaVersion, createdAtMs, updatedAtMs,

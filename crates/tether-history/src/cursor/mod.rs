@@ -84,13 +84,52 @@ pub struct Source {
     pub project_dir: Option<String>,
 }
 
+/// What discovery passed over on purpose, and why (shown by `doctor`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[ts(export, export_to = "history.ts")]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Every file to read at some locations, and every file looked at and passed over.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    pub sources: Vec<Source>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Discovery {
+    /// How many files of each kind were found.
+    pub fn counts(&self) -> std::collections::BTreeMap<SourceKind, u64> {
+        let mut m = std::collections::BTreeMap::new();
+        for s in &self.sources {
+            *m.entry(s.kind).or_default() += 1;
+        }
+        m
+    }
+}
+
 /// Every Cursor file we can read at the given locations, workspaces first.
 pub fn discover(loc: &CursorLocations) -> Vec<Source> {
+    discover_all(loc).sources
+}
+
+/// [`discover`], with what it passed over.
+pub fn discover_all(loc: &CursorLocations) -> Discovery {
     let mut out = Vec::new();
+    let mut skipped: Vec<(PathBuf, &'static str)> = Vec::new();
     for user in &loc.user_dirs {
         if let Ok(entries) = std::fs::read_dir(user.join("workspaceStorage")) {
-            let mut ws: Vec<PathBuf> =
-                entries.flatten().map(|e| e.path().join("state.vscdb")).filter(|p| p.is_file()).collect();
+            let mut ws: Vec<PathBuf> = Vec::new();
+            for dir in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+                if dir.join("state.vscdb").is_file() {
+                    ws.push(dir.join("state.vscdb"));
+                } else {
+                    skipped
+                        .push((dir, "workspace folder with no state.vscdb (a workspace.json still names its project)"));
+                }
+            }
             ws.sort();
             out.extend(ws.into_iter().map(|path| Source { path, kind: SourceKind::Workspace, project_dir: None }));
         }
@@ -101,14 +140,13 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
     }
     for home in &loc.cursor_homes {
         let source = |kind| move |path| Source { path, kind, project_dir: None };
-        let (stores, metas) = cli::find_sessions(&home.join("chats"), 2);
+        let (stores, metas) = cli::find_sessions(&home.join("chats"), 2, &mut skipped);
         out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
         out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
-        let (stores, metas) = cli::find_sessions(&home.join("acp-sessions"), 1);
+        let (stores, metas) = cli::find_sessions(&home.join("acp-sessions"), 1, &mut skipped);
         out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
         out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
-        let mut notes = crate::model::Tally::default();
-        for (path, name) in cli::find_transcripts(&home.join("projects"), &mut notes) {
+        for (path, name) in cli::find_transcripts(&home.join("projects"), &mut skipped) {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
         }
     }
@@ -123,7 +161,9 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
         files.sort();
         out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Cloud, project_dir: None }));
     }
-    out
+    let skipped =
+        skipped.into_iter().map(|(p, r)| Skipped { path: p.display().to_string(), reason: r.to_owned() }).collect();
+    Discovery { sources: out, skipped }
 }
 
 /// `(id, uri, project)` of every workspace folder with a `workspace.json` but no `state.vscdb`.
