@@ -1,7 +1,9 @@
 //! Every directory Tether reads or writes is resolved here, and only here.
 //!
 //! Our own data lives under `TETHER_HOME` when set, else the platform data dir. Cursor's data is
-//! discovered from the home directory per OS (macOS, Windows, Linux, WSL), with overrides
+//! discovered from the home directory per OS (macOS, Windows, Linux, WSL — both sides — and the
+//! CLI's `CURSOR_CONFIG_DIR` / `$XDG_CONFIG_HOME/cursor`; the rules are pure functions over the OS,
+//! the environment and the home: [`default_user_dirs`], [`default_cursor_homes`]), with overrides
 //! `TETHER_CURSOR_DIR` (Cursor's `User` dir) and `TETHER_CURSOR_HOME` (`~/.cursor`), then the folders
 //! the person saved ([`SavedCursorDirs`], read from `settings.json` by the settings module). Nothing
 //! else in the engine reads the environment, so tests redirect everything with these variables.
@@ -161,6 +163,7 @@ impl CursorLocations {
             .map(|d| (d, "TETHER_CURSOR_HOME"))
             .or_else(|| saved.home.clone().map(|d| (d, "settings")));
         let home = dirs::home_dir();
+        let env = CursorEnv::current();
         let mut loc = Self { user_dir_from: "detected", home_from: "detected", ..Self::default() };
         match user_override {
             Some((u, from)) => {
@@ -170,7 +173,7 @@ impl CursorLocations {
             }
             None => {
                 if let Some(home) = &home {
-                    for (u, why) in default_user_dirs(home, Os::current(), wsl_windows_homes()) {
+                    for (u, why) in present_or_first(default_user_dirs(home, Os::current(), &env)) {
                         loc.notes.push(format!("{why}: {}", u.display()));
                         loc.user_dirs.push(u);
                     }
@@ -185,8 +188,10 @@ impl CursorLocations {
             }
             None => {
                 if let Some(home) = &home {
-                    loc.notes.push(format!("Cursor home: {}", home.join(".cursor").display()));
-                    loc.cursor_homes.push(home.join(".cursor"));
+                    for (h, why) in present_or_first(default_cursor_homes(home, Os::current(), &env)) {
+                        loc.notes.push(format!("Cursor home ({why}): {}", h.display()));
+                        loc.cursor_homes.push(h);
+                    }
                 }
             }
         }
@@ -220,16 +225,48 @@ fn is_wsl() -> bool {
     std::fs::read_to_string("/proc/version").map(|v| v.to_ascii_lowercase().contains("microsoft")).unwrap_or(false)
 }
 
-/// Windows user homes visible from WSL (`/mnt/c/Users/*` that have a Cursor install).
+/// What the per-OS rules read from the machine, taken once ([`CursorEnv::current`]) so that the
+/// rules ([`default_user_dirs`], [`default_cursor_homes`]) are pure and every layout is tested
+/// on any machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CursorEnv {
+    /// `%APPDATA%` (Windows): the IDE's `Cursor\User` is under it.
+    pub appdata: Option<PathBuf>,
+    /// `%USERPROFILE%` (Windows): the CLI's `.cursor` is under it.
+    pub userprofile: Option<PathBuf>,
+    /// `CURSOR_CONFIG_DIR`: where the Cursor CLI keeps what is otherwise `~/.cursor`.
+    pub cursor_config_dir: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME` (Linux, WSL): the IDE's `Cursor/User` and the CLI's `cursor` are under it.
+    pub xdg_config_home: Option<PathBuf>,
+    /// WSL: the Windows user homes (`/mnt/<drive>/Users/<u>`) that hold a Cursor install.
+    pub wsl_windows_homes: Vec<PathBuf>,
+}
+
+impl CursorEnv {
+    pub fn current() -> Self {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Self {
+            appdata: var("APPDATA"),
+            userprofile: var("USERPROFILE"),
+            cursor_config_dir: var("CURSOR_CONFIG_DIR"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            wsl_windows_homes: wsl_windows_homes(),
+        }
+    }
+}
+
+/// Windows user homes visible from WSL (`/mnt/<drive>/Users/*` with Cursor's `AppData` folder or
+/// a `.cursor`).
 fn wsl_windows_homes() -> Vec<PathBuf> {
     if !is_wsl() {
         return Vec::new();
     }
     let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/mnt/c/Users") {
-        for e in entries.flatten() {
+    let drives = std::fs::read_dir("/mnt").into_iter().flatten().flatten().map(|e| e.path());
+    for users in drives.filter(|d| d.file_name().is_some_and(|n| n.len() == 1)).map(|d| d.join("Users")) {
+        for e in std::fs::read_dir(users).into_iter().flatten().flatten() {
             let p = e.path();
-            if p.join("AppData/Roaming/Cursor/User").is_dir() {
+            if p.join("AppData/Roaming/Cursor/User").is_dir() || p.join(".cursor").is_dir() {
                 out.push(p);
             }
         }
@@ -238,24 +275,62 @@ fn wsl_windows_homes() -> Vec<PathBuf> {
     out
 }
 
-/// The default Cursor `User` directories for an OS, given the home directory.
-pub fn default_user_dirs(home: &Path, os: Os, wsl_homes: Vec<PathBuf>) -> Vec<(PathBuf, &'static str)> {
+/// The first location always (doctor says where it looked), the others where they exist.
+fn present_or_first(all: Vec<(PathBuf, &'static str)>) -> Vec<(PathBuf, &'static str)> {
+    all.into_iter().enumerate().filter(|(i, (p, _))| *i == 0 || p.is_dir()).map(|(_, x)| x).collect()
+}
+
+/// The IDE's `User` directories for an OS, given the home directory and the environment.
+pub fn default_user_dirs(home: &Path, os: Os, env: &CursorEnv) -> Vec<(PathBuf, &'static str)> {
+    let config = env.xdg_config_home.clone().unwrap_or_else(|| home.join(".config"));
     match os {
         Os::MacOs => vec![(home.join("Library/Application Support/Cursor/User"), "macOS default")],
         Os::Windows => {
-            let appdata =
-                std::env::var_os("APPDATA").map(PathBuf::from).unwrap_or_else(|| home.join("AppData").join("Roaming"));
+            let appdata = env.appdata.clone().unwrap_or_else(|| home.join("AppData").join("Roaming"));
             vec![(appdata.join("Cursor").join("User"), "Windows default (%APPDATA%)")]
         }
-        Os::Linux => vec![(home.join(".config/Cursor/User"), "Linux default")],
+        Os::Linux => vec![(config.join("Cursor/User"), "Linux default")],
         Os::Wsl => {
-            let mut v = vec![(home.join(".config/Cursor/User"), "WSL Linux-side install")];
-            for h in wsl_homes {
+            let mut v = vec![(config.join("Cursor/User"), "WSL Linux-side install")];
+            for h in &env.wsl_windows_homes {
                 v.push((h.join("AppData/Roaming/Cursor/User"), "WSL: Cursor on Windows"));
             }
             v
         }
     }
+}
+
+/// The Cursor homes (what is `~/.cursor` by default: the CLI's `chats/`, `acp-sessions/`,
+/// `projects/*/agent-transcripts/`) for an OS: `CURSOR_CONFIG_DIR` first when set, then the
+/// platform's `.cursor`, then on Linux and WSL the CLI's `$XDG_CONFIG_HOME/cursor` (some CLI
+/// versions keep `chats/` there), and under WSL each Windows home's `.cursor`.
+pub fn default_cursor_homes(home: &Path, os: Os, env: &CursorEnv) -> Vec<(PathBuf, &'static str)> {
+    let mut v: Vec<(PathBuf, &'static str)> = Vec::new();
+    if let Some(d) = &env.cursor_config_dir {
+        v.push((d.clone(), "CURSOR_CONFIG_DIR"));
+    }
+    let config = env.xdg_config_home.clone().unwrap_or_else(|| home.join(".config"));
+    match os {
+        Os::MacOs => v.push((home.join(".cursor"), "macOS default")),
+        Os::Windows => {
+            let profile = env.userprofile.clone().unwrap_or_else(|| home.to_path_buf());
+            v.push((profile.join(".cursor"), "Windows default (%USERPROFILE%)"));
+        }
+        Os::Linux => {
+            v.push((home.join(".cursor"), "Linux default"));
+            v.push((config.join("cursor"), "the CLI's config dir"));
+        }
+        Os::Wsl => {
+            v.push((home.join(".cursor"), "WSL Linux-side install"));
+            v.push((config.join("cursor"), "the CLI's config dir"));
+            for h in &env.wsl_windows_homes {
+                v.push((h.join(".cursor"), "WSL: Cursor on Windows"));
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|(p, _)| seen.insert(p.clone()));
+    v
 }
 
 /// Where the desktop app saves exports: the person's Downloads folder, else their home, else
@@ -326,12 +401,52 @@ mod tests {
     #[test]
     fn default_dirs_follow_each_platform_convention() {
         let home = Path::new("/h");
-        let mac = default_user_dirs(home, Os::MacOs, vec![]);
-        assert_eq!(mac[0].0, Path::new("/h/Library/Application Support/Cursor/User"));
-        let linux = default_user_dirs(home, Os::Linux, vec![]);
-        assert_eq!(linux[0].0, Path::new("/h/.config/Cursor/User"));
-        let wsl = default_user_dirs(home, Os::Wsl, vec![PathBuf::from("/mnt/c/Users/u")]);
-        assert_eq!(wsl.len(), 2, "WSL checks both the Linux and the Windows install");
-        assert_eq!(wsl[1].0, Path::new("/mnt/c/Users/u/AppData/Roaming/Cursor/User"));
+        let none = CursorEnv::default();
+        let dirs = |os, env: &CursorEnv| -> Vec<PathBuf> {
+            default_user_dirs(home, os, env).into_iter().map(|d| d.0).collect()
+        };
+        let homes = |os, env: &CursorEnv| -> Vec<PathBuf> {
+            default_cursor_homes(home, os, env).into_iter().map(|d| d.0).collect()
+        };
+        let p = |s: &str| PathBuf::from(s);
+
+        // macOS.
+        assert_eq!(dirs(Os::MacOs, &none), [p("/h/Library/Application Support/Cursor/User")]);
+        assert_eq!(homes(Os::MacOs, &none), [p("/h/.cursor")]);
+        // Linux, and with XDG_CONFIG_HOME (the IDE's and the CLI's config move with it).
+        assert_eq!(dirs(Os::Linux, &none), [p("/h/.config/Cursor/User")]);
+        assert_eq!(homes(Os::Linux, &none), [p("/h/.cursor"), p("/h/.config/cursor")]);
+        let xdg = CursorEnv { xdg_config_home: Some(p("/x")), ..Default::default() };
+        assert_eq!(dirs(Os::Linux, &xdg), [p("/x/Cursor/User")]);
+        assert_eq!(homes(Os::Linux, &xdg), [p("/h/.cursor"), p("/x/cursor")]);
+        // CURSOR_CONFIG_DIR comes first, and once.
+        let relocated = CursorEnv { cursor_config_dir: Some(p("/data/cursor")), ..Default::default() };
+        assert_eq!(homes(Os::Linux, &relocated), [p("/data/cursor"), p("/h/.cursor"), p("/h/.config/cursor")]);
+        let same = CursorEnv { cursor_config_dir: Some(p("/h/.cursor")), ..Default::default() };
+        assert_eq!(homes(Os::Linux, &same), [p("/h/.cursor"), p("/h/.config/cursor")]);
+        // Windows: %APPDATA% and %USERPROFILE%, or their defaults under the home.
+        let win = CursorEnv {
+            appdata: Some(p("/C/Users/u/AppData/Roaming")),
+            userprofile: Some(p("/C/Users/u")),
+            ..Default::default()
+        };
+        assert_eq!(dirs(Os::Windows, &win), [p("/C/Users/u/AppData/Roaming/Cursor/User")]);
+        assert_eq!(homes(Os::Windows, &win), [p("/C/Users/u/.cursor")]);
+        assert_eq!(dirs(Os::Windows, &none), [p("/h/AppData/Roaming/Cursor/User")]);
+        assert_eq!(homes(Os::Windows, &none), [p("/h/.cursor")]);
+        // WSL: both sides, the Windows one from inside WSL.
+        let wsl = CursorEnv { wsl_windows_homes: vec![p("/mnt/c/Users/u")], ..Default::default() };
+        assert_eq!(dirs(Os::Wsl, &wsl), [p("/h/.config/Cursor/User"), p("/mnt/c/Users/u/AppData/Roaming/Cursor/User")]);
+        assert_eq!(homes(Os::Wsl, &wsl), [p("/h/.cursor"), p("/h/.config/cursor"), p("/mnt/c/Users/u/.cursor")]);
+    }
+
+    #[test]
+    fn only_the_first_location_is_kept_when_the_others_do_not_exist() {
+        let root = tempfile::tempdir().unwrap();
+        let there = root.path().join("there");
+        std::fs::create_dir_all(&there).unwrap();
+        let all = vec![(root.path().join("primary"), "a"), (root.path().join("absent"), "b"), (there.clone(), "c")];
+        let kept: Vec<PathBuf> = present_or_first(all).into_iter().map(|d| d.0).collect();
+        assert_eq!(kept, [root.path().join("primary"), there]);
     }
 }
