@@ -10,7 +10,6 @@
 //! Must not depend on any host (CLI, MCP, GUI): the caller passes the URL, token and executable.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Map, Value, json};
 
@@ -355,10 +354,9 @@ fn guard_token_file(path: &Path) -> Result<()> {
     if !in_work_tree {
         return Ok(());
     }
-    // `git check-ignore` exits 0 when ignored, 1 when not; anything else means we cannot tell.
-    let status = Command::new("git").arg("-C").arg(dir).arg("check-ignore").arg("-q").arg(path).status();
-    match status.map(|s| s.code()) {
-        Ok(Some(0)) => Ok(()),
+    // When git cannot tell, the token is not written: it might be committed.
+    match tether_git::is_ignored(dir, path) {
+        Some(true) => Ok(()),
         _ => Err(Error::TokenWouldBeCommitted(path.to_owned())),
     }
 }
@@ -603,7 +601,7 @@ mod tests {
     }
 
     fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap().status.success();
+        let ok = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap().status.success();
         assert!(ok, "git {args:?}");
     }
 

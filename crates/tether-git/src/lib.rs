@@ -33,7 +33,7 @@ pub use blame::{BlameLine, UNCOMMITTED};
 pub use diff::{ChangeKind, Diff, FileChange};
 pub use error::{Error, Result};
 pub use merge::{Merged, Strategy};
-pub use repo::{Committed, Head, Repo, Worktree, remote_key};
+pub use repo::{Committed, Head, Repo, Worktree, is_ignored, remote_key};
 
 /// `text` with the password or token of any URL in it cut out (`https://user:secret@host` reads
 /// `https://user:***@host`, `https://token@host` reads `https://***@host`): git's own words may

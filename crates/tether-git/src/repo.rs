@@ -224,8 +224,24 @@ impl Repo {
     /// Removes a run's worktree (with whatever is in it) and, when asked, its branch. A worktree
     /// already gone by hand is pruned from git's list instead.
     pub fn remove_worktree(&self, wt: &Worktree, delete_branch: bool) -> Result<()> {
+        // A folder swapped for a link, or for one git does not know as this repository's
+        // worktree, is not removed through git (nor followed): the person is told instead.
+        let swapped = std::fs::symlink_metadata(&wt.path).is_ok_and(|m| !m.is_dir())
+            || (wt.path.exists() && self.worktree_repo(&wt.path).is_err());
+        if swapped {
+            return Err(Error::NotAWorktree(format!(
+                "{} (it was moved or replaced since Tether made it; remove it by hand)",
+                wt.path.display()
+            )));
+        }
         if wt.path.exists() {
-            self.ok(["worktree", "remove", "--force", "--force", &*wt.path.to_string_lossy()])?;
+            self.ok(["worktree", "remove", "--force", "--force", &*wt.path.to_string_lossy()]).map_err(
+                |e| match e {
+                    // Git would not: its `.git` is gone or not git's (replaced by hand).
+                    Error::Git { message, .. } => Error::NotAWorktree(format!("{} ({message})", wt.path.display())),
+                    e => e,
+                },
+            )?;
         } else {
             self.ok(["worktree", "prune"])?;
         }
@@ -348,6 +364,17 @@ impl Repo {
             args.extend(["-c".into(), "user.name=Tether".into()]);
         }
         args
+    }
+}
+
+/// Whether git ignores `path` as seen from `dir` (`git check-ignore`): `None` when git cannot
+/// tell (no git, not a repository).
+pub fn is_ignored(dir: &Path, path: &Path) -> Option<bool> {
+    let out = run(dir, [OsStr::new("check-ignore"), OsStr::new("-q"), OsStr::new("--"), path.as_os_str()]).ok()?;
+    match out.status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
     }
 }
 

@@ -175,3 +175,23 @@ fn a_runner_clone_fast_forwards_to_what_was_pushed_but_never_over_work_left_in_i
     assert_eq!(clone.resolve("HEAD").unwrap(), at);
     assert_eq!(std::fs::read_to_string(clone.root.join("left.txt")).unwrap(), "a run's work\n");
 }
+
+#[test]
+fn a_worktree_swapped_for_a_link_or_another_folder_is_refused_not_removed_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = person_repo(tmp.path());
+    let repo = Repo::open(&root).unwrap();
+    let head = repo.head().unwrap().commit;
+    let wt = repo.add_worktree(&tmp.path().join("wt/R-1"), "tether/R-1", &head).unwrap();
+    // Someone moves the worktree away and leaves a link to the person's checkout in its place.
+    std::fs::rename(&wt.path, tmp.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(&root, &wt.path).unwrap();
+    assert!(matches!(repo.remove_worktree(&wt, true), Err(Error::NotAWorktree(_))));
+    assert!(root.join("a.txt").exists() && wt.path.symlink_metadata().unwrap().file_type().is_symlink());
+    // A plain folder git does not know as this worktree: refused too.
+    std::fs::remove_file(&wt.path).unwrap();
+    std::fs::create_dir(&wt.path).unwrap();
+    std::fs::write(wt.path.join("keep.txt"), "mine\n").unwrap();
+    assert!(matches!(repo.remove_worktree(&wt, true), Err(Error::NotAWorktree(_))));
+    assert!(wt.path.join("keep.txt").exists());
+}

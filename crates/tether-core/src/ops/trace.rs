@@ -703,7 +703,10 @@ pub fn parse_since(s: &str) -> Result<i64> {
 
 /// The root of the repository `dir` is in.
 fn repo_root(dir: &str) -> Result<String> {
-    let d = Path::new(dir).canonicalize().map_err(|e| Error::io(format!("folder {dir}"), e))?;
+    if dir.trim().is_empty() || dir.contains('\0') {
+        return Err(Error::invalid("repo", "name a folder of the repository"));
+    }
+    let d = Path::new(dir).canonicalize().map_err(|e| Error::invalid("repo", format!("{dir}: {e}")))?;
     let r = Repo::open(&d).map_err(git_err)?;
     Ok(r.root.canonicalize().unwrap_or(r.root).to_string_lossy().into_owned())
 }

@@ -36,7 +36,8 @@ pub(crate) fn git_err(e: tether_git::Error) -> Error {
         | G::Refused { .. }
         | G::PushRefused(_)
         | G::Unsupported(_) => Error::Conflict(e.to_string()),
-        G::NotARepo(_) | G::NotAWorktree(_) => Error::NotFound(e.to_string()),
+        G::NotAWorktree(_) => Error::Conflict(e.to_string()),
+        G::NotARepo(_) => Error::NotFound(e.to_string()),
         G::NotABranch(_) => Error::invalid("into", e.to_string()),
         G::NoRemote(_) => Error::invalid("remote", e.to_string()),
         e => Error::Git(e.to_string()),

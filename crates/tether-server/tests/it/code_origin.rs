@@ -95,6 +95,10 @@ async fn an_edit_hook_is_recorded_and_every_surface_answers_which_chat_wrote_a_l
     // Records into the repository only when asked; the export is JSON lines of Agent Trace.
     let (_, repos) = d.get("/api/trace/repos").await;
     assert_eq!(repos[0]["publish"], Value::Null, "{repos}");
+    for bad in ["", "  ", "a\u{0}b", "/no/such/folder"] {
+        let (s, e) = d.put("/api/trace/repos", json!({"repo": bad, "store": "notes"})).await;
+        assert_eq!((s.as_u16(), &e["code"]), (400, &json!("invalid_input")), "{bad:?}: {e}");
+    }
     let (s, on) = d.put("/api/trace/repos", json!({"repo": root, "store": "notes"})).await;
     assert_eq!((s.as_u16(), &on["publish"]), (200, &json!("notes")), "{on}");
     let res = d.request(reqwest::Method::GET, "/api/trace/export").send().await.unwrap();
