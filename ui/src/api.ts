@@ -332,11 +332,7 @@ export const api = {
     request<{ task: string; budget: string | null }>('PUT', `/api/tasks/${enc(id)}/budget`, { body: { budget } }),
   doctor: () => request<Doctor>('GET', '/api/doctor'),
   team: () => request<TeamStatus>('GET', '/api/team'),
-<<<<<<< HEAD
   teamJoin: (j: { url: string; machine?: string; password?: string; client_cert?: string; client_key?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
-=======
-  teamJoin: (j: { url: string; machine?: string; password?: string; client_identity?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
->>>>>>> 3e9c1e9 (GUI: Health's team form takes a client certificate and key as files (read in the page, sent once as client_identity); e2e joins a TLS-only cluster by certificate)
   teamLeave: () => request<TeamStatus>('POST', '/api/team/leave'),
   teamImportLocal: () => request<TaskImportReport>('POST', '/api/team/import-local'),
   sharePreview: (id: string) => request<SharePreview>('GET', `/api/sessions/${enc(id)}/share`),

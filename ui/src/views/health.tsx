@@ -384,21 +384,13 @@ function TeamPanel() {
     e.preventDefault();
     setBusy(true);
     try {
-<<<<<<< HEAD
-=======
-      const identity = cert.cert ? `${cert.cert.trim()}\n${cert.key.trim()}\n` : undefined;
->>>>>>> 3e9c1e9 (GUI: Health's team form takes a client certificate and key as files (read in the page, sent once as client_identity); e2e joins a TLS-only cluster by certificate)
       setTeam(
         await api.teamJoin({
           url: form.url,
           machine: form.machine || undefined,
           password: form.password || undefined,
-<<<<<<< HEAD
           client_cert: cert.cert || undefined,
           client_key: (cert.cert && cert.key) || undefined,
-=======
-          client_identity: identity,
->>>>>>> 3e9c1e9 (GUI: Health's team form takes a client certificate and key as files (read in the page, sent once as client_identity); e2e joins a TLS-only cluster by certificate)
         }),
       );
       setForm({ ...form, password: '' });
