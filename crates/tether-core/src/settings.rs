@@ -694,6 +694,26 @@ mod tests {
     }
 
     #[test]
+    fn a_runners_policy_is_set_as_one_key_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        assert_eq!(Settings::load(&paths).unwrap().runs.runner_policy.people, ["*"], "a runner takes its team's runs");
+        let p = SettingsPatch::from_key(
+            "runs.runner_policy",
+            r#"{"people": [" alice ", "", "ci-box"], "max_permissions": "write", "repos": ["github.com/acme/shop"]}"#,
+        )
+        .unwrap();
+        let s = Settings::update(&paths, &p).unwrap();
+        let want = crate::board::runs::trust::RunnerPolicy {
+            people: vec!["alice".into(), "ci-box".into()],
+            max_permissions: crate::board::runs::trust::PermissionLevel::Write,
+            repos: vec!["github.com/acme/shop".into()],
+        };
+        assert_eq!((&s.runs.runner_policy, &Settings::load(&paths).unwrap().runs.runner_policy), (&want, &want));
+        assert!(SettingsPatch::from_key("runs.runner_policy", r#"{"max_permissions": "root"}"#).is_err());
+    }
+
+    #[test]
     fn bad_values_are_refused_and_nothing_is_saved() {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths::at(dir.path());
