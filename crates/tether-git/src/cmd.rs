@@ -29,7 +29,10 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
 
 use crate::error::{Error, Result};
 
@@ -85,14 +88,53 @@ pub(crate) fn git(place: &Place) -> Command {
     c
 }
 
+/// How long one git command may take. A command that talks to a remote gets the network's time;
+/// any other is local work, and one that takes longer is stuck — on a FIFO where git expected a
+/// file (a `HEAD`, a ref, an object an agent made one), or a lock it waits on — and is ended
+/// rather than holding a thread of the daemon for good.
+fn limit(args: &[std::ffi::OsString]) -> Duration {
+    let verb = args.iter().find(|a| !a.to_string_lossy().starts_with('-')).map(|a| a.to_string_lossy().into_owned());
+    match verb.as_deref() {
+        Some("clone" | "fetch" | "push" | "pull" | "ls-remote") => Duration::from_secs(600),
+        _ => Duration::from_secs(120),
+    }
+}
+
 pub(crate) fn run<I, S>(place: &Place, args: I) -> Result<Output>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut c = git(place);
-    c.args(args);
-    c.output().map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { Error::NoGit(e) } else { e.into() })
+    c.args(&args);
+    output_within(c, limit(&args))
+}
+
+/// `c`'s output, or [`Error::TimedOut`] (the process killed) past `within`. Its output is read
+/// on two threads as it comes, so a talkative command never blocks on a full pipe; they are
+/// left to end on their own after a time-out (a process git started may hold the pipes a while).
+pub(crate) fn output_within(mut c: Command, within: Duration) -> Result<Output> {
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child =
+        c.spawn().map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { Error::NoGit(e) } else { e.into() })?;
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut b);
+            }
+            b
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let Some(status) = child.wait_timeout(within)? else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(Error::TimedOut(within.as_secs()));
+    };
+    Ok(Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() })
 }
 
 /// Runs git and returns its stdout, trimmed; a failure carries git's own words.
@@ -108,4 +150,23 @@ where
         return Err(Error::Git { command, message: crate::redact_userinfo(&message) });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_past_its_time_is_ended_and_said() {
+        let t0 = std::time::Instant::now();
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let r = output_within(sleep, Duration::from_millis(200));
+        assert!(matches!(r, Err(Error::TimedOut(_))), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let mut talk = Command::new("sh");
+        talk.args(["-c", "head -c 3000000 /dev/zero; echo done >&2"]);
+        let big = output_within(talk, Duration::from_secs(30)).unwrap();
+        assert_eq!((big.stdout.len(), big.stderr.as_slice()), (3_000_000, &b"done\n"[..]), "no pipe fills up");
+    }
 }

@@ -33,6 +33,8 @@ pub enum Error {
     IgnoredFiles { checkout: std::path::PathBuf, files: Vec<String> },
     #[error("git refused to move {} to the merged commit, so nothing changed: {message}", checkout.display())]
     Refused { checkout: std::path::PathBuf, message: String },
+    #[error("git did not finish within {0} s and was stopped (a file git waits on, or a lock held elsewhere)")]
+    TimedOut(u64),
     #[error("the push was refused: {0}")]
     PushRefused(String),
     #[error("the repository has no remote {0:?}; add one (git remote add {0} URL) to push the run's branch")]

@@ -122,7 +122,7 @@ impl Repo {
         if let Some(a) = author {
             c.env("GIT_AUTHOR_NAME", &a.name).env("GIT_AUTHOR_EMAIL", &a.email).env("GIT_AUTHOR_DATE", &a.date);
         }
-        let out = c.output()?;
+        let out = crate::cmd::output_within(c, std::time::Duration::from_secs(120))?;
         if !out.status.success() {
             return Err(Error::Git {
                 command: "commit-tree".into(),
