@@ -34,6 +34,7 @@ function signal(id: string, created_at: string, deliveries: Delivery[]): Signal 
     answered_by: null,
     deliveries,
     remote: false,
+    machine: null,
   };
 }
 
