@@ -314,6 +314,28 @@ fn index_source(
             }
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
+        SourceKind::SdkAgent => {
+            let db = CursorDb::open(&src.path, scratch)?;
+            let r = cursor::sdk::read_index(&db, &src.path, scratch)?;
+            drop(db);
+            src_problems.merge(&r.problems);
+            let sessions: Vec<ParsedSession> = r
+                .sessions
+                .into_iter()
+                .filter(|s| {
+                    // An agent with neither messages nor a title is not a chat; what was wrong
+                    // with it is still the source's to report (a kept chat's problems are
+                    // aggregated from its row).
+                    let keep = s.is_conversation() || s.title.is_some();
+                    if !keep {
+                        src_problems.merge(&s.problems);
+                        src_problems.add("no_conversation");
+                    }
+                    keep
+                })
+                .collect();
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
         SourceKind::Cloud => {
             let text = std::fs::read_to_string(&src.path)
                 .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;

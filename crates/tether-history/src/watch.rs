@@ -221,6 +221,7 @@ fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
                         s.kind,
                         SourceKind::CliStore
                             | SourceKind::CliMeta
+                            | SourceKind::SdkAgent
                             | SourceKind::Transcript
                             | SourceKind::Workspace
                             | SourceKind::Cloud

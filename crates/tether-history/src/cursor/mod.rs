@@ -7,6 +7,7 @@ pub mod cli;
 pub mod composer;
 pub mod global;
 pub mod lexical;
+pub mod sdk;
 #[cfg(test)]
 mod smoke_fuzz;
 pub mod sqlite;
@@ -34,6 +35,9 @@ pub enum SourceKind {
     /// A cursor-agent session's `meta.json` with no `store.db` beside it (2026.08 on): listed
     /// with its title, project and times, its messages being nowhere on this disk.
     CliMeta,
+    /// A Cursor 3 SDK / Agents Window catalog (`projects/<p>/sdk-agent-store/<hash>/index.db`)
+    /// with its agents' blob stores: a chat per agent, its runs' token counts.
+    SdkAgent,
 }
 
 impl SourceKind {
@@ -45,6 +49,7 @@ impl SourceKind {
             SourceKind::Transcript => "transcript",
             SourceKind::Cloud => "cloud",
             SourceKind::CliMeta => "cli_meta",
+            SourceKind::SdkAgent => "sdk_agent",
         }
     }
 
@@ -56,6 +61,7 @@ impl SourceKind {
             "transcript" => SourceKind::Transcript,
             "cloud" => SourceKind::Cloud,
             "cli_meta" => SourceKind::CliMeta,
+            "sdk_agent" => SourceKind::SdkAgent,
             _ => return None,
         })
     }
@@ -67,10 +73,12 @@ impl SourceKind {
             SourceKind::Global => 0,
             SourceKind::Workspace => 1,
             SourceKind::CliStore => 2,
-            SourceKind::Transcript => 3,
-            SourceKind::Cloud => 4,
+            // Before transcripts: an SDK agent's transcript (same id) has no title or tokens.
+            SourceKind::SdkAgent => 3,
+            SourceKind::Transcript => 4,
+            SourceKind::Cloud => 5,
             // Last: a transcript of the same chat has its messages.
-            SourceKind::CliMeta => 5,
+            SourceKind::CliMeta => 6,
         }
     }
 }
@@ -146,6 +154,9 @@ pub fn discover_all(loc: &CursorLocations) -> Discovery {
         let (stores, metas) = cli::find_sessions(&home.join("acp-sessions"), 1, &mut skipped);
         out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
         out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
+        out.extend(
+            sdk::find_stores(&home.join("projects"), &mut skipped).into_iter().map(source(SourceKind::SdkAgent)),
+        );
         for (path, name) in cli::find_transcripts(&home.join("projects"), &mut skipped) {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
         }
@@ -203,14 +214,20 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
     out
 }
 
-/// What says a source changed: its file's [`file_fingerprint`], and for a transcript those of
-/// the subagent transcripts read with it.
+/// What says a source changed: its file's [`file_fingerprint`], for a transcript those of the
+/// subagent transcripts read with it, and for an SDK catalog those of its agents' blob stores.
 pub fn source_fingerprint(src: &Source) -> Option<String> {
     let mut fp = file_fingerprint(&src.path)?;
     if src.kind == SourceKind::Transcript {
         for sub in cli::subagents_of(&src.path) {
             fp.push(';');
             fp.push_str(&file_fingerprint(&sub).unwrap_or_default());
+        }
+    }
+    if src.kind == SourceKind::SdkAgent {
+        for store in sdk::agent_stores(&src.path) {
+            fp.push(';');
+            fp.push_str(&file_fingerprint(&store).unwrap_or_default());
         }
     }
     Some(fp)
