@@ -155,6 +155,68 @@ impl CursorFixture {
         dir.join("meta.json")
     }
 
+    /// A Cursor 3 SDK / Agents Window store at
+    /// `projects/<slug(workspace)>/sdk-agent-store/<md5(workspace)>/index.db`, with each agent's
+    /// blob store at `agents/<id>/store.db` (the cursor-agent format, no `meta.json` beside it).
+    ///
+    /// The catalog's columns are the ones public readers of `@cursor/sdk` 1.0.x stores use:
+    /// `agents(agent_id, workspace_ref, name, created_at, updated_at, status)`,
+    /// `runs(run_id, agent_id, turn_number, status, model, started_at, finished_at, result,
+    /// created_at, usage_json)` and `run_events(run_id, seq, event_type, payload_json,
+    /// created_at)`. Returns the `index.db`'s path.
+    pub fn sdk_agent_store(&self, workspace: &str, agents: &[SdkAgent]) -> PathBuf {
+        use md5::Digest;
+        let hash: String = md5::Md5::digest(workspace.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let slug = workspace.trim_start_matches('/').replace(['/', '.', ' '], "-");
+        let dir = self.cursor_home.join("projects").join(slug).join("sdk-agent-store").join(hash);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("index.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS agents (agent_id TEXT PRIMARY KEY, workspace_ref TEXT, name TEXT,
+                                                created_at TEXT, updated_at TEXT, status TEXT);
+             CREATE TABLE IF NOT EXISTS runs (run_id TEXT, agent_id TEXT, turn_number INTEGER, status TEXT,
+                                              model TEXT, started_at TEXT, finished_at TEXT, result TEXT,
+                                              created_at TEXT, usage_json TEXT);
+             CREATE TABLE IF NOT EXISTS run_events (run_id TEXT, seq INTEGER, event_type TEXT,
+                                                    payload_json TEXT, created_at TEXT);",
+        )
+        .unwrap();
+        for a in agents {
+            conn.execute(
+                "INSERT OR REPLACE INTO agents VALUES (?1, ?2, ?3, ?4, ?5, 'COMPLETED')",
+                params![a.id, workspace, a.name, a.created_at, a.updated_at],
+            )
+            .unwrap();
+            for (i, r) in a.runs.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO runs VALUES (?1, ?2, ?3, 'COMPLETED', ?4, ?5, ?6, 'Complete', ?5, ?7)",
+                    params![
+                        format!("{}-run-{i}", a.id),
+                        a.id,
+                        i as i64 + 1,
+                        r.model,
+                        r.started_at,
+                        r.finished_at,
+                        r.usage_json
+                    ],
+                )
+                .unwrap();
+            }
+            if let Some(messages) = &a.messages {
+                let mut meta = json!({"agentId": a.id, "name": a.name, "mode": "agent",
+                                      "createdAt": 1_767_200_000_000_i64});
+                for (k, v) in a.extra_meta.as_object().into_iter().flatten() {
+                    meta[k] = v.clone();
+                }
+                let store_dir = dir.join("agents").join(&a.id);
+                write_agent_store(&store_dir, workspace, meta, messages, true, &Value::Null);
+                std::fs::remove_file(store_dir.join("meta.json")).unwrap();
+            }
+        }
+        path
+    }
+
     /// An agent transcript at `projects/<dir_name>/agent-transcripts/<id>/<id>.jsonl`.
     pub fn transcript(&self, dir_name: &str, id: &str, lines: &[String]) -> PathBuf {
         let dir = self.cursor_home.join("projects").join(dir_name).join("agent-transcripts").join(id);
@@ -183,6 +245,30 @@ impl CursorFixture {
         }
         out
     }
+}
+
+/// One agent of [`CursorFixture::sdk_agent_store`].
+#[derive(Debug, Clone, Default)]
+pub struct SdkAgent {
+    pub id: String,
+    pub name: String,
+    /// ISO-8601, as the SDK writes them.
+    pub created_at: String,
+    pub updated_at: String,
+    /// The JSON message blobs of its `store.db`; `None`: no blob store on disk.
+    pub messages: Option<Vec<Value>>,
+    /// More fields for the blob store's meta row (`blobEncryptionKey` and the like).
+    pub extra_meta: Value,
+    pub runs: Vec<SdkRun>,
+}
+
+/// One run of an [`SdkAgent`]; `usage_json` is written as given (`None`: SQL NULL).
+#[derive(Debug, Clone, Default)]
+pub struct SdkRun {
+    pub model: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub usage_json: Option<String>,
 }
 
 /// A cursor-agent `store.db` in `dir` (`blobs` + `meta`) and the `meta.json` beside it.

@@ -1,10 +1,11 @@
 //! Cursor 3.x's agent stores, built in each test from their published shapes (reference:
 //! `cursor-3x-drift.md` D1–D3, D8, D9): legacy text transcripts, subagents, markers and injected
-//! text, cursor-agent 2026.08+ stores, sessions with only a `meta.json`, ACP sessions.
+//! text, cursor-agent 2026.08+ stores, sessions with only a `meta.json`, ACP sessions, and the
+//! SDK / Agents Window's `sdk-agent-store` (its catalog's columns as public readers give them).
 
 use serde_json::json;
 use tether_core::history::sessions::ShowOptions;
-use tether_testkit::CursorFixture;
+use tether_testkit::{CursorFixture, SdkAgent, SdkRun};
 
 use crate::Env;
 
@@ -196,4 +197,106 @@ fn a_store_without_meta_json_takes_no_project_from_file_states() {
     let s = e.all().into_iter().find(|s| s.id == "c0000002-0000-4000-8000-000000000001").unwrap();
     assert_eq!(s.project, None, "no garbage project");
     assert_eq!(e.search_ids("wren"), vec!["c0000002-0000-4000-8000-000000000001".to_string()]);
+}
+
+#[test]
+fn sdk_agent_stores_are_read_with_their_runs_tokens_as_recorded_usage() {
+    let fx = CursorFixture::new();
+    let run = |model: &str, at: &str, usage: Option<&str>| SdkRun {
+        model: model.into(),
+        started_at: format!("2026-10-04T{at}:00Z"),
+        finished_at: format!("2026-10-04T{at}:30Z"),
+        usage_json: usage.map(str::to_owned),
+    };
+    let index = fx.sdk_agent_store(
+        "/home/u/heron",
+        &[
+            SdkAgent {
+                id: "sdk-agent-1".into(),
+                name: "Heron migration".into(),
+                created_at: "2026-10-04T00:00:00Z".into(),
+                updated_at: "2026-10-04T00:00:00Z".into(),
+                messages: Some(vec![
+                    json!({"role": "user", "content": [{"type": "text", "text": "<user_query>\nmigrate the heron table\n</user_query>"}]}),
+                    json!({"role": "assistant", "content": [{"type": "text", "text": "heron table migrated"},
+                            {"type": "tool-call", "toolCallId": "c1", "toolName": "Shell", "args": {"command": "cargo test heron"}}]}),
+                    json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "result": "ok"}]}),
+                ]),
+                extra_meta: json!({}),
+                runs: vec![
+                    run("composer-2", "00:01", Some(r#"{"inputTokens":1200,"outputTokens":300,"cacheReadTokens":50}"#)),
+                    run("composer-2", "00:02", Some(r#"{"inputTokens":800,"outputTokens":100}"#)),
+                ],
+            },
+            // No run recorded figures: the chat's tokens stay absent, never 0.
+            SdkAgent {
+                id: "sdk-agent-2".into(),
+                name: "Egret review".into(),
+                created_at: "2026-10-05T00:00:00Z".into(),
+                updated_at: "2026-10-05T00:10:00Z".into(),
+                messages: Some(vec![json!({"role": "user", "content": "review the egret module"}),
+                                    json!({"role": "assistant", "content": "egret reviewed"})]),
+                extra_meta: json!({}),
+                runs: vec![run("gpt-5", "00:03", None), run("gpt-5", "00:04", Some(r#"{"outputTokens":9}"#))],
+            },
+            // A catalog row whose blob store is not on disk: listed from the catalog.
+            SdkAgent {
+                id: "sdk-agent-3".into(),
+                name: "Ibis idea".into(),
+                created_at: "2026-10-06T00:00:00Z".into(),
+                updated_at: "2026-10-06T00:00:00Z".into(),
+                ..Default::default()
+            },
+        ],
+    );
+    // Malformed rows are counted and skipped, never fatal.
+    let c = rusqlite::Connection::open(&index).unwrap();
+    c.execute_batch(
+        "INSERT INTO agents VALUES (NULL, '/home/u/heron', 'no id', NULL, NULL, NULL);
+         INSERT INTO runs VALUES ('bad', 'sdk-agent-1', 3, 'ERROR', 'composer-2', '2026-10-04T00:05:00Z', NULL, NULL, NULL, '{broken');",
+    )
+    .unwrap();
+    drop(c);
+
+    let e = Env::new(fx);
+    let r = e.index();
+    let src = r.sources.iter().find(|s| s.path.ends_with("index.db")).expect("the catalog is a source");
+    assert_eq!(src.reasons.0.get("bad_agent_row"), Some(&1), "{:?}", src.reasons);
+    assert_eq!(src.reasons.0.get("bad_usage_json"), Some(&1), "{:?}", src.reasons);
+    let all = e.all();
+    let summary = |id: &str| all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("{id} listed: {all:?}"));
+    let heron = summary("sdk-agent-1");
+    assert_eq!((heron.title.as_deref(), heron.project.as_deref()), (Some("Heron migration"), Some("/home/u/heron")));
+    assert_eq!(heron.created_at.as_deref(), Some("2026-10-04T00:00:00.000Z"));
+    assert_eq!(heron.updated_at.as_deref(), Some("2026-10-04T00:05:00.000Z"), "the latest run");
+    assert_eq!(
+        show(&e, "sdk-agent-1"),
+        own(&[
+            ("user", "text", "migrate the heron table"),
+            ("assistant", "text", "heron table migrated"),
+            ("assistant", "tool", "cargo test heron"),
+        ])
+    );
+    assert_eq!(e.search_ids("egret"), vec!["sdk-agent-2".to_string()]);
+    assert_eq!(summary("sdk-agent-3").messages, 0);
+
+    // The runs' figures are usage Cursor recorded: summed per chat, absent ones absent.
+    let q = tether_core::usage::report::UsageQuery {
+        since: Some("2026-01-01".into()),
+        by: vec![tether_core::usage::report::Dim::Project],
+        source: Some("chats".into()),
+        ..Default::default()
+    };
+    let rep = tether_core::usage::report::report(&e.t, &q).unwrap();
+    let heron_row = rep.rows.iter().find(|r| r.keys == ["/home/u/heron"]).expect("a heron row");
+    assert_eq!((heron_row.input, heron_row.output), (2000, 400), "{heron_row:?}");
+    assert_eq!(
+        (heron_row.items, heron_row.with_tokens),
+        (2, 1),
+        "the egret chat recorded none (ibis has no messages): {heron_row:?}"
+    );
+
+    let report = tether_core::ops::system::doctor(&e.t).unwrap();
+    let found = report.found.iter().find(|f| f.kind == "sdk_agent").expect("doctor lists the kind");
+    assert_eq!((found.files, found.sessions), (1, 3), "{:?}", report.found);
 }

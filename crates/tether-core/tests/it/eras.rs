@@ -158,7 +158,35 @@ fn header_only_chats_are_listed_with_their_title() {
 
 #[test]
 fn secrets_never_reach_the_index() {
-    let e = env();
+    let fx = CursorFixture::new();
+    build_all(&fx);
+    // Cursor 3's sdk-agent-store: keys in an agent's blob store meta row and in catalog columns.
+    let index = fx.sdk_agent_store(
+        "/home/u/theta",
+        &[tether_testkit::SdkAgent {
+            id: "sdk-secret".into(),
+            name: "Tapir agent".into(),
+            created_at: "2026-10-04T00:00:00Z".into(),
+            updated_at: "2026-10-04T00:00:00Z".into(),
+            messages: Some(vec![
+                serde_json::json!({"role": "user", "content": "tapir question"}),
+                serde_json::json!({"role": "assistant", "content": "tapir answer"}),
+            ]),
+            extra_meta: serde_json::json!({"blobEncryptionKey": SECRET_KEY, "speculativeSummarizationEncryptionKey": SECRET_KEY,
+                                           "cursorAuth/accessToken": SECRET_TOKEN}),
+            runs: vec![],
+        }],
+    );
+    let c = rusqlite::Connection::open(&index).unwrap();
+    c.execute_batch(&format!(
+        "ALTER TABLE agents ADD COLUMN blobEncryptionKey TEXT; ALTER TABLE agents ADD COLUMN auth_token TEXT;
+         UPDATE agents SET blobEncryptionKey = '{SECRET_KEY}', auth_token = '{SECRET_TOKEN}';"
+    ))
+    .unwrap();
+    drop(c);
+    let e = Env::new(fx);
+    e.index();
+    assert!(!e.search_ids("tapir").is_empty(), "the SDK agent was read");
     // A second pass (over unchanged files) and a changed CLI store, then every file in the data
     // dir: the index, its -wal and -shm, logs, settings, whatever is there.
     e.index();
