@@ -210,9 +210,13 @@ fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
     let mut out: Vec<Source> = Vec::new();
     for p in paths {
         let base = strip_sidecar(p);
-        let hit = all
-            .iter()
-            .find(|s| s.path == base || (s.kind == SourceKind::Workspace && s.path.parent() == Some(base.as_path())));
+        // An SDK agent's blob store (`agents/<id>/store.db`) is read with its catalog.
+        let hit = all.iter().find(|s| {
+            s.path == base
+                || (s.kind == SourceKind::Workspace && s.path.parent() == Some(base.as_path()))
+                || (s.kind == SourceKind::SdkAgent
+                    && s.path.parent().is_some_and(|d| base.starts_with(d.join("agents"))))
+        });
         let hit = hit.or_else(|| {
             // A new store.db or transcript, or one inside a folder that was just created.
             all.iter().find(|s| {
@@ -245,4 +249,37 @@ fn strip_sidecar(p: &Path) -> PathBuf {
         }
     }
     p.to_path_buf()
+}
+
+#[cfg(test)]
+mod sdk_tests {
+    use super::*;
+
+    struct Stub(CursorLocations);
+    impl Indexer for Stub {
+        fn locations(&self) -> CursorLocations {
+            self.0.clone()
+        }
+        fn index(&self, _: Depth) -> Result<IndexReport> {
+            unreachable!()
+        }
+        fn index_sources(&self, _: &[Source], _: Depth) -> Result<IndexReport> {
+            unreachable!()
+        }
+    }
+
+    #[test]
+    fn an_sdk_agents_blob_store_changing_reindexes_its_catalog() {
+        let home = tempfile::tempdir().unwrap();
+        let store = home.path().join("projects/home-u-p/sdk-agent-store/abc");
+        std::fs::create_dir_all(store.join("agents/a1")).unwrap();
+        std::fs::write(store.join("index.db"), b"").unwrap();
+        std::fs::write(store.join("agents/a1/store.db"), b"").unwrap();
+        let loc = CursorLocations { cursor_homes: vec![home.path().to_owned()], ..Default::default() };
+        let hit = affected_sources(&Stub(loc), &[store.join("agents/a1/store.db-wal")]);
+        assert_eq!(
+            hit.iter().map(|s| (s.kind, s.path.clone())).collect::<Vec<_>>(),
+            [(SourceKind::SdkAgent, store.join("index.db"))]
+        );
+    }
 }
