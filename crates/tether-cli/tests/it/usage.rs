@@ -154,4 +154,27 @@ fn the_account_csv_gives_exact_totals_per_model_per_day_once() {
         "{csv_out}"
     );
     assert!(csv_out.contains("account,gpt-5,2,2,1050,200,0,0,1250,0.0300,false,0,0"), "{csv_out}");
+
+    // A model named like a formula (CSV injection) comes back as text.
+    std::fs::write(
+        e.dir.path().join("evil.csv"),
+        "Date,Kind,Model,Input (w/o Cache Write),Output Tokens,Cost\n\
+         2026-03-02T09:00:00.000Z,Included,-2+3+cmd|' /C calc'!A0,1,1,Included\n",
+    )
+    .unwrap();
+    assert!(e.run(&["usage", "import", &e.dir.path().join("evil.csv").to_string_lossy()]).status.success());
+    let csv_out = e.run(&[
+        "usage",
+        "--since",
+        "2026-03-02",
+        "--until",
+        "2026-03-03",
+        "--by",
+        "model",
+        "--source",
+        "account",
+        "--csv",
+    ]);
+    let csv_out = String::from_utf8_lossy(&csv_out.stdout);
+    assert!(csv_out.contains("account,\"'-2+3+cmd|' /C calc'!A0\",1,"), "{csv_out}");
 }

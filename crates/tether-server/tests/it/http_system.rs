@@ -241,6 +241,17 @@ async fn usage_reports_imports_and_budgets() {
     let res = d.request(Method::GET, &format!("/api/usage?{q}&format=csv")).send().await.unwrap();
     assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
     assert!(res.text().await.unwrap().contains("account,gpt-5,2,2,1010,202,0,0,1212,0.0400"));
+    // A formula in an imported cell comes back as text, not a live formula (CSV injection).
+    let evil = "Date,Kind,Model,Max Mode,Input (w/ Cache Write),Input (w/o Cache Write),Cache Read,Output,Total Tokens,Cost\n\
+                2026-03-02T11:00:00.000Z,Usage-based,\"=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")\",No,0,1,0,0,1,$0.01\n\
+                2026-03-02T11:00:01.000Z,Usage-based,@SUM(A1),No,0,1,0,0,1,$0.01\n";
+    ok(d.post("/api/usage/import", json!({"file": "evil.csv", "csv": evil})).await);
+    let q2 = "since=2026-03-02&until=2026-03-03&by=model&source=account";
+    let res = d.request(Method::GET, &format!("/api/usage?{q2}&format=csv")).send().await.unwrap();
+    let text = res.text().await.unwrap();
+    assert!(text.contains("account,\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")\",1,"), "{text}");
+    assert!(text.contains("account,\"'@SUM(A1)\",1,"), "{text}");
+    assert!(!text.contains(",=") && !text.contains(",@"), "{text}");
     assert_error(&d.get("/api/usage?by=colour").await, 400, "invalid_input");
     let encoded = ok(d.get("/api/usage?since=2026-03-01&until=2026-03-02&by=day%2Cmodel&source=account").await);
     assert_eq!(encoded["rows"][0]["keys"], json!(["2026-03-01", "gpt-5"]), "a comma sent percent-encoded: {encoded}");
