@@ -146,15 +146,27 @@ fn column(name: &str) -> Option<Col> {
     })
 }
 
+/// The most tokens one figure of one event may say: no request spends a trillion tokens, and a
+/// figure past this (Cursor never writes one) is a bad line, not a number to clamp. It also keeps
+/// every sum the report makes far from `i64`'s end.
+pub const MAX_TOKENS: i64 = 1_000_000_000_000;
+
 /// Imports a usage CSV exported from Cursor's dashboard. Every readable row is kept (an event
 /// imported before is recognised and not added again); a row that cannot be read is reported by
-/// its line and the rest imported. One transaction: an import lands whole or not at all.
+/// its line and the rest imported — a quote never closed included: the line it opens on is
+/// reported and reading goes on at the next line, instead of the quote taking every row after
+/// it. A header naming one column twice is refused (which one to read would be a guess). One
+/// transaction: an import lands whole or not at all.
 pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportReport> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(bytes);
-    let header = rdr
-        .headers()
-        .map_err(|e| Error::invalid("usage CSV", format!("{file}: the header cannot be read: {e}")))?
-        .clone();
+    let records = records(bytes);
+    let mut records = records.into_iter();
+    let header = match records.next() {
+        Some(Record { rec: Ok(h), .. }) => h,
+        Some(Record { line, rec: Err(e) }) => {
+            return Err(Error::invalid("usage CSV", format!("{file}: the header (line {line}) cannot be read: {e}")));
+        }
+        None => return Err(Error::invalid("usage CSV", format!("{file}: the file is empty"))),
+    };
     let cols: Vec<Option<Col>> = header.iter().map(column).collect();
     if !cols.contains(&Some(Col::Date)) {
         return Err(Error::invalid(
@@ -162,6 +174,7 @@ pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportRepor
             format!("{file}: no Date column; export the CSV from Cursor's dashboard (Usage → Export CSV)"),
         ));
     }
+    duplicate_columns(file, &header, &cols)?;
     let mut report = ImportReport {
         file: file.to_owned(),
         unknown_columns: header
@@ -175,19 +188,15 @@ pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportRepor
     };
     let now = crate::clock::now_ms();
     let mut events = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i as u64 + 2;
+    for Record { line, rec } in records {
         report.rows += 1;
         let rec = match rec {
             Ok(r) => r,
-            Err(e) => {
-                report
-                    .malformed
-                    .push(Malformed { line: e.position().map_or(line, |p| p.line()), reason: e.to_string() });
+            Err(reason) => {
+                report.malformed.push(Malformed { line, reason });
                 continue;
             }
         };
-        let line = rec.position().map_or(line, |p| p.line());
         if rec.iter().all(str::is_empty) {
             report.rows -= 1;
             continue;
@@ -247,6 +256,84 @@ pub fn import_csv(store: &Store, file: &str, bytes: &[u8]) -> Result<ImportRepor
     Ok(report)
 }
 
+/// One record of the file, by the line it starts on (1-based), or why it cannot be read.
+struct Record {
+    line: u64,
+    rec: std::result::Result<csv::StringRecord, String>,
+}
+
+/// The file's records, the header first. The csv reader takes a quote that is never closed as
+/// a field running to the end of the file; such a record (the last, spanning lines, its text
+/// holding an odd number of `"`: closed quotes and doubled ones come in pairs) is reported at
+/// its first line, and reading starts again on the line after it.
+fn records(bytes: &[u8]) -> Vec<Record> {
+    let mut out = Vec::new();
+    let (mut at, mut first_line) = (0usize, 1u64);
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let mut rdr =
+            csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::All).from_reader(rest);
+        let mut pass: Vec<(u64, usize, Record)> = Vec::new();
+        for rec in rdr.records() {
+            let (line, byte) = match &rec {
+                Ok(r) => r.position().map_or((0, 0), |p| (p.line(), p.byte() as usize)),
+                Err(e) => e.position().map_or((0, 0), |p| (p.line(), p.byte() as usize)),
+            };
+            let line = first_line + line.saturating_sub(1);
+            pass.push((line, byte, Record { line, rec: rec.map_err(|e| e.to_string()) }));
+        }
+        // Only a record that took in the lines after it: a lone `"` inside an unquoted field of
+        // the last line is text, and costs no row.
+        let open_quote = pass.last().is_some_and(|(_, byte, _)| {
+            rest.get(*byte..).is_some_and(|r| {
+                let r = r.trim_ascii_end();
+                r.contains(&b'\n') && r.iter().filter(|b| **b == b'"').count() % 2 == 1
+            })
+        });
+        if !open_quote {
+            out.extend(pass.into_iter().map(|(.., r)| r));
+            break;
+        }
+        let (line, byte, _) = pass.pop().expect("checked above");
+        out.extend(pass.into_iter().map(|(.., r)| r));
+        out.push(Record {
+            line,
+            rec: Err(
+                "a quote opened on this line is never closed; the line is left out and reading goes on at the next"
+                    .into(),
+            ),
+        });
+        let Some(nl) = rest[byte..].iter().position(|b| *b == b'\n') else { break };
+        at += byte + nl + 1;
+        first_line = line + 1;
+    }
+    out
+}
+
+/// Refuses a header that names a column twice: two names for one figure (`Input` and `Input
+/// (w/o Cache Write)`) or the same name again.
+fn duplicate_columns(file: &str, header: &csv::StringRecord, cols: &[Option<Col>]) -> Result<()> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    let mut twice = Vec::new();
+    for (name, col) in header.iter().zip(cols) {
+        let key = match col {
+            Some(c) => format!("{c:?}"),
+            None if name.is_empty() => continue,
+            None => name.trim().to_lowercase(),
+        };
+        if let Some(before) = seen.insert(key, name) {
+            twice.push(format!("{before:?} and {name:?}"));
+        }
+    }
+    if twice.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "usage CSV",
+        format!("{file}: the header names a column twice ({}); keep one of each", twice.join(", ")),
+    ))
+}
+
 struct Row {
     at_ms: i64,
     kind: String,
@@ -290,11 +377,20 @@ fn row(header: &csv::StringRecord, cols: &[Option<Col>], rec: &csv::StringRecord
             if t.is_empty() || t == "-" {
                 return Ok(0);
             }
-            t.parse::<f64>()
+            // A whole number, as Cursor writes them (`1200`, or `1200.0`); never rounded or
+            // clamped into one.
+            let n = t
+                .parse::<i64>()
                 .ok()
-                .filter(|n| n.is_finite() && *n >= 0.0)
-                .map(|n| n.round() as i64)
-                .ok_or_else(|| format!("{what} {v:?} is not a number of tokens"))
+                .or_else(|| t.parse::<f64>().ok().filter(|n| n.fract() == 0.0 && n.abs() < 9.0e15).map(|n| n as i64));
+            match n {
+                Some(n) if (0..=MAX_TOKENS).contains(&n) => Ok(n),
+                Some(_) => Err(format!("{what} {v:?} is not between 0 and {MAX_TOKENS} tokens")),
+                None if t.parse::<f64>().is_ok_and(|n| n.is_finite() && n.fract() == 0.0) => {
+                    Err(format!("{what} {v:?} is not between 0 and {MAX_TOKENS} tokens"))
+                }
+                None => Err(format!("{what} {v:?} is not a number of tokens")),
+            }
         };
         match col {
             Some(Col::Date) => {
@@ -403,6 +499,60 @@ mod tests {
             (1000, 100, Some(0.04), Some("bc-1"))
         );
         assert_eq!(ev[0].cost_usd, None, "Included is not a figure");
+    }
+
+    #[test]
+    fn a_quote_never_closed_costs_its_own_line_only() {
+        let (_d, s) = store();
+        let csv = "Date,Kind,Model,Output Tokens,Cost\n\
+                   2026-03-01T10:00:00.000Z,Included,gpt-5,1,$0.01\n\
+                   2026-03-01T11:00:00.000Z,Included,\"gpt-5,2,$0.01\n\
+                   2026-03-01T12:00:00.000Z,Included,gpt-5,3,$0.01\n\
+                   2026-03-01T13:00:00.000Z,\"Errored, Not Charged\",gpt-5,4,$0.00\n";
+        let r = import_csv(&s, "usage.csv", csv.as_bytes()).unwrap();
+        assert_eq!((r.rows, r.imported), (4, 3), "{r:?}");
+        assert_eq!(r.malformed.len(), 1, "{r:?}");
+        assert_eq!(r.malformed[0].line, 3, "{r:?}");
+        assert!(r.malformed[0].reason.contains("never closed"), "{r:?}");
+        let outputs: Vec<i64> = account_events(&s, None, None).unwrap().iter().map(|e| e.output).collect();
+        assert_eq!(outputs, [1, 3, 4], "the rows after the open quote are kept");
+        // A stray quote inside the last line's unquoted field is text, not an open quote.
+        let r = import_csv(&s, "b.csv", b"Date,Model,Output Tokens\n2026-03-02T10:00:00Z,5\" model,7\n").unwrap();
+        assert_eq!((r.imported, r.malformed.len()), (1, 0), "{r:?}");
+    }
+
+    #[test]
+    fn a_header_naming_a_column_twice_is_refused_by_its_names() {
+        let (_d, s) = store();
+        for (header, names) in [
+            ("Date,Model,Input,Input (w/o Cache Write)", "\"Input\" and \"Input (w/o Cache Write)\""),
+            ("Date,Model,Date", "\"Date\" and \"Date\""),
+            ("Date,Team,team", "\"Team\" and \"team\""),
+        ] {
+            let csv = format!("{header}\n2026-03-01T10:00:00Z,gpt-5,1\n");
+            let err = import_csv(&s, "x.csv", csv.as_bytes()).unwrap_err().to_string();
+            assert!(err.contains("names a column twice") && err.contains(names), "{header}: {err}");
+        }
+        assert!(account_events(&s, None, None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn token_figures_out_of_range_are_bad_lines_never_clamped() {
+        let (_d, s) = store();
+        let csv = "Date,Model,Input (w/o Cache Write),Output Tokens\n\
+                   2026-03-01T10:00:00Z,gpt-5,9007199254740993,1\n\
+                   2026-03-01T10:00:01Z,gpt-5,1e20,1\n\
+                   2026-03-01T10:00:02Z,gpt-5,9223372036854775808,1\n\
+                   2026-03-01T10:00:03Z,gpt-5,12.5,1\n\
+                   2026-03-01T10:00:04Z,gpt-5,1000000000000,1\n\
+                   2026-03-01T10:00:05Z,gpt-5,\"2,000.0\",1\n";
+        let r = import_csv(&s, "big.csv", csv.as_bytes()).unwrap();
+        let lines: Vec<u64> = r.malformed.iter().map(|m| m.line).collect();
+        assert_eq!(lines, [2, 3, 4, 5], "{:?}", r.malformed);
+        assert!(r.malformed[0].reason.contains("not between 0 and 1000000000000"), "{:?}", r.malformed);
+        assert!(r.malformed[3].reason.contains("not a number of tokens"), "{:?}", r.malformed);
+        let inputs: Vec<i64> = account_events(&s, None, None).unwrap().iter().map(|e| e.input_no_cache_write).collect();
+        assert_eq!(inputs, [MAX_TOKENS, 2000]);
     }
 
     #[test]
