@@ -26,6 +26,13 @@ pub enum Budget {
     Usd(f64),
 }
 
+/// The largest token budget: a trillion tokens, past anything a run, a task or a day spends.
+/// Larger figures (`1e309`, `inf`, `9223372036854775808`) are mistakes, refused rather than
+/// read as no limit.
+pub const MAX_BUDGET_TOKENS: i64 = 1_000_000_000_000;
+/// The largest dollar budget: a million US dollars.
+pub const MAX_BUDGET_USD: f64 = 1_000_000.0;
+
 impl FromStr for Budget {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -33,28 +40,45 @@ impl FromStr for Budget {
         let bad = || {
             Error::invalid(
                 "budget",
-                format!("{s:?}: write tokens (200000, 200k, 1.5m) or dollars ($2, $0.50, 2usd), more than zero"),
+                format!(
+                    "{s:?}: write tokens (200000, 200k, 1.5m; at most 1000000m) or dollars ($2, $0.50, 2usd; at most $1000000), more than zero"
+                ),
             )
         };
         let (usd, num) = match t.strip_prefix('$').or_else(|| t.strip_suffix("usd")) {
             Some(n) => (true, n.trim().to_owned()),
             None => (false, t.clone()),
         };
+        // Only digits and one point: Rust's float parser also reads `inf`, `nan` and `1e309`.
+        let number = |n: &str| -> Result<f64> {
+            let plain = !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && n.chars().filter(|c| *c == '.').count() <= 1
+                && n != ".";
+            if !plain {
+                return Err(bad());
+            }
+            n.parse::<f64>().map_err(|_| bad())
+        };
         let b = if usd {
-            Budget::Usd(num.parse::<f64>().map_err(|_| bad())?)
+            let v = number(&num)?;
+            if !(v > 0.0 && v <= MAX_BUDGET_USD) {
+                return Err(bad());
+            }
+            Budget::Usd(v)
         } else {
             let (digits, scale) = match num.chars().last() {
                 Some('k') => (&num[..num.len() - 1], 1e3),
                 Some('m') => (&num[..num.len() - 1], 1e6),
                 _ => (num.as_str(), 1.0),
             };
-            Budget::Tokens((digits.trim().parse::<f64>().map_err(|_| bad())? * scale).round() as i64)
+            let v = (number(digits.trim())? * scale).round();
+            if !(v >= 1.0 && v <= MAX_BUDGET_TOKENS as f64) {
+                return Err(bad());
+            }
+            Budget::Tokens(v as i64)
         };
-        match b {
-            Budget::Usd(v) if v.is_finite() && v > 0.0 => Ok(b),
-            Budget::Tokens(n) if n > 0 => Ok(b),
-            _ => Err(bad()),
-        }
+        Ok(b)
     }
 }
 
@@ -85,10 +109,13 @@ impl<'de> Deserialize<'de> for Budget {
         enum Raw {
             Text(String),
             Tokens(i64),
+            // Past i64 or not whole: refused by the parser with the forms it takes.
+            Number(f64),
         }
         match Raw::deserialize(d)? {
             Raw::Text(s) => s.parse().map_err(serde::de::Error::custom),
             Raw::Tokens(n) => format!("{n}").parse().map_err(serde::de::Error::custom),
+            Raw::Number(n) => format!("{n}").parse().map_err(serde::de::Error::custom),
         }
     }
 }
@@ -335,5 +362,39 @@ mod tests {
         for bad in ["", "0", "-5k", "$0", "lots", "$", "2x"] {
             assert!(bad.parse::<Budget>().is_err(), "{bad:?}");
         }
+        assert_eq!("1000000m".parse::<Budget>().unwrap(), Budget::Tokens(MAX_BUDGET_TOKENS));
+        assert_eq!("$1000000".parse::<Budget>().unwrap(), Budget::Usd(MAX_BUDGET_USD));
+    }
+
+    #[test]
+    fn budgets_past_the_ceiling_or_not_numbers_are_refused_naming_the_forms() {
+        for bad in [
+            "inf",
+            "infinity",
+            "1e309",
+            "1e12k",
+            "9223372036854775808",
+            "9223372036854775807",
+            "1000000000001",
+            "-1",
+            "NaN",
+            "$nan",
+            "$inf",
+            "$-1",
+            "$1e300",
+            "$1000000.01",
+            "0.4",
+            "1..2k",
+            ".",
+        ] {
+            let err = bad.parse::<Budget>().expect_err(bad).to_string();
+            assert!(err.contains("write tokens (200000, 200k, 1.5m") && err.contains("at most"), "{bad:?}: {err}");
+        }
+        // As JSON, a number too large for i64 is refused the same way, not "no variant matched".
+        for bad in ["9223372036854775808", "-1", "1.5e300"] {
+            let err = serde_json::from_str::<Budget>(bad).expect_err(bad).to_string();
+            assert!(err.contains("write tokens"), "{bad}: {err}");
+        }
+        assert_eq!(serde_json::from_str::<Budget>("250000").unwrap(), Budget::Tokens(250_000));
     }
 }

@@ -178,3 +178,27 @@ fn the_account_csv_gives_exact_totals_per_model_per_day_once() {
     let csv_out = String::from_utf8_lossy(&csv_out.stdout);
     assert!(csv_out.contains("account,\"'-2+3+cmd|' /C calc'!A0\",1,"), "{csv_out}");
 }
+
+/// A budget past the ceiling or not a number (`inf` and `1e309` read as i64::MAX tokens, `NaN`
+/// and `-1` as nothing sensible) is refused naming the forms, on each way the CLI takes one, and
+/// in a settings file edited by hand.
+#[test]
+fn budgets_that_are_not_figures_are_refused_everywhere_the_cli_takes_one() {
+    let e = Env::new(json!({}));
+    let ws = e.ws.to_string_lossy().into_owned();
+    e.json(&["task", "add", "Budgeted"]);
+    let refused = |args: &[&str]| {
+        let out = e.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("write tokens (200000, 200k"), "{args:?}: {err}");
+    };
+    for b in ["inf", "1e309", "9223372036854775808", "NaN", "-1", "$1e300"] {
+        refused(&["usage", "budget", "T-1", "--", b]);
+        refused(&["settings", "set", "usage.daily_budget", "--", b]);
+        refused(&["run", "x", "--workspace", &ws, &format!("--budget={b}")]);
+    }
+    assert_eq!(e.json(&["task", "show", "T-1"])["budget"], serde_json::Value::Null);
+    let settings = e.dir.path().join("data/settings.json");
+    std::fs::write(&settings, r#"{"usage": {"daily_budget": "inf"}}"#).unwrap();
+    refused(&["usage"]);
+}

@@ -266,5 +266,16 @@ async fn usage_reports_imports_and_budgets() {
     assert_eq!(ok(d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": "500k"})).await)["budget"], "500k");
     assert_eq!(ok(d.get(&format!("/api/tasks/{id}")).await)["budget"], "500k");
     assert_error(&d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": "lots"})).await, 422, "invalid_input");
+    // Past the ceiling or not a number: refused naming the forms, never i64::MAX tokens.
+    for budget in [json!("inf"), json!("1e309"), json!("9223372036854775808"), json!("-1"), json!("NaN"), json!(1e300)] {
+        let r = d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": budget})).await;
+        assert_error(&r, 422, "invalid_input");
+        assert!(r.1["message"].as_str().unwrap().contains("write tokens (200000, 200k"), "{budget}: {}", r.1);
+    }
+    assert_eq!(ok(d.get(&format!("/api/tasks/{id}")).await)["budget"], "500k", "the budget before stays");
+    let r = d.patch("/api/settings", json!({"usage": {"daily_budget": "inf"}})).await;
+    assert!(r.0.is_client_error() && r.1["code"] == "invalid_input", "{r:?}");
+    assert!(r.1["message"].as_str().unwrap().contains("write tokens (200000, 200k"), "{r:?}");
+    assert!(ok(d.get("/api/settings").await)["settings"]["usage"]["daily_budget"].is_null());
     d.stop().await;
 }

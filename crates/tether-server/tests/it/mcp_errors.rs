@@ -41,6 +41,15 @@ async fn failures_come_back_coded() {
         let message = e["message"].as_str().unwrap();
         assert!(!message.starts_with("failed to deserialize"), "{name}: {message}");
     }
+    // A budget past the ceiling or not a number is refused naming the forms, never read as no
+    // limit (`inf` and `1e309` were i64::MAX tokens).
+    for budget in
+        [json!("inf"), json!("1e309"), json!("NaN"), json!("-1"), json!("$1e300"), json!(9223372036854775808u64)]
+    {
+        let e = fails(&c, "agent_run", json!({"prompt": "x", "budget": budget})).await;
+        assert_eq!(e["code"], "invalid_input", "{budget}: {e}");
+        assert!(e["message"].as_str().unwrap().contains("write tokens (200000, 200k"), "{budget}: {e}");
+    }
     let e = fails(&c, "task_update", json!({"id": "T-1", "status": "sideways"})).await;
     assert!(e["message"].as_str().unwrap().contains("use one of todo, in_progress"), "{e}");
     // No arguments at all is the same as `{}`.
