@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 
 import { budgetShare, parseBudget } from '../src/budget';
 import type { UsageReport, UsageRow } from '../src/types';
-import { costText, dailySeries, rowTokens, tokensText } from '../src/views/usage';
+import { costText, dailySeries, figureText, rowTokens, tokensText } from '../src/views/usage';
 
-const row = (source: string, keys: string[], tokens: number, extra: Partial<UsageRow> = {}): UsageRow => ({
+const row = (source: string, keys: string[], tokens: number | null, extra: Partial<UsageRow> = {}): UsageRow => ({
   source,
   keys,
   items: 1,
@@ -42,22 +42,31 @@ describe('budgets and usage figures', () => {
     expect(costText(row('runs', [], 10, { cost_usd: 1.234, cost_estimated: true }))).toBe('$1.23 est.');
     expect(costText(row('account', [], 10, { cost_usd: 0.5 }))).toBe('$0.50');
     expect(costText(row('chats', [], 10))).toBe('no price');
-    expect(costText(row('chats', [], 0, { with_tokens: 0 }))).toBe('—');
+    expect(costText(row('chats', [], null, { with_tokens: 0 }))).toBe('—');
     expect(costText(row('runs', [], 9000, { cost_usd: 0.5, unpriced_tokens: 8000 }))).toBe('$0.50 + 8,000 tokens unpriced');
-    expect(rowTokens(row('chats', [], 0, { with_tokens: 0 }))).toBe('not recorded');
+    expect(rowTokens(row('chats', [], null, { with_tokens: 0 }))).toBe('not recorded');
+    expect(rowTokens(row('runs', [], 0))).toBe('0');
+    expect(figureText(null)).toBe('—');
+    expect(figureText(1234)).toBe('1,234');
     expect(tokensText(1234)).toBe('1,234');
     expect(tokensText(2_500_000)).toBe('2.5M');
   });
 
   it('lays daily rows out as one series per source over every day', () => {
     const r = {
-      rows: [row('runs', ['2026-11-24', 'runs'], 5), row('account', ['2026-11-25', 'account'], 7), row('runs', ['2026-11-25', 'runs'], 3)],
+      rows: [
+        row('runs', ['2026-11-24', 'runs'], 5),
+        row('account', ['2026-11-25', 'account'], 7),
+        row('runs', ['2026-11-25', 'runs'], 3),
+        row('chats', ['2026-11-25', 'chats'], null, { with_tokens: 0 }),
+      ],
     } as UsageReport;
     expect(dailySeries(r)).toEqual({
       days: ['2026-11-24', '2026-11-25'],
       series: [
         { source: 'runs', data: [5, 3] },
         { source: 'account', data: [0, 7] },
+        { source: 'chats', data: [0, null] },
       ],
     });
   });

@@ -860,7 +860,12 @@ keys: Array<string>,
 /**
  * Runs, chats or account events in the group, and how many of them have token figures.
  */
-items: number, with_tokens: number, input: number, output: number, cache_read: number, cache_write: number, tokens: number, 
+items: number, with_tokens: number, 
+/**
+ * The group's tokens: `null` when nothing in it has figures (a chat Cursor recorded none
+ * for spent an unknown amount, not zero).
+ */
+input: number | null, output: number | null, cache_read: number | null, cache_write: number | null, tokens: number | null, 
 /**
  * US dollars: Cursor's figures where it gave them, else estimated from the price table;
  * absent when nothing in the group has either.

@@ -29,8 +29,13 @@ export function costText(r: Pick<UsageRow, 'cost_usd' | 'cost_estimated' | 'with
 }
 
 /** A group's tokens, or "not recorded" when nothing in it has figures (never a zero). */
-export function rowTokens(r: Pick<UsageRow, 'tokens' | 'with_tokens'>): string {
-  return r.with_tokens > 0 ? tokensText(r.tokens) : 'not recorded';
+export function rowTokens(r: Pick<UsageRow, 'tokens'>): string {
+  return r.tokens === null || r.tokens === undefined ? 'not recorded' : tokensText(r.tokens);
+}
+
+/** One figure of a group, `—` when none was recorded. */
+export function figureText(n: number | null | undefined): string {
+  return n === null || n === undefined ? '—' : n.toLocaleString();
 }
 
 export function tokensText(n: number): string {
@@ -40,13 +45,14 @@ export function tokensText(n: number): string {
   return n.toLocaleString();
 }
 
-/** Tokens per day, one series per source, over the report's days. */
-export function dailySeries(r: UsageReport): { days: string[]; series: { source: string; data: number[] }[] } {
+/** Tokens per day, one series per source, over the report's days: `0` on a day the source has
+ * nothing, `null` (a gap) on a day whose items have no figures. */
+export function dailySeries(r: UsageReport): { days: string[]; series: { source: string; data: (number | null)[] }[] } {
   const days = [...new Set(r.rows.map((row) => row.keys[0]))].sort();
   const sources = [...new Set(r.rows.map((row) => row.source))];
   const series = sources.map((source) => {
     const by = new Map(r.rows.filter((row) => row.source === source).map((row) => [row.keys[0], row.tokens]));
-    return { source, data: days.map((d) => by.get(d) ?? 0) };
+    return { source, data: days.map((d) => (by.has(d) ? (by.get(d) ?? null) : 0)) };
   });
   return { days, series };
 }
@@ -130,7 +136,7 @@ export function UsageSection({ range }: { range: string }) {
                   <tr key={`${row.source}-${row.keys[0]}`}>
                     <td>{row.source}</td>
                     <td>{row.keys[0]}</td>
-                    <td class="num" title={`${row.input} in, ${row.output} out, ${row.cache_read} cache read, ${row.cache_write} cache write`}>
+                    <td class="num" title={`${figureText(row.input)} in, ${figureText(row.output)} out, ${figureText(row.cache_read)} cache read, ${figureText(row.cache_write)} cache write`}>
                       {rowTokens(row)}
                     </td>
                     <td class="num">{costText(row)}</td>
@@ -196,7 +202,7 @@ function TopList({ title, rows, view, testid }: { title: string; rows: UsageRow[
               {row.keys[0]}
             </button>{' '}
             <span class="muted">
-              {row.with_tokens > 0 ? `${tokensText(row.tokens)} tokens` : 'tokens not recorded'} · {costText(row)}
+              {row.tokens === null || row.tokens === undefined ? 'tokens not recorded' : `${tokensText(row.tokens)} tokens`} · {costText(row)}
             </span>
           </li>
         ))}

@@ -104,6 +104,11 @@ pub fn run(t: &Tether, a: UsageArgs) -> anyhow::Result<()> {
     }
 }
 
+/// A figure, or `—` when none was recorded (never a zero).
+fn figure(n: Option<i64>) -> String {
+    n.map_or_else(|| "—".to_owned(), thousands)
+}
+
 fn cost(r: &UsageRow) -> String {
     match r.cost_usd {
         Some(c) => format!("${c:.2}{}", if r.cost_estimated { " est." } else { "" }),
@@ -126,7 +131,7 @@ fn print_report(r: &UsageReport) {
             cells.extend(row.keys.iter().cloned());
             cells.push(row.items.to_string());
             cells.push(row.with_tokens.to_string());
-            cells.push(thousands(row.tokens));
+            cells.push(figure(row.tokens));
             cells.push(cost(row));
             cells
         })
@@ -144,16 +149,18 @@ fn print_report(r: &UsageReport) {
         } else {
             String::new()
         };
-        println!(
-            "{:<8} {} tokens ({} in, {} out, {} cache read, {} cache write), {}{unpriced}{matched}",
-            tot.source,
-            thousands(tot.tokens),
-            thousands(tot.input),
-            thousands(tot.output),
-            thousands(tot.cache_read),
-            thousands(tot.cache_write),
-            cost(tot)
-        );
+        let tokens = match tot.tokens {
+            Some(n) => format!(
+                "{} tokens ({} in, {} out, {} cache read, {} cache write)",
+                thousands(n),
+                figure(tot.input),
+                figure(tot.output),
+                figure(tot.cache_read),
+                figure(tot.cache_write)
+            ),
+            None => "— tokens (not recorded)".to_owned(),
+        };
+        println!("{:<8} {tokens}, {}{unpriced}{matched}", tot.source, cost(tot));
     }
     if r.totals.is_empty() {
         println!("Nothing recorded in this period.");

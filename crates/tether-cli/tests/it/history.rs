@@ -369,3 +369,37 @@ fn init_writes_cursor_config_that_uninit_removes() {
     assert!(err.contains("mcp.json is not valid JSON") && err.contains("never overwrites"), "{err}");
     assert_eq!(std::fs::read_to_string(&mcp).unwrap(), "{ not json");
 }
+
+/// Chats Cursor kept no token figures for show as not recorded — `null` in JSON, `—` in text,
+/// an empty CSV cell — never as `0 tokens`.
+#[test]
+fn usage_of_chats_without_figures_is_absent_not_zero() {
+    let e = Env::indexed();
+    let r = e.json(&["usage", "--since", "30y", "--source", "chats", "--by", "source"]);
+    let total = &r["totals"][0];
+    assert_eq!(total["source"], "chats", "{r:#}");
+    assert!(total["items"].as_u64() > Some(0), "{r:#}");
+    let rows: Vec<&Value> = r["rows"].as_array().unwrap().iter().chain([total]).collect();
+    for row in rows.iter().filter(|row| row["with_tokens"] == 0) {
+        for k in ["input", "output", "cache_read", "cache_write", "tokens"] {
+            assert!(row[k].is_null(), "{k}: {row:#}");
+        }
+    }
+    let by_project = e.json(&["usage", "--since", "30y", "--source", "chats", "--by", "project"]);
+    let unknown: Vec<&Value> =
+        by_project["rows"].as_array().unwrap().iter().filter(|row| row["with_tokens"] == 0).collect();
+    assert!(!unknown.is_empty(), "some project's chats have no figures: {by_project:#}");
+    for row in &unknown {
+        assert!(row["input"].is_null() && row["tokens"].is_null(), "{row:#}");
+    }
+    let text = e.cmd().args(["usage", "--since", "30y", "--source", "chats", "--by", "project"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    let key = unknown[0]["keys"][0].as_str().unwrap();
+    let line = text.lines().find(|l| l.starts_with("chats") && l.contains(key)).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains('—'), "{line:?}\n{text}");
+    let csv =
+        e.cmd().args(["usage", "--since", "30y", "--source", "chats", "--by", "project", "--csv"]).output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let line = csv.lines().find(|l| l.contains(key)).unwrap_or_else(|| panic!("{csv}"));
+    assert!(line.contains(",,,,,"), "the five figures are empty cells: {line:?}");
+}

@@ -101,8 +101,10 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
     .unwrap_or_else(|| UsageRow { source: "runs".into(), ..Default::default() });
     let month = report(t, who, &UsageQuery { by: vec![report::Dim::Source], ..Default::default() })?;
     let settings = t.settings()?.usage;
+    // What today's runs are known to have spent: runs without figures add nothing known.
+    let tokens = today.tokens.unwrap_or(0);
     let daily_used = settings.daily_budget.map(|b| match b {
-        Budget::Tokens(n) => today.tokens as f64 / n as f64,
+        Budget::Tokens(n) => tokens as f64 / n as f64,
         Budget::Usd(d) => today.cost_usd.unwrap_or(0.0) / d,
     });
     let unpriced = if today.unpriced_tokens > 0 {
@@ -114,13 +116,17 @@ pub fn summary(t: &Tether, who: &Principal) -> Result<UsageSummary> {
         .cost_usd
         .map(|c| format!(", ${c:.2}{}{unpriced}", if today.cost_estimated { " est." } else { "" }))
         .unwrap_or_default();
-    let mut line = format!("Runs today: {} tokens{cost}", thousands(today.tokens));
+    let mut line = match today.tokens {
+        Some(n) => format!("Runs today: {} tokens{cost}", thousands(n)),
+        // No run, no spend: a true zero.
+        None if today.items == 0 => "Runs today: 0 tokens".to_owned(),
+        None => format!("Runs today: {} without token figures{cost}", today.items),
+    };
     if let (Some(b), Some(u)) = (settings.daily_budget, daily_used) {
         line.push_str(&format!(" ({:.0}% of {b})", u * 100.0));
     }
     // From today's figures above, not a second read of today's runs.
-    let held =
-        settings.daily_budget.and_then(|b| crate::usage::daily_over(b, today.tokens, today.cost_usd.unwrap_or(0.0)));
+    let held = settings.daily_budget.and_then(|b| crate::usage::daily_over(b, tokens, today.cost_usd.unwrap_or(0.0)));
     Ok(UsageSummary {
         today,
         last_30_days: month.totals,

