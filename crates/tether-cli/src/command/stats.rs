@@ -44,14 +44,18 @@ fn parse_since(s: &str) -> anyhow::Result<i64> {
     }
     let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: i64 = n.parse().map_err(|_| anyhow::anyhow!("{s:?}: give a date (2026-01-31) or 30d, 12w, 6m, 1y"))?;
-    let days = match unit {
-        "d" => n,
-        "w" => n * 7,
-        "m" => n * 30,
-        "y" => n * 365,
+    let per = match unit {
+        "d" => 1,
+        "w" => 7,
+        "m" => 30,
+        "y" => 365,
         _ => anyhow::bail!("{s:?}: give a date (2026-01-31) or 30d, 12w, 6m, 1y"),
     };
-    Ok(tether_core::clock::now_ms() - days * 86_400_000)
+    // A count too large for milliseconds is a typo, not a moment before time began.
+    n.checked_mul(per)
+        .and_then(|d| d.checked_mul(86_400_000))
+        .and_then(|back| tether_core::clock::now_ms().checked_sub(back))
+        .ok_or_else(|| anyhow::anyhow!("{s:?}: give a date (2026-01-31) or 30d, 12w, 6m, 1y"))
 }
 
 fn bar(n: i64, max: i64, width: usize) -> String {

@@ -679,11 +679,18 @@ fn excerpt_text(t: &Tether, e: &Edit) -> Option<String> {
     Some(w.messages.iter().map(|m| format!("{}: {}", m.role, m.text)).collect::<Vec<_>>().join("\n\n"))
 }
 
-/// `7d`, `2w`, `1y`, `24h`, `30m`, or an ISO date/time, as epoch ms.
+/// `7d`, `2w`, `1y`, `24h`, `30m`, or an ISO date/time, as epoch ms. An age is a whole number
+/// of units, none or more (`-5d` is not one: it read as five days ahead); one that does not
+/// fit in milliseconds is not one either.
 pub fn parse_since(s: &str) -> Result<i64> {
     let s = s.trim();
-    let unit =
-        |suffix: char, ms: i64| s.strip_suffix(suffix).and_then(|n| n.parse::<i64>().ok()).map(|n| now_ms() - n * ms);
+    let unit = |suffix: char, ms: i64| {
+        s.strip_suffix(suffix)
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<i64>().ok())
+            .and_then(|n| n.checked_mul(ms))
+            .and_then(|back| now_ms().checked_sub(back))
+    };
     unit('d', 86_400_000)
         .or_else(|| unit('w', 7 * 86_400_000))
         .or_else(|| unit('y', 365 * 86_400_000))

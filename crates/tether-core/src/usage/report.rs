@@ -515,7 +515,11 @@ pub fn since_ms(s: &str) -> Result<i64> {
     if s == "today" {
         return Ok(today_start_ms());
     }
-    let days = |n: &str, per: i64| n.parse::<i64>().ok().filter(|n| *n > 0).map(|n| n * per);
+    // A count of days back, more than none and at most a century (more is a typo, and would
+    // overflow the milliseconds below): anything else is not a period.
+    let days = |n: &str, per: i64| {
+        n.parse::<i64>().ok().filter(|n| *n > 0).and_then(|n| n.checked_mul(per)).filter(|d| *d <= 36_500)
+    };
     let back = match s.char_indices().last() {
         Some((i, 'd')) => days(&s[..i], 1),
         Some((i, 'w')) => days(&s[..i], 7),
@@ -681,6 +685,16 @@ mod tests {
         );
         for line in csv.lines().skip(1).take(6) {
             assert!(line.starts_with("account,\"'"), "a neutralised cell is quoted: {line:?}");
+        }
+    }
+
+    #[test]
+    fn a_period_back_is_a_positive_count_of_at_most_a_century() {
+        assert!(since_ms("30d").unwrap() < since_ms("today").unwrap() + 1);
+        assert!(since_ms("100y").is_ok());
+        for bad in ["-5d", "0d", "-1y", "101y", "99999999999999999d", "9223372036854775807y", "5", "d", "-5"] {
+            let err = since_ms(bad).expect_err(bad).to_string();
+            assert!(err.contains("give 30d, 12w, 6m, 1y, today or a date"), "{bad}: {err}");
         }
     }
 

@@ -267,7 +267,8 @@ async fn usage_reports_imports_and_budgets() {
     assert_eq!(ok(d.get(&format!("/api/tasks/{id}")).await)["budget"], "500k");
     assert_error(&d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": "lots"})).await, 422, "invalid_input");
     // Past the ceiling or not a number: refused naming the forms, never i64::MAX tokens.
-    for budget in [json!("inf"), json!("1e309"), json!("9223372036854775808"), json!("-1"), json!("NaN"), json!(1e300)] {
+    for budget in [json!("inf"), json!("1e309"), json!("9223372036854775808"), json!("-1"), json!("NaN"), json!(1e300)]
+    {
         let r = d.put(&format!("/api/tasks/{id}/budget"), json!({"budget": budget})).await;
         assert_error(&r, 422, "invalid_input");
         assert!(r.1["message"].as_str().unwrap().contains("write tokens (200000, 200k"), "{budget}: {}", r.1);
@@ -277,5 +278,23 @@ async fn usage_reports_imports_and_budgets() {
     assert!(r.0.is_client_error() && r.1["code"] == "invalid_input", "{r:?}");
     assert!(r.1["message"].as_str().unwrap().contains("write tokens (200000, 200k"), "{r:?}");
     assert!(ok(d.get("/api/settings").await)["settings"]["usage"]["daily_budget"].is_null());
+    d.stop().await;
+}
+
+/// A period that is not one (`-5d` read as five days ahead, a count past milliseconds) is
+/// invalid input, a coded 400, on every route that takes one; never 200 with everything, or a 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_periods_are_invalid_input() {
+    let d = TestDaemon::start().await;
+    for since in ["-5d", "-1y", "0d", "99999999999999999d", "1e3d"] {
+        let r = d.get(&format!("/api/usage?since={since}")).await;
+        assert_error(&r, 400, "invalid_input");
+    }
+    for since in ["-5d", "-24h", "99999999999999999d", "9223372036854775807w", "d"] {
+        assert_error(&d.get(&format!("/api/trace/written?since={since}")).await, 400, "invalid_input");
+        assert_error(&d.get(&format!("/api/trace/export?since={since}")).await, 400, "invalid_input");
+    }
+    ok(d.get("/api/trace/written?since=7d").await);
+    ok(d.get("/api/usage?since=7d").await);
     d.stop().await;
 }
