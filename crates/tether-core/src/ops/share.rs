@@ -128,8 +128,9 @@ pub fn get(t: &Tether, id: &str) -> Result<SharedChat> {
     shared::get(&*t.board_db(), id)
 }
 
-/// `markdown` with every secret the detectors find replaced, and how many of each kind.
-fn redact(markdown: &str) -> Result<(String, Vec<Redaction>)> {
+/// `markdown` with every secret the detectors find replaced, and how many of each kind. The one
+/// redaction for chat text that leaves Tether (a shared chat, a trace export's excerpts).
+pub(crate) fn redact(markdown: &str) -> Result<(String, Vec<Redaction>)> {
     // The crate refuses inputs past its whole-input limit; a chat that long is redacted in
     // pieces cut at line ends (a secret spans no line end but a private key's, whose block the
     // detector finds by its header and footer lines, and a piece never cuts inside one).

@@ -676,7 +676,10 @@ fn excerpt_text(t: &Tether, e: &Edit) -> Option<String> {
         },
     )
     .ok()?;
-    Some(w.messages.iter().map(|m| format!("{}: {}", m.role, m.text)).collect::<Vec<_>>().join("\n\n"))
+    let text = w.messages.iter().map(|m| format!("{}: {}", m.role, m.text)).collect::<Vec<_>>().join("\n\n");
+    // Chat text leaving Tether goes through the redaction sharing a chat uses (the chat's keys,
+    // tokens and passwords replaced); text the scanner refuses is left out, never sent as it is.
+    crate::ops::share::redact(&text).ok().map(|(redacted, _)| redacted)
 }
 
 /// `7d`, `2w`, `1y`, `24h`, `30m`, or an ISO date/time, as epoch ms. An age is a whole number

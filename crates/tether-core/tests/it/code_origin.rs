@@ -386,4 +386,40 @@ fn an_agent_reads_origins_only_inside_its_own_chats_workspace() {
     }
     let person = Principal::person("me");
     assert!(trace::code_origin(&mine.t, &person, &[], &ask(&theirs)).unwrap().counts.ai > 0);
+
+/// `trace export --with-excerpts`: the turn's words leave Tether through the redaction sharing a
+/// chat uses — the chat's token and password replaced, the rest kept.
+#[test]
+fn excerpts_in_an_export_carry_no_secrets() {
+    use serde_json::json;
+    use tether_testkit::{Composer, CursorFixture, Journal};
+    let fx = CursorFixture::new();
+    let g = fx.global(Journal::Rollback);
+    Composer {
+        id: "secret-chat",
+        name: Some("Deploy the app"),
+        version: 10,
+        bubble_version: 3,
+        created_at: 1_700_000_000_000,
+        extra: json!({}),
+        bubbles: vec![
+            (1, json!({"text": "Deploy with DATABASE_URL=postgres://admin:s3cr3tP4ss@db.example.com:5432/app and token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"})),
+            (2, json!({"text": "Done: the area function multiplies width by height."})),
+        ],
+    }
+    .write(&g);
+    g.close();
+    let e = crate::Env::new(fx);
+    e.index();
+    let repo = tempfile::tempdir().unwrap();
+    let file = repo.path().canonicalize().unwrap().join("area.rs");
+    std::fs::write(&file, "fn area(w: f64, h: f64) -> f64 {\n    w * h\n}\n").unwrap();
+    record(&e.t, &file, "", "fn area(w: f64, h: f64) -> f64 {\n    w * h\n}\n", "secret-chat", EditKind::Agent);
+    let me = Principal::person("me");
+    let records = trace::export(&e.t, &me, &trace::Export { since: None, repo: None, with_excerpts: true }).unwrap();
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(text.contains("the area function multiplies width by height"), "the excerpt is there: {text}");
+    for secret in ["s3cr3tP4ss", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"] {
+        assert!(!text.contains(secret), "{secret} left in {text}");
+    }
 }
