@@ -20,10 +20,16 @@ use tether_store::sql::Database;
 /// (`github.com/o/r`, `git@github.com:o/r.git`, `ssh://git@github.com/o/r`, a trailing `/`).
 pub fn normalize_repo(input: &str) -> Result<String> {
     let t = input.trim().trim_end_matches('/');
+    // A URL with a user and password (or token) in it is refused without repeating it.
+    let credentials = t
+        .split_once("://")
+        .is_some_and(|(_, rest)| rest.split(['/', '?', '#']).next().is_some_and(|a| a.contains('@')))
+        && !t.starts_with("ssh://git@");
+    let shown = if credentials { "a URL with credentials in it (not shown)".to_owned() } else { format!("{input:?}") };
     let bad = || {
         Error::invalid(
             "repository",
-            format!("{input:?} is not a repository URL (give e.g. https://github.com/your-org/your-repo)"),
+            format!("{shown} is not a repository URL (give e.g. https://github.com/your-org/your-repo)"),
         )
     };
     let rest = if let Some(r) = t.strip_prefix("https://") {
@@ -261,6 +267,10 @@ mod tests {
             ["", "shop", "http://github.com/a/b", "https://github.com/a", "https://github.com/a/b/c", "ftp://x.y/a/b"]
         {
             assert!(normalize_repo(bad).is_err(), "{bad}");
+        }
+        for creds in ["https://user:hunter2pass@github.com/acme/shop", "https://hunter2pass@github.com/acme/shop"] {
+            let e = normalize_repo(creds).unwrap_err().to_string();
+            assert!(e.contains("credentials") && !e.contains("hunter2pass"), "{e}");
         }
     }
 

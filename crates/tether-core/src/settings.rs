@@ -171,7 +171,9 @@ pub const CURSOR_API_URL: &str = "https://api.cursor.com";
 /// loopback address (a local fake or proxy) — nothing that would send the API key in the clear
 /// or let a setting aim requests at the local network. Returns it without a trailing `/`.
 pub fn check_remote_url(what: &'static str, raw: &str) -> Result<String> {
-    let bad = |why: &str| Error::invalid(what, format!("{raw:?}: {why}"));
+    // The URL as given, its user and password (if any) left out: a refusal is shown and logged.
+    let shown = tether_github::redact_userinfo(raw.trim());
+    let bad = |why: &str| Error::invalid(what, format!("{shown:?}: {why}"));
     let u = url::Url::parse(raw.trim()).map_err(|e| bad(&e.to_string()))?;
     if !u.username().is_empty() || u.password().is_some() {
         return Err(bad("no user or password in the URL"));

@@ -34,6 +34,36 @@ pub enum Error {
         "{0} is not a GitHub remote URL (https://host/owner/name, git@host:owner/name or ssh://git@host/owner/name)"
     )]
     NotGitHub(String),
+    /// The remote URL carries a user and password or token (`https://user:pass@host/…`): the
+    /// URL is given back with them replaced, never as it is.
+    #[error(
+        "the remote URL {0} carries credentials: Tether does not push through a URL holding a password or token (it would travel in logs and messages); remove them (git remote set-url origin https://host/owner/name) and let git's credential helper or ssh keep them"
+    )]
+    Credentials(String),
+}
+
+/// `url` with any user and password replaced by `***` (`https://***@host/o/n`), for anything
+/// printed, logged or kept: an https remote may hold a token there. A URL without them, and an
+/// scp-like `git@host:o/n` (its user is not a secret), are given back as they are.
+pub fn redact_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some(i) = url.find("://") else { return url.into() };
+    let rest = &url[i + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => format!("{}://***@{}", &url[..i], &rest[at + 1..]).into(),
+        None => url.into(),
+    }
+}
+
+/// Whether `url` carries a secret in its user part: any user or password of an http(s) URL
+/// (a token is often the user), or a password of any other (`ssh://user:pass@host`).
+fn has_credentials(url: &str) -> bool {
+    let Some(i) = url.find("://") else { return false };
+    let rest = &url[i + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else { return false };
+    let scheme = url[..i].to_ascii_lowercase();
+    scheme == "http" || scheme == "https" || authority[..at].contains(':')
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -53,8 +83,13 @@ impl std::fmt::Display for RepoRef {
 
 /// Owner and name from `https://github.com/o/n(.git)`, `git@github.com:o/n.git` or
 /// `ssh://git@host(:port)/o/n.git`.
+///
+/// A URL carrying credentials is refused ([`Error::Credentials`]), and no error repeats them.
 pub fn parse_remote(url: &str) -> Result<RepoRef> {
     let u = url.trim();
+    if has_credentials(u) {
+        return Err(Error::Credentials(redact_userinfo(u).into_owned()));
+    }
     let path = if let Some(rest) = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://")) {
         rest.split_once('/').map(|(_, p)| p)
     } else if let Some(rest) = u.strip_prefix("ssh://") {
@@ -70,7 +105,7 @@ pub fn parse_remote(url: &str) -> Result<RepoRef> {
         Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/') => {
             Ok(RepoRef { owner: o.to_owned(), name: n.to_owned() })
         }
-        _ => Err(Error::NotGitHub(url.to_owned())),
+        _ => Err(Error::NotGitHub(redact_userinfo(url).into_owned())),
     }
 }
 
@@ -195,5 +230,30 @@ mod tests {
         for bad in ["/srv/git/shop.git", "https://github.com/acme", "file:///x/y", "shop"] {
             assert!(parse_remote(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_remote_with_credentials_is_refused_without_repeating_them() {
+        for (u, shown) in [
+            ("https://user:hunter2pass@github.com/acme/shop.git", "https://***@github.com/acme/shop.git"),
+            ("https://ghp_tok3nSecret@github.com/acme/shop", "https://***@github.com/acme/shop"),
+            ("http://x-access-token:tok3nSecret@ghe.local/acme/shop", "http://***@ghe.local/acme/shop"),
+            ("ssh://git:hunter2pass@github.com/acme/shop.git", "ssh://***@github.com/acme/shop.git"),
+            ("https://user:hunter2pass@github.com/acme", "https://***@github.com/acme"),
+        ] {
+            let e = parse_remote(u).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, Error::Credentials(_)), "{u}: {e:?}");
+            assert!(text.contains(shown), "{text}");
+            for secret in ["hunter2pass", "tok3nSecret"] {
+                assert!(!text.contains(secret) && !format!("{e:?}").contains(secret), "{text}");
+            }
+        }
+        // An ssh user is a name, not a secret.
+        assert!(parse_remote("ssh://git@github.com/acme/shop.git").is_ok());
+        assert_eq!(redact_userinfo("git@github.com:acme/shop.git"), "git@github.com:acme/shop.git");
+        assert_eq!(redact_userinfo("https://github.com/a@b/c"), "https://github.com/a@b/c");
+        let e = parse_remote("ftp://u:p4ssw0rdX@host/nothing").unwrap_err().to_string();
+        assert!(!e.contains("p4ssw0rdX"), "{e}");
     }
 }

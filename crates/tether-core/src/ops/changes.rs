@@ -406,7 +406,7 @@ fn github_err(e: tether_github::Error) -> Error {
     match e {
         G::Unauthorized | G::Forbidden(_) => Error::NotAllowed(e.to_string()),
         G::NoRepo(_) => Error::NotFound(e.to_string()),
-        G::Invalid(_) | G::NotGitHub(_) => Error::invalid("pull request", e.to_string()),
+        G::Invalid(_) | G::NotGitHub(_) | G::Credentials(_) => Error::invalid("pull request", e.to_string()),
         e => Error::Git(e.to_string()),
     }
 }

@@ -509,6 +509,19 @@ async fn a_runs_branch_becomes_a_pull_request_on_github() {
         .to_owned();
     until_status(&d, &id2, "succeeded").await;
     let b2 = ok(d.get(&format!("/api/runs/{id2}?tail=0")).await)["worktree"]["branch"].as_str().unwrap().to_owned();
+    // An origin holding a password is refused before anything is pushed, and the refusal does
+    // not repeat it.
+    git(&ws, &["remote", "set-url", "origin", "https://pat:hunter2pass@github.com/acme/shop.git"]);
+    let r = d.post(&format!("/api/runs/{id2}/pr"), json!({})).await;
+    assert_error(&r, 400, "invalid_input");
+    let message = r.1["message"].as_str().unwrap();
+    assert!(
+        message.contains("carries credentials") && message.contains("https://***@github.com/acme/shop.git"),
+        "{r:?}"
+    );
+    assert!(!r.1.to_string().contains("hunter2pass"), "{r:?}");
+    assert!(git(&bare, &["branch", "--list", &b2]).is_empty(), "nothing pushed");
+    git(&ws, &["remote", "set-url", "origin", "https://github.com/acme/shop.git"]);
     let r = d.post(&format!("/api/runs/{id2}/pr"), json!({"base": b2})).await;
     assert_error(&r, 400, "invalid_input");
 
