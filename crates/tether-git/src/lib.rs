@@ -35,9 +35,10 @@ pub use error::{Error, Result};
 pub use merge::{Merged, Strategy};
 pub use repo::{Committed, Head, Repo, Worktree, is_ignored, remote_key};
 
-/// `text` with the password or token of any URL in it cut out (`https://user:secret@host` reads
-/// `https://user:***@host`, `https://token@host` reads `https://***@host`): git's own words may
-/// quote a remote's URL, and those words reach errors, logs and the person's screen.
+/// `text` with the user part of every URL in it replaced by `***` (`https://user:secret@host`
+/// and `https://token@host` both read `https://***@host`, as `tether_github::redact_userinfo`
+/// shows one URL): git's own words may quote a remote's URL, and those words reach errors, logs
+/// and the person's screen.
 pub fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -48,11 +49,7 @@ pub fn redact_userinfo(text: &str) -> String {
         let authority = &tail[..end];
         match authority.rfind('@') {
             Some(at) => {
-                let user = &authority[..at];
-                match user.split_once(':') {
-                    Some((name, _)) => out.push_str(&format!("{name}:***")),
-                    None => out.push_str("***"),
-                }
+                out.push_str("***");
                 out.push_str(&authority[at..]);
             }
             None => out.push_str(authority),
@@ -70,7 +67,7 @@ mod redact_tests {
         let r = super::redact_userinfo;
         assert_eq!(
             r("fatal: could not read from 'https://me:hunter2@example.com/a.git' now"),
-            "fatal: could not read from 'https://me:***@example.com/a.git' now"
+            "fatal: could not read from 'https://***@example.com/a.git' now"
         );
         assert_eq!(r("https://ghp_abc@github.com/o/r"), "https://***@github.com/o/r");
         assert_eq!(r("ssh://git@host/x and http://plain/y"), "ssh://***@host/x and http://plain/y");
