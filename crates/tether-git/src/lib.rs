@@ -60,8 +60,36 @@ pub fn redact_userinfo(text: &str) -> String {
     out
 }
 
+/// `url` as it may be shared: an http(s) URL without its user part (a token is often the user),
+/// any other without a password (`ssh://git@host` keeps `git`). What a teammate's machine clones
+/// from; its own credential helper or ssh agent supplies what was cut.
+pub fn without_credentials(url: &str) -> String {
+    let Some(i) = url.find("://") else { return url.to_owned() };
+    let rest = &url[i + 3..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..end].rfind('@') else { return url.to_owned() };
+    let scheme = url[..i].to_ascii_lowercase();
+    let user = match rest[..at].split_once(':') {
+        _ if scheme == "http" || scheme == "https" => String::new(),
+        Some((name, _)) => format!("{name}@"),
+        None => format!("{}@", &rest[..at]),
+    };
+    format!("{}://{user}{}", &url[..i], &rest[at + 1..])
+}
+
 #[cfg(test)]
 mod redact_tests {
+    #[test]
+    fn a_shared_url_carries_no_credentials() {
+        let w = super::without_credentials;
+        assert_eq!(w("https://x-access-token:ghp_s3cret@github.com/a/b.git"), "https://github.com/a/b.git");
+        assert_eq!(w("https://ghp_s3cret@github.com/a/b"), "https://github.com/a/b");
+        assert_eq!(w("ssh://git:pw@host/a/b"), "ssh://git@host/a/b");
+        assert_eq!(w("ssh://git@host/a/b"), "ssh://git@host/a/b");
+        assert_eq!(w("git@github.com:a/b.git"), "git@github.com:a/b.git");
+        assert_eq!(w("/srv/git/app.git"), "/srv/git/app.git");
+    }
+
     #[test]
     fn passwords_and_tokens_in_urls_never_come_out() {
         let r = super::redact_userinfo;

@@ -100,7 +100,8 @@ fn target_of(t: &Tether, new: &NewRun, workspace: &Path) -> Result<runs::RunTarg
     let on = new.on.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::to_owned);
     let Some(here) = t.board_db().machine() else { return Ok(runs::RunTarget::default()) };
     let repo = tether_git::Repo::discover(workspace).ok().flatten().and_then(|r| {
-        let url = r.remote_url("origin").ok()?;
+        // Shared with every machine of the team: never with the person's password or token.
+        let url = tether_git::without_credentials(&r.remote_url("origin").ok()?);
         let root = r.root.canonicalize().ok()?;
         let subdir = workspace.strip_prefix(&root).ok()?.to_string_lossy().into_owned();
         Some(runs::RepoRef { url, subdir })
