@@ -386,6 +386,7 @@ fn an_agent_reads_origins_only_inside_its_own_chats_workspace() {
     }
     let person = Principal::person("me");
     assert!(trace::code_origin(&mine.t, &person, &[], &ask(&theirs)).unwrap().counts.ai > 0);
+}
 
 /// `trace export --with-excerpts`: the turn's words leave Tether through the redaction sharing a
 /// chat uses — the chat's token and password replaced, the rest kept.

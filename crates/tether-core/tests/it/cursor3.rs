@@ -289,7 +289,7 @@ fn sdk_agent_stores_are_read_with_their_runs_tokens_as_recorded_usage() {
     };
     let rep = tether_core::usage::report::report(&e.t, &q).unwrap();
     let heron_row = rep.rows.iter().find(|r| r.keys == ["/home/u/heron"]).expect("a heron row");
-    assert_eq!((heron_row.input, heron_row.output), (2000, 400), "{heron_row:?}");
+    assert_eq!((heron_row.input, heron_row.output), (Some(2000), Some(400)), "{heron_row:?}");
     assert_eq!(
         (heron_row.items, heron_row.with_tokens),
         (2, 1),
