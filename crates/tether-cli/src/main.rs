@@ -67,9 +67,10 @@ enum Command {
     /// Show, rotate or relocate the MCP bearer token (kept in the OS keyring).
     #[command(subcommand)]
     Token(token::TokenCmd),
-    /// Set Cursor up to use Tether: the MCP server entry, hooks, a rule and slash commands.
+    /// Set Cursor up to use Tether: the MCP server entry, hooks, a rule and slash commands
+    /// (--plugin: the same as a Cursor 3 local plugin).
     Init(init::InitArgs),
-    /// Remove exactly what `tether init` added for the same project (or --global).
+    /// Remove exactly what `tether init` added for the same project (or --global, or --plugin).
     Uninit(init::InitArgs),
     /// Called by Cursor's hooks: reports the event to the daemon, never blocks Cursor.
     Hook(hook::HookArgs),

@@ -72,12 +72,25 @@ pub struct Request {
     pub port: u16,
     /// Undo instead (`uninit`).
     pub remove: bool,
+    /// Write (or remove) Tether as a Cursor 3 local plugin instead of editing Cursor's config
+    /// ([`plan_plugin`]); `project`, `project_mcp` and `token_env` do not apply.
+    pub plugin: bool,
 }
 
 /// Plans `init` (or `uninit`) for this data dir and Cursor: the URL comes from the running
 /// daemon when there is one, the token from its store, the hook command from this executable.
 pub fn plan_request(paths: &crate::Paths, cursor: &crate::CursorLocations, r: &Request) -> Result<Plan> {
     let cursor_home = cursor.cursor_homes.first().cloned().ok_or(Error::NoHome)?;
+    if r.plugin {
+        let root = plugin_dir(&cursor_home);
+        if r.remove {
+            return plan_plugin_removal(&root);
+        }
+        let url = crate::daemon::running(paths)
+            .and_then(|d| d.url)
+            .unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", r.port));
+        return plan_plugin(&PluginSpec { cursor_home, url, hook_command: hook_command(paths)? });
+    }
     let project = r
         .project
         .as_ref()
@@ -137,6 +150,9 @@ pub struct Plan {
     pub skipped: Vec<String>,
     /// Secrets to mask when the plan is shown.
     secrets: Vec<String>,
+    /// Every change lies inside this folder (the plugin's) and is written through directory
+    /// handles that never follow a link, so nothing outside it can be reached.
+    within: Option<PathBuf>,
 }
 
 impl Plan {
@@ -167,6 +183,9 @@ impl Plan {
 
     /// Writes every change (each file atomically) and removes directories it leaves empty.
     pub fn apply(&self) -> Result<()> {
+        if let Some(root) = &self.within {
+            return self.apply_within(root);
+        }
         for c in self.effective() {
             match &c.after {
                 Some(text) => write_atomic(&c.path, text, c.private)?,
@@ -231,14 +250,7 @@ pub fn plan_init(spec: &InitSpec) -> Result<Plan> {
         for event in HOOK_EVENTS {
             let list = hooks.entry(*event).or_insert_with(|| json!([]));
             let arr = list.as_array_mut().ok_or_else(|| shape_error(&format!("hooks.{event}"), "an array"))?;
-            let command = format!("{} hook {event}", spec.hook_command);
-            // `stop` may answer with a follow-up (signals waiting); Cursor's own cap on automatic
-            // follow-ups stays explicit and small, on top of ours (once per drain cycle).
-            let entry = if *event == "stop" {
-                json!({ "command": command, "loop_limit": crate::board::signals::HOOK_LOOP_LIMIT })
-            } else {
-                json!({ "command": command })
-            };
+            let entry = hook_entry(&spec.hook_command, event);
             let ours: Vec<usize> = (0..arr.len()).filter(|&i| is_our_hook(&arr[i], event)).collect();
             match ours.first() {
                 Some(&i) => arr[i] = entry,
@@ -269,6 +281,18 @@ pub fn plan_init(spec: &InitSpec) -> Result<Plan> {
         ),
     }
     Ok(plan)
+}
+
+/// Our entry for `event` in a hooks.json (Cursor's own or the plugin's).
+fn hook_entry(hook_command: &str, event: &str) -> Value {
+    let command = format!("{hook_command} hook {event}");
+    // `stop` may answer with a follow-up (signals waiting); Cursor's own cap on automatic
+    // follow-ups stays explicit and small, on top of ours (once per drain cycle).
+    if event == "stop" {
+        json!({ "command": command, "loop_limit": crate::board::signals::HOOK_LOOP_LIMIT })
+    } else {
+        json!({ "command": command })
+    }
 }
 
 /// Plans `tether uninit`: removes exactly what `init` adds for the same target.
@@ -317,6 +341,212 @@ pub fn plan_uninit(target: &Target) -> Result<Plan> {
         }
     }
     Ok(plan)
+}
+
+/// The name Cursor knows the plugin by (its folder and `plugin.json`'s `name`).
+pub const PLUGIN_NAME: &str = "tether";
+
+/// Where Cursor 3 loads a local plugin from: `~/.cursor/plugins/local/<name>/`, read on start
+/// with no marketplace involved.
+pub fn plugin_dir(cursor_home: &Path) -> PathBuf {
+    cursor_home.join("plugins").join("local").join(PLUGIN_NAME)
+}
+
+/// What `tether init --plugin` writes. There is deliberately no token here: the plugin's
+/// `mcp.json` names `${env:TETHER_TOKEN}`, so no file of the plugin can ever hold the secret.
+#[derive(Debug, Clone)]
+pub struct PluginSpec {
+    /// `~/.cursor`; the plugin goes to [`plugin_dir`] under it.
+    pub cursor_home: PathBuf,
+    pub url: String,
+    /// As [`InitSpec::hook_command`].
+    pub hook_command: String,
+}
+
+/// Every file of the plugin, relative to its folder, with its content. `uninit --plugin` removes
+/// exactly these (the names do not depend on the spec).
+fn plugin_files(spec: &PluginSpec) -> Result<Vec<(String, String)>> {
+    let pretty = |v: &Value| -> Result<String> {
+        let mut text = serde_json::to_string_pretty(v)?;
+        text.push('\n');
+        Ok(text)
+    };
+    let manifest = json!({
+        "name": PLUGIN_NAME,
+        "displayName": "Tether",
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "Memory of every past Cursor chat, a shared task board and signals between agents and you, served by the local Tether daemon.",
+        "author": { "name": "Tether" },
+        "keywords": ["history", "search", "tasks", "mcp"],
+        "rules": "./rules/",
+        "skills": "./skills/",
+        "commands": "./commands/",
+        "hooks": "./hooks/hooks.json",
+        "mcpServers": "./mcp.json",
+    });
+    let mcp = json!({ "mcpServers": { SERVER_NAME: {
+        "url": spec.url,
+        "headers": { "Authorization": "Bearer ${env:TETHER_TOKEN}" },
+    }}});
+    let mut hooks = Map::new();
+    for event in HOOK_EVENTS {
+        hooks.insert((*event).to_owned(), json!([hook_entry(&spec.hook_command, event)]));
+    }
+    let hooks = json!({ "version": 1, "hooks": hooks });
+    let mut files = vec![
+        (".cursor-plugin/plugin.json".to_owned(), pretty(&manifest)?),
+        ("mcp.json".to_owned(), pretty(&mcp)?),
+        ("hooks/hooks.json".to_owned(), pretty(&hooks)?),
+        ("rules/tether.mdc".to_owned(), format!("{RULE_FRONTMATTER}{MARKER}\n{RULE_BODY}")),
+        ("skills/tether/SKILL.md".to_owned(), format!("{SKILL_FRONTMATTER}{MARKER}\n{SKILL_BODY}")),
+    ];
+    for (file, body) in COMMANDS {
+        let name = file.trim_end_matches(".md");
+        let description = COMMAND_DESCRIPTIONS.iter().find(|(n, _)| *n == name).map_or("", |(_, d)| *d);
+        files.push((
+            format!("commands/{file}"),
+            format!("---\nname: {name}\ndescription: {description}\n---\n{MARKER}\n{body}"),
+        ));
+    }
+    Ok(files)
+}
+
+/// The names [`plugin_files`] writes, for removal without a spec.
+fn plugin_file_names() -> Vec<String> {
+    let spec = PluginSpec { cursor_home: PathBuf::new(), url: String::new(), hook_command: String::new() };
+    plugin_files(&spec).map(|f| f.into_iter().map(|(n, _)| n).collect()).unwrap_or_default()
+}
+
+/// Plans `tether init --plugin`: the plugin folder under `~/.cursor/plugins/local`, and nothing
+/// else of Cursor's. A link anywhere inside the folder (or the folder itself being one) is refused.
+pub fn plan_plugin(spec: &PluginSpec) -> Result<Plan> {
+    let root = plugin_dir(&spec.cursor_home);
+    let mut plan = Plan { within: Some(root.clone()), ..Plan::default() };
+    for (rel, content) in plugin_files(spec)? {
+        let before = read_within(&root, &rel)?;
+        plan.changes.push(FileChange { path: root.join(&rel), before, after: Some(content), private: false });
+    }
+    // The plugin and an older `tether init` both in place would run every hook twice.
+    let legacy_hooks = read_optional(&spec.cursor_home.join("hooks.json"))?
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|v| {
+            HOOK_EVENTS.iter().any(|e| v["hooks"][e].as_array().is_some_and(|a| a.iter().any(|h| is_our_hook(h, e))))
+        });
+    if legacy_hooks {
+        plan.skipped.push(format!(
+            "{}: still has Tether's hooks from `tether init`; run `tether uninit --global` so they do not run twice",
+            spec.cursor_home.join("hooks.json").display()
+        ));
+    }
+    Ok(plan)
+}
+
+/// Plans `tether uninit --plugin`: the files `init --plugin` writes, then the folders they leave
+/// empty, the plugin folder last. Anything else found in the folder stays (and so does the folder).
+pub fn plan_plugin_removal(root: &Path) -> Result<Plan> {
+    let mut plan = Plan { within: Some(root.to_owned()), ..Plan::default() };
+    for rel in plugin_file_names() {
+        if let Some(before) = read_within(root, &rel)? {
+            plan.changes.push(FileChange { path: root.join(&rel), before: Some(before), after: None, private: false });
+        }
+    }
+    Ok(plan)
+}
+
+fn unsafe_path(e: crate::nofollow::Unsafe) -> Error {
+    Error::UnsafeWorkspace(e.to_string())
+}
+
+/// Opens `root`'s parent by handle (its canonical path: links above the plugin folder are the
+/// person's own layout) and then `root` itself without following it; `None` when either is missing.
+fn open_root(root: &Path, create: bool) -> Result<Option<(crate::nofollow::Dir, crate::nofollow::Dir)>> {
+    use crate::nofollow::Dir;
+    let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
+        return Err(Error::invalid("path", format!("{} has no parent", root.display())));
+    };
+    if create {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+    }
+    let parent = match parent.canonicalize() {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("opening {}", parent.display()), e)),
+    };
+    let parent = Dir::open_canonical(&parent).map_err(unsafe_path)?;
+    let dir = if create { Some(parent.sub_or_create(name)) } else { parent.sub(name).transpose() };
+    Ok(dir.transpose().map_err(unsafe_path)?.map(|d| (parent, d)))
+}
+
+/// Walks `rel`'s folders from `base` without following links; `None` when one is missing.
+fn walk(base: crate::nofollow::Dir, rel: &Path, create: bool) -> Result<Option<crate::nofollow::Dir>> {
+    let mut dir = base;
+    for c in rel.parent().into_iter().flat_map(Path::components) {
+        let std::path::Component::Normal(name) = c else {
+            return Err(Error::invalid("path", format!("{} leaves the plugin folder", rel.display())));
+        };
+        dir = match if create { dir.sub_or_create(name).map(Some) } else { dir.sub(name) }.map_err(unsafe_path)? {
+            Some(d) => d,
+            None => return Ok(None),
+        };
+    }
+    Ok(Some(dir))
+}
+
+/// A file inside the plugin folder, read without following any link; a link is refused.
+fn read_within(root: &Path, rel: &str) -> Result<Option<String>> {
+    use crate::nofollow::{Entry, Unsafe};
+    let Some((_, base)) = open_root(root, false)? else { return Ok(None) };
+    let rel = Path::new(rel);
+    let Some(dir) = walk(base, rel, false)? else { return Ok(None) };
+    let name = rel.file_name().unwrap_or_default();
+    match dir.read(name).map_err(unsafe_path)? {
+        Entry::Missing => Ok(None),
+        Entry::File { bytes, .. } => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Entry::Link(target) => Err(unsafe_path(Unsafe::Link { path: root.join(rel), target: Some(target) })),
+    }
+}
+
+impl Plan {
+    /// [`Plan::apply`] for a plan confined to `root`: every folder opened by handle without
+    /// following links, every file replaced (never written through), emptied folders removed.
+    fn apply_within(&self, root: &Path) -> Result<()> {
+        let removing = self.changes.iter().any(|c| c.after.is_none());
+        let Some((parent, _)) = open_root(root, !removing)? else { return Ok(()) };
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for c in self.effective() {
+            let rel = c
+                .path
+                .strip_prefix(root)
+                .map_err(|_| Error::invalid("path", format!("{} is outside {}", c.path.display(), root.display())))?;
+            let name = rel.file_name().unwrap_or_default();
+            let Some((_, base)) = open_root(root, c.after.is_some())? else { continue };
+            let Some(dir) = walk(base, rel, c.after.is_some())? else { continue };
+            match &c.after {
+                Some(text) => dir.write(name, text.as_bytes(), 0o644).map_err(unsafe_path)?,
+                None => {
+                    dir.remove(name).map_err(unsafe_path)?;
+                    dirs.extend(rel.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()).map(Path::to_owned));
+                }
+            }
+        }
+        if removing {
+            // Deepest first, so a folder is empty by the time its parent is tried.
+            // Deepest first, so a folder is empty by the time its parent is tried.
+            dirs.sort_by(|a, b| b.components().count().cmp(&a.components().count()).then(a.cmp(b)));
+            dirs.dedup();
+            for d in dirs {
+                let Some((_, base)) = open_root(root, false)? else { break };
+                // `walk` opens the folders above `d`'s last component: the one `d` lives in.
+                if let Some(dir) = walk(base, &d, false)? {
+                    dir.remove_empty_dir(d.file_name().unwrap_or_default());
+                }
+            }
+            if let Some(name) = root.file_name() {
+                parent.remove_empty_dir(name);
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Plan {
@@ -543,6 +773,60 @@ Agents and the user talk through Tether's signals.
 - `status_update` tells others where you are; it needs no answer.
 ";
 
+const SKILL_FRONTMATTER: &str = "---
+name: tether
+description: Use Tether's MCP tools to find and read past Cursor chats, work from the shared task board (claim, update, hand off) and ask the person or other agents through signals. Use when the user refers to earlier work, asks to work on or split up tasks, or when you need a decision you cannot make yourself.
+---
+";
+
+const SKILL_BODY: &str = "# Using Tether
+
+Tether is a daemon on this machine that indexes every Cursor chat, keeps a task board shared by
+agents and the person, and carries signals (questions, answers, status) between them. Its tools
+come from the `tether` MCP server of this plugin.
+
+## Find a past chat
+
+1. `sessions_find` with `query` (full-text) to search; without it, the most recent chats. It
+   looks in the current project by default: pass `project: \"all\"` when nothing turns up.
+2. `session_read` with the `id` (or nickname) from a row. Pass `around` with a word from the
+   match to jump there, and keep `max_tokens` between 2000 and 4000; page on with
+   `next_offset`. Tool calls are left out unless you set `include_tools`.
+3. Say which chat you took what from. `session_tag` gives a chat (this one by default) a
+   nickname, tags or a bookmark so it is found again.
+
+`code_origin` tells which chat wrote given lines of a file.
+
+## Work on a task
+
+1. `session_start` once, with your role (`dev`, `reviewer`, ...): it registers you and says
+   what you hold.
+2. `task_list` (`ready: true` for what can start now, or `id` for one task with its notes and
+   handoffs); `task_create` adds tasks.
+3. `task_claim` before you work on one (without `id`: the best ready task for your role). Never
+   work on a task someone else holds; comment on it with `task_update` instead.
+4. `task_update` as you go: a comment, `status: in_review`, or `summary` to complete it. If you
+   stop before the end, `release: true` with a `handoff: true` comment saying what is left.
+
+## Ask the person
+
+- `signal_send` with `to: \"human\"`, `type: \"question\"` and a short `body` (point at the task or
+  file rather than pasting it). The answer comes back as a signal.
+- When a tool result mentions `pending_signals`, call `signals_pending` and deal with what it
+  returns before going on; answer a question, assignment or review request with `signal_send`
+  and `reply_to` set to its id.
+- `status_update` signals tell others where you are and need no answer.
+";
+
+/// `description:` of each plugin command (Cursor shows it in the `/` menu).
+const COMMAND_DESCRIPTIONS: &[(&str, &str)] = &[
+    ("tether-recall", "Recall what past chats decided about a topic"),
+    ("tether-continue", "Continue the work of an earlier chat"),
+    ("tether-next-task", "Claim and work on the next task from Tether's board"),
+    ("tether-inbox", "Read and answer the signals waiting for this chat"),
+    ("tether-tag", "Nickname, tag or bookmark this chat"),
+];
+
 const COMMANDS: &[(&str, &str)] = &[
     (
         "tether-recall.md",
@@ -762,5 +1046,134 @@ mod tests {
         git(&home, &["init", "-q"]);
         let err = plan_init(&spec(&home, None)).unwrap_err();
         assert!(matches!(err, Error::TokenWouldBeCommitted(_)), "{err}");
+    }
+
+    fn plugin_spec(home: &Path) -> PluginSpec {
+        PluginSpec {
+            cursor_home: home.join(".cursor"),
+            url: "http://127.0.0.1:47821/mcp".into(),
+            hook_command: "/opt/bin/tether".into(),
+        }
+    }
+
+    fn files_under(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() { out.extend(files_under(&p)) } else { out.push(p) }
+        }
+        out
+    }
+
+    #[test]
+    fn plugin_validates_against_the_manifest_schema_and_uninit_removes_exactly_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let cursor = home.join(".cursor");
+        // Cursor's own config and another plugin: none of it may change.
+        std::fs::create_dir_all(cursor.join("plugins/local/other")).unwrap();
+        std::fs::write(cursor.join("plugins/local/other/keep.md"), "theirs").unwrap();
+        std::fs::write(cursor.join("mcp.json"), r#"{"mcpServers":{"x":{"url":"http://h"}}}"#).unwrap();
+        let spec = plugin_spec(&home);
+        let plan = plan_plugin(&spec).unwrap();
+        assert!(plan.changes.iter().all(|c| c.path.starts_with(cursor.join("plugins/local/tether"))));
+        plan.apply().unwrap();
+        let root = plugin_dir(&cursor);
+
+        let schema: Value = serde_json::from_str(include_str!("../tests/fixtures/cursor-plugin.schema.json")).unwrap();
+        let validator = jsonschema::draft7::new(&schema).unwrap();
+        let manifest = read(&root.join(".cursor-plugin/plugin.json"));
+        let errors: Vec<String> = validator.iter_errors(&manifest).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "plugin.json against the manifest schema: {errors:?}");
+        // The schema does reject what Cursor rejects (so the check above can fail).
+        assert!(!validator.is_valid(&json!({"name": "Tether"})));
+        assert!(!validator.is_valid(&json!({"displayName": "x"})));
+        assert!(!validator.is_valid(&json!({"name": "tether", "mcp": "./mcp.json"})));
+        assert_eq!(manifest["name"], PLUGIN_NAME);
+
+        // Every component path is relative, inside the folder, and names what was written.
+        for key in ["rules", "skills", "commands", "hooks", "mcpServers"] {
+            let rel = manifest[key].as_str().unwrap();
+            assert!(rel.starts_with("./") && !rel.contains(".."), "{key}: {rel}");
+            let p = root.join(rel);
+            assert!(p.exists(), "{key} names {rel}, which is not there");
+            if p.is_dir() {
+                assert!(!files_under(&p).is_empty(), "{key}: {rel} is empty");
+            }
+        }
+        let mcp = read(&root.join("mcp.json"));
+        assert_eq!(mcp["mcpServers"]["tether"]["url"], "http://127.0.0.1:47821/mcp");
+        assert_eq!(mcp["mcpServers"]["tether"]["headers"]["Authorization"], "Bearer ${env:TETHER_TOKEN}");
+        let hooks = read(&root.join("hooks/hooks.json"));
+        assert_eq!(hooks["version"], 1);
+        for e in HOOK_EVENTS {
+            assert_eq!(hooks["hooks"][e][0]["command"], format!("/opt/bin/tether hook {e}"));
+        }
+        let skill = std::fs::read_to_string(root.join("skills/tether/SKILL.md")).unwrap();
+        assert!(skill.starts_with("---\nname: tether\ndescription: "), "{skill}");
+        for tool in ["sessions_find", "session_read", "task_claim", "signal_send"] {
+            assert!(skill.contains(tool), "the skill does not teach {tool}");
+        }
+        for (file, _) in COMMANDS {
+            let text = std::fs::read_to_string(root.join("commands").join(file)).unwrap();
+            let name = file.trim_end_matches(".md");
+            assert!(text.starts_with(&format!("---\nname: {name}\ndescription: ")), "{text}");
+            assert!(!text.contains("description: \n"), "{file} has no description");
+        }
+        assert!(std::fs::read_to_string(root.join("rules/tether.mdc")).unwrap().starts_with("---\ndescription: "));
+
+        assert_eq!(plan_plugin(&spec).unwrap().effective().count(), 0, "a second run changes nothing");
+
+        // A file of the person's inside the folder keeps it (and itself) through uninit.
+        std::fs::write(root.join("skills/notes.md"), "mine").unwrap();
+        plan_plugin_removal(&root).unwrap().apply().unwrap();
+        assert_eq!(files_under(&root), [root.join("skills/notes.md")]);
+        std::fs::remove_file(root.join("skills/notes.md")).unwrap();
+        plan_plugin(&spec).unwrap().apply().unwrap();
+        let un = plan_plugin_removal(&root).unwrap();
+        assert_eq!(un.effective().count(), plan.changes.len());
+        un.apply().unwrap();
+        assert!(!root.exists(), "uninit left {:?}", std::fs::read_dir(&root).map(|d| d.count()));
+        assert_eq!(std::fs::read_to_string(cursor.join("plugins/local/other/keep.md")).unwrap(), "theirs");
+        assert_eq!(
+            std::fs::read_to_string(cursor.join("mcp.json")).unwrap(),
+            r#"{"mcpServers":{"x":{"url":"http://h"}}}"#
+        );
+        assert!(!cursor.join("hooks.json").exists() && !cursor.join("commands").exists());
+        assert_eq!(plan_plugin_removal(&root).unwrap().effective().count(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn plugin_never_writes_or_removes_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("tether-tag.md"), "not Tether's").unwrap();
+        let spec = plugin_spec(&home);
+        let root = plugin_dir(&spec.cursor_home);
+        std::fs::create_dir_all(&root).unwrap();
+
+        // A folder of the plugin that is a link out.
+        std::os::unix::fs::symlink(&outside, root.join("commands")).unwrap();
+        let err = plan_plugin(&spec).unwrap_err();
+        assert!(matches!(err, Error::UnsafeWorkspace(_)), "{err}");
+        let err = plan_plugin_removal(&root).unwrap_err();
+        assert!(matches!(err, Error::UnsafeWorkspace(_)), "{err}");
+        std::fs::remove_file(root.join("commands")).unwrap();
+
+        // A file of the plugin that is a link out.
+        std::fs::create_dir_all(root.join("commands")).unwrap();
+        std::os::unix::fs::symlink(outside.join("tether-tag.md"), root.join("commands/tether-tag.md")).unwrap();
+        assert!(matches!(plan_plugin(&spec).unwrap_err(), Error::UnsafeWorkspace(_)));
+        assert!(matches!(plan_plugin_removal(&root).unwrap_err(), Error::UnsafeWorkspace(_)));
+        std::fs::remove_dir_all(&root).unwrap();
+
+        // The plugin folder itself a link.
+        std::os::unix::fs::symlink(&outside, &root).unwrap();
+        assert!(matches!(plan_plugin(&spec).unwrap_err(), Error::UnsafeWorkspace(_)));
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1, "something was written outside");
+        assert_eq!(std::fs::read_to_string(outside.join("tether-tag.md")).unwrap(), "not Tether's");
     }
 }

@@ -304,6 +304,19 @@ export type Install = { project: string,
  */
 dry_run?: boolean, };
 
+/**
+ * Installing (or removing) Tether as a Cursor 3 local plugin from the GUI.
+ */
+export type InstallPlugin = { 
+/**
+ * Show what would change and write nothing.
+ */
+dry_run?: boolean, 
+/**
+ * Remove the plugin folder instead (`tether uninit --plugin`).
+ */
+remove?: boolean, };
+
 export type Installed = { diff: string, changed: Array<string>, skipped: Array<string>, applied: boolean, };
 
 /**

@@ -311,6 +311,75 @@ fn without_a_keyring_the_token_falls_back_to_a_file_unless_refused_and_serve_ref
 }
 
 #[test]
+fn init_plugin_writes_a_local_plugin_without_the_token_and_uninit_removes_it() {
+    let e = Env::new();
+    let run = |verb: &str, args: &[&str]| {
+        e.cmd().env("TETHER_TOKEN", "plugin-secret-token").arg(verb).args(args).output().unwrap()
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    std::fs::create_dir_all(&e.fx.cursor_home).unwrap();
+    let mcp = e.fx.cursor_home.join("mcp.json");
+    let theirs = r#"{"mcpServers":{"mine":{"url":"http://example.invalid"}}}"#;
+    std::fs::write(&mcp, theirs).unwrap();
+    let root = e.fx.cursor_home.join("plugins/local/tether");
+
+    let dry = run("init", &["--plugin", "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(text(&dry.stdout).contains("plugins/local/tether/.cursor-plugin/plugin.json"), "{}", text(&dry.stdout));
+    assert!(!root.exists(), "dry run wrote files");
+
+    let out = run("init", &["--plugin"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for rel in [
+        ".cursor-plugin/plugin.json",
+        "mcp.json",
+        "hooks/hooks.json",
+        "rules/tether.mdc",
+        "skills/tether/SKILL.md",
+        "commands/tether-recall.md",
+        "commands/tether-next-task.md",
+    ] {
+        assert!(stdout.contains(&format!("created {}", root.join(rel).display())), "{rel} not reported: {stdout}");
+        assert!(root.join(rel).is_file(), "{rel} not written");
+    }
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("Restart Cursor") && stderr.contains("TETHER_TOKEN"), "{stderr}");
+    assert!(!stdout.contains("plugin-secret-token") && !stderr.contains("plugin-secret-token"));
+    // No file of the plugin holds the token; Cursor's own config is untouched.
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                assert!(!std::fs::read_to_string(&p).unwrap().contains("plugin-secret-token"), "{}", p.display());
+            }
+        }
+    }
+    let plugin_mcp: Value = serde_json::from_str(&std::fs::read_to_string(root.join("mcp.json")).unwrap()).unwrap();
+    assert_eq!(plugin_mcp["mcpServers"]["tether"]["headers"]["Authorization"], "Bearer ${env:TETHER_TOKEN}");
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(root.join("hooks/hooks.json")).unwrap()).unwrap();
+    let cmd = hooks["hooks"]["sessionStart"][0]["command"].as_str().unwrap();
+    assert!(cmd.starts_with("TETHER_HOME=") && cmd.ends_with(" hook sessionStart"), "{cmd}");
+    assert_eq!(std::fs::read_to_string(&mcp).unwrap(), theirs);
+    assert!(!e.fx.cursor_home.join("hooks.json").exists() && !e.fx.cursor_home.join("commands").exists());
+
+    let again = run("init", &["--plugin"]);
+    assert!(again.status.success() && text(&again.stderr).contains("nothing changed"), "{}", text(&again.stderr));
+    let both = run("init", &["--plugin", "--global"]);
+    assert!(!both.status.success(), "--plugin with --global was accepted");
+
+    let un = run("uninit", &["--plugin"]);
+    assert!(un.status.success(), "{}", text(&un.stderr));
+    assert!(text(&un.stdout).contains(&format!("removed {}", root.join(".cursor-plugin/plugin.json").display())));
+    assert!(!root.exists(), "uninit --plugin left the plugin folder");
+    assert!(e.fx.cursor_home.join("plugins/local").is_dir(), "uninit removed more than the plugin folder");
+    assert_eq!(std::fs::read_to_string(&mcp).unwrap(), theirs);
+}
+
+#[test]
 fn init_writes_cursor_config_that_uninit_removes() {
     let e = Env::new();
     let proj = tempfile::tempdir().unwrap();

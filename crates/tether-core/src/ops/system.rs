@@ -129,15 +129,43 @@ pub fn install(t: &Tether, who: &Principal, i: &Install) -> Result<Installed> {
     }
     let port = t.daemon.listening().map_or(crate::settings::DEFAULT_PORT, |p| p.port);
     let req = init::Request { project: Some(i.project.clone()), port, ..Default::default() };
-    let plan = init::plan_request(&t.paths, &t.cursor(), &req)?;
-    if !i.dry_run {
+    run_plan(&init::plan_request(&t.paths, &t.cursor(), &req)?, i.dry_run)
+}
+
+/// Installing (or removing) Tether as a Cursor 3 local plugin from the GUI.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct InstallPlugin {
+    /// Show what would change and write nothing.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub dry_run: bool,
+    /// Remove the plugin folder instead (`tether uninit --plugin`).
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub remove: bool,
+}
+
+/// Writes (or removes) `~/.cursor/plugins/local/tether`: the MCP entry (token by environment),
+/// hooks, rule, skill and commands, and nothing else of Cursor's.
+pub fn install_plugin(t: &Tether, who: &Principal, i: &InstallPlugin) -> Result<Installed> {
+    if !who.is_person() {
+        return Err(Error::NotAllowed("writing Cursor's config is the person's to ask for".into()));
+    }
+    let port = t.daemon.listening().map_or(crate::settings::DEFAULT_PORT, |p| p.port);
+    let req = init::Request { plugin: true, remove: i.remove, port, ..Default::default() };
+    run_plan(&init::plan_request(&t.paths, &t.cursor(), &req)?, i.dry_run)
+}
+
+fn run_plan(plan: &init::Plan, dry_run: bool) -> Result<Installed> {
+    if !dry_run {
         plan.apply()?;
     }
     Ok(Installed {
         diff: plan.diff(),
         changed: plan.effective().map(|c| c.path.display().to_string()).collect(),
         skipped: plan.skipped.clone(),
-        applied: !i.dry_run,
+        applied: !dry_run,
     })
 }
 
