@@ -97,6 +97,7 @@ table! {
     post "/index" => system::reindex,
     post "/token/rotate" => system::rotate_token,
     post "/init" => system::install,
+    post "/init/plugin" => system::install_plugin,
     get "/settings" => settings::get,
     patch "/settings" => settings::update,
     get "/events" => sse::events,

@@ -156,6 +156,27 @@ async fn init_installs_into_a_project_or_shows_what_it_would() {
     d.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_plugin_writes_the_local_plugin_without_the_token_and_removes_it() {
+    let d = TestDaemon::start().await;
+    let plan = ok(d.post("/api/init/plugin", json!({"dry_run": true})).await);
+    assert_eq!(plan["applied"], false);
+    let changed: Vec<String> = serde_json::from_value(plan["changed"].clone()).unwrap();
+    assert!(changed.iter().any(|f| f.ends_with("plugins/local/tether/.cursor-plugin/plugin.json")), "{plan}");
+    assert!(changed.iter().all(|f| !std::path::Path::new(f).exists()), "a dry run writes nothing");
+    let done = ok(d.post("/api/init/plugin", json!({})).await);
+    assert_eq!(done["changed"], plan["changed"]);
+    for f in &changed {
+        assert!(f.starts_with(d.dir.path().to_str().unwrap()), "only in the temp dir: {f}");
+        assert!(!std::fs::read_to_string(f).unwrap().contains(&d.token), "{f} holds the token");
+    }
+    let gone = ok(d.post("/api/init/plugin", json!({"remove": true})).await);
+    assert_eq!(gone["changed"].as_array().map(Vec::len), Some(changed.len()), "{gone}");
+    assert!(changed.iter().all(|f| !std::path::Path::new(f).exists()));
+    assert_error(&d.post("/api/init/plugin", json!({"dry_run": "yes"})).await, 422, "invalid_input");
+    d.stop().await;
+}
+
 /// A client that keeps redirects to itself (to see the login page's answer).
 fn browser() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()

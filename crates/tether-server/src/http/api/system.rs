@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_core::insights::{Insights, InsightsQuery};
-use tether_core::ops::system::{self as op, Install, Installed};
+use tether_core::ops::system::{self as op, Install, InstallPlugin, Installed};
 
 use crate::http::auth::Person;
 use crate::http::error::{ApiError, ApiResult, blocking, run};
@@ -84,4 +84,12 @@ pub(crate) async fn install(
     Json(i): Json<Install>,
 ) -> ApiResult<Installed> {
     blocking(&ctx, move |t| op::install(t, &me, &i)).await
+}
+
+pub(crate) async fn install_plugin(
+    State(ctx): State<Ctx>,
+    Person(me): Person,
+    Json(i): Json<InstallPlugin>,
+) -> ApiResult<Installed> {
+    blocking(&ctx, move |t| op::install_plugin(t, &me, &i)).await
 }
