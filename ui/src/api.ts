@@ -346,4 +346,6 @@ export const api = {
   settings: () => request<SettingsView>('GET', '/api/settings'),
   patchSettings: (patch: SettingsPatch) => request<SettingsView>('PATCH', '/api/settings', { body: patch }),
   init: (project: string, dry_run: boolean) => request<InitResult>('POST', '/api/init', { body: { project, dry_run } }),
+  initPlugin: (dry_run: boolean, remove = false) =>
+    request<InitResult>('POST', '/api/init/plugin', { body: { dry_run, remove } }),
 };

@@ -17,6 +17,7 @@ export function HealthView() {
   const worktrees = useAsync(() => api.worktrees(), []);
   const [progress, setProgress] = useState<IndexEvent | null>(null);
   const [initOpen, setInitOpen] = useState(false);
+  const [pluginOpen, setPluginOpen] = useState(false);
   useTicker(5000);
   useLive(['index'], (d) => {
     const ev = d as IndexEvent;
@@ -66,6 +67,9 @@ export function HealthView() {
         </button>
         <button type="button" onClick={() => setInitOpen(true)} data-testid="init-open">
           Set up a project…
+        </button>
+        <button type="button" onClick={() => setPluginOpen(true)} data-testid="plugin-open">
+          Cursor 3 plugin…
         </button>
         <button type="button" class="danger" onClick={rotate} data-testid="rotate-token">
           Rotate token
@@ -229,6 +233,7 @@ export function HealthView() {
         )}
       </section>
       <InitDialog open={initOpen} onClose={() => setInitOpen(false)} />
+      <PluginDialog open={pluginOpen} onClose={() => setPluginOpen(false)} />
     </div>
   );
 }
@@ -340,6 +345,109 @@ function InitDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
           <p>
             Done: {done.changed.length} file{done.changed.length === 1 ? '' : 's'} written. Enable the <b>tether</b> server in Cursor’s Settings → MCP.
           </p>
+          <div class="actions">
+            <button type="button" class="primary" onClick={close}>
+              Close
+            </button>
+          </div>
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+/** `tether init --plugin` / `uninit --plugin`: Tether as a Cursor 3 local plugin, changes shown first. */
+function PluginDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const [plan, setPlan] = useState<{ remove: boolean; r: InitResult } | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [err, setErr] = useState<Error | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setPlan(null);
+    setDone(null);
+    setErr(null);
+    onClose();
+  };
+  const run = async (remove: boolean, dry: boolean) => {
+    setBusy(true);
+    setErr(null);
+    try {
+      const r = await api.initPlugin(dry, remove);
+      if (dry) setPlan({ remove, r });
+      else {
+        setPlan(null);
+        setDone(
+          remove
+            ? `Removed ${r.changed.length} file${r.changed.length === 1 ? '' : 's'}. Restart Cursor to unload the plugin.`
+            : `Wrote ${r.changed.length} file${r.changed.length === 1 ? '' : 's'}. Restart Cursor to load the plugin; it reads the token from TETHER_TOKEN in Cursor’s environment.`,
+        );
+      }
+    } catch (e) {
+      setErr(e as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={open} title="Tether as a Cursor 3 plugin (tether init --plugin)" onClose={close} testid="plugin-dialog" wide>
+      <p class="muted small">
+        Cursor 3.9 and later load plugins from ~/.cursor/plugins/local. This writes Tether’s there (MCP server with the token taken from
+        TETHER_TOKEN, hooks, rule, skill and /tether-* commands) and nothing else of Cursor’s. Older Cursor: use Set up a project…
+      </p>
+      <ErrorNote error={err} testid="plugin-error" />
+      {!plan && !done && (
+        <div class="actions">
+          <button type="button" onClick={close}>
+            Cancel
+          </button>
+          <button type="button" disabled={busy} onClick={() => run(true, true)} data-testid="plugin-remove-dry-run">
+            Remove…
+          </button>
+          <button type="button" class="primary" disabled={busy} onClick={() => run(false, true)} data-testid="plugin-dry-run">
+            Show changes
+          </button>
+        </div>
+      )}
+      {plan && (
+        <div data-testid="plugin-plan">
+          {plan.r.changed.length === 0 ? (
+            <p>Nothing to change: the plugin is {plan.remove ? 'not installed' : 'installed and current'}.</p>
+          ) : (
+            <ul class="plain">
+              {plan.r.changed.map((c) => (
+                <li key={c}>
+                  <code>{c}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          {plan.r.skipped.length > 0 && (
+            <ul class="plain muted small">
+              {plan.r.skipped.map((s) => (
+                <li key={s}>note: {s}</li>
+              ))}
+            </ul>
+          )}
+          <div class="actions">
+            <button type="button" onClick={close}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              class={plan.remove ? 'danger' : 'primary'}
+              disabled={busy || plan.r.changed.length === 0}
+              onClick={() => run(plan.remove, false)}
+              data-testid="plugin-apply"
+            >
+              {plan.remove ? 'Remove' : 'Install'}
+            </button>
+          </div>
+          {plan.r.diff && <Diff text={plan.r.diff} />}
+        </div>
+      )}
+      {done && (
+        <div data-testid="plugin-done">
+          <p>{done}</p>
           <div class="actions">
             <button type="button" class="primary" onClick={close}>
               Close
