@@ -9,6 +9,7 @@
 //! decides when. Must not depend on clap or tauri.
 
 pub mod client;
+mod edits;
 pub mod http;
 pub mod mcp;
 mod state;

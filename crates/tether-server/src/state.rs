@@ -19,7 +19,7 @@ pub struct Server {
     pub(crate) ui: UiAuth,
     pub(crate) mcp: Sessions,
     /// Edit hooks waiting to be recorded (a bounded queue, one thread).
-    pub(crate) edits: crate::http::hook::Edits,
+    pub(crate) edits: crate::edits::Edits,
     /// The webhook secret, read once it exists: an unchecked caller never makes Tether touch the
     /// keyring again and again.
     pub(crate) webhook_secret: std::sync::Mutex<Option<String>>,
@@ -34,7 +34,7 @@ impl std::fmt::Debug for Server {
 impl Server {
     pub fn new(tether: Arc<Tether>, token: String, hook_token: String) -> Arc<Self> {
         Arc::new(Self {
-            edits: crate::http::hook::Edits::start(Arc::clone(&tether)),
+            edits: crate::edits::Edits::start(Arc::clone(&tether)),
             tether,
             token: RwLock::new(token),
             hook_token,

@@ -252,7 +252,7 @@ fn push_block(s: &mut ParsedSession, role: Role, b: &Value) {
             let name = str_field(b, "toolName").or_else(|| str_field(b, "name")).unwrap_or("tool");
             let input = b.get("args").or_else(|| b.get("input"));
             if let Some(i) = input {
-                collect_paths(i, &mut s.path_hints);
+                super::transcript::collect_paths(i, &mut s.path_hints);
             }
             let args = input.map(tool_summary).unwrap_or_default();
             s.messages.push(ParsedMessage::tool(name, None, args));
@@ -317,21 +317,6 @@ pub fn parse_transcript(id: &str, text: &str, project: Option<String>) -> Parsed
     }
     finish(&mut s);
     s
-}
-
-/// Absolute paths under the keys tools use for them (at most a few dozen per chat).
-pub(super) fn collect_paths(v: &Value, out: &mut Vec<String>) {
-    const KEYS: &[&str] =
-        &["path", "file_path", "filePath", "target_file", "targetDirectory", "cwd", "workingDirectory"];
-    let Some(o) = v.as_object() else { return };
-    for k in KEYS {
-        if let Some(p) = o.get(*k).and_then(Value::as_str)
-            && out.len() < 64
-            && (p.starts_with('/') || p.as_bytes().get(1) == Some(&b':'))
-        {
-            out.push(super::uri::normalise_path(p));
-        }
-    }
 }
 
 /// How the CLI turns a path into a `~/.cursor/projects/<name>` folder name, compared loosely:

@@ -181,7 +181,7 @@ fn assistant_block(s: &mut ParsedSession, lines: &[&str]) {
         Part::Thinking(t) => push_assistant_text(s, &t, true),
         Part::Call { name, args } => {
             let args = Value::Object(args);
-            super::cli::collect_paths(&args, &mut s.path_hints);
+            collect_paths(&args, &mut s.path_hints);
             s.messages.push(ParsedMessage::tool(name, None, tool_summary(&args)));
         }
         Part::Result => s.problems.add("note:tool_result"),
@@ -228,6 +228,22 @@ fn assistant_block(s: &mut ParsedSession, lines: &[&str]) {
     }
     end(s, part);
 }
+
+/// Absolute paths under the keys tools use for them (at most a few dozen per chat).
+pub(super) fn collect_paths(v: &Value, out: &mut Vec<String>) {
+    const KEYS: &[&str] =
+        &["path", "file_path", "filePath", "target_file", "targetDirectory", "cwd", "workingDirectory"];
+    let Some(o) = v.as_object() else { return };
+    for k in KEYS {
+        if let Some(p) = o.get(*k).and_then(Value::as_str)
+            && out.len() < 64
+            && (p.starts_with('/') || p.as_bytes().get(1) == Some(&b':'))
+        {
+            out.push(super::uri::normalise_path(p));
+        }
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
