@@ -336,6 +336,23 @@ fn index_source(
                 .collect();
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
+        SourceKind::ClaudeCode | SourceKind::Codex => {
+            let mut s = if src.kind == SourceKind::ClaudeCode {
+                crate::agents::claude::read(&src.path)?
+            } else {
+                crate::agents::codex::read(&src.path)?
+            };
+            s.fingerprint = fp.clone().unwrap_or_default();
+            let sessions = if s.is_conversation() {
+                vec![s]
+            } else {
+                // A file with no dialogue (only snapshots, or nothing readable yet).
+                src_problems.merge(&s.problems);
+                src_problems.add("note:no_conversation");
+                Vec::new()
+            };
+            write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
+        }
         SourceKind::Cloud => {
             let text = std::fs::read_to_string(&src.path)
                 .map_err(|e| crate::error::Error::io(format!("reading {}", src.path.display()), e))?;

@@ -229,6 +229,8 @@ fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
                             | SourceKind::Transcript
                             | SourceKind::Workspace
                             | SourceKind::Cloud
+                            | SourceKind::ClaudeCode
+                            | SourceKind::Codex
                     )
             })
         });

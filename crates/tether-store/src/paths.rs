@@ -134,6 +134,11 @@ pub struct CursorLocations {
     /// Cursor's files.
     #[serde(skip)]
     pub cloud_dir: Option<PathBuf>,
+    /// Claude Code's config dirs (each holding `projects/`), read beside Cursor's chats. Empty
+    /// for [`CursorLocations::explicit`], so tests never read the machine's own agents.
+    pub claude_dirs: Vec<PathBuf>,
+    /// Codex CLI's homes (each holding `sessions/` and `archived_sessions/`).
+    pub codex_homes: Vec<PathBuf>,
 }
 
 impl CursorLocations {
@@ -193,6 +198,17 @@ impl CursorLocations {
                         loc.cursor_homes.push(h);
                     }
                 }
+            }
+        }
+        if let Some(home) = &home {
+            let agents = AgentEnv::current();
+            for (d, why) in default_claude_dirs(home, &agents) {
+                loc.notes.push(format!("Claude Code ({why}): {}", d.display()));
+                loc.claude_dirs.push(d);
+            }
+            for (d, why) in default_codex_homes(home, &agents) {
+                loc.notes.push(format!("Codex CLI ({why}): {}", d.display()));
+                loc.codex_homes.push(d);
             }
         }
         loc
@@ -331,6 +347,55 @@ pub fn default_cursor_homes(home: &Path, os: Os, env: &CursorEnv) -> Vec<(PathBu
     let mut seen = std::collections::HashSet::new();
     v.retain(|(p, _)| seen.insert(p.clone()));
     v
+}
+
+/// The variables other agents read for their folders, taken once so the rules are pure.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentEnv {
+    /// `CLAUDE_CONFIG_DIR`: one folder or a comma-separated list, replacing `~/.claude`.
+    pub claude_config_dir: Option<String>,
+    /// `CODEX_HOME`: replaces `~/.codex`.
+    pub codex_home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`: some Claude Code installs keep `claude/` under it.
+    pub xdg_config_home: Option<PathBuf>,
+}
+
+impl AgentEnv {
+    pub fn current() -> Self {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        Self {
+            claude_config_dir: var("CLAUDE_CONFIG_DIR").map(|v| v.to_string_lossy().into_owned()),
+            codex_home: var("CODEX_HOME").map(PathBuf::from),
+            xdg_config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
+        }
+    }
+}
+
+/// Claude Code's config dirs: those `CLAUDE_CONFIG_DIR` lists when set (as Claude Code itself
+/// does, nothing else then), else `~/.claude` and, where it exists, `~/.config/claude`. The same
+/// on every OS (Claude Code keeps them under the home on Windows too).
+pub fn default_claude_dirs(home: &Path, env: &AgentEnv) -> Vec<(PathBuf, &'static str)> {
+    if let Some(list) = &env.claude_config_dir {
+        let v: Vec<_> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| (PathBuf::from(d), "CLAUDE_CONFIG_DIR"))
+            .collect();
+        if !v.is_empty() {
+            return v;
+        }
+    }
+    let config = env.xdg_config_home.clone().unwrap_or_else(|| home.join(".config"));
+    present_or_first(vec![(home.join(".claude"), "default"), (config.join("claude"), "the XDG config dir")])
+}
+
+/// Codex CLI's home: `CODEX_HOME` when set, else `~/.codex` (every OS).
+pub fn default_codex_homes(home: &Path, env: &AgentEnv) -> Vec<(PathBuf, &'static str)> {
+    match &env.codex_home {
+        Some(d) => vec![(d.clone(), "CODEX_HOME")],
+        None => vec![(home.join(".codex"), "default")],
+    }
 }
 
 /// Where the desktop app saves exports: the person's Downloads folder, else their home, else

@@ -346,6 +346,7 @@ const PARAM_KEYS: &[&str] = &[
     "targetFile",
     "target_file",
     "filePath",
+    "file_path",
     "path",
     "directoryPath",
     "query",

@@ -1,4 +1,5 @@
-//! Reading Cursor's chat history, read-only, in every storage era.
+//! Reading Cursor's chat history, read-only, in every storage era (and, through
+//! [`crate::agents`], other agents' chats beside it).
 //!
 //! Depends on nothing else in the engine but [`crate::model`]; never touches our store.
 //! [`discover`] lists the files to read; the submodules read each kind.
@@ -38,6 +39,10 @@ pub enum SourceKind {
     /// A Cursor 3 SDK / Agents Window catalog (`projects/<p>/sdk-agent-store/<hash>/index.db`)
     /// with its agents' blob stores: a chat per agent, its runs' token counts.
     SdkAgent,
+    /// A Claude Code session file (`crate::agents::claude`), its subagents read with it.
+    ClaudeCode,
+    /// A Codex CLI rollout (`crate::agents::codex`).
+    Codex,
 }
 
 impl SourceKind {
@@ -50,6 +55,8 @@ impl SourceKind {
             SourceKind::Cloud => "cloud",
             SourceKind::CliMeta => "cli_meta",
             SourceKind::SdkAgent => "sdk_agent",
+            SourceKind::ClaudeCode => "claude_code",
+            SourceKind::Codex => "codex",
         }
     }
 
@@ -62,6 +69,8 @@ impl SourceKind {
             "cloud" => SourceKind::Cloud,
             "cli_meta" => SourceKind::CliMeta,
             "sdk_agent" => SourceKind::SdkAgent,
+            "claude_code" => SourceKind::ClaudeCode,
+            "codex" => SourceKind::Codex,
             _ => return None,
         })
     }
@@ -79,6 +88,8 @@ impl SourceKind {
             SourceKind::Cloud => 5,
             // Last: a transcript of the same chat has its messages.
             SourceKind::CliMeta => 6,
+            // Other agents' ids never meet Cursor's; among themselves a file is one chat.
+            SourceKind::ClaudeCode | SourceKind::Codex => 7,
         }
     }
 }
@@ -172,6 +183,7 @@ pub fn discover_all(loc: &CursorLocations) -> Discovery {
         files.sort();
         out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Cloud, project_dir: None }));
     }
+    crate::agents::discover(loc, &mut out, &mut skipped);
     let skipped =
         skipped.into_iter().map(|(p, r)| Skipped { path: p.display().to_string(), reason: r.to_owned() }).collect();
     Discovery { sources: out, skipped }
@@ -211,6 +223,7 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
     if let Some(dir) = &loc.cloud_dir {
         out.push((dir.clone(), false));
     }
+    out.extend(crate::agents::watch_roots(loc));
     out
 }
 
@@ -218,11 +231,14 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
 /// subagent transcripts read with it, and for an SDK catalog those of its agents' blob stores.
 pub fn source_fingerprint(src: &Source) -> Option<String> {
     let mut fp = file_fingerprint(&src.path)?;
-    if src.kind == SourceKind::Transcript {
-        for sub in cli::subagents_of(&src.path) {
-            fp.push(';');
-            fp.push_str(&file_fingerprint(&sub).unwrap_or_default());
-        }
+    let subs = match src.kind {
+        SourceKind::Transcript => cli::subagents_of(&src.path),
+        SourceKind::ClaudeCode => crate::agents::claude::subagents_of(&src.path),
+        _ => Vec::new(),
+    };
+    for sub in subs {
+        fp.push(';');
+        fp.push_str(&file_fingerprint(&sub).unwrap_or_default());
     }
     if src.kind == SourceKind::SdkAgent {
         for store in sdk::agent_stores(&src.path) {

@@ -230,7 +230,7 @@ fn assistant_block(s: &mut ParsedSession, lines: &[&str]) {
 }
 
 /// Absolute paths under the keys tools use for them (at most a few dozen per chat).
-pub(super) fn collect_paths(v: &Value, out: &mut Vec<String>) {
+pub(crate) fn collect_paths(v: &Value, out: &mut Vec<String>) {
     const KEYS: &[&str] =
         &["path", "file_path", "filePath", "target_file", "targetDirectory", "cwd", "workingDirectory"];
     let Some(o) = v.as_object() else { return };
