@@ -4,6 +4,7 @@
 //!
 //! Dev-dependency only. Never touches the real home: everything lives under a temp dir.
 
+pub mod agents;
 pub mod cursor_api;
 #[cfg(feature = "daemon")]
 pub mod daemon;

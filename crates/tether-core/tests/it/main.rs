@@ -1,5 +1,6 @@
 //! Integration tests for tether-core over generated Cursor data dirs.
 
+mod agents;
 mod code_origin;
 mod cursor3;
 mod eras;

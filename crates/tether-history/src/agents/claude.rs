@@ -246,7 +246,13 @@ fn read_assistant(s: &mut ParsedSession, msg: &Value, calls: &mut HashMap<String
                 if let Some(id) = b.get("id").and_then(Value::as_str) {
                     calls.insert(id.to_owned(), s.messages.len());
                 }
-                s.messages.push(ParsedMessage::tool(name, None, tool_summary(&input)));
+                // A subagent's call says what it was asked (no key `tool_summary` knows).
+                let asked = ["description", "prompt"].iter().find_map(|k| input.get(*k).and_then(Value::as_str));
+                let summary = match (name, asked) {
+                    ("Task" | "Agent", Some(a)) => crate::model::truncate_chars(a.trim(), 200),
+                    _ => tool_summary(&input),
+                };
+                s.messages.push(ParsedMessage::tool(name, None, summary));
             }
             _ => {}
         }

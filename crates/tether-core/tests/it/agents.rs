@@ -1,0 +1,274 @@
+//! Claude Code's and Codex CLI's chats beside Cursor's, built in each test from the published
+//! shapes (`agent-formats.md`; builders in `tether_testkit::agents`): listed with their agent,
+//! searched, read in order with one copy of each message, their recorded tokens summed exactly,
+//! bad lines counted, their files never written.
+
+use tether_core::history::index::Depth;
+use tether_core::history::sessions::{ListQuery, ShowOptions};
+use tether_core::{CursorLocations, Paths, Tether};
+use tether_testkit::CursorFixture;
+use tether_testkit::agents::{self, claude, codex};
+
+use crate::Env;
+
+const KIWI: &str = "/home/u/kiwi-app.v2";
+const HERON: &str = "/home/u/heron";
+const CLAUDE_ID: &str = "5f1c2d3e-0000-4000-8000-00000000c1a0";
+const CODEX_ID: &str = "0199a000-0000-7000-8000-0000000c0de5";
+
+fn env_with_agents(fx: CursorFixture) -> Env {
+    let data = tempfile::tempdir().unwrap();
+    let mut loc = CursorLocations::explicit(Some(fx.user_dir.clone()), Some(fx.cursor_home.clone()));
+    loc.claude_dirs = vec![agents::claude_dir(&fx)];
+    loc.codex_homes = vec![agents::codex_home(&fx)];
+    let t = Tether::open(Paths::at(data.path()), loc).unwrap();
+    Env { fx, data, t }
+}
+
+/// A Claude Code session: a prompt, a response written as three block lines (thinking with an
+/// intermediate usage snapshot, a tool call, then the final snapshot), the tool's result, a
+/// Task call answered by a subagent, a compaction, a prompt after it, a copied line (resume),
+/// a summary and a half-written last line.
+fn claude_chat(fx: &CursorFixture) {
+    let s = CLAUDE_ID;
+    let t = |n: u32| format!("2026-11-01T10:00:{n:02}.000Z");
+    let opus = "claude-opus-4-6";
+    let mut lines = vec![
+        claude::prompt("u1", s, KIWI, &t(0), "why does the marmoset parser drop tabs"),
+        claude::block(
+            "a1",
+            s,
+            KIWI,
+            &t(1),
+            "msg_1",
+            opus,
+            serde_json::json!({"type": "thinking", "thinking": "Tabs are stripped in lexer.rs", "signature": "x"}),
+            (10, 1000, 0, 2),
+        ),
+        claude::block(
+            "a2",
+            s,
+            KIWI,
+            &t(2),
+            "msg_1",
+            opus,
+            serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": format!("{KIWI}/src/lexer.rs")}}),
+            (10, 1000, 0, 2),
+        ),
+        claude::block(
+            "a3",
+            s,
+            KIWI,
+            &t(3),
+            "msg_1",
+            opus,
+            serde_json::json!({"type": "text", "text": "The lexer trims tabs before parsing."}),
+            (10, 1000, 0, 150),
+        ),
+        claude::tool_result("u2", s, KIWI, &t(4), "toolu_1", "fn lex(input: &str) { input.trim_matches('\\t') }"),
+        claude::block(
+            "a4",
+            s,
+            KIWI,
+            &t(5),
+            "msg_2",
+            opus,
+            serde_json::json!({"type": "tool_use", "id": "toolu_2", "name": "Task", "input": {"prompt": "find other trims", "subagent_type": "general-purpose"}}),
+            (5, 0, 1010, 40),
+        ),
+        claude::tool_result("u3", s, KIWI, &t(6), "toolu_2", "Found one more trim in fmt.rs"),
+    ];
+    lines.extend(claude::compaction("u4", s, KIWI, &t(7), "The user asked about the marmoset parser."));
+    lines.extend([
+        claude::prompt("u5", s, KIWI, &t(8), "now fix it without touching fmt.rs"),
+        claude::block(
+            "a5",
+            s,
+            KIWI,
+            &t(9),
+            "msg_3",
+            opus,
+            serde_json::json!({"type": "text", "text": "Fixed: tabs are kept."}),
+            (3, 0, 2000, 60),
+        ),
+        // Resumed sessions copy lines: the same uuid is read once.
+        claude::prompt("u5", s, KIWI, &t(8), "now fix it without touching fmt.rs"),
+        claude::summary("Marmoset parser keeps tabs", "a5"),
+        r#"{"type":"assistant","uuid":"a6","message":{"id":"msg_4","content":[{"type":"te"#.to_owned(),
+    ]);
+    agents::claude_session(fx, KIWI, s, &lines);
+    let sub = "a1b2c3d";
+    let haiku = "claude-haiku-4-5-20251001";
+    agents::claude_subagent(
+        fx,
+        KIWI,
+        s,
+        sub,
+        &[
+            claude::sidechain(&claude::prompt("s1", s, KIWI, &t(5), "find other trims"), sub),
+            claude::sidechain(
+                &claude::block(
+                    "s2",
+                    s,
+                    KIWI,
+                    &t(6),
+                    "msg_s1",
+                    haiku,
+                    serde_json::json!({"type": "text", "text": "Found one more trim in fmt.rs"}),
+                    (7, 0, 0, 11),
+                ),
+                sub,
+            ),
+        ],
+    );
+}
+
+/// A Codex rollout: context, a prompt and an answer each written twice (response item + event),
+/// reasoning, a shell call and its output, token counts (a first one without figures, one
+/// repeated), a compaction repeating the prompt, and a bad line.
+fn codex_chat(fx: &CursorFixture) {
+    let t = |n: u32| format!("2026-11-02T09:00:{n:02}.000Z");
+    let mut lines = vec![
+        codex::meta(&t(0), CODEX_ID, HERON),
+        codex::turn(&t(0), HERON, "gpt-5-codex"),
+        codex::environment(&t(0), HERON),
+        codex::tokens(&t(0), None, 0),
+    ];
+    lines.extend(codex::said(&t(1), "user", "rename the egret module to wader"));
+    lines.extend(codex::reasoning(&t(2), "Look for the egret module first"));
+    lines.extend(codex::shell(&t(3), "call_1", &["rg", "-l", "egret"], HERON, "src/egret.rs"));
+    lines.push(codex::tokens(&t(3), Some((1200, 1000, 80, 64)), 1280));
+    lines.push(codex::tokens(&t(3), Some((1200, 1000, 80, 64)), 1280));
+    lines.push("{\"timestamp\":\"2026-11-02T09:00:04.000Z\",\"type\":".to_owned());
+    lines.extend(codex::said(&t(5), "assistant", "Renamed egret to wader in three files."));
+    lines.push(codex::tokens(&t(5), Some((1500, 1400, 40, 0)), 2820));
+    lines.push(codex::compacted(&t(6), "Renamed the module.", "rename the egret module to wader"));
+    agents::codex_rollout(fx, "2026/11/02", CODEX_ID, &lines);
+}
+
+fn read(e: &Env, id: &str) -> Vec<(String, String, String)> {
+    let o = ShowOptions { offset: 0, limit: 0, include_tools: true };
+    let d = tether_core::history::sessions::show(&e.t.store, id, &o).unwrap();
+    d.messages.into_iter().map(|m| (m.role, m.kind, m.text)).collect()
+}
+
+fn own(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    v.iter().map(|(a, b, c)| ((*a).into(), (*b).into(), (*c).into())).collect()
+}
+
+#[test]
+fn claude_code_and_codex_chats_are_listed_searched_and_read_beside_cursors() {
+    let fx = CursorFixture::new();
+    claude_chat(&fx);
+    codex_chat(&fx);
+    let before = fx.snapshot();
+    let e = env_with_agents(fx);
+    let r = e.index();
+    assert_eq!(e.fx.snapshot(), before, "not one byte of the agents' files changed");
+
+    let all = e.all();
+    let row = |id: &str| all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("{id} not listed: {all:?}"));
+    let c = row(CLAUDE_ID);
+    assert_eq!(
+        (c.source.as_str(), c.project.as_deref()),
+        ("claude-code", Some(KIWI)),
+        "project from cwd, not the folder"
+    );
+    assert_eq!(c.title.as_deref(), Some("Marmoset parser keeps tabs"));
+    assert_eq!(c.model.as_deref(), Some("claude-opus-4-6"));
+    let x = row(CODEX_ID);
+    assert_eq!((x.source.as_str(), x.project.as_deref()), ("codex", Some(HERON)));
+    assert_eq!(x.title.as_deref(), Some("rename the egret module to wader"));
+    assert_eq!(x.model.as_deref(), Some("gpt-5-codex"));
+    assert_eq!(all.len(), 2, "the subagent is read inside its parent: {all:?}");
+
+    let only = |agent: &str| {
+        let q = ListQuery { source: Some(agent.into()), limit: 100, ..Default::default() };
+        tether_core::history::sessions::list(&e.t.store, &q).unwrap().into_iter().map(|s| s.id).collect::<Vec<_>>()
+    };
+    assert_eq!(only("claude-code"), [CLAUDE_ID]);
+    assert_eq!(only("codex"), [CODEX_ID]);
+
+    assert_eq!(
+        read(&e, CLAUDE_ID),
+        own(&[
+            ("user", "text", "why does the marmoset parser drop tabs"),
+            ("assistant", "thinking", "Tabs are stripped in lexer.rs"),
+            ("assistant", "tool", "/home/u/kiwi-app.v2/src/lexer.rs"),
+            ("assistant", "text", "The lexer trims tabs before parsing."),
+            ("assistant", "tool", "find other trims"),
+            (
+                "system",
+                "text",
+                "This session is being continued from a previous conversation. The user asked about the marmoset parser."
+            ),
+            ("user", "text", "now fix it without touching fmt.rs"),
+            ("assistant", "text", "Fixed: tabs are kept."),
+            // The subagent, nested: what it was asked, then its answer.
+            ("assistant", "tool", "find other trims"),
+            ("assistant", "text", "Found one more trim in fmt.rs"),
+        ])
+    );
+    assert_eq!(
+        read(&e, CODEX_ID),
+        own(&[
+            ("system", "text", "<environment_context>\n  <cwd>/home/u/heron</cwd>\n</environment_context>"),
+            ("user", "text", "rename the egret module to wader"),
+            ("assistant", "thinking", "Look for the egret module first"),
+            ("assistant", "tool", "rg -l egret"),
+            ("assistant", "text", "Renamed egret to wader in three files."),
+        ])
+    );
+
+    assert_eq!(e.search_ids("marmoset"), [CLAUDE_ID]);
+    assert_eq!(e.search_ids("wader"), [CODEX_ID]);
+    assert_eq!(e.search_ids("fmt.rs"), [CLAUDE_ID], "the subagent's words are searchable in its parent");
+
+    // Exact sums: Claude once per response at its last snapshot (input counts cache writes and
+    // reads), the subagent's own response added; Codex `last_token_usage` once per new total.
+    let tokens = |id: &str| {
+        e.t.store
+            .read(|c| {
+                Ok(c.query_row("SELECT input_tokens, output_tokens FROM sessions WHERE id = ?1", [id], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })?)
+            })
+            .unwrap()
+    };
+    assert_eq!(tokens(CLAUDE_ID), (1010 + 1015 + 2003 + 7, 150 + 40 + 60 + 11));
+    assert_eq!(tokens(CODEX_ID), (1200 + 1500, 80 + 40));
+
+    // Bad lines are skipped and counted on their source, never fatal.
+    let by_kind = |k: &str| r.sources.iter().find(|s| s.kind.as_str() == k).unwrap().clone();
+    assert_eq!(by_kind("claude_code").reasons.0.get("bad_json"), Some(&1), "{:?}", r.sources);
+    assert_eq!(by_kind("codex").reasons.0.get("bad_json"), Some(&1));
+    assert_eq!(by_kind("codex").notes.0.get("compaction"), Some(&1), "{:?}", by_kind("codex"));
+}
+
+#[test]
+fn an_appended_line_is_read_by_the_next_pass_without_duplicating_the_chat() {
+    let fx = CursorFixture::new();
+    let t = "2026-11-03T08:00:00.000Z";
+    let first = claude::prompt("p1", "c0ffee00-0000-4000-8000-000000000001", KIWI, t, "count the otters");
+    let path = agents::claude_session(&fx, KIWI, "c0ffee00-0000-4000-8000-000000000001", std::slice::from_ref(&first));
+    let e = env_with_agents(fx);
+    e.index();
+    assert_eq!(read(&e, "c0ffee00-0000-4000-8000-000000000001").len(), 1);
+    let answer = claude::block(
+        "p2",
+        "c0ffee00-0000-4000-8000-000000000001",
+        KIWI,
+        "2026-11-03T08:00:05.000Z",
+        "msg_o",
+        "claude-sonnet-4-5-20250929",
+        serde_json::json!({"type": "text", "text": "There are seven otters."}),
+        (1, 2, 3, 4),
+    );
+    std::fs::write(&path, format!("{first}\n{answer}\n{first}\n")).unwrap();
+    e.t.index(Depth::Deep, &tether_core::history::index::no_progress).unwrap();
+    assert_eq!(
+        read(&e, "c0ffee00-0000-4000-8000-000000000001"),
+        own(&[("user", "text", "count the otters"), ("assistant", "text", "There are seven otters.")])
+    );
+    assert_eq!(e.search_ids("otters"), ["c0ffee00-0000-4000-8000-000000000001"]);
+}
