@@ -25,8 +25,27 @@ pub struct ListQuery {
     pub tag: Option<String>,
     pub bookmarked: bool,
     pub source: Option<String>,
+    /// Only chats of this agent ([`agent_origins`]).
+    pub agent: Option<String>,
     pub limit: usize,
     pub offset: usize,
+}
+
+/// The agent names a filter takes, for messages.
+pub const AGENT_NAMES: &str = "`cursor`, `cursor-ide`, `cursor-cli`, `cursor-cloud`, `claude-code` or `codex`";
+
+/// The `origin`s (a chat's `source`) of an agent: `cursor` is the IDE's, the CLI's and Cursor
+/// Cloud's chats; `claude-code` and `codex` the other agents'. Unknown → invalid input.
+pub fn agent_origins(agent: &str) -> Result<&'static [&'static str]> {
+    Ok(match agent.trim() {
+        "cursor" => &["ide", "cli", "cloud"],
+        "cursor-ide" | "ide" => &["ide"],
+        "cursor-cli" | "cli" => &["cli"],
+        "cursor-cloud" | "cloud" => &["cloud"],
+        "claude-code" | "claude" => &["claude-code"],
+        "codex" => &["codex"],
+        other => return Err(Error::invalid("agent", format!("{other:?}: use {AGENT_NAMES}"))),
+    })
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
@@ -116,6 +135,14 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
     if let Some(src) = &q.source {
         p.push(src.clone().into());
         conds.push(format!("(s.origin = ?{n} OR s.format = ?{n})", n = p.len()));
+    }
+    if let Some(agent) = &q.agent {
+        let mut ors = Vec::new();
+        for o in agent_origins(agent)? {
+            p.push((*o).to_owned().into());
+            ors.push(format!("?{}", p.len()));
+        }
+        conds.push(format!("s.origin IN ({})", ors.join(", ")));
     }
     let limit = if q.limit == 0 { 50 } else { q.limit };
     // Cached: the MCP tools list chats on every call. LIMIT and OFFSET are spliced in, not bound:

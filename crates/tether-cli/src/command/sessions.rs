@@ -26,9 +26,13 @@ pub enum SessionsCmd {
         /// Only bookmarked chats.
         #[arg(long)]
         bookmarked: bool,
-        /// Only chats from this source: `ide`, `cli`, or a format such as `transcript`.
+        /// Only chats from this source: `ide`, `cli`, `claude-code`, `codex`, or a format such as `transcript`.
         #[arg(long, value_name = "SOURCE")]
         source: Option<String>,
+        /// Only chats of this agent: `cursor` (IDE, CLI and Cloud), `cursor-ide`, `cursor-cli`,
+        /// `cursor-cloud`, `claude-code` or `codex`.
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<String>,
         /// Skip this many results (paging).
         #[arg(long, default_value_t = 0, value_name = "N")]
         offset: usize,
@@ -159,12 +163,13 @@ pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
             println!("{id} is no longer shared with the team.");
             Ok(())
         }
-        SessionsCmd::List { filters, tag, bookmarked, source, offset, out, .. } => {
+        SessionsCmd::List { filters, tag, bookmarked, source, agent, offset, out, .. } => {
             let q = ListQuery {
                 project: project_filter(&filters.project)?,
                 tag,
                 bookmarked,
                 source,
+                agent,
                 limit: filters.limit,
                 offset,
             };

@@ -87,6 +87,10 @@ pub struct Find {
     /// `SH-` id). `team` needs a team database.
     #[serde(default)]
     pub scope: Option<String>,
+    /// Only chats of this agent: `cursor` (its IDE, CLI and Cloud chats), `cursor-ide`,
+    /// `cursor-cli`, `cursor-cloud`, `claude-code` or `codex`. Omit for every agent's.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// What [`find`] found, and where it looked.
@@ -127,12 +131,23 @@ pub fn find(t: &Tether, caller_roots: &[String], f: Find) -> Result<FoundChats> 
         ProjectFilter::All => "all projects".to_owned(),
         ProjectFilter::Path(p) => p.clone(),
     };
+    let agent = f.agent.as_deref().filter(|a| !a.trim().is_empty()).map(sessions::agent_origins).transpose()?;
     if let Some(nick) = f.nickname {
         return Ok(FoundChats::Listed { scope: scope_name, sessions: vec![summary(t, &nick)?] });
     }
     match f.query.filter(|q| !q.trim().is_empty()) {
         Some(q) => {
-            let hits = sessions::search(&t.store, &SearchQuery { project, limit, ..SearchQuery::new(q) })?;
+            let hits = match agent {
+                None => sessions::search(&t.store, &SearchQuery { project, limit, ..SearchQuery::new(q) })?,
+                // Search ranks over every chat; the agent's are kept from a wider set of hits.
+                Some(origins) => {
+                    let wide = SearchQuery { project, limit: (limit * 10).min(500), ..SearchQuery::new(q) };
+                    let mut hits = sessions::search(&t.store, &wide)?;
+                    hits.retain(|h| origins.contains(&h.source.as_str()));
+                    hits.truncate(limit);
+                    hits
+                }
+            };
             Ok(FoundChats::Hits { scope: scope_name, hits, still_indexing: coverage(t)?.notice() })
         }
         None => {
@@ -140,6 +155,7 @@ pub fn find(t: &Tether, caller_roots: &[String], f: Find) -> Result<FoundChats> 
                 project,
                 tag: f.tag,
                 bookmarked: f.bookmarked.unwrap_or(false),
+                agent: f.agent,
                 limit,
                 ..Default::default()
             };

@@ -5,6 +5,7 @@
 
 use tether_core::history::index::Depth;
 use tether_core::history::sessions::{ListQuery, ShowOptions};
+use tether_core::ops::sessions::{Find, FoundChats};
 use tether_core::{CursorLocations, Paths, Tether};
 use tether_testkit::CursorFixture;
 use tether_testkit::agents::{self, claude, codex};
@@ -223,6 +224,28 @@ fn claude_code_and_codex_chats_are_listed_searched_and_read_beside_cursors() {
     assert_eq!(e.search_ids("marmoset"), [CLAUDE_ID]);
     assert_eq!(e.search_ids("wader"), [CODEX_ID]);
     assert_eq!(e.search_ids("fmt.rs"), [CLAUDE_ID], "the subagent's words are searchable in its parent");
+
+    // The agent filter, listing and searching (`sessions_find` over MCP maps to this).
+    let find = |query: Option<&str>, agent: &str| {
+        let f = Find {
+            query: query.map(str::to_owned),
+            project: Some("all".into()),
+            agent: Some(agent.into()),
+            ..Default::default()
+        };
+        match tether_core::ops::sessions::find(&e.t, &[], f).unwrap() {
+            FoundChats::Hits { hits, .. } => hits.into_iter().map(|h| h.session_id).collect::<Vec<_>>(),
+            FoundChats::Listed { sessions, .. } => sessions.into_iter().map(|s| s.id).collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(find(None, "codex"), [CODEX_ID]);
+    assert_eq!(find(None, "cursor"), Vec::<String>::new());
+    assert_eq!(find(Some("fmt.rs"), "claude-code"), [CLAUDE_ID]);
+    assert_eq!(find(Some("fmt.rs"), "codex"), Vec::<String>::new());
+    let bad = Find { agent: Some("vim".into()), ..Default::default() };
+    let err = tether_core::ops::sessions::find(&e.t, &[], bad).unwrap_err();
+    assert_eq!(err.code().as_str(), "invalid_input", "{err}");
 
     // Exact sums: Claude once per response at its last snapshot (input counts cache writes and
     // reads), the subagent's own response added; Codex `last_token_usage` once per new total.

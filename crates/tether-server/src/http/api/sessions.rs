@@ -20,6 +20,7 @@ const MARK: (&str, &str) = ("\u{2}", "\u{3}");
 pub(crate) struct ListParams {
     project: Option<String>,
     source: Option<String>,
+    agent: Option<String>,
     tag: Option<String>,
     bookmarked: Option<String>,
     limit: Option<usize>,
@@ -32,6 +33,7 @@ pub(crate) async fn list(State(ctx): State<Ctx>, Query(q): Query<ListParams>) ->
         tag: q.tag.filter(|s| !s.is_empty()),
         bookmarked: flag(&q.bookmarked),
         source: q.source.filter(|s| !s.is_empty()),
+        agent: q.agent.filter(|s| !s.is_empty()),
         limit: q.limit.unwrap_or(200).clamp(1, 100_000),
         offset: q.offset.unwrap_or(0),
     };
