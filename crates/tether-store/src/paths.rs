@@ -464,6 +464,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn other_agents_folders_honour_their_variables() {
+        let home = Path::new("/nonexistent-home");
+        let paths = |v: Vec<(PathBuf, &'static str)>| v.into_iter().map(|d| d.0).collect::<Vec<_>>();
+        let none = AgentEnv::default();
+        assert_eq!(paths(default_claude_dirs(home, &none)), [home.join(".claude")], "the first, even if absent");
+        assert_eq!(paths(default_codex_homes(home, &none)), [home.join(".codex")]);
+        let set = AgentEnv {
+            claude_config_dir: Some("/a/claude, /b/claude".into()),
+            codex_home: Some("/c/codex".into()),
+            xdg_config_home: None,
+        };
+        assert_eq!(paths(default_claude_dirs(home, &set)), [PathBuf::from("/a/claude"), PathBuf::from("/b/claude")]);
+        assert_eq!(paths(default_codex_homes(home, &set)), [PathBuf::from("/c/codex")]);
+    }
+
+    #[test]
     fn default_dirs_follow_each_platform_convention() {
         let home = Path::new("/h");
         let none = CursorEnv::default();
