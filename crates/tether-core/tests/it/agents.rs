@@ -295,3 +295,49 @@ fn an_appended_line_is_read_by_the_next_pass_without_duplicating_the_chat() {
     );
     assert_eq!(e.search_ids("otters"), ["c0ffee00-0000-4000-8000-000000000001"]);
 }
+
+#[test]
+fn the_watcher_picks_up_a_new_claude_line_and_a_new_codex_rollout() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tether_core::history::watch::WatchConfig;
+
+    let fx = CursorFixture::new();
+    let id = "d00d0000-0000-4000-8000-000000000001";
+    let first = claude::prompt("w1", id, KIWI, "2026-11-04T08:00:00.000Z", "where are the puffins");
+    let path = agents::claude_session(&fx, KIWI, id, std::slice::from_ref(&first));
+    codex_chat(&fx);
+    let e = env_with_agents(fx);
+    e.index();
+    let t = Arc::new(e.t);
+    let cfg = WatchConfig { debounce: Duration::from_millis(50), deep_every: Duration::from_secs(3600) };
+    let w = t.watch(cfg, |_| {}).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let answer = claude::block(
+        "w2",
+        id,
+        KIWI,
+        "2026-11-04T08:00:03.000Z",
+        "msg_p",
+        "claude-opus-4-6",
+        serde_json::json!({"type": "text", "text": "The puffins nest on the cliffwordzz."}),
+        (1, 0, 0, 1),
+    );
+    std::fs::write(&path, format!("{first}\n{answer}\n")).unwrap();
+    let rollout = [codex::meta("2026-11-05T09:00:00.000Z", "0199b000-0000-7000-8000-0000000000aa", HERON)]
+        .into_iter()
+        .chain(codex::said("2026-11-05T09:00:01.000Z", "user", "tidy the grebewordzz tests"))
+        .collect::<Vec<_>>();
+    agents::codex_rollout(&e.fx, "2026/11/05", "0199b000-0000-7000-8000-0000000000aa", &rollout);
+    let found = |q: &str| {
+        !tether_core::history::sessions::search(&t.store, &tether_core::history::sessions::SearchQuery::new(q))
+            .unwrap()
+            .is_empty()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(found("cliffwordzz") && found("grebewordzz")) {
+        assert!(Instant::now() < deadline, "the agents' changes were never indexed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    w.stop();
+}
