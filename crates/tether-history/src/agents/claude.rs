@@ -2,10 +2,10 @@
 //! per record (reference: `agent-formats.md` §1).
 //!
 //! - `user` / `assistant` lines carry `message.content` (a string or blocks: `text`, `thinking`,
-//!   `tool_use`, `tool_result`), `uuid`, `timestamp`, `cwd` (the project: the folder name is a
-//!   lossy escape, never decoded), `gitBranch`. One API response is written as several lines (one
-//!   per block) sharing `message.id`; a line seen twice (resume, rewind copies) is read once, by
-//!   `uuid`.
+//!   `tool_use`, `tool_result`), `uuid`, `timestamp` and `cwd` (the project: the folder name is a
+//!   lossy escape, never decoded; `gitBranch` has no place in the model yet). One API response is
+//!   written as several lines (one per block) sharing `message.id`; a line seen twice (resume,
+//!   rewind copies) is read once, by `uuid`.
 //! - `isMeta` lines and compaction summaries (`isCompactSummary`) are injected text: system
 //!   messages, never the person's words nor the title. `tool_result` blocks mark their call's
 //!   status; their output is not a message.
@@ -123,12 +123,6 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
             if !s.path_hints.iter().any(|h| h == cwd) {
                 s.path_hints.push(cwd.to_owned());
             }
-        }
-        if s.mode.is_none()
-            && let Some(b) = str_of("gitBranch").filter(|b| !b.is_empty())
-        {
-            // Where the chat's work happened, shown beside its mode (Claude Code has no modes).
-            s.mode = Some(format!("branch:{b}"));
         }
         let msg = v.get("message").unwrap_or(&Value::Null);
         let before = s.messages.len();
@@ -331,7 +325,6 @@ mod tests {
         assert_eq!(s.project.as_deref(), Some("/home/u/kiwi"));
         assert_eq!(s.problems.0.get("bad_json"), Some(&1));
         assert_eq!(s.problems.0.get("note:duplicate_line"), Some(&1));
-        assert_eq!(s.mode.as_deref(), Some("branch:main"));
     }
 
     #[test]

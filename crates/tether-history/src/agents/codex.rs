@@ -64,9 +64,6 @@ pub fn parse(fallback_id: &str, text: &str) -> ParsedSession {
                     s.set_project(Some(cwd.to_owned()), ProjectVia::Cwd);
                     s.path_hints.push(cwd.to_owned());
                 }
-                if let Some(b) = p.pointer("/git/branch").and_then(Value::as_str) {
-                    s.mode = Some(format!("branch:{b}"));
-                }
                 s.created_at = s.created_at.or(timestamp_ms(p.get("timestamp"))).or(at);
             }
             "turn_context" => {
