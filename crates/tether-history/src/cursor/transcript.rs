@@ -244,7 +244,6 @@ pub(crate) fn collect_paths(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,4 +51,3 @@ async fn event(ctx: &Ctx, req: Request) -> Result<Option<String>, ApiError> {
     }
     run(ctx, move |t| ops::agents::hook(t, &ev)).await
 }
-
