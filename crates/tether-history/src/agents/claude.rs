@@ -47,9 +47,9 @@ pub fn subagents_of(session: &Path) -> Vec<PathBuf> {
 /// Read a session file and the subagents beside it.
 pub fn read(path: &Path) -> crate::error::Result<ParsedSession> {
     let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut s = parse(&id, &super::read_text(path)?);
+    let mut s = parse(&id, &super::text::read_text(path)?);
     for sub in subagents_of(path) {
-        match super::read_text(&sub) {
+        match super::text::read_text(&sub) {
             Ok(text) => {
                 let sub_id = sub.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
                 let parsed = parse(&sub_id, &text);

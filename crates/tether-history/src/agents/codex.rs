@@ -33,7 +33,7 @@ const CONTEXT: &[&str] = &["<environment_context>", "# AGENTS.md instructions", 
 /// Read a rollout file.
 pub fn read(path: &Path) -> crate::error::Result<ParsedSession> {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(parse(&stem, &super::read_text(path)?))
+    Ok(parse(&stem, &super::text::read_text(path)?))
 }
 
 /// Parse a rollout's text; `fallback_id` (the file name) names it when no `session_meta` does.

@@ -8,6 +8,7 @@
 
 pub mod claude;
 pub mod codex;
+mod text;
 
 use std::path::{Path, PathBuf};
 
@@ -73,10 +74,4 @@ fn walk_rollouts(dir: &Path, depth: u8, out: &mut Vec<PathBuf>, skipped: &mut Ve
             }
         }
     }
-}
-
-/// The text of a file an agent may be writing: lossy UTF-8, never an error for a bad byte.
-pub(crate) fn read_text(path: &Path) -> crate::error::Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::error::Error::io(format!("reading {}", path.display()), e))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
