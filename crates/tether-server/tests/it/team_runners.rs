@@ -17,7 +17,8 @@ use tether_testkit::pg::Cluster;
 use crate::http_runs::follow;
 use crate::http_support::{assert_error, ok, poll, use_fake_agent};
 
-fn git(dir: &Path, args: &[&str]) {
+/// git in `dir` as a person with a name would run it (the team tests' repositories).
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -4,27 +4,13 @@
 //! chat that ran there). None starts: each waits, held for approval, in the laptop's Inbox only,
 //! and only the laptop's person can let it go. The laptop's own runs start as always.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::{Value, json};
 use tether_core::daemon::RunnerRole;
 use tether_testkit::daemon::TestDaemon;
 use tether_testkit::pg::Cluster;
 
 use crate::http_support::{assert_error, ok, poll, use_fake_agent};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=Pat", "-c", "user.email=pat@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use crate::team_runners::git;
 
 async fn run(d: &TestDaemon, id: &str) -> Value {
     ok(d.get(&format!("/api/runs/{id}")).await)
