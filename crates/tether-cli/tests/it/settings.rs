@@ -136,9 +136,13 @@ fn saved_settings_apply_to_a_running_daemon() {
     let saved: Value = serde_json::from_slice(&std::fs::read(data.join("settings.json")).unwrap()).unwrap();
     assert_eq!(saved["port"], json!(p2));
 
-    // From the CLI it is saved (the file is the person's) but the daemon stays put and says so.
-    let said = set("port", &taken_port.to_string());
-    assert!(said.contains(&format!("still listens on port {p2}")), "{said}");
+    // From the CLI the change goes through the running daemon, which refuses it as the GUI's
+    // save does: nothing saved, and the daemon stays put.
+    let out = tether(&home, &data).args(["settings", "set", "port", &taken_port.to_string()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("in use"), "{err}");
+    let saved: Value = serde_json::from_slice(&std::fs::read(data.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(saved["port"], json!(p2));
     assert_eq!(status(p2, "/api/status"), Some(200), "still serving");
 
     let _ = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status();
