@@ -51,7 +51,12 @@ struct Snapshot {
 }
 
 fn snapshot(shell: &Shell) -> Snapshot {
-    let settings = Settings::load(&shell.paths).unwrap_or_else(|e| {
+    // The daemon hosted here holds the settings; another process's may change them on disk.
+    let settings = match &shell.daemon {
+        Daemon::Hosted(h) => h.tether.settings(),
+        Daemon::Attached { .. } => Settings::load(&shell.paths),
+    }
+    .unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cannot read the settings; using the defaults");
         Settings::default()
     });
@@ -170,12 +175,46 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
         .on_menu_event(|app, ev| on_menu(app, ev.id().as_ref()))
         .build(app)?;
     let handle = app.clone();
+    // Hosted here, the daemon's bus says when something the tray shows may have changed: the tray
+    // sleeps until then (and looks once a minute, for what only the clock changes). Attached to
+    // another process's daemon it has no bus, and looks every few seconds.
+    let (wake, woken) = std::sync::mpsc::channel::<()>();
+    let net = match &shell.daemon {
+        Daemon::Hosted(h) => {
+            let mut bus = h.tether.bus.subscribe();
+            let wake = wake.clone();
+            tauri::async_runtime::spawn(async move {
+                use tether_core::events::Event;
+                use tokio::sync::broadcast::error::RecvError;
+                loop {
+                    match bus.recv().await {
+                        // Chats changing (Cursor writing) is nothing the tray shows.
+                        Ok(Event::Sessions { .. }) => {}
+                        Ok(_) | Err(RecvError::Lagged(_)) => {
+                            if wake.send(()).is_err() {
+                                return;
+                            }
+                        }
+                        Err(RecvError::Closed) => return,
+                    }
+                }
+            });
+            Duration::from_secs(60)
+        }
+        Daemon::Attached { .. } => Duration::from_secs(3),
+    };
     std::thread::Builder::new().name("tray-status".into()).spawn(move || {
+        let _wake = wake;
         let mut desktop = crate::desktop::Desktop::default();
         desktop.tick(&handle, &first.settings, &first.alerts, &first.runs);
         let mut last = first;
         loop {
-            std::thread::sleep(Duration::from_secs(3));
+            if woken.recv_timeout(net).is_ok() {
+                // A burst of events (a run's progress, an index pass) is one look, at most
+                // one a second.
+                std::thread::sleep(Duration::from_secs(1));
+                while woken.try_recv().is_ok() {}
+            }
             let now = snapshot(&shell);
             desktop.tick(&handle, &now.settings, &now.alerts, &now.runs);
             if now != last {

@@ -53,6 +53,9 @@ pub struct Tether {
     /// The team's database when this instance has joined one: the board lives there instead of
     /// in `store` (swapped on join and leave, without a restart).
     team: std::sync::RwLock<Option<Arc<dyn sql::Database>>>,
+    /// Counts the board's moves (join, leave), so components that only act on a team's board
+    /// sleep until one instead of looking on a timer.
+    team_moves: tokio::sync::watch::Sender<u64>,
 }
 
 impl Tether {
@@ -74,6 +77,7 @@ impl Tether {
             bus,
             daemon: daemon::State::default(),
             team: std::sync::RwLock::new(None),
+            team_moves: tokio::sync::watch::Sender::new(0),
         };
         // Back on the team's board if this data dir joined one. A team.json or password that
         // cannot be read leaves the board local, said loudly: `tether team status` shows why.
@@ -129,6 +133,12 @@ impl Tether {
     /// Moves the board to `team` (joined) or back to this machine's store (`None`: left).
     pub fn set_team(&self, team: Option<Arc<dyn sql::Database>>) {
         *self.team.write().unwrap_or_else(|p| p.into_inner()) = team;
+        self.team_moves.send_modify(|n| *n += 1);
+    }
+
+    /// Changes each time the board moves to a team's database or back (see [`Self::set_team`]).
+    pub fn team_moves(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.team_moves.subscribe()
     }
 
     /// Whether the board is on a team's database.

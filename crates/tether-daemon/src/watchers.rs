@@ -19,14 +19,13 @@ fn team_board_id(t: &Tether) -> Option<usize> {
     }
 }
 
-/// How often the board is checked when no write was seen (a missed file event).
+/// How often the board is checked when the database's file cannot be watched (no file events).
+/// While it is watched, nothing is polled: a write is an event.
 const FALLBACK_POLL: Duration = Duration::from_secs(5);
 /// How often a team's board is checked for other machines' writes when no notification came:
 /// only a net (the listener itself reports once after each reconnect, for what it may have
 /// missed), kept long because every idle machine pays it to the database.
 const TEAM_POLL: Duration = Duration::from_secs(30);
-/// How often the loop looks whether the board moved (joining may happen at any time).
-const TICK: Duration = Duration::from_millis(500);
 
 pub(crate) struct Watching {
     _watcher: Option<Box<dyn std::any::Any + Send>>,
@@ -40,7 +39,8 @@ impl Drop for Watching {
 }
 
 /// Announces the board writes of other processes (the CLI, another daemon's tools) and, on a
-/// team's board, of other machines.
+/// team's board, of other machines. Sleeps until a write, a notification or a move of the board:
+/// an idle daemon is not woken by it.
 pub(crate) fn store(t: &Arc<Tether>) -> Watching {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let w = t
@@ -50,9 +50,11 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
         })
         .map_err(|e| tracing::warn!(error = %e, "cannot watch the database; polling only"))
         .ok();
+    let mut watched = w.is_some();
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
         let mut last = tokio::time::Instant::now();
+        let mut moves = t.team_moves();
         // A team's board says when another machine wrote (LISTEN/NOTIFY): a wake-up, not the
         // truth, so the poll below stays as the net under it.
         let heard = Arc::new(tokio::sync::Notify::new());
@@ -65,8 +67,21 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
                     t.board_db().listen(Arc::new(move || h.notify_one())).map(|l| (id, l))
                 });
             }
+            let net = match (t.in_team(), watched) {
+                (true, _) => Some(TEAM_POLL),
+                (false, true) => None,
+                (false, false) => Some(FALLBACK_POLL),
+            };
+            let deadline = net.map(|every| last + every);
             tokio::select! {
-                _ = rx.recv() => {
+                got = async {
+                    if watched { rx.recv().await } else { std::future::pending().await }
+                } => {
+                    if got.is_none() {
+                        // The file watcher is gone: the poll takes over.
+                        watched = false;
+                        continue;
+                    }
                     // On a team's board this machine's file holds no board: its writes (the
                     // index, sessions) say nothing of the board's, and asking the team's
                     // database for each would make every idle machine cost it.
@@ -78,12 +93,18 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 _ = heard.notified() => {}
-                _ = tokio::time::sleep(TICK) => {
-                    let every = if t.in_team() { TEAM_POLL } else { FALLBACK_POLL };
-                    if last.elapsed() < every {
-                        continue;
+                // Joined or left: listen where the board is now (and look at it once).
+                r = moves.changed() => {
+                    if r.is_err() {
+                        return;
                     }
                 }
+                _ = async {
+                    match deadline {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
             }
             last = tokio::time::Instant::now();
             while rx.try_recv().is_ok() {}
@@ -98,20 +119,35 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
 
 /// How often repositories that asked for trace records are checked for new commits.
 const PUBLISH_EVERY: Duration = Duration::from_secs(10);
+/// How often the publisher looks whether any repository asks for them, while none does: one
+/// SQL read a minute is what an idle daemon pays for the feature.
+const PUBLISH_IDLE: Duration = Duration::from_secs(60);
 
 /// Writes trace records for new commits into the repositories that asked for them (one SQL
 /// read when none did).
 pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
+        let mut every = PUBLISH_EVERY;
         loop {
-            tokio::time::sleep(PUBLISH_EVERY).await;
+            tokio::time::sleep(every).await;
             let t2 = Arc::clone(&t);
-            match tokio::task::spawn_blocking(move || tether_core::ops::trace::publish(&t2)).await {
+            let done = tokio::task::spawn_blocking(move || {
+                let asked = tether_core::ops::trace::repos(&t2).map(|r| r.iter().any(|r| r.publish.is_some()));
+                if !asked.as_ref().is_ok_and(|a| !a) {
+                    tether_core::ops::trace::publish(&t2).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .await;
+            every = PUBLISH_EVERY;
+            match done {
                 Ok(Err(e)) => tracing::warn!(error = %e, "writing trace records into a repository"),
-                Ok(Ok(p)) if p.records > 0 => {
+                Ok(Ok(Some(p))) if p.records > 0 => {
                     tracing::info!(records = p.records, commits = p.commits, "trace records written")
                 }
+                Ok(Ok(None)) => every = PUBLISH_IDLE,
                 _ => {}
             }
         }
@@ -126,7 +162,15 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
         let mut down = false;
+        let mut moves = t.team_moves();
         loop {
+            // Outside a team there is nobody to check in with: sleep until the board moves.
+            if !t.in_team() {
+                if moves.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            }
             let t2 = Arc::clone(&t);
             match tokio::task::spawn_blocking(move || tether_core::ops::team::heartbeat(&t2)).await {
                 Ok(Err(e)) if !down => {
@@ -144,7 +188,14 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
                 }
                 _ => {}
             }
-            tokio::time::sleep(tether_core::ops::team::heartbeat_every()).await;
+            tokio::select! {
+                _ = tokio::time::sleep(tether_core::ops::team::heartbeat_every()) => {}
+                r = moves.changed() => {
+                    if r.is_err() {
+                        return;
+                    }
+                }
+            }
         }
     });
     Watching { _watcher: None, task }

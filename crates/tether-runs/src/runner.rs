@@ -23,10 +23,14 @@ use crate::{blocking, cloud, files, local, process};
 
 /// How often the daemon's runner looks for worktrees past their retention.
 const REAP_EVERY: Duration = Duration::from_secs(600);
-/// How often a runner looks at the queue unwoken: on this machine's board, every second (a
-/// write by another process is seen within it); on a team's, the database's notifications wake
-/// it, so this is only the net under a missed one (what 50 idle runners cost the database).
-const LOCAL_IDLE: Duration = Duration::from_secs(1);
+/// How often a runner looks at the queue unwoken. The daemon's runner is woken by the bus: its
+/// own writes, other processes' (the daemon's store watcher announces them) and, on a team's
+/// board, other machines' (the database's notifications) — so its look is only the net under a
+/// missed wake-up and the clock's own changes (a day's budget renewed at midnight), once a
+/// minute, which is all an idle daemon pays. A foreground `tether run` has no store watcher: it
+/// looks every second for a cancel asked from another process.
+const DAEMON_IDLE: Duration = Duration::from_secs(60);
+const FOREGROUND_IDLE: Duration = Duration::from_secs(1);
 const TEAM_IDLE: Duration = Duration::from_secs(30);
 /// How often the daemon's runner looks for cloud runs a stopped runner left going.
 const ADOPT_EVERY: Duration = Duration::from_secs(60);
@@ -127,8 +131,9 @@ impl Runner {
                     *self.recheck_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(then);
                     self.kick();
                 }
-                // Signals may wake an idle chat (a follow-up run).
-                Ok(Event::Signals { .. }) => self.kick(),
+                // Signals may wake an idle chat (a follow-up run), as may an agent opting in;
+                // a raised budget or limit may free held runs.
+                Ok(Event::Signals { .. } | Event::Agents {} | Event::Settings(_)) => self.kick(),
                 Ok(Event::RunCancelRequested { run }) => {
                     if let Some(tok) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
                         tok.cancel();
@@ -241,7 +246,11 @@ impl Runner {
                     }
                 }
             }
-            let idle = if self.tether.in_team() { TEAM_IDLE } else { LOCAL_IDLE };
+            let idle = match (self.only, self.tether.in_team()) {
+                (Some(_), _) => FOREGROUND_IDLE,
+                (None, true) => TEAM_IDLE,
+                (None, false) => DAEMON_IDLE,
+            };
             let mut until = tokio::time::Instant::now() + idle;
             {
                 let mut at = self.recheck_at.lock().unwrap_or_else(|p| p.into_inner());

@@ -186,10 +186,12 @@ fn spent(runs: &[RunSpend], prices: &PriceTable, cache_reads: bool) -> (i64, f64
 
 /// Why new runs must wait today, when today's budget is spent.
 ///
-/// Read from the saved file, not the copy the daemon holds: a budget set (or raised) and a run
-/// queued right after must meet the new figure, not the one the settings watcher has yet to swap.
+/// From the settings this process holds: a change saved through it (the GUI, or the CLI, which
+/// goes through a running daemon) is held before the save returns, and a file edited by hand is
+/// swapped in by the settings watcher. (Read from the file, this opened it on every look at the
+/// queue.)
 pub fn daily_spent(t: &Tether) -> Result<Option<String>> {
-    let settings = crate::settings::Settings::load(&t.paths).or_else(|_| t.settings())?.usage;
+    let settings = t.settings()?.usage;
     let Some(b) = settings.daily_budget else { return Ok(None) };
     let prices = PriceTable::new(&settings);
     let (tok, usd) = spent(
