@@ -51,6 +51,9 @@ pub struct SourceReport {
     /// Ids of sessions written or removed, for change notifications (not part of the JSON report).
     #[serde(skip)]
     pub changed: Vec<String>,
+    /// A chat was put off (it changes continuously): look at the source again this much later.
+    #[serde(skip)]
+    pub retry_after_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -67,6 +70,9 @@ pub struct IndexReport {
     /// Ids of sessions written or removed in this pass (not part of the JSON report).
     #[serde(skip)]
     pub changed: Vec<String>,
+    /// The soonest a source asked to be looked at again (see [`SourceReport::retry_after_ms`]).
+    #[serde(skip)]
+    pub retry_after_ms: Option<u64>,
 }
 
 /// Progress, for a terminal bar or GUI events.
@@ -149,7 +155,7 @@ pub fn run_sources(
             }
         }
         progress(&Progress::Source { index: i, path: src.path.display().to_string(), kind: src.kind });
-        let r = index_source(store, src, scratch, depth, progress);
+        let r = index_source(store, src, scratch, depth, progress, complete_set);
         let r = match r {
             Ok(r) => r,
             Err(e) => {
@@ -163,6 +169,9 @@ pub fn run_sources(
         report.sessions_deleted += r.deleted;
         report.bytes_read += r.bytes;
         report.changed.extend(r.changed.iter().cloned());
+        if let Some(ms) = r.retry_after_ms {
+            report.retry_after_ms = Some(report.retry_after_ms.map_or(ms, |m| m.min(ms)));
+        }
         report.sources.push(r);
     }
     if complete_set {
@@ -175,13 +184,17 @@ pub fn run_sources(
         // A bulk pass's log is as big as its transactions were; give the disk back.
         store.truncate_wal()?;
     }
-    let (s, m) = store.read(|c| {
-        Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })?)
-    })?;
-    report.sessions_total = s as u64;
-    report.messages_total = m as u64;
+    // The totals (a walk of every session) are for a whole pass; the watcher's passes over the
+    // sources that changed leave them out.
+    if complete_set {
+        let (s, m) = store.read(|c| {
+            Ok(c.query_row("SELECT count(*), coalesce(sum(message_count), 0) FROM sessions", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?)
+        })?;
+        report.sessions_total = s as u64;
+        report.messages_total = m as u64;
+    }
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
     progress(&Progress::Finished { report: Box::new(report.clone()) });
     Ok(report)
@@ -201,6 +214,7 @@ fn blank_report(src: &Source) -> SourceReport {
         bytes: 0,
         error: None,
         changed: Vec::new(),
+        retry_after_ms: None,
     }
 }
 
@@ -222,19 +236,24 @@ fn source_row(conn: &Connection, src: &Source) -> Result<SourceRow> {
     })?)
 }
 
+/// `counts`: fill in the source's totals (a whole pass's report wants them; the watcher's passes
+/// over what changed do not, and counting walks every chat of the source).
 fn index_source(
     store: &Store,
     src: &Source,
     scratch: &Path,
     depth: Depth,
     progress: ProgressFn<'_>,
+    counts: bool,
 ) -> Result<SourceReport> {
     let row = source_row(&store.writer(), src)?;
     let fp = cursor::source_fingerprint(src);
     let mut report = blank_report(src);
     if depth != Depth::Force && fp.is_some() && fp == row.fingerprint && row.status != "error" {
         report.status = "unchanged".into();
-        fill_counts(store, row.id, &mut report)?;
+        if counts {
+            fill_counts(store, row.id, &mut report)?;
+        }
         return Ok(report);
     }
     report.bytes = std::fs::metadata(&src.path).map(|m| m.len()).unwrap_or(0);
@@ -242,7 +261,7 @@ fn index_source(
     let mut watermark = row.watermark;
     match src.kind {
         SourceKind::Global => {
-            watermark = Some(index_global(
+            let (mark, fast) = index_global(
                 store,
                 src,
                 row.id,
@@ -252,7 +271,20 @@ fn index_source(
                 progress,
                 &mut report,
                 &mut src_problems,
-            )?);
+            )?;
+            watermark = Some(mark);
+            if fast {
+                // Only the chats that changed were read: what the source's status says of the
+                // rest still holds (the next full pass recounts it).
+                // With a chat put off, the file is opened again by the next pass even unchanged.
+                let fp = if report.retry_after_ms.is_some() { None } else { fp };
+                store.writer().execute(
+                    "UPDATE sources SET fingerprint = ?2, watermark = ?3, bytes = ?4, indexed_at = ?5 WHERE id = ?1",
+                    params![row.id, fp, watermark, report.bytes as i64, now_ms()],
+                )?;
+                report.status = row.status;
+                return Ok(report);
+            }
         }
         SourceKind::Workspace => {
             let db = CursorDb::open(&src.path, scratch)?;
@@ -379,7 +411,9 @@ fn index_source(
             params![row.id, fp, watermark, status, reasons.to_json(), notes.to_json(), report.bytes as i64, now_ms()],
         )?;
     }
-    fill_counts(store, row.id, &mut report)?;
+    if counts {
+        fill_counts(store, row.id, &mut report)?;
+    }
     Ok(report)
 }
 
@@ -536,6 +570,104 @@ fn stored_chats(store: &Store, source_id: i64) -> Result<HashMap<String, (String
     })
 }
 
+/// What a pass over a global DB remembers for the next one, in this process: the listing it
+/// made (composers with their headers) and what it looked at, so that a quick pass while Cursor
+/// writes costs what changed, not what the history holds. Keyed by our store and Cursor's file.
+struct Listing {
+    /// [`global::listing_marks`] when the listing was made: unchanged, only the composers whose
+    /// rows are above the watermark can have changed.
+    marks: (i64, i64),
+    composers: BTreeMap<String, ComposerRef>,
+    /// When each composer was last read by a quick pass, and the ones put off: a chat Cursor
+    /// streams an answer into is read at most every [`STREAM_EVERY`].
+    read_at: HashMap<String, Instant>,
+    put_off: HashSet<String>,
+}
+
+static LISTINGS: std::sync::LazyLock<std::sync::Mutex<HashMap<(std::path::PathBuf, std::path::PathBuf), Listing>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// How often a chat that changes continuously (Cursor streaming an answer into it) is read again.
+/// A change to any other chat is read at once.
+pub const STREAM_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The composers a quick pass reads when the listing it remembers still holds (`None`: it does
+/// not, list everything): those whose rows were written above `watermark`, and those put off
+/// before; a composer read less than [`STREAM_EVERY`] ago is put off again, and the report says
+/// when to come back (`retry_after_ms`).
+fn changed_composers(
+    key: &(std::path::PathBuf, std::path::PathBuf),
+    db: &CursorDb,
+    marks: Option<(i64, i64)>,
+    watermark: i64,
+    report: &mut SourceReport,
+) -> Result<Option<BTreeMap<String, ComposerRef>>> {
+    let mut memo = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(l) = memo.get_mut(key) else { return Ok(None) };
+    if marks != Some(l.marks) {
+        return Ok(None);
+    }
+    let (touched, max) = global::touched_since(db, watermark)?;
+    // A lower max rowid means rows were deleted and rowids may be reused: look at everything.
+    if max < watermark {
+        return Ok(None);
+    }
+    let now = Instant::now();
+    let mut ids: Vec<String> = touched;
+    ids.extend(l.put_off.drain());
+    ids.sort();
+    ids.dedup();
+    let mut out = BTreeMap::new();
+    for id in ids {
+        if let Some(at) = l.read_at.get(&id)
+            && now.duration_since(*at) < STREAM_EVERY
+        {
+            let wait = STREAM_EVERY - now.duration_since(*at);
+            let ms = wait.as_millis() as u64 + 1;
+            report.retry_after_ms = Some(report.retry_after_ms.map_or(ms, |m| m.min(ms)));
+            l.put_off.insert(id);
+            continue;
+        }
+        let mut r = l.composers.get(&id).cloned().unwrap_or_else(|| ComposerRef::new(&id));
+        r.head = global::head_of(db, &id)?;
+        // No row of its own and no header: gone, or bubbles alone; the next full listing decides.
+        if r.head.is_none() && r.header.is_none() {
+            continue;
+        }
+        l.read_at.insert(id.clone(), now);
+        l.composers.insert(id.clone(), r.clone());
+        out.insert(id, r);
+    }
+    l.read_at.retain(|_, at| now.duration_since(*at) < STREAM_EVERY);
+    Ok(Some(out))
+}
+
+/// [`stored_chats`] of some chats only.
+fn stored_chats_of<'a>(
+    store: &Store,
+    source_id: i64,
+    ids: impl Iterator<Item = &'a String>,
+) -> Result<HashMap<String, (String, Option<i64>)>> {
+    store.read(|c| {
+        let mut skipped = c.prepare_cached("SELECT fingerprint FROM skipped WHERE source_id = ?1 AND id = ?2")?;
+        let mut session = c.prepare_cached(
+            "SELECT coalesce(fingerprint, ''), coalesce(updated_at, created_at) FROM sessions
+             WHERE source_id = ?1 AND id = ?2",
+        )?;
+        let mut out = HashMap::new();
+        for id in ids {
+            if let Some(fp) = skipped.query_row(params![source_id, id], |r| r.get::<_, String>(0)).optional()? {
+                out.insert(id.clone(), (fp, None));
+            } else if let Some(row) =
+                session.query_row(params![source_id, id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?
+            {
+                out.insert(id.clone(), row);
+            }
+        }
+        Ok(out)
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn index_global(
     store: &Store,
@@ -547,20 +679,45 @@ fn index_global(
     progress: ProgressFn<'_>,
     report: &mut SourceReport,
     problems: &mut Tally,
-) -> Result<i64> {
-    let stored = stored_chats(store, source_id)?;
-    let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
+) -> Result<(i64, bool)> {
     let db = CursorDb::open(&src.path, scratch)?;
     // The high-water mark is taken before anything is read: a row committed while this pass
     // runs is then above it, so the next quick pass looks at its chat. Taken after the listing
     // (as it was), a bubble committed in between was below the mark and in no listing, and its
-    // chat stayed a message short until it changed again.
+    // chat stayed a message short until it changed again. So are the listing's marks.
     let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
-    // A quick pass trusts the heads it read before (see `list_composers`).
-    let known_head = |id: &str| known.get(id).and_then(|fp| parse_head(fp));
-    let quick = depth == Depth::Quick && old_watermark.is_some();
-    let composers = global::list_composers(&db, problems, quick.then_some(&known_head as &global::KnownHead<'_>))?;
-    let tabs = global::read_global_chat_tabs(&db, problems)?;
+    let marks = global::listing_marks(&db)?;
+    let memo_key = (store.path().to_owned(), src.path.clone());
+    let changed = match (depth, old_watermark) {
+        (Depth::Quick, Some(w)) => changed_composers(&memo_key, &db, marks, w, report)?,
+        _ => None,
+    };
+    let fast = changed.is_some();
+    let stored = match &changed {
+        Some(c) => stored_chats_of(store, source_id, c.keys())?,
+        None => stored_chats(store, source_id)?,
+    };
+    let known: HashMap<&str, &str> = stored.iter().map(|(id, (fp, _))| (id.as_str(), fp.as_str())).collect();
+    let (composers, tabs) = match changed {
+        // Nothing else can have changed: the headers and the old chat tabs are as listed.
+        Some(c) => (c, Vec::new()),
+        None => {
+            // A quick pass trusts the heads it read before (see `list_composers`).
+            let known_head = |id: &str| known.get(id).and_then(|fp| parse_head(fp));
+            let quick = depth == Depth::Quick && old_watermark.is_some();
+            let composers =
+                global::list_composers(&db, problems, quick.then_some(&known_head as &global::KnownHead<'_>))?;
+            if let Some(marks) = marks {
+                let mut memo = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
+                let read_at = memo.remove(&memo_key).map(|l| l.read_at).unwrap_or_default();
+                memo.insert(
+                    memo_key.clone(),
+                    Listing { marks, composers: composers.clone(), read_at, put_off: HashSet::new() },
+                );
+            }
+            (composers, global::read_global_chat_tabs(&db, problems)?)
+        }
+    };
     let tab_ids: HashSet<String> = tabs.iter().map(|t| t.id.clone()).collect();
     // Before any message is read, every chat we have no row for is listed (on a first read,
     // `list_global` did so already, ahead of the other sources).
@@ -577,6 +734,7 @@ fn index_global(
 
     // Which composers to fingerprint at all.
     let quick_candidates: Option<HashSet<String>> = match (depth, old_watermark) {
+        _ if fast => Some(composers.keys().cloned().collect()),
         (Depth::Quick, Some(w)) => {
             let (touched, max) = global::touched_since(&db, w)?;
             // A lower max rowid means rows were deleted and rowids may be reused: look deeper.
@@ -596,7 +754,15 @@ fn index_global(
         let stats = match (&stats_all, &quick_candidates) {
             (Some(all), _) => all.get(id).copied().unwrap_or_default(),
             (None, None) => {
-                todo.push(Todo { r: r.clone(), fp: None, bytes: Todo::bytes(r, 0), time: Todo::time(r, &times) });
+                let held = known.get(id.as_str()).is_some_and(|fp| !fp.is_empty());
+                todo.push(Todo {
+                    r: r.clone(),
+                    fp: None,
+                    bytes: Todo::bytes(r, 0),
+                    time: Todo::time(r, &times),
+                    held,
+                    again: fast,
+                });
                 continue;
             }
             (None, Some(cands)) => {
@@ -611,7 +777,15 @@ fn index_global(
         };
         let fp = r.fingerprint(stats);
         if depth == Depth::Force || known.get(id.as_str()) != Some(&fp.as_str()) {
-            todo.push(Todo { r: r.clone(), fp: Some(fp), bytes: Todo::bytes(r, stats.2), time: Todo::time(r, &times) });
+            let held = known.get(id.as_str()).is_some_and(|fp| !fp.is_empty());
+            todo.push(Todo {
+                r: r.clone(),
+                fp: Some(fp),
+                bytes: Todo::bytes(r, stats.2),
+                time: Todo::time(r, &times),
+                held,
+                again: fast,
+            });
         }
     }
     // Newest first: the chats someone most likely wants are searchable first. Ids still follow
@@ -632,7 +806,7 @@ fn index_global(
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.
     struct Item {
-        session: Option<(ParsedSession, Vec<String>)>,
+        session: Option<(ParsedSession, Option<Vec<String>>)>,
         hints: Vec<String>,
         note: &'static str,
         id: String,
@@ -648,7 +822,10 @@ fn index_global(
                 let (session, hints, note, fp, bytes) = match read {
                     Ok((ComposerRead::Session(mut s, hints), fp, bytes)) => {
                         s.fingerprint = fp.clone();
-                        let terms = Vocabulary::of_session(&s);
+                        // A chat read before adds only the terms of what changed in it, which
+                        // the writer knows (`write_session`); a new one's are all of them,
+                        // computed here beside the writer.
+                        let terms = (!t.held).then(|| Vocabulary::of_session(&s));
                         (Some((*s, terms)), hints, "", fp, bytes)
                     }
                     Ok((ComposerRead::Skipped(note), fp, bytes)) => (None, Vec::new(), note, fp, bytes),
@@ -690,7 +867,7 @@ fn index_global(
                     txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
                         .execute(params![source_id, id])?;
                     let sid = s.id.clone();
-                    if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &hints, Some(terms))? {
+                    if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &hints, terms)? {
                         report.written += 1;
                         report.changed.push(sid);
                     }
@@ -736,8 +913,26 @@ fn index_global(
         Ok((seen, unreadable))
     })?;
 
-    // Remove sessions that left Cursor, and ones we now skip (emptied, turned draft).
+    // What a chat that can no longer be read had stays as it was.
+    let skipped_now: HashSet<&str> = todo
+        .iter()
+        .map(|t| t.r.id.as_str())
+        .filter(|id| !written_ids.contains(*id) && !unreadable.contains(*id))
+        .collect();
     let conn = store.writer();
+    if fast {
+        // Only the chats read: ones now skipped lose their sessions; chats that left Cursor are
+        // the next full listing's to find.
+        for id in skipped_now {
+            let n = delete_sessions(&conn, "s.id = ?1 AND s.source_id = ?2", params![id, source_id])?;
+            if n > 0 {
+                report.deleted += n;
+                report.changed.push(id.to_owned());
+            }
+        }
+        return Ok((watermark, true));
+    }
+    // Remove sessions that left Cursor, and ones we now skip (emptied, turned draft).
     let stored: Vec<String> = {
         let mut stmt = conn.prepare("SELECT id FROM sessions WHERE source_id = ?1")?;
         stmt.query_map([source_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
@@ -749,12 +944,6 @@ fn index_global(
     for id in gone_skipped.iter().filter(|id| !present.contains(id.as_str())) {
         conn.execute("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2", params![source_id, id])?;
     }
-    // What a chat that can no longer be read had stays as it was.
-    let skipped_now: HashSet<&str> = todo
-        .iter()
-        .map(|t| t.r.id.as_str())
-        .filter(|id| !written_ids.contains(*id) && !unreadable.contains(*id))
-        .collect();
     for id in stored {
         if (!present.contains(id.as_str()) && !tab_ids.contains(&id)) || skipped_now.contains(id.as_str()) {
             let n = delete_sessions(&conn, "s.id = ?1 AND s.source_id = ?2", params![id, source_id])?;
@@ -764,7 +953,7 @@ fn index_global(
             }
         }
     }
-    Ok(watermark)
+    Ok((watermark, false))
 }
 
 /// The `skipped` reason of a composer whose rows could not be read.
@@ -822,7 +1011,7 @@ fn stats_then_read(db: &CursorDb, t: &Todo) -> Result<(ComposerRead, String, u64
             (t.r.fingerprint(stats), Todo::bytes(&t.r, stats.2))
         }
     };
-    Ok((global::read_composer(db, &t.r)?, fp, bytes))
+    Ok((global::read_composer_again(db, &t.r, t.again)?, fp, bytes))
 }
 
 /// A composer to read: what we listed, its new fingerprint (`None`: taken as it is read), its
@@ -832,6 +1021,10 @@ struct Todo {
     fp: Option<String>,
     bytes: u64,
     time: Option<i64>,
+    /// We hold a read of it already.
+    held: bool,
+    /// Read by a quick pass of the watcher: a chat that may be read again in a moment.
+    again: bool,
 }
 
 impl Todo {
@@ -1288,14 +1481,22 @@ fn write_session(
         conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
             .execute(params![rowid, s.title.as_deref().unwrap_or("")])?;
     }
-    // All of the session's terms, written or not: a superset is fine (see `terms`). Those the
-    // parser computed include messages that "do not index" has just dropped, so not those.
-    let terms = match terms {
-        Some(t) if !no_index => t,
-        _ => Vocabulary::of_session(&s),
+    let written = write_messages(conn, &s.id, session_time(&s), &s.messages, &mut ctx.replaced)?;
+    // A new chat (or one only listed): all of its terms (a superset is fine, see `terms`; those
+    // the parser computed include messages that "do not index" has just dropped, so not those).
+    // A chat we held (the parser computes none for it): the
+    // terms of its title and of the messages just written, the others' are in already — a chat
+    // Cursor streams into changes one message per pass, and adding every term of the chat again
+    // made each pass cost the whole chat.
+    let terms = match (owner.is_some(), terms) {
+        (_, Some(t)) if !no_index => t,
+        (false, _) => Vocabulary::of_session(&s),
+        (true, _) => Vocabulary::of_texts(
+            std::iter::once(s.title.as_deref().unwrap_or(""))
+                .chain(written.iter().map(|&i| s.messages[i].text.as_str())),
+        ),
     };
     ctx.vocab.add_terms(terms);
-    write_messages(conn, &s.id, session_time(&s), &s.messages, &mut ctx.replaced)?;
     ctx.vocab.flush(conn)?;
     if !ctx.replaced.is_empty() {
         ctx.replaced.apply(conn)?;
@@ -1312,7 +1513,8 @@ fn write_messages(
     time: Option<i64>,
     messages: &[ParsedMessage],
     replaced: &mut Forget,
-) -> Result<()> {
+) -> Result<Vec<usize>> {
+    let mut written = Vec::new();
     let existing: HashMap<i64, (i64, i64)> = {
         let mut stmt = conn.prepare_cached("SELECT seq, id, hash FROM messages WHERE session_id = ?1")?;
         stmt.query_map([session_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<rusqlite::Result<_>>()?
@@ -1328,7 +1530,10 @@ fn write_messages(
                     conn.prepare_cached("SELECT text FROM messages WHERE id = ?1")?.query_row([id], |r| r.get(0))?;
                 conn.prepare_cached("INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
                     .execute(params![id, old_text])?;
-                replaced.add(&old_text);
+                // Only the words that left the message may leave the vocabulary: a streamed
+                // answer only grows, and checking each of its words again on every chunk cost
+                // more than the chunk.
+                replaced.add_replaced(&old_text, &m.text);
                 conn.prepare_cached(
                     "UPDATE messages SET role = ?2, kind = ?3, text = ?4, tool_name = ?5, tool_status = ?6, model = ?7,
                          created_at = ?8, external_id = ?9, hash = ?10 WHERE id = ?1",
@@ -1390,6 +1595,7 @@ fn write_messages(
             }
         };
         conn.prepare_cached("INSERT INTO messages_fts(rowid, text) VALUES (?1, ?2)")?.execute(params![id, m.text])?;
+        written.push(seq as usize);
     }
     if existing.keys().any(|s| *s >= messages.len() as i64) {
         let mut stmt = conn.prepare_cached("SELECT text FROM messages WHERE session_id = ?1 AND seq >= ?2")?;
@@ -1400,7 +1606,7 @@ fn write_messages(
         conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?
             .execute(params![session_id, messages.len() as i64])?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Fill in the project from what workspace DBs told us, then from file paths.

@@ -152,6 +152,15 @@ impl Vocabulary {
         v.pending
     }
 
+    /// The distinct terms of some texts.
+    pub fn of_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut v = Vocabulary::default();
+        for t in texts {
+            v.add_text(t);
+        }
+        v.pending
+    }
+
     /// Adds terms from `of_session` (the empty term included: it says "incomplete").
     pub fn add_terms(&mut self, terms: Vec<String>) {
         for t in terms {
@@ -195,6 +204,19 @@ pub struct Forget(Vocabulary);
 impl Forget {
     pub fn add(&mut self, text: &str) {
         self.0.add_text(text);
+    }
+
+    /// The words of a message's `old` text that its `new` text no longer has.
+    pub fn add_replaced(&mut self, old: &str, new: &str) {
+        let mut kept = Vocabulary::default();
+        kept.add_text(new);
+        let mut gone = Vocabulary::default();
+        gone.add_text(old);
+        for t in gone.pending {
+            if !kept.seen.contains(&t) {
+                self.0.add(&t);
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -292,6 +314,17 @@ pub fn expand_prefixes(conn: &Connection, fts: &str) -> rusqlite::Result<String>
 
 #[cfg(test)]
 mod tests {
+
+    /// A streamed answer only grows: none of its words may leave the vocabulary; a word edited
+    /// out is a candidate.
+    #[test]
+    fn only_the_words_that_left_a_message_are_candidates_to_forget() {
+        let mut f = Forget::default();
+        f.add_replaced("an answer that streams", "an answer that streams on and on");
+        assert!(f.is_empty());
+        f.add_replaced("the Platypus swims", "the otter swims");
+        assert_eq!(f.0.pending, ["platypus"]);
+    }
     use super::*;
 
     fn terms(text: &str) -> Vec<String> {

@@ -119,6 +119,10 @@ pub fn start<I: Indexer>(
             // commit whose WAL frames (the event) were written before it became visible in the
             // `-shm` index (no event: shared memory) is otherwise seen only by the deep pass.
             let mut recheck: Option<(Instant, Vec<Source>)> = None;
+            // The sources as last discovered: a change maps to one of them without walking
+            // every Cursor folder again; only a path none of them explains (a new chat file, a
+            // new folder) sends the walk out again.
+            let mut known: Vec<Source> = cursor::discover(&tether.locations());
             loop {
                 // Sleeps until a change, a stop, a recheck or the next deep pass: nothing wakes
                 // it idle.
@@ -146,21 +150,30 @@ pub fn start<I: Indexer>(
                         }
                         paths.sort();
                         paths.dedup();
-                        let sources = affected_sources(tether.as_ref(), &paths);
-                        if paths.iter().any(|p| !p.exists()) {
+                        let sources = affected_sources(tether.as_ref(), &mut known, &paths);
+                        // A journal or WAL that came and went is a commit, not a deletion: in
+                        // rollback-journal mode (most real Cursor databases) every commit
+                        // deletes its `-journal`, and taking that for a vanished source made
+                        // every write of Cursor's a pass over everything.
+                        if vanished(&paths) {
                             // Something was deleted: a pass over everything (unchanged files are
                             // not opened) drops the sessions of vanished sources.
+                            known = cursor::discover(&tether.locations());
                             on_event(match tether.index(Depth::Quick) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
                         } else if !sources.is_empty() {
                             let r = tether.index_sources(&sources, Depth::Quick);
+                            // A chat put off (Cursor streams into it) is read once its time
+                            // comes, when no later change brings a pass sooner.
+                            let again = r.as_ref().ok().and_then(|r| r.retry_after_ms).map(Duration::from_millis);
                             on_event(match r {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
-                            recheck = Some((Instant::now() + RECHECK_AFTER, sources));
+                            recheck =
+                                Some((Instant::now() + again.unwrap_or(RECHECK_AFTER).min(RECHECK_AFTER), sources));
                         }
                     }
                     Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
@@ -168,10 +181,13 @@ pub fn start<I: Indexer>(
                         if let Some((_, sources)) = recheck.take_if(|(at, _)| *at <= Instant::now()) {
                             // Unchanged files are not opened (their fingerprint includes the
                             // `-shm` header), so this costs a few stats when nothing was missed.
-                            if let Ok(r) = tether.index_sources(&sources, Depth::Quick)
-                                && r.sessions_written + r.sessions_deleted > 0
-                            {
-                                on_event(WatchEvent::Indexed(Box::new(r)));
+                            if let Ok(r) = tether.index_sources(&sources, Depth::Quick) {
+                                if let Some(ms) = r.retry_after_ms {
+                                    recheck = Some((Instant::now() + Duration::from_millis(ms), sources));
+                                }
+                                if r.sessions_written + r.sessions_deleted > 0 {
+                                    on_event(WatchEvent::Indexed(Box::new(r)));
+                                }
                             }
                         }
                         if last_deep.elapsed() >= cfg.deep_every {
@@ -204,9 +220,17 @@ fn carries_data(e: &notify::Event) -> bool {
     !matches!(e.kind, notify::EventKind::Access(_)) && !e.paths.iter().all(|p| p.to_string_lossy().ends_with("-shm"))
 }
 
-/// Map changed paths to the sources to re-index (a `-wal` change means its database).
-fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
-    let all = cursor::discover(&tether.locations());
+/// Map changed paths to the sources to re-index (a `-wal` change means its database), from the
+/// sources `known` (discovered again, and kept, when a path is not one of theirs).
+fn affected_sources<I: Indexer>(tether: &I, known: &mut Vec<Source>, paths: &[PathBuf]) -> Vec<Source> {
+    let explained = |all: &[Source], p: &Path| {
+        let base = strip_sidecar(p);
+        all.iter().any(|s| s.path == base || s.path.parent() == Some(base.as_path()))
+    };
+    if !paths.iter().all(|p| explained(known, p)) {
+        *known = cursor::discover(&tether.locations());
+    }
+    let all = &*known;
     let mut out: Vec<Source> = Vec::new();
     for p in paths {
         let base = strip_sidecar(p);
@@ -243,6 +267,12 @@ fn affected_sources<I: Indexer>(tether: &I, paths: &[PathBuf]) -> Vec<Source> {
     out
 }
 
+/// Whether a file of Cursor's data went away (a chat deleted, a folder removed). A sidecar gone
+/// is no such thing: see the caller.
+fn vanished(paths: &[PathBuf]) -> bool {
+    paths.iter().any(|p| !p.exists() && strip_sidecar(p) == *p)
+}
+
 fn strip_sidecar(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
     for suffix in ["-wal", "-shm", "-journal"] {
@@ -270,6 +300,19 @@ mod sdk_tests {
         }
     }
 
+    /// Every commit in rollback-journal mode creates and deletes `-journal`: a commit, which
+    /// reads the chats that changed, not a deletion, which passes over every source.
+    #[test]
+    fn a_journal_that_came_and_went_is_a_commit_and_a_vanished_database_a_deletion() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("state.vscdb");
+        std::fs::write(&db, b"").unwrap();
+        assert!(!vanished(&[db.clone(), dir.path().join("state.vscdb-journal")]));
+        assert!(!vanished(&[dir.path().join("state.vscdb-wal"), dir.path().join("state.vscdb-shm")]));
+        std::fs::remove_file(&db).unwrap();
+        assert!(vanished(&[db, dir.path().join("state.vscdb-journal")]));
+    }
+
     #[test]
     fn an_sdk_agents_blob_store_changing_reindexes_its_catalog() {
         let home = tempfile::tempdir().unwrap();
@@ -278,7 +321,7 @@ mod sdk_tests {
         std::fs::write(store.join("index.db"), b"").unwrap();
         std::fs::write(store.join("agents/a1/store.db"), b"").unwrap();
         let loc = CursorLocations { cursor_homes: vec![home.path().to_owned()], ..Default::default() };
-        let hit = affected_sources(&Stub(loc), &[store.join("agents/a1/store.db-wal")]);
+        let hit = affected_sources(&Stub(loc), &mut Vec::new(), &[store.join("agents/a1/store.db-wal")]);
         assert_eq!(
             hit.iter().map(|s| (s.kind, s.path.clone())).collect::<Vec<_>>(),
             [(SourceKind::SdkAgent, store.join("index.db"))]

@@ -273,3 +273,57 @@ fn a_first_index_leaves_fingerprints_a_deep_pass_agrees_with() {
     e.t.index(Depth::Deep, &no_progress).unwrap();
     assert_eq!(fingerprints(), first, "a deep pass finds every chat as the first index left it");
 }
+
+/// While Cursor streams an answer into one chat, a quick pass reads what changed and no more: the
+/// streamed chat at most every `STREAM_EVERY` (put off in between, with a time to come back
+/// said), any other chat that changed at once; and the words streamed in are searchable, by
+/// prefix too (only the written messages' words are added to the vocabulary).
+#[test]
+fn a_chat_cursor_streams_into_is_read_at_most_every_stream_every_and_other_chats_at_once() {
+    use tether_core::history::cursor::{SourceKind, discover};
+    use tether_core::history::index::STREAM_EVERY;
+
+    let fx = CursorFixture::new();
+    let g = fx.global(Journal::Rollback);
+    for (id, word) in [("s1", "first"), ("s2", "second")] {
+        Composer {
+            id,
+            name: Some(id),
+            version: 16,
+            bubble_version: 3,
+            created_at: 5,
+            extra: json!({}),
+            bubbles: vec![(1, json!({"text": format!("a {word} question")})), (2, json!({"text": "an answer"}))],
+        }
+        .write(&g);
+    }
+    let e = Env::new(fx);
+    e.index();
+    let global: Vec<_> = discover(&e.t.cursor()).into_iter().filter(|s| s.kind == SourceKind::Global).collect();
+    let grow = |text: &str| {
+        g.kv("bubbleId:s1:s1-b0001", &json!({"_v": 3, "type": 2, "bubbleId": "s1-b0001", "text": text}));
+    };
+    let pass = || e.t.index_sources(&global, Depth::Quick).unwrap();
+
+    grow("an answer that streams platypusword");
+    let r = pass();
+    assert_eq!((r.sessions_written, r.retry_after_ms), (1, None), "a chat changing for the first time is read at once");
+    assert_eq!(e.search_ids("platypusword"), ["s1"]);
+
+    grow("an answer that streams platypusword and wombatword");
+    g.kv("bubbleId:s2:s2-b0001", &json!({"_v": 3, "type": 2, "bubbleId": "s2-b0001", "text": "quokkaword"}));
+    let r = pass();
+    assert_eq!(r.changed, ["s2"], "the other chat at once, the streaming one put off");
+    let retry = r.retry_after_ms.expect("a time to come back for the chat put off");
+    assert!(retry <= STREAM_EVERY.as_millis() as u64 + 1, "{retry} ms");
+    assert!(e.search_ids("wombatword").is_empty());
+
+    std::thread::sleep(std::time::Duration::from_millis(retry));
+    let r = pass();
+    assert_eq!((r.changed.as_slice(), r.retry_after_ms), (&["s1".to_string()][..], None), "read once its time came");
+    assert_eq!(e.search_ids("wombatword"), ["s1"]);
+    assert_eq!(e.search_ids("wombatw*"), ["s1"], "a streamed word is in the vocabulary for prefixes");
+    assert_eq!(e.search_ids("platypusword"), ["s1"], "the words streamed before stay");
+    assert_eq!(e.search_ids("quokkaword"), ["s2"]);
+    g.close();
+}

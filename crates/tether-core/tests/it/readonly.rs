@@ -159,8 +159,10 @@ fn a_live_writer_in_another_process_is_read_right_and_never_written() {
         passes += 1;
     }
     assert!(passes > 1, "read while the writer was going");
-    // It is done but still open (Cursor idle): one more quick pass, the watcher's, has every
-    // message (a bubble committed while a pass listed used to fall below its high-water mark)…
+    // It is done but still open (Cursor idle): one more quick pass, the watcher's once the chat
+    // it put off while it streamed is due, has every message (a bubble committed while a pass
+    // listed used to fall below its high-water mark)…
+    std::thread::sleep(tether_core::history::index::STREAM_EVERY);
     e.t.index(Depth::Quick, &no_progress).unwrap();
     let live = e.all().into_iter().find(|s| s.id == id).expect("the live chat is listed");
     assert_eq!(live.messages as usize, n + 1, "every appended message, once");

@@ -70,6 +70,24 @@ pub type Bubbles = HashMap<String, Option<Vec<u8>>>;
 
 /// Build a session from a decoded `composerData` value and its bubbles.
 pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<&HeaderInfo>) -> ParsedSession {
+    parse_composer_with(
+        id,
+        data,
+        |bid| bubbles.get(bid).map(|raw| std::borrow::Cow::Owned(decode_bubble(raw.as_deref()))),
+        bubbles.keys().map(String::as_str),
+        header,
+    )
+}
+
+/// [`parse_composer`] over bubbles already decoded (`bubble`: by bubbleId; `ids`: every one
+/// stored, for the orphans count).
+pub fn parse_composer_with<'b>(
+    id: &str,
+    data: &Value,
+    bubble: impl Fn(&str) -> Option<std::borrow::Cow<'b, Decoded>>,
+    ids: impl Iterator<Item = &'b str>,
+    header: Option<&HeaderInfo>,
+) -> ParsedSession {
     let mut s = ParsedSession::new(id, "ide", "composer");
     match (data.get("_v"), data.get("_v").and_then(Value::as_i64)) {
         (_, Some(v)) if v > KNOWN_COMPOSER_V => s.problems.add(&format!("note:newer_composer_version_{v}")),
@@ -104,9 +122,9 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
                 s.problems.add("bad_header");
                 continue;
             };
-            match bubbles.get(bid) {
-                Some(raw) => match decode_bubble(raw.as_deref()) {
-                    Decoded::Json(b) => push_bubble(&mut s, &b, default_model.as_deref()),
+            match bubble(bid) {
+                Some(decoded) => match decoded.as_ref() {
+                    Decoded::Json(b) => push_bubble(&mut s, b, default_model.as_deref()),
                     Decoded::Null => s.problems.add("null_value"),
                     Decoded::Bad => s.problems.add("bad_json"),
                 },
@@ -118,7 +136,7 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
         }
         let referenced: std::collections::HashSet<&str> =
             headers.iter().filter_map(|h| str_field(h, "bubbleId")).collect();
-        let orphans = bubbles.keys().filter(|k| !referenced.contains(k.as_str())).count();
+        let orphans = ids.filter(|k| !referenced.contains(k)).count();
         s.problems.add_n("note:orphan_bubble", orphans as u64);
     }
 
@@ -182,7 +200,7 @@ const PRESENCE_ONLY: &[&str] = &["toolResults", "contentBlobIds"];
 /// A split-form bubble cell, decoded to just the fields a message is made of. Anything the typed
 /// read cannot take (not an object, a duplicated key, bytes that are not UTF-8) goes through the
 /// general [`decode`], so damage is counted exactly as before.
-fn decode_bubble(raw: Option<&[u8]>) -> Decoded {
+pub(crate) fn decode_bubble(raw: Option<&[u8]>) -> Decoded {
     let Some(bytes) = raw else { return Decoded::Null };
     let Ok(f) = serde_json::from_slice::<BubbleFields<'_>>(bytes) else { return decode(raw) };
     let mut map = serde_json::Map::new();

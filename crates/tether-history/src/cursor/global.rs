@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::composer::{Bubbles, HeaderInfo, parse_chat_tabs, parse_composer};
+use super::composer::{HeaderInfo, decode_bubble, parse_chat_tabs, parse_composer_with};
 use super::sqlite::{CursorDb, Table};
 use super::value::{Decoded, decode, timestamp_ms};
 use crate::error::Result;
@@ -26,6 +26,11 @@ pub struct ComposerRef {
 pub type BubbleStats = (i64, i64, i64);
 
 impl ComposerRef {
+    /// A composer known by its id alone (no row or header read yet).
+    pub fn new(id: &str) -> Self {
+        Self { id: id.to_owned(), ..Default::default() }
+    }
+
     /// Changes when the composer's row, its header or any of its bubbles is rewritten.
     pub fn fingerprint(&self, bubbles: BubbleStats) -> String {
         let (rowid, len) = self.head.unwrap_or((-1, -1));
@@ -183,6 +188,35 @@ pub fn bubble_stats_one(db: &CursorDb, id: &str) -> Result<BubbleStats> {
     Ok(e)
 }
 
+/// `(rowid, byte length)` of one composer's own row, if it has one (a point look-up in the
+/// keys' index).
+pub fn head_of(db: &CursorDb, id: &str) -> Result<Option<(i64, i64)>> {
+    let key = format!("composerData:{id}");
+    let mut out = None;
+    db.stat_prefix(Table::CursorDiskKv, &key, |k, rowid, len| {
+        if k == key {
+            out = Some((rowid, len));
+        }
+    })?;
+    Ok(out)
+}
+
+/// What a listing read besides the composers' own rows: the headers (3.x `composerHeaders`,
+/// ItemTable's `composer.composerHeaders`) and the old chat tabs. Cursor replaces a row to change
+/// it, so the tables' highest rowids say whether any of that may have changed since. `None`: it
+/// cannot be told (a table without rowids).
+pub fn listing_marks(db: &CursorDb) -> Result<Option<(i64, i64)>> {
+    let headers = if db.has_table("composerHeaders")? {
+        match db.conn.query_row("SELECT coalesce(max(rowid), 0) FROM composerHeaders", [], |r| r.get(0)) {
+            Ok(m) => m,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        0
+    };
+    Ok(Some((db.max_rowid(Table::ItemTable)?, headers)))
+}
+
 /// Composers touched by rows written after `rowid`, plus the new high-water mark.
 pub fn touched_since(db: &CursorDb, rowid: i64) -> Result<(Vec<String>, i64)> {
     let (keys, max) = db.keys_after(Table::CursorDiskKv, rowid)?;
@@ -209,6 +243,12 @@ pub enum ComposerRead {
 
 /// Load and parse one composer: point-get its `composerData`, key-range its bubbles.
 pub fn read_composer(db: &CursorDb, r: &ComposerRef) -> Result<ComposerRead> {
+    read_composer_again(db, r, false)
+}
+
+/// [`read_composer`]; `again`: a chat read a moment ago (Cursor streams into it), whose
+/// unchanged bubbles are taken as decoded then.
+pub fn read_composer_again(db: &CursorDb, r: &ComposerRef, again: bool) -> Result<ComposerRead> {
     if r.header.as_ref().is_some_and(|h| h.subagent) {
         return Ok(ComposerRead::Skipped("note:subagent"));
     }
@@ -241,18 +281,82 @@ pub fn read_composer(db: &CursorDb, r: &ComposerRef) -> Result<ComposerRead> {
     if data.get("isDraft").and_then(Value::as_bool) == Some(true) && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:draft"));
     }
-    let mut bubbles = Bubbles::new();
-    let prefix = format!("bubbleId:{}:", r.id);
-    if data.get("fullConversationHeadersOnly").is_some() {
-        db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, _, v| {
-            bubbles.insert(key[prefix.len()..].to_owned(), v.map(<[u8]>::to_vec));
-        })?;
+    let bubbles = if data.get("fullConversationHeadersOnly").is_some() {
+        read_bubbles(db, &r.id, again)?
+    } else {
+        HashMap::new()
+    };
+    let s = parse_composer_with(
+        &r.id,
+        &data,
+        |bid| bubbles.get(bid).map(|(_, d)| std::borrow::Cow::Borrowed(d.as_ref())),
+        bubbles.keys().map(String::as_str),
+        r.header.as_ref(),
+    );
+    if again {
+        remember_bubbles(db, &r.id, bubbles);
     }
-    let s = parse_composer(&r.id, &data, &bubbles, r.header.as_ref());
     if s.messages.is_empty() && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:empty_session"));
     }
     Ok(ComposerRead::Session(Box::new(s), super::composer::file_hints(&data)))
+}
+
+/// A chat's decoded bubbles, by bubbleId, with the rowid each was read at.
+type DecodedBubbles = HashMap<String, (i64, std::sync::Arc<Decoded>)>;
+
+/// The decoded bubbles of the chats read again lately (a chat Cursor streams into), by Cursor
+/// file and composer: a read of such a chat decodes only the bubbles whose rows changed (Cursor
+/// replaces a row to change it: a new rowid). A few chats at a time, in this process.
+#[allow(clippy::type_complexity)]
+static LATELY: std::sync::LazyLock<std::sync::Mutex<Vec<((std::path::PathBuf, String), DecodedBubbles)>>> =
+    std::sync::LazyLock::new(Default::default);
+const LATELY_CHATS: usize = 4;
+
+/// A chat's bubbles. `again`: it was read before and likely changed a little (see [`LATELY`]);
+/// else all are read and decoded in one walk.
+fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> {
+    let prefix = format!("bubbleId:{id}:");
+    let mut out = DecodedBubbles::new();
+    let known = again.then(|| forget_bubbles(db, id)).flatten();
+    let Some(known) = known else {
+        db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
+            out.insert(key[prefix.len()..].to_owned(), (rowid, std::sync::Arc::new(decode_bubble(v))));
+        })?;
+        return Ok(out);
+    };
+    let mut changed = Vec::new();
+    db.keys_with_rowids(Table::CursorDiskKv, &prefix, |key, rowid| {
+        let bid = &key[prefix.len()..];
+        match known.get(bid) {
+            Some((r, d)) if *r == rowid => {
+                out.insert(bid.to_owned(), (rowid, std::sync::Arc::clone(d)));
+            }
+            _ => changed.push((bid.to_owned(), rowid)),
+        }
+    })?;
+    for (bid, rowid) in changed {
+        // Gone since the walk: the next pass sees the rows that replaced it.
+        if let Some(v) = db.value_at(Table::CursorDiskKv, rowid)? {
+            out.insert(bid, (rowid, std::sync::Arc::new(decode_bubble(v.as_deref()))));
+        }
+    }
+    Ok(out)
+}
+
+fn forget_bubbles(db: &CursorDb, id: &str) -> Option<DecodedBubbles> {
+    let mut lately = LATELY.lock().unwrap_or_else(|p| p.into_inner());
+    let i = lately.iter().position(|((path, c), _)| path == db.path() && c == id)?;
+    Some(lately.remove(i).1)
+}
+
+fn remember_bubbles(db: &CursorDb, id: &str, bubbles: DecodedBubbles) {
+    let mut lately = LATELY.lock().unwrap_or_else(|p| p.into_inner());
+    lately.retain(|((path, c), _)| !(path == db.path() && c == id));
+    if lately.len() >= LATELY_CHATS {
+        lately.remove(0);
+    }
+    lately.push(((db.path().to_owned(), id.to_owned()), bubbles));
 }
 
 /// What a `composerData` row says about its chat without its messages: enough to list it. Read

@@ -25,6 +25,8 @@ pub enum OpenMode {
 
 pub struct CursorDb {
     pub conn: Connection,
+    /// The file asked for (not a snapshot copy of it).
+    path: PathBuf,
     pub mode: OpenMode,
     tables: Vec<String>,
     _snapshot: Option<tempfile::TempDir>,
@@ -72,7 +74,28 @@ impl CursorDb {
             let mut stmt = conn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
             stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()
         })?;
-        Ok(Self { conn, mode, tables, _snapshot: snap })
+        Ok(Self { conn, path: path.to_owned(), mode, tables, _snapshot: snap })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The value of one row by rowid (`None`: no such row; `Some(None)`: SQL NULL).
+    pub fn value_at(&self, table: Table, rowid: i64) -> Result<Option<Option<Vec<u8>>>> {
+        if !self.has_table(table.name())? {
+            return Ok(None);
+        }
+        let sql = format!("SELECT key, value FROM {} WHERE rowid = ?1", table.name());
+        retry_busy(|| {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query([rowid])?;
+            match rows.next()? {
+                Some(r) if !super::value::is_secret_key(&key_str(r)?) => Ok(Some(value_bytes(r, 1)?)),
+                _ => Ok(None),
+            }
+        })
+        .map_err(Into::into)
     }
 
     pub fn has_table(&self, name: &str) -> Result<bool> {
@@ -97,7 +120,8 @@ impl CursorDb {
     }
 
     /// Key-range scan `[prefix, prefix+1)`: uses the `UNIQUE(key)` index, never a `LIKE` scan.
-    /// Calls `f(key, rowid, value)` per row; rows with a NULL key are never in range.
+    /// Calls `f(key, rowid, value)` per row; rows with a NULL key are never in range. Read a page
+    /// at a time (see [`PAGE_ROWS`]).
     pub fn scan_prefix(
         &self,
         table: Table,
@@ -105,26 +129,15 @@ impl CursorDb {
         with_values: bool,
         mut f: impl FnMut(&str, i64, Option<&[u8]>),
     ) -> Result<()> {
-        if !self.has_table(table.name())? {
-            return Ok(());
-        }
-        let end = prefix_end(prefix);
         let cols = if with_values { "key, rowid, value" } else { "key, rowid, NULL" };
-        let sql = format!("SELECT {cols} FROM {} WHERE key >= ?1 AND key < ?2 ORDER BY key", table.name());
-        retry_busy(|| {
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params![prefix, end])?;
-            while let Some(r) = rows.next()? {
-                let key = key_str(r)?;
-                if super::value::is_secret_key(&key) {
-                    continue;
-                }
-                let v = value_ref(r, 2)?;
-                f(&key, r.get(1)?, v);
+        let page = if with_values { PAGE_VALUES } else { PAGE_ROWS };
+        self.paged(table, cols, prefix, page, |r| {
+            let key = key_str(r)?;
+            if !super::value::is_secret_key(&key) {
+                f(&key, r.get(1)?, value_ref(r, 2)?);
             }
             Ok(())
         })
-        .map_err(Into::into)
     }
 
     /// `(key, rowid, byte length)` per key in range, from record headers only: SQLite answers
@@ -151,22 +164,50 @@ impl CursorDb {
         table: Table,
         cols: &str,
         prefix: &str,
+        f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+    ) -> Result<()> {
+        self.paged(table, cols, prefix, PAGE_ROWS, f)
+    }
+
+    /// `SELECT cols` (the key first) over the key range, `page` rows per statement. Each statement
+    /// is a read transaction of its own: in rollback-journal mode a reader's lock holds Cursor's
+    /// commit until the statement ends, so a walk of every key (tens of thousands at 5 GB) in one
+    /// statement made Cursor wait for all of it; between pages Cursor's writes go through.
+    fn paged(
+        &self,
+        table: Table,
+        cols: &str,
+        prefix: &str,
+        page: usize,
         mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
     ) -> Result<()> {
         if !self.has_table(table.name())? {
             return Ok(());
         }
-        let sql = format!("SELECT {cols} FROM {} WHERE key >= ?1 AND key < ?2", table.name());
+        let name = table.name();
+        let first = format!("SELECT {cols} FROM {name} WHERE key >= ?1 AND key < ?2 ORDER BY key LIMIT {page}");
+        let next = format!("SELECT {cols} FROM {name} WHERE key > ?1 AND key < ?2 ORDER BY key LIMIT {page}");
         let end = prefix_end(prefix);
-        retry_busy(|| {
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params![prefix, end])?;
-            while let Some(r) = rows.next()? {
-                f(r)?;
+        let mut from: Option<String> = None;
+        loop {
+            let (rows, last) = retry_busy(|| {
+                let mut stmt = self.conn.prepare_cached(if from.is_some() { &next } else { &first })?;
+                let mut rows = stmt.query(params![from.as_deref().unwrap_or(prefix), end])?;
+                let (mut n, mut last) = (0usize, None);
+                while let Some(r) = rows.next()? {
+                    n += 1;
+                    if n == page {
+                        last = Some(key_str(r)?);
+                    }
+                    f(r)?;
+                }
+                Ok((n, last))
+            })?;
+            match last {
+                Some(k) if rows == page => from = Some(k),
+                _ => return Ok(()),
             }
-            Ok(())
-        })
-        .map_err(Into::into)
+        }
     }
 
     /// The byte length of one row's value (`-1` for NULL), from its record header.
@@ -206,6 +247,11 @@ impl CursorDb {
         Ok(retry_busy(|| self.conn.query_row(&sql, [], |r| r.get::<_, i64>(0)))? as u64)
     }
 }
+
+/// Rows per statement of a key-range walk (see [`CursorDb::paged`]), and of a read with values
+/// (a chat's bubbles: a few KB each).
+const PAGE_ROWS: usize = 2048;
+const PAGE_VALUES: usize = 256;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Table {
@@ -309,6 +355,29 @@ fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A walk longer than a page (each page its own statement, so Cursor's writes get between
+    /// them) sees every row in range once, in order, and nothing outside it.
+    #[test]
+    fn a_key_range_walk_over_many_pages_sees_every_row_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB); BEGIN;").unwrap();
+        let n = PAGE_ROWS * 2 + 7;
+        for i in 0..n {
+            c.execute("INSERT INTO cursorDiskKV VALUES (?1, ?2)", params![format!("bubbleId:c:{i:06}"), "{}"]).unwrap();
+        }
+        c.execute_batch("INSERT INTO cursorDiskKV VALUES ('bubbleId:d:1', '{}'); INSERT INTO cursorDiskKV VALUES ('bubbleId:b:1', '{}'); COMMIT;").unwrap();
+        drop(c);
+        let db = CursorDb::open(&path, dir.path()).unwrap();
+        let mut keys = Vec::new();
+        db.keys_with_rowids(Table::CursorDiskKv, "bubbleId:c:", |k, _| keys.push(k.to_owned())).unwrap();
+        assert_eq!(keys, (0..n).map(|i| format!("bubbleId:c:{i:06}")).collect::<Vec<_>>());
+        let mut values = 0;
+        db.scan_prefix(Table::CursorDiskKv, "bubbleId:c:", true, |_, _, v| values += usize::from(v.is_some())).unwrap();
+        assert_eq!(values, n);
+    }
 
     #[test]
     fn prefix_end_bounds_the_range() {

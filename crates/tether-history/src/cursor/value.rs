@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// What a raw `value` cell held.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Decoded {
     Json(Value),
     /// SQL NULL, or JSON `null`.
