@@ -34,9 +34,13 @@ pub(crate) struct Args {
     /// claims, a bell across machines, idle runners' cost), a run's worktree and diff
     /// (`worktrees`), code origin's blame and capture (`trace`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
     /// `usage` (the usage report over a heavy user's year, in a store of its own) only run when
-    /// asked for.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "team", "runs", "worktrees", "trace", "usage", "engines"])]
+    /// asked for. `live` (what Tether costs while the person works: idle, and Cursor streaming an
+    /// answer) is part of `all`.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "team", "runs", "worktrees", "trace", "usage", "engines", "live"])]
     pub(crate) suite: String,
+    /// Seconds of each window of the `live` suite (idle, then Cursor streaming an answer).
+    #[arg(long, default_value_t = 60.0)]
+    pub(crate) live_secs: f64,
     /// Times each usage query is measured (after 3 warm-ups) in the usage benchmark.
     #[arg(long, default_value_t = 40)]
     pub(crate) usage_reps: usize,

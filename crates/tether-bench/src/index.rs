@@ -161,7 +161,7 @@ pub(crate) fn generated(args: &Args, dir: &Path) -> anyhow::Result<Value> {
 
 /// A first index into `home` in a child process (so its peak RSS is its own); its JSON report.
 /// User + system CPU seconds of a process or thread, from its `/proc/…/stat` (0 where there is none).
-fn cpu_secs(stat: &str) -> f64 {
+pub(crate) fn cpu_secs(stat: &str) -> f64 {
     let Ok(s) = std::fs::read_to_string(stat) else { return 0.0 };
     // After the command name's closing parenthesis: state is field 3, utime and stime 14 and 15.
     let rest = s.rsplit_once(')').map_or("", |(_, r)| r);

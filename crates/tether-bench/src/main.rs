@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 mod args;
 mod engines;
 mod index;
+mod live;
 mod mcp;
 mod report;
 mod runs;
@@ -69,6 +70,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     }
     if args.suite == "engines" {
         sections.push(("engines", engines::run(&dir, &user_dir, args.seed)?));
+    }
+    if matches!(args.suite.as_str(), "all" | "live") {
+        let f = live::run(&dir, &user_dir, args.live_secs, args.size_mb)?;
+        sections
+            .push(("live", render_section("While the person works: idle, and Cursor streaming", &f.setup, &f.rows)));
     }
     if matches!(args.suite.as_str(), "all" | "mcp") {
         let f = mcp::run(&dir, &user_dir, args.mcp_calls, args.mcp_secs)?;

@@ -290,7 +290,7 @@ pub(crate) fn start_tether_empty(rt: &tokio::runtime::Runtime, dir: &Path) -> an
     Ok((proc, url))
 }
 
-fn health(rt: &tokio::runtime::Runtime, port: u16) -> Option<Value> {
+pub(crate) fn health(rt: &tokio::runtime::Runtime, port: u16) -> Option<Value> {
     rt.block_on(async {
         let r = reqwest::get(format!("http://127.0.0.1:{port}/health")).await.ok()?;
         r.json::<Value>().await.ok()

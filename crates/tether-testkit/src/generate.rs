@@ -325,6 +325,58 @@ pub fn append_bubble(conn: &mut Connection, composer_id: &str, bubble_id: &str, 
     tx.commit()
 }
 
+/// A chat Cursor is answering in, written the way Cursor writes while an answer streams: each
+/// [`StreamingChat::step`] grows the assistant's bubble by a few words and rewrites the
+/// composer's row, both in one transaction. Plain `INSERT`s: the table's `ON CONFLICT REPLACE`
+/// replaces each row under a new rowid, as Cursor's writes do.
+pub struct StreamingChat {
+    composer: String,
+    data: Value,
+    bubble: String,
+    text: String,
+    at: i64,
+}
+
+impl StreamingChat {
+    /// Starts a new assistant bubble `bubble_id` at the end of split-form composer `composer_id`.
+    pub fn start(conn: &Connection, composer_id: &str, bubble_id: &str) -> rusqlite::Result<Self> {
+        let raw: String = conn.query_row(
+            "SELECT value FROM cursorDiskKV WHERE key = ?1",
+            [format!("composerData:{composer_id}")],
+            |r| r.get(0),
+        )?;
+        let mut data: Value =
+            serde_json::from_str(&raw).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        if let Some(h) = data["fullConversationHeadersOnly"].as_array_mut() {
+            h.push(json!({"bubbleId": bubble_id, "type": 2}));
+        }
+        let at = data["lastUpdatedAt"].as_i64().unwrap_or(GEN_NOW_MS) + 1000;
+        Ok(Self { composer: composer_id.into(), data, bubble: bubble_id.into(), text: String::new(), at })
+    }
+
+    /// Appends `words` to the answer; one transaction, as one streamed chunk.
+    pub fn step(&mut self, conn: &mut Connection, words: &str) -> rusqlite::Result<()> {
+        if !self.text.is_empty() {
+            self.text.push(' ');
+        }
+        self.text.push_str(words);
+        self.at += 100;
+        self.data["lastUpdatedAt"] = json!(self.at);
+        let bubble = json!({"_v": 3, "type": 2, "bubbleId": self.bubble, "text": self.text,
+                            "createdAt": iso(self.at), "isAgentic": true});
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)",
+            params![format!("bubbleId:{}:{}", self.composer, self.bubble), bubble.to_string()],
+        )?;
+        tx.execute(
+            "INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)",
+            params![format!("composerData:{}", self.composer), self.data.to_string()],
+        )?;
+        tx.commit()
+    }
+}
+
 /// Ids of split-form composers in a generated DB, for picking append targets.
 pub fn split_composer_ids(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut st = conn.prepare(
