@@ -302,6 +302,94 @@ pub fn generate_global(path: &Path, spec: &GenSpec) -> rusqlite::Result<GenStats
     Ok(stats)
 }
 
+/// A history of many short chats (the GUI's scale benchmark): `chats` chats of `min_bubbles` to
+/// `max_bubbles` messages, `spacing_ms` apart back from [`GEN_NOW_MS`], plus `long_chats` (one
+/// chat each of that many messages, the newest ones) for reading a long chat.
+#[derive(Debug, Clone)]
+pub struct ChatsSpec {
+    pub chats: u64,
+    pub min_bubbles: usize,
+    pub max_bubbles: usize,
+    pub spacing_ms: i64,
+    pub long_chats: Vec<usize>,
+    pub seed: u64,
+}
+
+/// Writes a fresh global `state.vscdb` of [`ChatsSpec`]'s chats, all in the split form; returns
+/// the stats and the ids of the long chats, in `long_chats`' order.
+pub fn generate_chats(path: &Path, spec: &ChatsSpec) -> rusqlite::Result<(GenStats, Vec<String>)> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let conn = Connection::open(path)?;
+    conn.execute_batch(&format!(
+        "PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+         {ITEM_TABLE_DDL}; {DISK_KV_DDL};"
+    ))?;
+    let mut rng = Rng(spec.seed);
+    let words = vocabulary(&mut rng);
+    let mut w = Writer { rng, words };
+    let mut stats = GenStats::default();
+    let mut long_ids = Vec::new();
+    conn.execute_batch("BEGIN")?;
+    {
+        let mut put = conn.prepare("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)")?;
+        let total = spec.chats + spec.long_chats.len() as u64;
+        for k in 0..total {
+            let id = w.uuid();
+            let n = match spec.long_chats.get(k as usize) {
+                Some(&n) => {
+                    long_ids.push(id.clone());
+                    n
+                }
+                None => {
+                    let span = spec.max_bubbles.saturating_sub(spec.min_bubbles) as u64 + 1;
+                    spec.min_bubbles.max(1) + w.rng.below(span) as usize
+                }
+            };
+            // Newest first; a message every second, so a long chat still ends before the next starts.
+            let updated = GEN_NOW_MS - k as i64 * spec.spacing_ms;
+            let created = updated - n as i64 * 1000;
+            let mut headers = Vec::with_capacity(n);
+            for i in 0..n {
+                let at = iso(created + i as i64 * 1000);
+                let ty = if i % 2 == 0 { 1 } else { 2 };
+                let mut b = if ty == 1 { w.user_bubble(&at) } else { w.assistant_bubble(&at) };
+                let bid = w.uuid();
+                let o = b.as_object_mut().expect("bubble object");
+                o.insert("_v".into(), json!(3));
+                o.insert("type".into(), json!(ty));
+                o.insert("bubbleId".into(), json!(bid));
+                let v = b.to_string();
+                stats.value_bytes += v.len() as u64;
+                put.execute(params![format!("bubbleId:{id}:{bid}"), v])?;
+                headers.push(json!({"bubbleId": bid, "type": ty}));
+                stats.bubbles += 1;
+            }
+            let name = {
+                let n = 3 + w.rng.below(4) as usize;
+                w.sentence(n)
+            };
+            let data = json!({
+                "_v": 10, "composerId": id, "name": name.trim_end_matches('.'), "createdAt": created,
+                "lastUpdatedAt": updated, "status": "completed", "unifiedMode": "agent",
+                "context": {"fileSelections": [], "mentions": {}}, "hasLoaded": true,
+                "fullConversationHeadersOnly": headers, "conversationMap": {},
+            });
+            let v = data.to_string();
+            stats.value_bytes += v.len() as u64;
+            put.execute(params![format!("composerData:{id}"), v])?;
+            stats.composers += 1;
+        }
+    }
+    conn.execute_batch("COMMIT; PRAGMA journal_mode = WAL;")?;
+    conn.close().map_err(|(_, e)| e)?;
+    Ok((stats, long_ids))
+}
+
 /// Appends one user bubble to a split-form composer the way Cursor does: a new `bubbleId:` row and
 /// an updated `composerData` header list, in one transaction on the caller's connection.
 pub fn append_bubble(conn: &mut Connection, composer_id: &str, bubble_id: &str, text: &str) -> rusqlite::Result<()> {
@@ -403,6 +491,26 @@ mod tests {
         let c = Connection::open(dir.path().join("a.vscdb")).unwrap();
         let ids = split_composer_ids(&c, 3).unwrap();
         assert!(!ids.is_empty());
+    }
+
+    #[test]
+    fn many_short_chats_and_a_long_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec =
+            ChatsSpec { chats: 30, min_bubbles: 2, max_bubbles: 4, spacing_ms: 60_000, long_chats: vec![50], seed: 3 };
+        let (stats, long) = generate_chats(&dir.path().join("a.vscdb"), &spec).unwrap();
+        assert_eq!(stats.composers, 31);
+        assert_eq!(long.len(), 1);
+        assert!(stats.bubbles >= 50 + 60 && stats.bubbles <= 50 + 120, "{stats:?}");
+        let c = Connection::open(dir.path().join("a.vscdb")).unwrap();
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM cursorDiskKV WHERE key LIKE ?1",
+                [format!("bubbleId:{}:%", long[0])],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 50);
     }
 
     #[test]
