@@ -27,6 +27,12 @@ pub struct ListQuery {
     pub source: Option<String>,
     /// Only chats of this agent ([`agent_origins`]).
     pub agent: Option<String>,
+    /// Only chats started at or after this time (ms since the epoch; a chat without a start
+    /// time counts from its last update), and before `until`.
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// Only chats answered by this model (`unknown`: those that say none).
+    pub model: Option<String>,
     pub limit: usize,
     pub offset: usize,
 }
@@ -122,9 +128,9 @@ fn project_clause(f: &ProjectFilter, params: &mut Vec<rusqlite::types::Value>) -
     }
 }
 
-pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
-    let mut p: Vec<rusqlite::types::Value> = Vec::new();
-    let mut conds = vec![project_clause(&q.project, &mut p)];
+/// The `WHERE` of a list query over `sessions s LEFT JOIN session_meta m`, its values in `p`.
+fn list_where(q: &ListQuery, p: &mut Vec<rusqlite::types::Value>) -> Result<String> {
+    let mut conds = vec![project_clause(&q.project, p)];
     if let Some(tag) = &q.tag {
         p.push(tag.clone().into());
         conds.push(format!("EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id AND t.tag = ?{})", p.len()));
@@ -144,19 +150,65 @@ pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         }
         conds.push(format!("s.origin IN ({})", ors.join(", ")));
     }
+    if let Some(since) = q.since {
+        p.push(since.into());
+        conds.push(format!("coalesce(s.created_at, s.updated_at) >= ?{}", p.len()));
+    }
+    if let Some(until) = q.until {
+        p.push(until.into());
+        conds.push(format!("coalesce(s.created_at, s.updated_at) < ?{}", p.len()));
+    }
+    match q.model.as_deref().map(str::trim) {
+        None | Some("") => {}
+        // As Insights counts them: a chat that names no model is `unknown`.
+        Some("unknown") => conds.push("coalesce(trim(s.model), '') IN ('', 'unknown')".into()),
+        Some(m) => {
+            p.push(m.to_owned().into());
+            conds.push(format!("trim(s.model) = ?{}", p.len()));
+        }
+    }
+    Ok(conds.join(" AND "))
+}
+
+pub fn list(store: &Store, q: &ListQuery) -> Result<Vec<SessionSummary>> {
+    store.read(|c| list_in(c, q))
+}
+
+fn list_in(c: &Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
+    let mut p: Vec<rusqlite::types::Value> = Vec::new();
+    let conds = list_where(q, &mut p)?;
     let limit = if q.limit == 0 { 50 } else { q.limit };
     // Cached: the MCP tools list chats on every call. LIMIT and OFFSET are spliced in, not bound:
     // with STAT4 each binding of them expires the statement, and it is parsed again anyway.
     let sql = format!(
         "SELECT {SUMMARY_COLS} FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.id
-         WHERE {} ORDER BY coalesce(s.updated_at, s.created_at, 0) DESC, s.id LIMIT {limit} OFFSET {}",
-        conds.join(" AND "),
+         WHERE {conds} ORDER BY coalesce(s.updated_at, s.created_at, 0) DESC, s.id LIMIT {limit} OFFSET {}",
         q.offset
     );
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), summary_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A page of a list query, with how many chats the whole list holds (its `limit` and `offset`
+/// aside) and how many of those a first index has listed but not read yet; one snapshot, so
+/// the page and the counts agree.
+pub fn page(store: &Store, q: &ListQuery) -> Result<(Vec<SessionSummary>, u64, u64)> {
     store.read(|c| {
+        // One read transaction for both statements (dropped, so rolled back: nothing is written).
+        let _snapshot = c.unchecked_transaction()?;
+        let rows = list_in(c, q)?;
+        let mut p: Vec<rusqlite::types::Value> = Vec::new();
+        let conds = list_where(q, &mut p)?;
+        let sql = format!(
+            "SELECT count(*), coalesce(sum(s.searchable = 0), 0) FROM sessions s
+             LEFT JOIN session_meta m ON m.session_id = s.id WHERE {conds}"
+        );
         let mut stmt = c.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(p.iter()), summary_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let (total, pending) = stmt.query_row(rusqlite::params_from_iter(p.iter()), |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+        })?;
+        Ok((rows, total, pending))
     })
 }
 
@@ -855,6 +907,39 @@ mod tests {
         assert!(rename_tag(&s, "nope", "x").unwrap_err().to_string().contains("no chat has the tag"));
         assert_eq!(delete_tag(&s, "#bug").unwrap(), 3);
         assert!(tags(&s).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_page_of_the_list_counts_the_whole_list_and_narrows_by_start_and_model() {
+        let s = Store::open_in_memory().unwrap();
+        {
+            let w = s.writer();
+            w.execute("INSERT INTO sources(id, path, kind) VALUES (1, '/g', 'global')", []).unwrap();
+            // Chat i started at i days (ms), updated an hour later; every third names no model;
+            // chats 0 and 1 are listed but not read yet.
+            for i in 0..10i64 {
+                let model = if i % 3 == 0 { None } else { Some(if i % 2 == 0 { "gpt-5" } else { " claude " }) };
+                w.execute(
+                    "INSERT INTO sessions(id, source_id, origin, format, created_at, updated_at, model, searchable)
+                     VALUES (?1, 1, 'ide', 'composer', ?2, ?3, ?4, ?5)",
+                    params![format!("c{i}"), i * 86_400_000, i * 86_400_000 + 3_600_000, model, i64::from(i >= 2)],
+                )
+                .unwrap();
+            }
+        }
+        let q = ListQuery { limit: 3, offset: 3, ..Default::default() };
+        let (rows, total, pending) = page(&s, &q).unwrap();
+        let ids = |rows: &[SessionSummary]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!((ids(&rows), total, pending), (vec!["c6".into(), "c5".into(), "c4".into()], 10, 2));
+        // Started in days [2, 5): chats 2, 3 and 4, wherever their page starts.
+        let days =
+            ListQuery { since: Some(2 * 86_400_000), until: Some(5 * 86_400_000), limit: 50, ..Default::default() };
+        let (rows, total, pending) = page(&s, &days).unwrap();
+        assert_eq!((ids(&rows), total, pending), (vec!["c4".into(), "c3".into(), "c2".into()], 3, 0));
+        let unknown = ListQuery { model: Some("unknown".into()), limit: 50, ..Default::default() };
+        assert_eq!(ids(&list(&s, &unknown).unwrap()), ["c9", "c6", "c3", "c0"]);
+        let claude = ListQuery { model: Some("claude".into()), limit: 50, ..Default::default() };
+        assert_eq!(page(&s, &claude).unwrap().1, 3, "c1, c5, c7: the model's spaces trimmed as Insights does");
     }
 
     #[test]

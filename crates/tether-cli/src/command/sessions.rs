@@ -172,6 +172,7 @@ pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
                 agent,
                 limit: filters.limit,
                 offset,
+                ..Default::default()
             };
             out.print(ops::sessions::list(t, &q)?.as_slice(), print_list)
         }

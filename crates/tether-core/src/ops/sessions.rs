@@ -27,6 +27,26 @@ pub fn list(t: &Tether, q: &ListQuery) -> Result<Vec<SessionSummary>> {
     sessions::list(&t.store, q)
 }
 
+/// One page of the chat list and how many chats the whole list holds, so a client can show the
+/// first rows at once and fetch the others as they scroll into view (the GUI at 50,000 chats).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct SessionPage {
+    pub sessions: Vec<SessionSummary>,
+    /// Chats matching the filters, on every page.
+    pub total: u64,
+    /// Of those, chats a first index has listed but not read yet.
+    pub pending: u64,
+    pub offset: usize,
+}
+
+/// The chats of `q` from its `offset`, at most its `limit`, and the whole list's size (read in
+/// one snapshot, so the page and the count agree).
+pub fn page(t: &Tether, q: &ListQuery) -> Result<SessionPage> {
+    let (sessions, total, pending) = sessions::page(&t.store, q)?;
+    Ok(SessionPage { sessions, total, pending, offset: q.offset })
+}
+
 /// Search hits, and how much of the history they come from (less than all during a first index).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]

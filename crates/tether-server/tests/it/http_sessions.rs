@@ -32,6 +32,26 @@ async fn chats_are_listed_searched_read_tagged_and_exported() {
     assert!(cli.len() < all.len());
     assert_eq!(list(&ok(d.get("/api/sessions?limit=1").await)), all[..1]);
     assert_eq!(list(&ok(d.get("/api/sessions?limit=2&offset=1").await)), all[1..3]);
+    // A page says how long the whole list is (the GUI pages it as it scrolls), filters included.
+    let page = ok(d.get("/api/sessions?limit=2&offset=1").await);
+    assert_eq!(
+        (page["total"].as_u64(), page["pending"].as_u64(), page["offset"].as_u64()),
+        (Some(all.len() as u64), Some(0), Some(1))
+    );
+    assert_eq!(ok(d.get("/api/sessions?source=cli&limit=1").await)["total"].as_u64(), Some(cli.len() as u64));
+    // Insights' narrowing: chats started in [since, until), a model (`unknown`: none named).
+    let b_started =
+        all.iter().find(|s| s["id"] == ids::B_SPLIT).and_then(|s| s["created_at"].as_str()).expect("a start");
+    let ms = tether_core::clock::parse_iso(b_started).expect("an ISO time");
+    let that_ms = list(&ok(d.get(&format!("/api/sessions?since={ms}&until={}", ms + 1)).await));
+    assert!(that_ms.iter().any(|s| s["id"] == ids::B_SPLIT), "{that_ms:?}");
+    assert!(that_ms.iter().all(|s| s["created_at"] == b_started), "{that_ms:?}");
+    assert!(list(&ok(d.get(&format!("/api/sessions?since={}", ms + 1)).await)).iter().all(|s| s["id"] != ids::B_SPLIT));
+    let unknown = list(&ok(d.get("/api/sessions?model=unknown&limit=1000").await));
+    assert!(
+        unknown.iter().all(|s| s["model"].as_str().is_none_or(|m| m.trim().is_empty() || m == "unknown")),
+        "{unknown:?}"
+    );
     let b = all.iter().find(|s| s["id"] == ids::B_SPLIT).unwrap();
     let project = b["project"].as_str().expect("a project");
     let mine = list(&ok(d.get(&format!("/api/sessions?project={}", urlencode(project))).await));

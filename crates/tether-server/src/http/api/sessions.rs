@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_core::history::sessions::{ListQuery, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagCount};
-use tether_core::ops::sessions::{self, Found, RenameTag, Tag};
+use tether_core::ops::sessions::{self, Found, RenameTag, SessionPage, Tag};
 
 use super::flag;
 use crate::http::error::{ApiError, ApiResult, blocking, run};
@@ -23,21 +23,27 @@ pub(crate) struct ListParams {
     agent: Option<String>,
     tag: Option<String>,
     bookmarked: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
+    model: Option<String>,
     limit: Option<usize>,
     offset: Option<usize>,
 }
 
-pub(crate) async fn list(State(ctx): State<Ctx>, Query(q): Query<ListParams>) -> ApiResult<Value> {
+pub(crate) async fn list(State(ctx): State<Ctx>, Query(q): Query<ListParams>) -> ApiResult<SessionPage> {
     let l = ListQuery {
         project: sessions::scope(q.project.as_deref(), "all", &[]),
         tag: q.tag.filter(|s| !s.is_empty()),
         bookmarked: flag(&q.bookmarked),
         source: q.source.filter(|s| !s.is_empty()),
         agent: q.agent.filter(|s| !s.is_empty()),
+        since: q.since,
+        until: q.until,
+        model: q.model.filter(|s| !s.trim().is_empty()),
         limit: q.limit.unwrap_or(200).clamp(1, 100_000),
         offset: q.offset.unwrap_or(0),
     };
-    blocking(&ctx, move |t| Ok(json!({"sessions": sessions::list(t, &l)?}))).await
+    blocking(&ctx, move |t| sessions::page(t, &l)).await
 }
 
 #[derive(Deserialize)]
