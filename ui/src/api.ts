@@ -31,6 +31,7 @@ import type {
   RunStatus,
   SearchHit,
   SessionDetail,
+  SessionPage,
   SessionPatch,
   SessionSummary,
   SettingsPatch,
@@ -171,7 +172,11 @@ export function authHeaders(): Record<string, string> {
   return t ? { Authorization: `Bearer ${t}` } : {};
 }
 
-export async function request<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+export async function request<T>(
+  method: string,
+  path: string,
+  opts: { query?: Query; body?: unknown; signal?: AbortSignal } = {},
+): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json', ...authHeaders() };
   if (method !== 'GET' && method !== 'HEAD') headers['X-Tether'] = '1';
   let body: string | undefined;
@@ -181,8 +186,9 @@ export async function request<T>(method: string, path: string, opts: { query?: Q
   }
   let res: Response;
   try {
-    res = await config.fetch(apiUrl(path, opts.query), { method, headers, body, credentials: 'same-origin' });
+    res = await config.fetch(apiUrl(path, opts.query), { method, headers, body, credentials: 'same-origin', signal: opts.signal });
   } catch (e) {
+    if (opts.signal?.aborted) throw e;
     throw networkError(e);
   }
   if (!res.ok) throw await errorFromResponse(res);
@@ -225,6 +231,10 @@ export interface SessionFilter {
   source?: string;
   tag?: string;
   bookmarked?: boolean;
+  /** Chats started in [since, until) (ms since the epoch), answered by `model`. */
+  since?: number;
+  until?: number;
+  model?: string;
   limit?: number;
   offset?: number;
 }
@@ -268,10 +278,13 @@ export const api = {
   status: () => request<Status_>('GET', '/api/status'),
   sessions: (f: SessionFilter = {}) =>
     request<{ sessions: SessionSummary[] }>('GET', '/api/sessions', { query: { ...f } }).then((r) => r.sessions),
-  search: (q: string, project?: string, limit = 50) =>
-    request<{ hits: SearchHit[] }>('GET', '/api/search', { query: { q, project, limit } }).then((r) => r.hits),
-  session: (id: string, tools = true) =>
-    request<SessionDetail>('GET', `/api/sessions/${enc(id)}`, { query: { tools, limit: 0 } }),
+  /** One page of the chat list, and the whole list's size. */
+  sessionPage: (f: SessionFilter = {}) => request<SessionPage>('GET', '/api/sessions', { query: { ...f } }),
+  search: (q: string, project?: string, limit = 50, signal?: AbortSignal) =>
+    request<{ hits: SearchHit[] }>('GET', '/api/search', { query: { q, project, limit }, signal }).then((r) => r.hits),
+  /** A chat with its messages from `offset`, at most `limit` of them (0 = all). */
+  session: (id: string, tools = true, offset = 0, limit = 0) =>
+    request<SessionDetail>('GET', `/api/sessions/${enc(id)}`, { query: { tools, offset, limit } }),
   patchSession: (id: string, patch: SessionPatch) => request<SessionSummary>('PATCH', `/api/sessions/${enc(id)}`, { body: patch }),
   exportUrl: (id: string, format: 'md' | 'json' | 'html') => apiUrl(`/api/sessions/${enc(id)}/export`, { format }),
   projects: () => request<{ projects: ProjectCount[] }>('GET', '/api/projects').then((r) => r.projects),

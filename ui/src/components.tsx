@@ -37,8 +37,10 @@ export function VirtualList(props: {
   testid?: string;
   label: string;
   onKeyDown?: (e: KeyboardEvent) => void;
+  /** Told which rows [start, end) are rendered, whenever that changes (to read their pages). */
+  onRange?: (start: number, end: number) => void;
 }) {
-  const { count, rowHeight, renderRow, active } = props;
+  const { count, rowHeight, renderRow, active, onRange } = props;
   const ref = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
@@ -63,6 +65,7 @@ export function VirtualList(props: {
     if (el && el.scrollTop > count * rowHeight) el.scrollTop = 0;
   }, [count, rowHeight]);
   const w = computeWindow({ count, rowHeight, scrollTop, viewportHeight: height, overscan: 6 });
+  useEffect(() => onRange?.(w.start, w.end), [w.start, w.end, onRange]);
   const rows: JSX.Element[] = [];
   for (let i = w.start; i < w.end; i++) rows.push(renderRow(i));
   return (

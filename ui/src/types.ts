@@ -38,6 +38,7 @@ export type {
   Installed as InitResult,
   Location,
   Settings,
+  SessionPage,
   SettingsView,
   SourceStatus,
   Tag as SessionPatch,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { calendarCells, calendarEnd, dayKey, type InsightsDay, modelSeries, mondayOf, sinceOf, weeklyBySource } from '../src/insights';
-import { matchesNarrow } from '../src/views/sessions';
+import { narrowQuery } from '../src/views/sessions';
 
 const day = (d: string, messages: number, src: Partial<InsightsDay> = {}): InsightsDay => ({
   day: d,
@@ -52,14 +52,19 @@ describe('insights shaping', () => {
     expect(series[2].data).toEqual([0, 2]);
   });
 
-  it('ranges and the sessions list narrowing agree on local days', () => {
+  it('ranges and weeks count in local days', () => {
     expect(sinceOf('30d', 100 * 86_400_000)).toBe(70 * 86_400_000);
     expect(sinceOf('all', 1)).toBeUndefined();
     expect(dayKey(mondayOf(new Date(2026, 10, 29)))).toBe('2026-11-23');
-    const chat = { created_at: new Date(2026, 10, 24, 15).toISOString(), updated_at: null, model: null };
-    expect(matchesNarrow(chat, { day: '2026-11-24', week: '', model: '' })).toBe(true);
-    expect(matchesNarrow(chat, { day: '', week: '2026-11-23', model: 'unknown' })).toBe(true);
-    expect(matchesNarrow(chat, { day: '2026-11-25', week: '', model: '' })).toBe(false);
-    expect(matchesNarrow(chat, { day: '', week: '', model: 'gpt-5' })).toBe(false);
+  });
+
+  it('the list narrowed from Insights asks the server for local days and weeks (Monday first), and the model', () => {
+    const at = new Date(2026, 10, 24, 15).getTime();
+    const day = narrowQuery({ day: '2026-11-24', week: '', model: '' });
+    expect(day).toEqual({ since: new Date(2026, 10, 24).getTime(), until: new Date(2026, 10, 25).getTime() });
+    expect(at >= day.since! && at < day.until!).toBe(true);
+    const week = narrowQuery({ day: '', week: '2026-11-23', model: 'unknown' });
+    expect(week).toEqual({ since: new Date(2026, 10, 23).getTime(), until: new Date(2026, 10, 30).getTime(), model: 'unknown' });
+    expect(narrowQuery({ day: '', week: '', model: '' })).toEqual({});
   });
 });
