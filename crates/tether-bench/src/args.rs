@@ -33,14 +33,26 @@ pub(crate) struct Args {
     /// signals doorbell (`signals`, needs no generated data), team mode on PostgreSQL (`team`:
     /// claims, a bell across machines, idle runners' cost), a run's worktree and diff
     /// (`worktrees`), code origin's blame and capture (`trace`), or all of them. `engines` (FTS5 next to tantivy, see bench/engines) and
-    /// `usage` (the usage report over a heavy user's year, in a store of its own) only run when
-    /// asked for. `live` (what Tether costs while the person works: idle, and Cursor streaming an
-    /// answer) is part of `all`.
-    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "team", "runs", "worktrees", "trace", "usage", "engines", "live"])]
+    /// `usage` (the usage report over a heavy user's year, in a store of its own) and `gui` (the
+    /// GUI at scale in Chromium) only run when asked for. `live` (what Tether costs while the
+    /// person works: idle, and Cursor streaming an answer) is part of `all`.
+    #[arg(long, default_value = "all", value_parser = ["all", "index", "mcp", "signals", "team", "runs", "worktrees", "trace", "usage", "engines", "gui", "live"])]
     pub(crate) suite: String,
     /// Seconds of each window of the `live` suite (idle, then Cursor streaming an answer).
     #[arg(long, default_value_t = 60.0)]
     pub(crate) live_secs: f64,
+    /// The GUI benchmark: chats in the generated history, messages of its one long chat, events of
+    /// its one run, times each view is opened, and the built UI it serves.
+    #[arg(long, default_value_t = 50_000)]
+    pub(crate) gui_chats: u64,
+    #[arg(long, default_value_t = 5000)]
+    pub(crate) gui_long_chat: usize,
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) gui_run_events: usize,
+    #[arg(long, default_value_t = 10)]
+    pub(crate) gui_reps: usize,
+    #[arg(long, default_value = "ui/dist")]
+    pub(crate) gui_ui_dir: PathBuf,
     /// Times each usage query is measured (after 3 warm-ups) in the usage benchmark.
     #[arg(long, default_value_t = 40)]
     pub(crate) usage_reps: usize,

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 mod args;
 mod engines;
+mod gui;
 mod index;
 mod live;
 mod mcp;
@@ -59,11 +60,12 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(&args.dir)?;
     let user_dir = dir.join("cursor/User");
     let db = user_dir.join("globalStorage/state.vscdb");
-    let gen_stats = if matches!(args.suite.as_str(), "signals" | "team" | "runs" | "worktrees" | "usage" | "trace") {
-        Value::Null
-    } else {
-        index::generated(args, &dir)?
-    };
+    let gen_stats =
+        if matches!(args.suite.as_str(), "signals" | "team" | "runs" | "worktrees" | "usage" | "trace" | "gui") {
+            Value::Null
+        } else {
+            index::generated(args, &dir)?
+        };
     let mut sections = Vec::new();
     if matches!(args.suite.as_str(), "all" | "index") {
         sections.push(("index", index::index_suite(args, &dir, &user_dir, &db, &gen_stats)?));
@@ -104,6 +106,18 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if args.suite == "usage" {
         let f = usage::run(&dir, args.seed, args.usage_reps)?;
         sections.push(("usage", render_section("Usage queries", &f.setup, &f.rows)));
+    }
+    if args.suite == "gui" {
+        let o = gui::GuiOptions {
+            chats: args.gui_chats,
+            long_chat: args.gui_long_chat,
+            run_events: args.gui_run_events,
+            reps: args.gui_reps,
+            ui_dir: args.gui_ui_dir.clone(),
+            seed: args.seed,
+        };
+        let f = gui::run(&dir, &o)?;
+        sections.push(("gui", render_section("GUI at scale", &f.setup, &f.rows)));
     }
     for (_, text) in &sections {
         println!("{text}");
