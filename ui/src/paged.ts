@@ -41,6 +41,8 @@ export interface Paged<T> {
 }
 
 interface State<T> {
+  /** The query (or reload) the pages belong to. */
+  gen: number;
   pages: Map<number, T[]>;
   total: number;
   pending: number;
@@ -53,21 +55,24 @@ interface State<T> {
  * keeps the old rows until its first page arrives; answers for an older query are dropped.
  */
 export function usePaged<T>(fetch: (offset: number, limit: number) => Promise<Page<T>>, deps: unknown[], size = 200): Paged<T> {
-  const [state, setState] = useState<State<T>>({ pages: new Map(), total: 0, pending: 0, loading: true });
+  const [state, setState] = useState<State<T>>({ gen: 0, pages: new Map(), total: 0, pending: 0, loading: true });
   const gen = useRef(0);
   const asked = useRef(new Set<number>());
+  // The rows last in view: a new query reads them at once too, wherever the list is scrolled.
+  const inView = useRef<[number, number]>([0, 0]);
   const fetchRef = useRef(fetch);
   fetchRef.current = fetch;
 
   const load = useCallback(
-    (page: number, my: number, fresh: boolean) => {
+    (page: number, my: number) => {
       fetchRef.current(page * size, size).then(
         (r) => {
           if (my !== gen.current) return;
           setState((s) => {
-            const pages = fresh ? new Map<number, T[]>() : new Map(s.pages);
+            // The first answer of a new query replaces the old query's pages, whichever page it is.
+            const pages = s.gen === my ? new Map(s.pages) : new Map<number, T[]>();
             pages.set(page, r.items);
-            return { pages, total: r.total, pending: r.pending ?? 0, loading: false };
+            return { gen: my, pages, total: r.total, pending: r.pending ?? 0, loading: false };
           });
         },
         (error: Error) => {
@@ -81,24 +86,27 @@ export function usePaged<T>(fetch: (offset: number, limit: number) => Promise<Pa
     [size],
   );
 
-  useEffect(() => {
-    const my = ++gen.current;
-    asked.current = new Set([0]);
-    setState((s) => ({ ...s, loading: true, error: undefined }));
-    load(0, my, true);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, deps);
-
   const want = useCallback(
     (start: number, end: number) => {
+      inView.current = [start, end];
       for (const p of pagesFor(start, end, size)) {
         if (asked.current.has(p)) continue;
         asked.current.add(p);
-        load(p, gen.current, false);
+        load(p, gen.current);
       }
     },
     [load, size],
   );
+
+  useEffect(() => {
+    gen.current++;
+    asked.current = new Set();
+    setState((s) => ({ ...s, loading: true, error: undefined }));
+    const [start, end] = inView.current;
+    want(0, 1);
+    want(start, end);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
 
   const stateRef = useRef(state);
   stateRef.current = state;
@@ -113,7 +121,7 @@ export function usePaged<T>(fetch: (offset: number, limit: number) => Promise<Pa
         const pages = new Map<number, T[]>();
         for (const [p, r] of answers) pages.set(p, r.items);
         const last = answers[answers.length - 1][1];
-        setState({ pages, total: last.total, pending: last.pending ?? 0, loading: false });
+        setState({ gen: my, pages, total: last.total, pending: last.pending ?? 0, loading: false });
       },
       (error: Error) => {
         if (my !== gen.current) return;

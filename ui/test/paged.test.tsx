@@ -56,11 +56,12 @@ describe('usePaged', () => {
     expect(asked).toEqual([0, 29_800, 30_000]);
     expect(paged.get(30_000)).toBe('a:chat-30000');
 
-    // A new query starts over from its first page; the old one's rows go.
+    // A new query starts over from its first page and the rows still in view; the old one's rows go.
     act(() => render(<Probe q="b" />, el));
     await flush();
-    expect(asked.slice(3)).toEqual([0]);
+    expect(asked.slice(3)).toEqual([0, 29_800, 30_000]);
     expect(paged.get(0)).toBe('b:chat-0');
-    expect(paged.get(30_000)).toBeUndefined();
+    expect(paged.get(30_000)).toBe('b:chat-30000');
+    expect(paged.get(10_000)).toBeUndefined();
   });
 });
