@@ -77,15 +77,8 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
     let mut usage: HashMap<(String, String), (i64, i64)> = HashMap::new();
     let (mut custom, mut ai) = (None::<String>, None::<String>);
     let mut summaries: Vec<(String, String)> = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            s.problems.add("bad_json");
-            continue;
-        };
+    let mut lines = super::text::json_lines(text);
+    for v in lines.by_ref() {
         let str_of = |k: &str| v.get(k).and_then(Value::as_str);
         match str_of("type").unwrap_or("") {
             "summary" => {
@@ -163,6 +156,7 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
             s.updated_at = Some(s.updated_at.map_or(at, |u| u.max(at)));
         }
     }
+    s.problems.add_n("bad_json", lines.bad);
     if !usage.is_empty() {
         let (i, o) = usage.values().fold((0, 0), |(a, b), (i, o)| (a + i, b + o));
         s.tokens = Some(ChatTokens { input: i, output: o });

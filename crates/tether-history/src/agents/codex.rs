@@ -42,15 +42,8 @@ pub fn parse(fallback_id: &str, text: &str) -> ParsedSession {
     let mut model: Option<String> = None;
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut last_total: Option<i64> = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            s.problems.add("bad_json");
-            continue;
-        };
+    let mut lines = super::text::json_lines(text);
+    for v in lines.by_ref() {
         let at = timestamp_ms(v.get("timestamp"));
         let p = v.get("payload").unwrap_or(&Value::Null);
         let ps = |k: &str| p.get(k).and_then(Value::as_str);
@@ -98,6 +91,7 @@ pub fn parse(fallback_id: &str, text: &str) -> ParsedSession {
             s.updated_at = Some(s.updated_at.map_or(at, |u| u.max(at)));
         }
     }
+    s.problems.add_n("bad_json", lines.bad);
     s.model = model;
     finish(&mut s);
     s
