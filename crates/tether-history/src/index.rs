@@ -368,11 +368,11 @@ fn index_source(
                 .collect();
             write_all(store, row.id, src.kind, sessions, depth, &mut report)?;
         }
-        SourceKind::ClaudeCode | SourceKind::Codex => {
-            let mut s = if src.kind == SourceKind::ClaudeCode {
-                crate::agents::claude::read(&src.path)?
-            } else {
-                crate::agents::codex::read(&src.path)?
+        SourceKind::ClaudeCode | SourceKind::Codex | SourceKind::Gemini => {
+            let mut s = match src.kind {
+                SourceKind::ClaudeCode => crate::agents::claude::read(&src.path)?,
+                SourceKind::Codex => crate::agents::codex::read(&src.path)?,
+                _ => crate::agents::gemini::read(&src.path)?,
             };
             s.fingerprint = fp.clone().unwrap_or_default();
             let sessions = if s.is_conversation() {

@@ -38,10 +38,11 @@ pub struct ListQuery {
 }
 
 /// The agent names a filter takes, for messages.
-pub const AGENT_NAMES: &str = "`cursor`, `cursor-ide`, `cursor-cli`, `cursor-cloud`, `claude-code` or `codex`";
+pub const AGENT_NAMES: &str =
+    "`cursor`, `cursor-ide`, `cursor-cli`, `cursor-cloud`, `claude-code`, `codex` or `gemini`";
 
 /// The `origin`s (a chat's `source`) of an agent: `cursor` is the IDE's, the CLI's and Cursor
-/// Cloud's chats; `claude-code` and `codex` the other agents'. Unknown → invalid input.
+/// Cloud's chats; `claude-code`, `codex` and `gemini` the other agents'. Unknown → invalid input.
 pub fn agent_origins(agent: &str) -> Result<&'static [&'static str]> {
     Ok(match agent.trim() {
         "cursor" => &["ide", "cli", "cloud"],
@@ -50,6 +51,7 @@ pub fn agent_origins(agent: &str) -> Result<&'static [&'static str]> {
         "cursor-cloud" | "cloud" => &["cloud"],
         "claude-code" | "claude" => &["claude-code"],
         "codex" => &["codex"],
+        "gemini" | "gemini-cli" => &["gemini"],
         other => return Err(Error::invalid("agent", format!("{other:?}: use {AGENT_NAMES}"))),
     })
 }

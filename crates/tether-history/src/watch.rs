@@ -255,6 +255,7 @@ fn affected_sources<I: Indexer>(tether: &I, known: &mut Vec<Source>, paths: &[Pa
                             | SourceKind::Cloud
                             | SourceKind::ClaudeCode
                             | SourceKind::Codex
+                            | SourceKind::Gemini
                     )
             })
         });

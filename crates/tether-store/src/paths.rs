@@ -139,6 +139,8 @@ pub struct CursorLocations {
     pub claude_dirs: Vec<PathBuf>,
     /// Codex CLI's homes (each holding `sessions/` and `archived_sessions/`).
     pub codex_homes: Vec<PathBuf>,
+    /// Gemini CLI's `.gemini` dirs (each holding `tmp/<project>/chats/` and `projects.json`).
+    pub gemini_dirs: Vec<PathBuf>,
 }
 
 impl CursorLocations {
@@ -209,6 +211,10 @@ impl CursorLocations {
             for (d, why) in default_codex_homes(home, &agents) {
                 loc.notes.push(format!("Codex CLI ({why}): {}", d.display()));
                 loc.codex_homes.push(d);
+            }
+            for (d, why) in default_gemini_dirs(home, &agents) {
+                loc.notes.push(format!("Gemini CLI ({why}): {}", d.display()));
+                loc.gemini_dirs.push(d);
             }
         }
         loc
@@ -358,6 +364,9 @@ pub struct AgentEnv {
     pub codex_home: Option<PathBuf>,
     /// `XDG_CONFIG_HOME`: some Claude Code installs keep `claude/` under it.
     pub xdg_config_home: Option<PathBuf>,
+    /// `GEMINI_CLI_HOME`: replaces the home Gemini CLI keeps `.gemini` under (its
+    /// `utils/paths.ts` `homedir()`), not the `.gemini` folder itself.
+    pub gemini_cli_home: Option<PathBuf>,
 }
 
 impl AgentEnv {
@@ -367,6 +376,7 @@ impl AgentEnv {
             claude_config_dir: var("CLAUDE_CONFIG_DIR").map(|v| v.to_string_lossy().into_owned()),
             codex_home: var("CODEX_HOME").map(PathBuf::from),
             xdg_config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
+            gemini_cli_home: var("GEMINI_CLI_HOME").map(PathBuf::from),
         }
     }
 }
@@ -395,6 +405,14 @@ pub fn default_codex_homes(home: &Path, env: &AgentEnv) -> Vec<(PathBuf, &'stati
     match &env.codex_home {
         Some(d) => vec![(d.clone(), "CODEX_HOME")],
         None => vec![(home.join(".codex"), "default")],
+    }
+}
+
+/// Gemini CLI's `.gemini` dir: under `GEMINI_CLI_HOME` when set, else under the home (every OS).
+pub fn default_gemini_dirs(home: &Path, env: &AgentEnv) -> Vec<(PathBuf, &'static str)> {
+    match &env.gemini_cli_home {
+        Some(d) => vec![(d.join(".gemini"), "GEMINI_CLI_HOME")],
+        None => vec![(home.join(".gemini"), "default")],
     }
 }
 
@@ -470,13 +488,20 @@ mod tests {
         let none = AgentEnv::default();
         assert_eq!(paths(default_claude_dirs(home, &none)), [home.join(".claude")], "the first, even if absent");
         assert_eq!(paths(default_codex_homes(home, &none)), [home.join(".codex")]);
+        assert_eq!(paths(default_gemini_dirs(home, &none)), [home.join(".gemini")]);
         let set = AgentEnv {
             claude_config_dir: Some("/a/claude, /b/claude".into()),
             codex_home: Some("/c/codex".into()),
             xdg_config_home: None,
+            gemini_cli_home: Some("/g/home".into()),
         };
         assert_eq!(paths(default_claude_dirs(home, &set)), [PathBuf::from("/a/claude"), PathBuf::from("/b/claude")]);
         assert_eq!(paths(default_codex_homes(home, &set)), [PathBuf::from("/c/codex")]);
+        assert_eq!(
+            paths(default_gemini_dirs(home, &set)),
+            [PathBuf::from("/g/home/.gemini")],
+            "a home, not the folder"
+        );
     }
 
     #[test]

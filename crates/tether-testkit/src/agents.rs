@@ -3,7 +3,9 @@
 //! (blocks, one line per block sharing a `message.id`, usage snapshots, a 2.1 subagent, a
 //! compaction, a summary, a copied line, a half-written line) and Codex CLI's
 //! `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (both copies of each message, token counts,
-//! a compaction, a bad line).
+//! a compaction, a bad line) and Gemini CLI's `~/.gemini/tmp/<project>/chats/session-*.json(l)`
+//! (re-appended messages, tool calls, tokens, `$set`/`$rewindTo` records, a subagent, the
+//! `.project_root` marker and `projects.json`, the pre-0.39 whole-file JSON).
 
 use std::path::PathBuf;
 
@@ -24,6 +26,36 @@ pub fn claude_dir(fx: &CursorFixture) -> PathBuf {
 /// `<home>/.codex`, the default Codex home.
 pub fn codex_home(fx: &CursorFixture) -> PathBuf {
     fx.home.join(".codex")
+}
+
+/// `<home>/.gemini`, Gemini CLI's folder.
+pub fn gemini_dir(fx: &CursorFixture) -> PathBuf {
+    fx.home.join(".gemini")
+}
+
+/// `<home>/.gemini/tmp/<id>/chats`, where Gemini CLI records a project's chats. With `root`,
+/// the `.project_root` marker (0.29 on) naming the project is written beside it.
+pub fn gemini_chats(fx: &CursorFixture, id: &str, root: Option<&str>) -> PathBuf {
+    let dir = gemini_dir(fx).join("tmp").join(id);
+    std::fs::create_dir_all(dir.join("chats")).unwrap();
+    if let Some(root) = root {
+        std::fs::write(dir.join(".project_root"), root).unwrap();
+    }
+    dir.join("chats")
+}
+
+/// Writes `~/.gemini/projects.json`, `{"projects": {root: slug}}`.
+pub fn gemini_registry(fx: &CursorFixture, projects: &[(&str, &str)]) {
+    let map: serde_json::Map<String, Value> = projects.iter().map(|(r, s)| ((*r).to_owned(), json!(s))).collect();
+    std::fs::create_dir_all(gemini_dir(fx)).unwrap();
+    std::fs::write(gemini_dir(fx).join("projects.json"), json!({"projects": map}).to_string()).unwrap();
+}
+
+/// Writes a Gemini CLI session `session-<time>-<first 8 of id>.jsonl` in `chats`.
+pub fn gemini_session(chats: &std::path::Path, id: &str, lines: &[String]) -> PathBuf {
+    let path = chats.join(format!("session-2026-11-03T08-00-{}.jsonl", &id[..8]));
+    write_lines(&path, lines);
+    path
 }
 
 fn write_lines(path: &PathBuf, lines: &[String]) {
@@ -222,5 +254,54 @@ pub mod codex {
             json!({"message": summary, "replacement_history": [
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": repeated_prompt}]}]}),
         )
+    }
+}
+
+/// Record builders for Gemini CLI sessions (`chatRecordingTypes.ts`, 0.56).
+pub mod gemini {
+    use super::*;
+
+    /// sha256 of a project root: the `projectHash` every record carries (the folder name before 0.29).
+    pub fn project_hash(root: &str) -> String {
+        use sha2::Digest;
+        sha2::Sha256::digest(root.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The metadata line a session file starts with.
+    pub fn meta(id: &str, root: &str, ts: &str) -> String {
+        json!({"sessionId": id, "projectHash": project_hash(root), "startTime": ts, "lastUpdated": ts}).to_string()
+    }
+
+    /// A person's prompt.
+    pub fn user(id: &str, ts: &str, text: &str) -> Value {
+        json!({"id": id, "timestamp": ts, "type": "user", "content": [{"text": text}]})
+    }
+
+    /// Tool output recorded as a user message (0.44 on): only `functionResponse` parts.
+    pub fn tool_response(id: &str, ts: &str, call: &str, name: &str, output: &str) -> Value {
+        json!({"id": id, "timestamp": ts, "type": "user",
+               "content": [{"functionResponse": {"id": call, "name": name, "response": {"output": output}}}]})
+    }
+
+    /// A model message; `tokens` = `(input (cached included), output, cached, thoughts)`.
+    pub fn model(
+        id: &str,
+        ts: &str,
+        model: &str,
+        text: &str,
+        calls: Value,
+        tokens: Option<(i64, i64, i64, i64)>,
+    ) -> Value {
+        let tokens = tokens.map(
+            |(i, o, c, t)| json!({"input": i, "output": o, "cached": c, "thoughts": t, "tool": 0, "total": i + o + t}),
+        );
+        json!({"id": id, "timestamp": ts, "type": "gemini", "content": text, "model": model,
+               "thoughts": [], "toolCalls": calls, "tokens": tokens})
+    }
+
+    /// A tool call as recorded on the model message.
+    pub fn call(id: &str, name: &str, args: Value, status: &str) -> Value {
+        json!({"id": id, "name": name, "args": args, "status": status, "timestamp": "2026-11-03T08:00:02.000Z",
+               "displayName": name, "description": "", "renderOutputAsMarkdown": false})
     }
 }

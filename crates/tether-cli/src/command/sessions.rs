@@ -26,11 +26,11 @@ pub enum SessionsCmd {
         /// Only bookmarked chats.
         #[arg(long)]
         bookmarked: bool,
-        /// Only chats from this source: `ide`, `cli`, `claude-code`, `codex`, or a format such as `transcript`.
+        /// Only chats from this source: `ide`, `cli`, `claude-code`, `codex`, `gemini`, or a format such as `transcript`.
         #[arg(long, value_name = "SOURCE")]
         source: Option<String>,
         /// Only chats of this agent: `cursor` (IDE, CLI and Cloud), `cursor-ide`, `cursor-cli`,
-        /// `cursor-cloud`, `claude-code` or `codex`.
+        /// `cursor-cloud`, `claude-code`, `codex` or `gemini`.
         #[arg(long, value_name = "AGENT")]
         agent: Option<String>,
         /// Skip this many results (paging).

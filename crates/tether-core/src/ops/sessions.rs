@@ -108,7 +108,7 @@ pub struct Find {
     #[serde(default)]
     pub scope: Option<String>,
     /// Only chats of this agent: `cursor` (its IDE, CLI and Cloud chats), `cursor-ide`,
-    /// `cursor-cli`, `cursor-cloud`, `claude-code` or `codex`. Omit for every agent's.
+    /// `cursor-cli`, `cursor-cloud`, `claude-code`, `codex` or `gemini`. Omit for every agent's.
     #[serde(default)]
     pub agent: Option<String>,
 }

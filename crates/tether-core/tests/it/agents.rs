@@ -1,4 +1,4 @@
-//! Claude Code's and Codex CLI's chats beside Cursor's, built in each test from the published
+//! Claude Code's, Codex CLI's and Gemini CLI's chats beside Cursor's, built in each test from the published
 //! shapes (`agent-formats.md`; builders in `tether_testkit::agents`): listed with their agent,
 //! searched, read in order with one copy of each message, their recorded tokens summed exactly,
 //! bad lines counted, their files never written.
@@ -8,7 +8,7 @@ use tether_core::history::sessions::{ListQuery, ShowOptions};
 use tether_core::ops::sessions::{Find, FoundChats};
 use tether_core::{CursorLocations, Paths, Tether};
 use tether_testkit::CursorFixture;
-use tether_testkit::agents::{self, claude, codex};
+use tether_testkit::agents::{self, claude, codex, gemini};
 
 use crate::Env;
 
@@ -22,6 +22,7 @@ fn env_with_agents(fx: CursorFixture) -> Env {
     let mut loc = CursorLocations::explicit(Some(fx.user_dir.clone()), Some(fx.cursor_home.clone()));
     loc.claude_dirs = vec![agents::claude_dir(&fx)];
     loc.codex_homes = vec![agents::codex_home(&fx)];
+    loc.gemini_dirs = vec![agents::gemini_dir(&fx)];
     let t = Tether::open(Paths::at(data.path()), loc).unwrap();
     Env { fx, data, t }
 }
@@ -297,7 +298,7 @@ fn an_appended_line_is_read_by_the_next_pass_without_duplicating_the_chat() {
 }
 
 #[test]
-fn the_watcher_picks_up_a_new_claude_line_and_a_new_codex_rollout() {
+fn the_watcher_picks_up_a_new_claude_line_a_new_codex_rollout_and_a_new_gemini_session() {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
     use tether_core::history::watch::WatchConfig;
@@ -307,6 +308,7 @@ fn the_watcher_picks_up_a_new_claude_line_and_a_new_codex_rollout() {
     let first = claude::prompt("w1", id, KIWI, "2026-11-04T08:00:00.000Z", "where are the puffins");
     let path = agents::claude_session(&fx, KIWI, id, std::slice::from_ref(&first));
     codex_chat(&fx);
+    let owl = agents::gemini_chats(&fx, "owl-service", Some(OWL));
     let e = env_with_agents(fx);
     e.index();
     let t = Arc::new(e.t);
@@ -329,15 +331,162 @@ fn the_watcher_picks_up_a_new_claude_line_and_a_new_codex_rollout() {
         .chain(codex::said("2026-11-05T09:00:01.000Z", "user", "tidy the grebewordzz tests"))
         .collect::<Vec<_>>();
     agents::codex_rollout(&e.fx, "2026/11/05", "0199b000-0000-7000-8000-0000000000aa", &rollout);
+    let gid = "e1e1e1e1-0000-4000-8000-000000000001";
+    let said = gemini::user("g1", "2026-11-05T10:00:00.000Z", "feed the owlwordzz").to_string();
+    agents::gemini_session(&owl, gid, &[gemini::meta(gid, OWL, "2026-11-05T10:00:00.000Z"), said]);
     let found = |q: &str| {
         !tether_core::history::sessions::search(&t.store, &tether_core::history::sessions::SearchQuery::new(q))
             .unwrap()
             .is_empty()
     };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !(found("cliffwordzz") && found("grebewordzz")) {
+    while !(found("cliffwordzz") && found("grebewordzz") && found("owlwordzz")) {
         assert!(Instant::now() < deadline, "the agents' changes were never indexed");
         std::thread::sleep(Duration::from_millis(20));
     }
     w.stop();
+}
+
+const OWL: &str = "/home/u/owl-service";
+const HAWK: &str = "/home/u/hawk";
+const GEMINI_ID: &str = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+const GEMINI_OLD_ID: &str = "16fd2706-8baf-433b-82eb-8c7fada847da";
+
+/// Gemini CLI: a 0.39+ JSONL session in a 0.29+ slug folder (`.project_root`): a prompt, a model
+/// message appended three times as its tool call runs and its tokens arrive, the tool's output
+/// as a functionResponse-only user message, an answer, a rewound exchange, a `$set` summary, a
+/// subagent, a bad line, and an older `.json` of the same session its `.jsonl` continues. And a
+/// pre-0.29 hash folder holding a 0.38 whole-file JSON session, its root known to `projects.json`.
+fn gemini_chats(fx: &CursorFixture) {
+    let t = |n: u32| format!("2026-11-03T08:00:{n:02}.000Z");
+    let pro = "gemini-2.5-pro";
+    let read = |status: &str| {
+        serde_json::json!([gemini::call(
+            "c1",
+            "read_file",
+            serde_json::json!({"file_path": format!("{OWL}/src/nest.go")}),
+            status
+        )])
+    };
+    let chats = agents::gemini_chats(fx, "owl-service", Some(OWL));
+    let lines = [
+        gemini::meta(GEMINI_ID, OWL, &t(0)),
+        gemini::user("m1", &t(0), "why does the owl nest leak goroutines").to_string(),
+        gemini::model("m2", &t(1), pro, "", read("executing"), None).to_string(),
+        gemini::model("m2", &t(1), pro, "", read("executing"), Some((4000, 30, 3000, 120))).to_string(),
+        gemini::model("m2", &t(1), pro, "", read("success"), Some((4000, 30, 3000, 120))).to_string(),
+        gemini::tool_response("m3", &t(2), "c1", "read_file", "func nest() { go loop() }").to_string(),
+        gemini::model(
+            "m4",
+            &t(3),
+            pro,
+            "The loop goroutine never sees ctx.Done().",
+            serde_json::json!([]),
+            Some((4200, 60, 4000, 0)),
+        )
+        .to_string(),
+        gemini::user("m5", &t(4), "also rename it").to_string(),
+        gemini::model("m6", &t(5), pro, "Renamed.", serde_json::json!([]), Some((100, 5, 0, 0))).to_string(),
+        serde_json::json!({"$rewindTo": "m5"}).to_string(),
+        serde_json::json!({"$set": {"summary": "Owl nest goroutine leak", "lastUpdated": t(9)}}).to_string(),
+        r#"{"id":"m7","timestamp":"2026-11-03T08:00:10.000Z","type":"gem"#.to_owned(),
+    ];
+    agents::gemini_session(&chats, GEMINI_ID, &lines);
+    // The same session before it was resumed by 0.39 (Gemini wrote the .jsonl beside it).
+    let old = chats.join(format!("session-2026-11-03T08-00-{}.json", &GEMINI_ID[..8]));
+    std::fs::write(
+        &old,
+        serde_json::json!({"sessionId": GEMINI_ID, "projectHash": gemini::project_hash(OWL), "messages": []})
+            .to_string(),
+    )
+    .unwrap();
+    let sub = chats.join(GEMINI_ID).join("b7e2a1f0-0000-4000-8000-00000000000b.jsonl");
+    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
+    let sub_lines = [
+        serde_json::json!({"sessionId": "b7e2a1f0-0000-4000-8000-00000000000b", "projectHash": gemini::project_hash(OWL), "kind": "subagent"})
+            .to_string(),
+        gemini::user("s1", &t(2), "list callers of nest").to_string(),
+        gemini::model("s2", &t(3), "gemini-2.5-flash", "Two callers: roost.go and perch.go.", serde_json::json!([]), Some((900, 20, 0, 0)))
+            .to_string(),
+    ];
+    std::fs::write(&sub, sub_lines.join("\n") + "\n").unwrap();
+
+    let hash_dir = agents::gemini_chats(fx, &gemini::project_hash(HAWK), None);
+    agents::gemini_registry(fx, &[(HAWK, "hawk")]);
+    let record = serde_json::json!({"sessionId": GEMINI_OLD_ID, "projectHash": gemini::project_hash(HAWK),
+    "startTime": "2026-01-10T10:00:00.000Z", "lastUpdated": "2026-01-10T10:00:05.000Z", "messages": [
+        gemini::user("h1", "2026-01-10T10:00:00.000Z", "sharpen the hawk talons"),
+        gemini::model("h2", "2026-01-10T10:00:05.000Z", "gemini-2.5-flash", "Talons sharpened.", serde_json::json!([]), Some((50, 7, 0, 3))),
+    ]});
+    std::fs::write(
+        hash_dir.join(format!("session-2026-01-10T10-00-{}.json", &GEMINI_OLD_ID[..8])),
+        serde_json::to_string_pretty(&record).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn gemini_cli_chats_are_listed_with_their_project_searched_read_and_their_tokens_summed() {
+    let fx = CursorFixture::new();
+    gemini_chats(&fx);
+    let before = fx.snapshot();
+    let e = env_with_agents(fx);
+    let r = e.index();
+    assert_eq!(e.fx.snapshot(), before, "not one byte of Gemini's files changed");
+
+    let all = e.all();
+    assert_eq!(all.len(), 2, "one chat per session: the continued .json and the subagent are not chats: {all:?}");
+    let row = |id: &str| all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("{id} not listed: {all:?}"));
+    let g = row(GEMINI_ID);
+    assert_eq!((g.source.as_str(), g.project.as_deref()), ("gemini", Some(OWL)), "project from .project_root");
+    assert_eq!(g.title.as_deref(), Some("Owl nest goroutine leak"));
+    assert_eq!(g.model.as_deref(), Some("gemini-2.5-pro"));
+    let h = row(GEMINI_OLD_ID);
+    assert_eq!(
+        (h.source.as_str(), h.project.as_deref(), h.format.as_str()),
+        ("gemini", Some(HAWK), "gemini-json"),
+        "a hash folder's project found by hashing the roots projects.json knows"
+    );
+
+    assert_eq!(
+        read(&e, GEMINI_ID),
+        own(&[
+            ("user", "text", "why does the owl nest leak goroutines"),
+            ("assistant", "tool", "/home/u/owl-service/src/nest.go"),
+            ("assistant", "text", "The loop goroutine never sees ctx.Done()."),
+            ("assistant", "tool", "list callers of nest"),
+            ("assistant", "text", "Two callers: roost.go and perch.go."),
+        ]),
+        "one copy of the re-appended message, the tool output and the rewound exchange not shown"
+    );
+    assert_eq!(e.search_ids("goroutines"), [GEMINI_ID]);
+    assert_eq!(e.search_ids("perch.go"), [GEMINI_ID], "the subagent's words are searchable in its parent");
+    assert_eq!(e.search_ids("talons"), [GEMINI_OLD_ID]);
+    assert!(e.search_ids("rename").is_empty(), "rewound");
+
+    let f = Find { project: Some("all".into()), agent: Some("gemini".into()), ..Default::default() };
+    match tether_core::ops::sessions::find(&e.t, &[], f).unwrap() {
+        FoundChats::Listed { sessions, .. } => assert_eq!(sessions.len(), 2),
+        other => panic!("{other:?}"),
+    }
+
+    // Each request once at its last copy, the rewound one too (it was made); input counts the
+    // cached part and the tool prompt, output the thoughts.
+    let tokens = |id: &str| {
+        e.t.store
+            .read(|c| {
+                Ok(c.query_row("SELECT input_tokens, output_tokens FROM sessions WHERE id = ?1", [id], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })?)
+            })
+            .unwrap()
+    };
+    assert_eq!(tokens(GEMINI_ID), (4000 + 4200 + 100 + 900, 30 + 120 + 60 + 5 + 20));
+    assert_eq!(tokens(GEMINI_OLD_ID), (50, 7 + 3));
+
+    let src = r.sources.iter().find(|s| s.kind.as_str() == "gemini" && s.path.ends_with(".jsonl")).unwrap();
+    assert_eq!(src.reasons.0.get("bad_json"), Some(&1), "{src:?}");
+    use tether_core::history::watch::Indexer;
+    let d = tether_core::history::cursor::discover_all(&e.t.locations());
+    assert!(d.skipped.iter().any(|s| s.path.ends_with(".json") && s.reason.contains("continued")), "{:?}", d.skipped);
 }

@@ -1,13 +1,14 @@
-//! Reading other coding agents' chats beside Cursor's, read-only: Claude Code ([`claude`]) and
-//! Codex CLI ([`codex`]). Shapes and pitfalls: `shared/reference/agent-formats.md`.
+//! Reading other coding agents' chats beside Cursor's, read-only: Claude Code ([`claude`]),
+//! Codex CLI ([`codex`]) and Gemini CLI ([`gemini`]). Shapes and pitfalls: `shared/reference/agent-formats.md`.
 //!
 //! Each reader turns one file into the same [`crate::model::ParsedSession`] the Cursor readers
-//! produce, its `origin` naming the agent (`claude-code`, `codex`), so listing, search, reading,
+//! produce, its `origin` naming the agent (`claude-code`, `codex`, `gemini`), so listing, search, reading,
 //! tags and export need nothing of their own. Discovery and the watcher reach them through
 //! [`crate::cursor::discover_all`] and [`crate::cursor::watch_roots`]; files are never written.
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 mod text;
 
 use std::path::{Path, PathBuf};
@@ -16,9 +17,9 @@ use crate::cursor::{Source, SourceKind};
 use crate::paths::CursorLocations;
 
 /// The agents read besides Cursor, as `origin` values (the `source` of a listed chat).
-pub const AGENTS: &[&str] = &[claude::ORIGIN, codex::ORIGIN];
+pub const AGENTS: &[&str] = &[claude::ORIGIN, codex::ORIGIN, gemini::ORIGIN];
 
-/// Every Claude Code and Codex chat file at `loc`. Claude Code subagent files under
+/// Every Claude Code, Codex and Gemini CLI chat file at `loc`. Claude Code subagent files under
 /// `<session>/subagents/` are read with their parent ([`claude::subagents_of`]), not listed.
 pub fn discover(loc: &CursorLocations, out: &mut Vec<Source>, skipped: &mut Vec<(PathBuf, &'static str)>) {
     for dir in &loc.claude_dirs {
@@ -43,6 +44,12 @@ pub fn discover(loc: &CursorLocations, out: &mut Vec<Source>, skipped: &mut Vec<
         files.retain(|p: &PathBuf| seen.insert(p.file_name().map(|n| n.to_owned())));
         out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Codex, project_dir: None }));
     }
+    for dir in &loc.gemini_dirs {
+        let mut files = Vec::new();
+        gemini::discover(dir, &mut files, skipped);
+        files.sort();
+        out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Gemini, project_dir: None }));
+    }
 }
 
 /// Directories whose changes matter, for the watcher (all recursive).
@@ -52,6 +59,8 @@ pub fn watch_roots(loc: &CursorLocations) -> Vec<(PathBuf, bool)> {
         out.push((home.join("sessions"), true));
         out.push((home.join("archived_sessions"), true));
     }
+    // `tmp/` also holds Gemini's shell history and tool output: events there find no source.
+    out.extend(loc.gemini_dirs.iter().map(|d| (d.join("tmp"), true)));
     out
 }
 

@@ -43,6 +43,8 @@ pub enum SourceKind {
     ClaudeCode,
     /// A Codex CLI rollout (`crate::agents::codex`).
     Codex,
+    /// A Gemini CLI session (`crate::agents::gemini`), its subagents read with it.
+    Gemini,
 }
 
 impl SourceKind {
@@ -57,6 +59,7 @@ impl SourceKind {
             SourceKind::SdkAgent => "sdk_agent",
             SourceKind::ClaudeCode => "claude_code",
             SourceKind::Codex => "codex",
+            SourceKind::Gemini => "gemini",
         }
     }
 
@@ -71,6 +74,7 @@ impl SourceKind {
             "sdk_agent" => SourceKind::SdkAgent,
             "claude_code" => SourceKind::ClaudeCode,
             "codex" => SourceKind::Codex,
+            "gemini" => SourceKind::Gemini,
             _ => return None,
         })
     }
@@ -89,7 +93,7 @@ impl SourceKind {
             // Last: a transcript of the same chat has its messages.
             SourceKind::CliMeta => 6,
             // Other agents' ids never meet Cursor's; among themselves a file is one chat.
-            SourceKind::ClaudeCode | SourceKind::Codex => 7,
+            SourceKind::ClaudeCode | SourceKind::Codex | SourceKind::Gemini => 7,
         }
     }
 }
@@ -234,6 +238,7 @@ pub fn source_fingerprint(src: &Source) -> Option<String> {
     let subs = match src.kind {
         SourceKind::Transcript => cli::subagents_of(&src.path),
         SourceKind::ClaudeCode => crate::agents::claude::subagents_of(&src.path),
+        SourceKind::Gemini => crate::agents::gemini::subagents_of(&src.path),
         _ => Vec::new(),
     };
     for sub in subs {

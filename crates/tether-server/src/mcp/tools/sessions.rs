@@ -25,7 +25,7 @@ pub(crate) struct TagArgs {
 #[tool_router(router = sessions_tools, vis = "pub(crate)")]
 impl TetherMcp {
     #[tool(
-        description = "Find PAST or OTHER chats (not this one) of Cursor, Claude Code or Codex: full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked, agent (`cursor`, `claude-code`, `codex`, …); scope `team` searches the chats teammates shared with the team instead (redacted copies, with who shared them). Returns compact rows with ids to pass to session_read."
+        description = "Find PAST or OTHER chats (not this one) of Cursor, Claude Code, Codex or Gemini CLI: full-text search when `query` is given, else the most recent chats. Filters: project (`current` workspace by default, `all`, or a path), tag, nickname, bookmarked, agent (`cursor`, `claude-code`, `codex`, `gemini`, …); scope `team` searches the chats teammates shared with the team instead (redacted copies, with who shared them). Returns compact rows with ids to pass to session_read."
     )]
     async fn sessions_find(
         &self,
