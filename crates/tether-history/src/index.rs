@@ -1389,6 +1389,28 @@ impl WriteCtx {
 /// The stored row a parsed session would replace: source id, source kind, fingerprint, rowid, title.
 type Owner = (i64, String, Option<String>, i64, Option<String>);
 
+/// Other agents' per-request figures ([`crate::model::UsageRecord`]): the chat's rows replaced.
+/// A request another chat already holds (its copy in a resumed session) stays that chat's, at
+/// the larger of the two figures: one row, never two.
+fn write_usage(conn: &Connection, s: &ParsedSession) -> Result<()> {
+    if !crate::agents::AGENTS.contains(&s.origin) {
+        return Ok(());
+    }
+    conn.prepare_cached("DELETE FROM chat_usage WHERE session_id = ?1")?.execute([&s.id])?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO chat_usage(key, session_id, at, model, input, output, cache_read, cache_write)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT(key) DO UPDATE SET at = excluded.at, model = excluded.model, input = excluded.input,
+             output = excluded.output, cache_read = excluded.cache_read, cache_write = excluded.cache_write
+         WHERE excluded.input + excluded.output + excluded.cache_read + excluded.cache_write
+             > chat_usage.input + chat_usage.output + chat_usage.cache_read + chat_usage.cache_write",
+    )?;
+    for u in &s.usage {
+        stmt.execute(params![u.key, s.id, u.at, u.model, u.input, u.output, u.cache_read, u.cache_write])?;
+    }
+    Ok(())
+}
+
 fn write_session(
     conn: &Connection,
     ctx: &mut WriteCtx,
@@ -1481,6 +1503,7 @@ fn write_session(
         conn.prepare_cached("INSERT INTO titles_fts(rowid, title) VALUES (?1, ?2)")?
             .execute(params![rowid, s.title.as_deref().unwrap_or("")])?;
     }
+    write_usage(conn, &s)?;
     let written = write_messages(conn, &s.id, session_time(&s), &s.messages, &mut ctx.replaced)?;
     // A new chat (or one only listed): all of its terms (a superset is fine, see `terms`; those
     // the parser computed include messages that "do not index" has just dropped, so not those).

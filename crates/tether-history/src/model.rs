@@ -138,6 +138,24 @@ pub struct ParsedSession {
     pub path_hints: Vec<String>,
     /// Token counts the chat's store kept (summed over its bubbles); `None`: none recorded.
     pub tokens: Option<ChatTokens>,
+    /// Other agents' recorded figures, one per request (Claude Code's message, Codex's turn,
+    /// Gemini's model message): the usage report's `agents` rows.
+    pub usage: Vec<UsageRecord>,
+}
+
+/// One request's tokens as an agent recorded them, in disjoint buckets: `input` is the input
+/// not read from the cache, so each bucket is priced at its own rate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageRecord {
+    /// The agent's own id of the request (`claude-code:<message id>:<request id>`, …): a copy of
+    /// it in a resumed or forked session is the same request, counted once.
+    pub key: String,
+    pub at: Option<i64>,
+    pub model: Option<String>,
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
 }
 
 /// A chat's recorded tokens.
@@ -167,6 +185,7 @@ impl ParsedSession {
             problems: Tally::default(),
             path_hints: Vec::new(),
             tokens: None,
+            usage: Vec::new(),
         }
     }
 

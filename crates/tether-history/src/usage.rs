@@ -1,5 +1,6 @@
 //! Usage Cursor itself recorded: the token counts its chat stores kept (per chat, summed by the
-//! indexer), and the account's usage events from the CSV the person exports from Cursor's
+//! indexer); the figures other agents recorded per request (Claude Code, Codex, Gemini CLI:
+//! `chat_usage`, written by the indexer); and the account's usage events from the CSV the person exports from Cursor's
 //! dashboard (imported on request, deduplicated, read offline; no network, no login tokens).
 //!
 //! Depends on the store; never on the board (the core joins these with the runs' figures).
@@ -22,7 +23,8 @@ pub struct ChatSpend {
     pub output: Option<i64>,
 }
 
-/// Chats active (last updated) in `[since, until)`, epoch ms.
+/// Chats active (last updated) in `[since, until)`, epoch ms. A chat whose agent recorded its
+/// requests' figures is reported from those ([`agent_requests`]), not here.
 pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<ChatSpend>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
@@ -30,7 +32,8 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
              FROM sessions
              WHERE coalesce(updated_at, created_at) IS NOT NULL AND message_count > 0
                AND (?1 IS NULL OR coalesce(updated_at, created_at) >= ?1)
-               AND (?2 IS NULL OR coalesce(updated_at, created_at) < ?2)",
+               AND (?2 IS NULL OR coalesce(updated_at, created_at) < ?2)
+               AND NOT EXISTS (SELECT 1 FROM chat_usage u WHERE u.session_id = sessions.id)",
         )?;
         let rows = stmt.query_map(params![since_ms, until_ms], |r| {
             Ok(ChatSpend {
@@ -39,6 +42,49 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
                 project: r.get(2)?,
                 input: r.get(3)?,
                 output: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// One request of another agent's chat, as the agent recorded it (disjoint buckets: `input` is
+/// the input not read from the cache).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRequest {
+    pub at_ms: i64,
+    /// The chat's `source`: `claude-code`, `codex` or `gemini`.
+    pub agent: String,
+    pub session_id: String,
+    pub model: Option<String>,
+    pub project: Option<String>,
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+}
+
+/// Other agents' requests made in `[since, until)`, epoch ms (a request without a time is at its
+/// chat's last activity).
+pub fn agent_requests(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<AgentRequest>> {
+    store.read(|c| {
+        let mut stmt = c.prepare_cached(
+            "SELECT coalesce(u.at, s.updated_at, s.created_at) AS t, s.origin, s.id, u.model, s.project,
+                    u.input, u.output, u.cache_read, u.cache_write
+             FROM chat_usage u JOIN sessions s ON s.id = u.session_id
+             WHERE t IS NOT NULL AND (?1 IS NULL OR t >= ?1) AND (?2 IS NULL OR t < ?2)",
+        )?;
+        let rows = stmt.query_map(params![since_ms, until_ms], |r| {
+            Ok(AgentRequest {
+                at_ms: r.get(0)?,
+                agent: r.get(1)?,
+                session_id: r.get(2)?,
+                model: r.get(3)?,
+                project: r.get(4)?,
+                input: r.get(5)?,
+                output: r.get(6)?,
+                cache_read: r.get(7)?,
+                cache_write: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

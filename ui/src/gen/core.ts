@@ -825,7 +825,11 @@ export type Totals = { chats: number, messages: number, projects: number, days_a
 /**
  * How much of each source has figures at all.
  */
-export type UsageCoverage = { runs: number, runs_with_tokens: number, chats: number, chats_with_tokens: number, account_events: number, 
+export type UsageCoverage = { runs: number, runs_with_tokens: number, chats: number, chats_with_tokens: number, 
+/**
+ * Other agents' requests with recorded figures, and the chats they are in.
+ */
+agent_requests: number, agent_chats: number, account_events: number, 
 /**
  * What the coverage means, in a sentence each.
  */
@@ -849,7 +853,7 @@ until?: string,
  */
 by?: Array<Dim>, 
 /**
- * Only this source: `runs`, `chats` or `account`.
+ * Only this source: `runs`, `chats`, `agents` or `account`.
  */
 source?: string, 
 /**
@@ -876,8 +880,9 @@ prices_as_of: string, prices_source: string, };
  */
 export type UsageRow = { 
 /**
- * `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded) or `account`
- * (the imported usage CSV, as Cursor billed it).
+ * `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `agents`
+ * (other agents' requests, as Claude Code, Codex and Gemini CLI recorded them: an item is a
+ * request) or `account` (the imported usage CSV, as Cursor billed it).
  */
 source: string, 
 /**

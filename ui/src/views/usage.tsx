@@ -1,5 +1,6 @@
 // Usage, on the Insights page: tokens per day by source (runs exactly, chats where Cursor recorded
-// any, the account from its imported CSV) and per model with the cost — Cursor's figure where it
+// any, other agents' requests as Claude Code, Codex and Gemini CLI recorded them, the account from
+// its imported CSV) and per model with the cost — Cursor's figure where it
 // gave one, else an estimate, said so —, the runs and tasks that cost most, what share of each
 // source has figures at all, today's spend against the daily budget, a CSV export and importing
 // the account's usage CSV. Nothing absent is shown as zero.
@@ -13,7 +14,12 @@ import { navigate, reportError, toast, useAsync, useLive } from '../hooks';
 import type { ImportReport, UsageReport, UsageRow } from '../types';
 import { BudgetBar } from '../budget';
 
-const SOURCE_COLORS: Record<string, string> = { runs: '#4f6bed', chats: '#2e9e6b', account: '#d9822b' };
+const SOURCE_COLORS: Record<string, string> = {
+  runs: '#4f6bed',
+  chats: '#2e9e6b',
+  agents: '#9b59b6',
+  account: '#d9822b',
+};
 
 /** The report's `since` for the Insights range (`all` reads as ten years). */
 export function usageSince(range: string): string {

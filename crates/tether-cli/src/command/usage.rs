@@ -36,7 +36,7 @@ pub struct ReportArgs {
     /// source [default: day].
     #[arg(long, value_name = "WHAT")]
     pub by: Vec<String>,
-    /// Only one source: runs, chats or account.
+    /// Only one source: runs, chats, agents (Claude Code, Codex, Gemini CLI) or account.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
     /// At most this many rows.

@@ -88,13 +88,19 @@ impl PriceTable {
     }
 
     /// The price of a model by its id, one of its aliases, or its display name (`Claude 4.5
-    /// Sonnet` reads as `claude-4.5-sonnet`).
+    /// Sonnet` reads as `claude-4.5-sonnet`); a dated snapshot id (`claude-sonnet-4-5-20250929`,
+    /// as Claude Code records it) is its model's.
     pub fn get(&self, model: &str) -> Option<&Price> {
         let key = model.trim().to_ascii_lowercase().replace(' ', "-");
         if key.is_empty() {
             return None;
         }
-        self.models.get(&key).or_else(|| self.models.values().find(|p| p.aliases.contains(&key)))
+        let find =
+            |k: &str| self.models.get(k).or_else(|| self.models.values().find(|p| p.aliases.iter().any(|a| a == k)));
+        find(&key).or_else(|| {
+            let (base, date) = key.rsplit_once('-')?;
+            (date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit())).then(|| find(base)).flatten()
+        })
     }
 }
 
@@ -109,6 +115,8 @@ mod tests {
         let sonnet = shipped.get("Claude 4.5 Sonnet").expect("a display name is found").clone();
         assert_eq!(shipped.get("sonnet-4.5"), Some(&sonnet));
         assert_eq!(shipped.get("no-such-model"), None);
+        assert_eq!(shipped.get("claude-sonnet-4-5-20250929"), Some(&sonnet), "a dated snapshot is its model");
+        assert_eq!(shipped.get("claude-sonnet-4-5-2025"), None, "only a whole date");
         let u = Usage { input_tokens: 1_000_000, output_tokens: 100_000, cache_read_tokens: 0, cache_write_tokens: 0 };
         assert!((sonnet.cost(&u) - 4.5).abs() < 1e-9, "{}", sonnet.cost(&u));
         let mut s = UsageSettings::default();

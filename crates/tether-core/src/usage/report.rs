@@ -1,5 +1,6 @@
 //! The usage report: tokens and cost of runs (exact: the CLI's result, Cursor Cloud's usage
-//! API), chats (what Cursor's stores kept, sparse) and the account (the imported CSV, as Cursor
+//! API), chats (what Cursor's stores kept, sparse), other agents' requests (exact: what Claude
+//! Code, Codex and Gemini CLI recorded per request, their cached input apart) and the account (the imported CSV, as Cursor
 //! billed it), grouped by what the person asks (day, week, month, model, project, task, run,
 //! agent, role), each source on rows of its own: the account's figures are the same spend as
 //! the runs' and chats', seen from the bill, so adding them would count it twice.
@@ -67,7 +68,7 @@ pub struct UsageQuery {
     #[serde(default)]
     #[ts(optional, as = "Option<Vec<Dim>>")]
     pub by: Vec<Dim>,
-    /// Only this source: `runs`, `chats` or `account`.
+    /// Only this source: `runs`, `chats`, `agents` or `account`.
     #[serde(default)]
     #[ts(optional)]
     pub source: Option<String>,
@@ -81,8 +82,9 @@ pub struct UsageQuery {
 #[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct UsageRow {
-    /// `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded) or `account`
-    /// (the imported usage CSV, as Cursor billed it).
+    /// `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `agents`
+    /// (other agents' requests, as Claude Code, Codex and Gemini CLI recorded them: an item is a
+    /// request) or `account` (the imported usage CSV, as Cursor billed it).
     pub source: String,
     /// The group's value for each of the report's `by`, in order.
     pub keys: Vec<String>,
@@ -117,6 +119,9 @@ pub struct UsageCoverage {
     pub runs_with_tokens: u64,
     pub chats: u64,
     pub chats_with_tokens: u64,
+    /// Other agents' requests with recorded figures, and the chats they are in.
+    pub agent_requests: u64,
+    pub agent_chats: u64,
     pub account_events: u64,
     /// What the coverage means, in a sentence each.
     pub notes: Vec<String>,
@@ -147,6 +152,8 @@ struct Item<'a> {
     task: Option<i64>,
     run: Option<&'a RunSpend>,
     role: Option<&'a str>,
+    /// Another agent's request: its agent (`claude-code`, `codex`, `gemini`).
+    agent: Option<&'a str>,
     usage: Option<Usage>,
     cost: Option<f64>,
     by_time: bool,
@@ -160,9 +167,9 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     let until = q.until.as_deref().map(date_ms).transpose()?;
     let want = |s: &str| q.source.as_deref().is_none_or(|w| w.trim() == s);
     if let Some(s) = q.source.as_deref()
-        && !["runs", "chats", "account"].contains(&s.trim())
+        && !["runs", "chats", "agents", "account"].contains(&s.trim())
     {
-        return Err(Error::invalid("usage source", format!("{s:?}: use runs, chats or account")));
+        return Err(Error::invalid("usage source", format!("{s:?}: use runs, chats, agents or account")));
     }
     let mut by: Vec<Dim> = q.by.iter().copied().filter(|d| *d != Dim::Source).collect();
     if by.is_empty() && q.by.is_empty() {
@@ -172,7 +179,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     let asks_who = by.iter().any(|d| matches!(d, Dim::Project | Dim::Task | Dim::Run | Dim::Agent | Dim::Role));
     // The three reads go at once (each on a reader connection of its own): on a year of a heavy
     // user's data they are most of the report's time.
-    let (runs, chats, account) = std::thread::scope(|s| {
+    let (runs, chats, agents, account) = std::thread::scope(|s| {
         let runs = s.spawn(|| {
             if want("runs") || (want("account") && asks_who) {
                 board_usage::spend(
@@ -187,13 +194,15 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
             if want("account") { history_usage::account_events(&t.store, Some(since), until) } else { Ok(Vec::new()) }
         });
         let chats = if want("chats") { history_usage::chats(&t.store, Some(since), until) } else { Ok(Vec::new()) };
-        Ok::<_, Error>((joined(runs)?, chats?, joined(account)?))
+        let agents =
+            if want("agents") { history_usage::agent_requests(&t.store, Some(since), until) } else { Ok(Vec::new()) };
+        Ok::<_, Error>((joined(runs)?, chats?, agents?, joined(account)?))
     })?;
     let match_account = asks_who && !account.is_empty();
     let days = DayIndex::new(since, until.unwrap_or_else(|| crate::clock::now_ms() + 86_400_000));
     let matcher = match_account.then(|| Matcher::new(&runs));
 
-    let mut items: Vec<Item<'_>> = Vec::with_capacity(runs.len() + chats.len() + account.len());
+    let mut items: Vec<Item<'_>> = Vec::with_capacity(runs.len() + chats.len() + agents.len() + account.len());
     if want("runs") {
         for r in &runs {
             items.push(Item {
@@ -204,6 +213,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
                 task: r.task,
                 run: Some(r),
                 role: r.role.as_deref(),
+                agent: None,
                 usage: r.usage.clone(),
                 cost: r.cost_usd,
                 by_time: false,
@@ -221,7 +231,28 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
             task: None,
             run: None,
             role: None,
+            agent: None,
             usage,
+            cost: None,
+            by_time: false,
+        });
+    }
+    for a in &agents {
+        items.push(Item {
+            source: "agents",
+            day: days.day(a.at_ms),
+            model: a.model.as_deref(),
+            project: a.project.as_deref(),
+            task: None,
+            run: None,
+            role: None,
+            agent: Some(a.agent.as_str()),
+            usage: Some(Usage {
+                input_tokens: a.input,
+                output_tokens: a.output,
+                cache_read_tokens: a.cache_read,
+                cache_write_tokens: a.cache_write,
+            }),
             cost: None,
             by_time: false,
         });
@@ -236,6 +267,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
             task: run.and_then(|r| r.task),
             run,
             role: run.and_then(|r| r.role.as_deref()),
+            agent: None,
             usage: Some(Usage {
                 input_tokens: e.input_no_cache_write,
                 output_tokens: e.output,
@@ -295,7 +327,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     if let Some(n) = q.limit {
         rows.truncate(n);
     }
-    let coverage = coverage(if want("runs") { &runs } else { &[] }, &chats, account.len());
+    let coverage = coverage(if want("runs") { &runs } else { &[] }, &chats, &agents, account.len());
     let to = until.map_or_else(|| Local::now().date_naive(), |u| day_of(u - 1));
     Ok(UsageReport {
         from: day_of(since).to_string(),
@@ -417,19 +449,36 @@ fn key<'a>(it: &Item<'a>, d: Dim) -> Cow<'a, str> {
         Dim::Project => or(it.project, "(no project)"),
         Dim::Task => it.task.map_or(Cow::Borrowed("(no task)"), |t| Cow::Owned(crate::board::tasks::format_id(t))),
         Dim::Run => it.run.map_or(Cow::Borrowed("(not a run)"), |r| Cow::Owned(crate::board::runs::format_id(r.num))),
-        Dim::Agent => it.run.map_or(Cow::Borrowed("(not a run)"), |r| Cow::Owned(format!("run R-{}", r.root))),
+        Dim::Agent => match (it.run, it.agent) {
+            (Some(r), _) => Cow::Owned(format!("run R-{}", r.root)),
+            (None, Some(agent)) => Cow::Borrowed(agent),
+            (None, None) => Cow::Borrowed("(not a run)"),
+        },
         Dim::Role => or(it.role, "(no role)"),
         Dim::Source => Cow::Borrowed(it.source),
     }
 }
 
-fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], account: usize) -> UsageCoverage {
+fn coverage(
+    runs: &[board_usage::RunSpend],
+    chats: &[history_usage::ChatSpend],
+    agents: &[history_usage::AgentRequest],
+    account: usize,
+) -> UsageCoverage {
+    let mut per_agent: BTreeMap<&str, (u64, std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    for a in agents {
+        let e = per_agent.entry(a.agent.as_str()).or_default();
+        e.0 += 1;
+        e.1.insert(a.session_id.as_str());
+    }
     let ended: Vec<_> = runs.iter().filter(|r| r.status.is_terminal()).collect();
     let mut c = UsageCoverage {
         runs: runs.len() as u64,
         runs_with_tokens: runs.iter().filter(|r| r.usage.is_some()).count() as u64,
         chats: chats.len() as u64,
         chats_with_tokens: chats.iter().filter(|c| c.input.is_some()).count() as u64,
+        agent_requests: agents.len() as u64,
+        agent_chats: per_agent.values().map(|(_, chats)| chats.len() as u64).sum(),
         account_events: account as u64,
         notes: Vec::new(),
     };
@@ -446,6 +495,14 @@ fn coverage(runs: &[board_usage::RunSpend], chats: &[history_usage::ChatSpend], 
             "tokens known for {pct}% of chats ({} of {}): Cursor's chat stores mostly record none (since early 2026); a chat without figures is not recorded, not zero",
             c.chats_with_tokens,
             c.chats
+        ));
+    }
+    if !per_agent.is_empty() {
+        let each: Vec<String> =
+            per_agent.iter().map(|(agent, (n, chats))| format!("{agent}: {n} in {} chats", chats.len())).collect();
+        c.notes.push(format!(
+            "other agents' tokens are exact, as each recorded them per request ({}); their cached input is priced at the cache rate. Claude Code, Codex and Gemini CLI all record figures",
+            each.join(", ")
         ));
     }
     if account == 0 {

@@ -490,3 +490,95 @@ fn gemini_cli_chats_are_listed_with_their_project_searched_read_and_their_tokens
     let d = tether_core::history::cursor::discover_all(&e.t.locations());
     assert!(d.skipped.iter().any(|s| s.path.ends_with(".json") && s.reason.contains("continued")), "{:?}", d.skipped);
 }
+
+#[test]
+fn the_agents_recorded_tokens_are_usage_rows_per_request_cache_priced_apart_and_copies_counted_once() {
+    use tether_core::usage::report::{Dim, UsageQuery, report};
+    let fx = CursorFixture::new();
+    claude_chat(&fx);
+    codex_chat(&fx);
+    gemini_chats(&fx);
+    // A resumed Claude Code session: a new file carrying a copy of msg_3, then a new response.
+    let resumed = "5f1c2d3e-0000-4000-8000-00000000c1a1";
+    let opus = "claude-opus-4-6";
+    let copy = |uuid: &str, msg: &str, ts: &str, text: &str, usage| {
+        let block = serde_json::json!({"type": "text", "text": text});
+        claude::block(uuid, resumed, KIWI, ts, msg, opus, block, usage)
+    };
+    agents::claude_session(
+        &fx,
+        KIWI,
+        resumed,
+        &[
+            copy("a5", "msg_3", "2026-11-01T10:00:09.000Z", "Fixed: tabs are kept.", (3, 0, 2000, 60)),
+            claude::prompt("r1", resumed, KIWI, "2026-11-06T10:00:00.000Z", "and the docs?"),
+            copy("r2", "msg_9", "2026-11-06T10:00:01.000Z", "Docs updated.", (4, 0, 500, 20)),
+        ],
+    );
+    // A forked Codex rollout replaying the first turn's token event, then a turn of its own.
+    let fork = "0199a000-0000-7000-8000-0000000f0f0f";
+    let mut lines = vec![
+        codex::meta("2026-11-02T09:00:00.000Z", fork, HERON),
+        codex::turn("2026-11-02T09:00:00.000Z", HERON, "gpt-5-codex"),
+    ];
+    lines.extend(codex::said("2026-11-02T09:00:01.000Z", "user", "rename the egret module to wader"));
+    lines.push(codex::tokens("2026-11-02T09:00:03.000Z", Some((1200, 1000, 80, 64)), 1280));
+    lines.push(codex::tokens("2026-11-07T09:00:00.000Z", Some((600, 0, 10, 0)), 1890));
+    agents::codex_rollout(&fx, "2026/11/07", fork, &lines);
+    let e = env_with_agents(fx);
+    e.index();
+
+    let q = UsageQuery {
+        since: Some("100y".into()),
+        by: vec![Dim::Agent, Dim::Model],
+        source: Some("agents".into()),
+        ..Default::default()
+    };
+    let r = report(&e.t, &q).unwrap();
+    let mut got: Vec<(Vec<String>, u64, [Option<i64>; 4])> = r
+        .rows
+        .iter()
+        .map(|row| (row.keys.clone(), row.items, [row.input, row.output, row.cache_read, row.cache_write]))
+        .collect();
+    got.sort(); // grouped by agent, rows come biggest cost first
+    let k = |a: &str, m: &str| vec![a.to_owned(), m.to_owned()];
+    assert_eq!(
+        got,
+        [
+            // msg_1, msg_2, msg_3 (once, though two files hold it) and msg_9; input is the uncached part.
+            (k("claude-code", "claude-haiku-4-5-20251001"), 1, [Some(7), Some(11), Some(0), Some(0)]),
+            (
+                k("claude-code", "claude-opus-4-6"),
+                4,
+                [Some(10 + 5 + 3 + 4), Some(150 + 40 + 60 + 20), Some(1010 + 2000 + 500), Some(1000)]
+            ),
+            // Two turns, the fork's replay of the first not again, and the fork's own turn.
+            (k("codex", "gpt-5-codex"), 3, [Some(200 + 100 + 600), Some(80 + 40 + 10), Some(1000 + 1400), Some(0)]),
+            // The subagent's and the 0.38 session's; thoughts are output.
+            (k("gemini", "gemini-2.5-flash"), 2, [Some(900 + 50), Some(20 + 10), Some(0), Some(0)]),
+            // m2 once (three copies), m4, and the rewound m6 (it was asked).
+            (
+                k("gemini", "gemini-2.5-pro"),
+                3,
+                [Some(1000 + 200 + 100), Some(150 + 60 + 5), Some(3000 + 4000), Some(0)]
+            ),
+        ],
+        "{:#?}",
+        r.rows
+    );
+    // Cached input at the cache rate: gpt-5-codex is priced as gpt-5 ($1.25 in, $10 out, $0.125
+    // cached per million).
+    let codex_row = r.rows.iter().find(|row| row.keys[0] == "codex").unwrap();
+    let want = (900.0 * 1.25 + 130.0 * 10.0 + 2400.0 * 0.125) / 1e6;
+    assert!((codex_row.cost_usd.unwrap() - want).abs() < 1e-12, "{:?} vs {want}", codex_row.cost_usd);
+    assert!(codex_row.cost_estimated);
+    assert_eq!(r.coverage.agent_requests, 13);
+    assert_eq!(r.coverage.agent_chats, 6);
+    assert!(r.coverage.notes.iter().any(|n| n.contains("claude-code: 5 in 2 chats")), "{:?}", r.coverage.notes);
+
+    // Their chats are not counted again from the chats' totals.
+    let chats =
+        report(&e.t, &UsageQuery { since: Some("100y".into()), source: Some("chats".into()), ..Default::default() })
+            .unwrap();
+    assert_eq!(chats.coverage.chats, 0, "{:?}", chats.rows);
+}

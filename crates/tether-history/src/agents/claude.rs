@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::cursor::composer::{finish, tool_summary};
 use crate::cursor::value::timestamp_ms;
-use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role};
+use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role, UsageRecord};
 
 pub const ORIGIN: &str = "claude-code";
 
@@ -58,6 +58,7 @@ pub fn read(path: &Path) -> crate::error::Result<ParsedSession> {
                     mine.input += t.input;
                     mine.output += t.output;
                 }
+                s.usage.extend(parsed.usage.iter().cloned());
                 crate::cursor::transcript::nest_subagent(&mut s, parsed);
             }
             Err(_) => s.problems.add("subagent_unreadable"),
@@ -73,8 +74,9 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
     let mut seen: HashSet<String> = HashSet::new();
     // Tool call id → index of its message, for the result's status.
     let mut calls: HashMap<String, usize> = HashMap::new();
-    // (message.id, requestId) → (input, output), the largest snapshot.
-    let mut usage: HashMap<(String, String), (i64, i64)> = HashMap::new();
+    // (message.id, requestId) → the largest snapshot, in the order responses first appear.
+    let mut usage: HashMap<(String, String), UsageRecord> = HashMap::new();
+    let mut usage_order: Vec<(String, String)> = Vec::new();
     let (mut custom, mut ai) = (None::<String>, None::<String>);
     let mut summaries: Vec<(String, String)> = Vec::new();
     let mut lines = super::text::json_lines(text);
@@ -134,15 +136,27 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
             }
             if let Some(u) = msg.get("usage") {
                 let n = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
-                let input = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-                let output = n("output_tokens");
+                let record = UsageRecord {
+                    key: String::new(),
+                    at,
+                    model: model.clone(),
+                    input: n("input_tokens"),
+                    output: n("output_tokens"),
+                    cache_read: n("cache_read_input_tokens"),
+                    cache_write: n("cache_creation_input_tokens"),
+                };
                 let key = (
                     msg.get("id").and_then(Value::as_str).unwrap_or_else(|| str_of("uuid").unwrap_or("")).to_owned(),
                     str_of("requestId").unwrap_or("").to_owned(),
                 );
-                let slot = usage.entry(key).or_default();
-                if input + output > slot.0 + slot.1 {
-                    *slot = (input, output);
+                let total = |r: &UsageRecord| r.input + r.output + r.cache_read + r.cache_write;
+                match usage.get_mut(&key) {
+                    Some(slot) if total(&record) > total(slot) => *slot = record,
+                    Some(_) => {}
+                    None => {
+                        usage_order.push(key.clone());
+                        usage.insert(key, record);
+                    }
                 }
             }
         }
@@ -158,8 +172,20 @@ pub fn parse(id: &str, text: &str) -> ParsedSession {
     }
     s.problems.add_n("bad_json", lines.bad);
     if !usage.is_empty() {
-        let (i, o) = usage.values().fold((0, 0), |(a, b), (i, o)| (a + i, b + o));
+        // Input counts cache writes and reads (what the model read), as the chat's total.
+        let (i, o) =
+            usage.values().fold((0, 0), |(a, b), r| (a + r.input + r.cache_read + r.cache_write, b + r.output));
         s.tokens = Some(ChatTokens { input: i, output: o });
+    }
+    for key in usage_order {
+        if let Some(mut r) = usage.remove(&key) {
+            // Gateways omit the request id: the message id alone is then the key (as ccusage).
+            r.key = format!("{ORIGIN}:{}:{}", key.0, key.1);
+            // A synthetic (API error) line carries zero usage and no model: no request to count.
+            if r.input + r.output + r.cache_read + r.cache_write > 0 {
+                s.usage.push(r);
+            }
+        }
     }
     let summary = summaries.into_iter().rev().find(|(_, leaf)| seen.contains(leaf)).map(|(t, _)| t);
     s.title = custom.or(ai).or(summary).filter(|t| !t.trim().is_empty());

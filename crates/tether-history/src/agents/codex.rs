@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::cursor::composer::{finish, tool_summary};
 use crate::cursor::value::timestamp_ms;
-use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role};
+use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role, UsageRecord};
 
 pub const ORIGIN: &str = "codex";
 
@@ -77,6 +77,20 @@ pub fn parse(fallback_id: &str, text: &str) -> ParsedSession {
                 let t = s.tokens.get_or_insert_with(ChatTokens::default);
                 t.input += n(last, "input_tokens");
                 t.output += n(last, "output_tokens");
+                // Cached input is part of input (OpenAI's semantics): split off, priced apart.
+                let cached = n(last, "cached_input_tokens").min(n(last, "input_tokens"));
+                // The event's own time and running total name the turn: a rollout that replays
+                // another's lines (a fork, a sub-agent's copied prefix) repeats both.
+                let when = v.get("timestamp").and_then(Value::as_str).unwrap_or("");
+                s.usage.push(UsageRecord {
+                    key: format!("{ORIGIN}:{when}:{total}"),
+                    at,
+                    model: model.clone(),
+                    input: n(last, "input_tokens") - cached,
+                    output: n(last, "output_tokens"),
+                    cache_read: cached,
+                    cache_write: 0,
+                });
             }
             "compacted" => s.problems.add("note:compaction"),
             _ => {}

@@ -33,7 +33,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cursor::composer::{finish, tool_summary};
 use crate::cursor::value::timestamp_ms;
-use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role};
+use crate::model::{ChatTokens, ParsedMessage, ParsedSession, ProjectVia, Role, UsageRecord};
 
 pub const ORIGIN: &str = "gemini";
 
@@ -117,6 +117,7 @@ pub fn read(path: &Path) -> crate::error::Result<ParsedSession> {
                     mine.input += t.input;
                     mine.output += t.output;
                 }
+                s.usage.extend(parsed.usage.iter().cloned());
                 crate::cursor::transcript::nest_subagent(&mut s, parsed);
             }
             Err(_) => s.problems.add("subagent_unreadable"),
@@ -170,8 +171,10 @@ pub fn parse(fallback_id: &str, text: &str, whole_json: bool) -> (ParsedSession,
     let mut meta = Meta::default();
     let mut order: Vec<String> = Vec::new();
     let mut slots: HashMap<String, Slot> = HashMap::new();
-    // Every `gemini` message's last token figures, by id, whatever later dropped it.
-    let mut tokens: HashMap<String, Value> = HashMap::new();
+    // Every `gemini` message's last token figures, by id (in first-seen order), whatever later
+    // dropped it: its time, model and `tokens`.
+    let mut tokens: HashMap<String, (Option<i64>, Option<String>, Value)> = HashMap::new();
+    let mut token_order: Vec<String> = Vec::new();
     let mut summary: Option<String> = None;
     let mut take_meta = |s: &mut ParsedSession, m: &Value| {
         let ms = |k: &str| m.get(k).and_then(Value::as_str);
@@ -197,7 +200,10 @@ pub fn parse(fallback_id: &str, text: &str, whole_json: bool) -> (ParsedSession,
         if m.get("type").and_then(Value::as_str) == Some("gemini")
             && let Some(t) = m.get("tokens").filter(|t| t.is_object())
         {
-            tokens.insert(id.to_owned(), t.clone());
+            let model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+            if tokens.insert(id.to_owned(), (timestamp_ms(m.get("timestamp")), model, t.clone())).is_none() {
+                token_order.push(id.to_owned());
+            }
         }
         match slots.get_mut(id) {
             // A checkpoint repeats what is already here (its tool output possibly masked since).
@@ -270,10 +276,22 @@ pub fn parse(fallback_id: &str, text: &str, whole_json: bool) -> (ParsedSession,
     }
     if !tokens.is_empty() {
         let mut t = ChatTokens::default();
-        for u in tokens.values() {
+        for id in &token_order {
+            let (at, model, u) = &tokens[id];
             let (input, output) = input_output(u);
             t.input += input;
             t.output += output;
+            // `input` holds the cached part (promptTokenCount): split off, priced apart.
+            let cached = u.get("cached").and_then(Value::as_i64).unwrap_or(0).clamp(0, input);
+            s.usage.push(UsageRecord {
+                key: format!("{ORIGIN}:{}:{id}", s.id),
+                at: *at,
+                model: model.clone(),
+                input: input - cached,
+                output,
+                cache_read: cached,
+                cache_write: 0,
+            });
         }
         s.tokens = Some(t);
     }
