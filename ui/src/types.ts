@@ -32,6 +32,8 @@ export type {
   WakeRecord,
 } from './gen/board';
 export type {
+  AgentSettings,
+  AgentStatus,
   Attention,
   DoctorReport,
   IndexEvent,

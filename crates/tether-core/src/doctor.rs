@@ -38,6 +38,29 @@ pub struct Location {
     pub exists: bool,
 }
 
+/// One other agent whose chats are read beside Cursor's: whether it is, where Tether looked, what
+/// it found and read, and what it passed over and why.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct AgentStatus {
+    /// The chats' `source`: `claude-code`, `codex` or `gemini`.
+    pub agent: String,
+    pub name: String,
+    /// False when the settings turned it off (`agents.<name>`): not looked for at all.
+    pub enabled: bool,
+    pub folders: Vec<Location>,
+    /// Chat files found, and the chats and messages read from them.
+    pub files: u64,
+    pub chats: i64,
+    pub messages: i64,
+    /// Files read only in part (or not at all), and the problems counted over all its files
+    /// (`bad_json`: lines skipped, …).
+    pub incomplete: u64,
+    pub problems: Tally,
+    /// Files under its folders looked at and passed over, and why.
+    pub skipped: Vec<crate::history::cursor::Skipped>,
+}
+
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct DoctorReport {
@@ -52,6 +75,8 @@ pub struct DoctorReport {
     pub found: Vec<FoundStores>,
     /// Every file looked at and passed over, and why.
     pub skipped: Vec<crate::history::cursor::Skipped>,
+    /// Claude Code, Codex and Gemini CLI, each on its own.
+    pub agents: Vec<AgentStatus>,
     pub sessions: i64,
     pub messages: i64,
     pub sources: Vec<SourceStatus>,
@@ -71,7 +96,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
             Ok((r.get(0)?, r.get(1)?))
         })?)
     })?;
-    let sources = t.store.read(|c| {
+    let sources: Vec<SourceStatus> = t.store.read(|c| {
         let mut stmt = c.prepare(
             "SELECT path, kind, status, sessions, messages, reasons, notes, error, indexed_at FROM sources
              ORDER BY CASE status WHEN 'error' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END, kind, path",
@@ -108,6 +133,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
             FoundStores { kind: kind.as_str().to_owned(), files, sessions, messages }
         })
         .collect();
+    let agents = agent_statuses(&t.cursor(), &discovery, &held, &sources);
     let db = t.paths.db();
     Ok(DoctorReport {
         version: env!("CARGO_PKG_VERSION"),
@@ -123,6 +149,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         discovery_notes: t.cursor().notes.clone(),
         found,
         skipped: discovery.skipped,
+        agents,
         sessions,
         messages,
         sources,
@@ -130,4 +157,47 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         token_store: crate::token::backend(&t.paths),
         team: Some(crate::ops::team::status(t)?).filter(|s| s.joined),
     })
+}
+
+fn agent_statuses(
+    loc: &crate::CursorLocations,
+    discovery: &crate::history::cursor::Discovery,
+    held: &std::collections::HashMap<String, (i64, i64)>,
+    sources: &[SourceStatus],
+) -> Vec<AgentStatus> {
+    use crate::history::cursor::SourceKind;
+    let counts = discovery.counts();
+    [
+        ("claude-code", "Claude Code", SourceKind::ClaudeCode, &loc.claude_dirs),
+        ("codex", "Codex CLI", SourceKind::Codex, &loc.codex_homes),
+        ("gemini", "Gemini CLI", SourceKind::Gemini, &loc.gemini_dirs),
+    ]
+    .into_iter()
+    .map(|(agent, name, kind, folders)| {
+        let mine: Vec<&SourceStatus> =
+            sources.iter().filter(|s| s.kind == kind.as_str() && s.status != "missing").collect();
+        let mut problems = Tally::default();
+        for s in &mine {
+            problems.merge(&s.reasons);
+        }
+        let (chats, messages) = held.get(kind.as_str()).copied().unwrap_or((0, 0));
+        AgentStatus {
+            agent: agent.into(),
+            name: name.into(),
+            enabled: !loc.agents_off.iter().any(|a| a == agent),
+            folders: folders.iter().map(|p| Location { path: p.display().to_string(), exists: p.is_dir() }).collect(),
+            files: counts.get(&kind).copied().unwrap_or(0),
+            chats,
+            messages,
+            incomplete: mine.iter().filter(|s| s.status != "complete").count() as u64,
+            problems,
+            skipped: discovery
+                .skipped
+                .iter()
+                .filter(|s| folders.iter().any(|f| std::path::Path::new(&s.path).starts_with(f)))
+                .cloned()
+                .collect(),
+        }
+    })
+    .collect()
 }

@@ -42,6 +42,48 @@ pub struct Settings {
     pub github: GithubSettings,
     /// Budgets and prices.
     pub usage: UsageSettings,
+    /// Which other agents' chats are read beside Cursor's.
+    pub agents: AgentSettings,
+}
+
+/// Other agents whose chats Tether reads (read only) beside Cursor's: each on unless turned off.
+/// An agent turned off is neither indexed nor watched, and its chats leave the index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+#[serde(default)]
+pub struct AgentSettings {
+    /// Claude Code (`~/.claude/projects`).
+    pub claude_code: bool,
+    /// Codex CLI (`~/.codex/sessions`).
+    pub codex: bool,
+    /// Gemini CLI (`~/.gemini/tmp/<project>/chats`).
+    pub gemini: bool,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self { claude_code: true, codex: true, gemini: true }
+    }
+}
+
+impl AgentSettings {
+    /// The agents turned off, by their `source` name, sorted.
+    pub fn off(&self) -> Vec<String> {
+        [("claude-code", self.claude_code), ("codex", self.codex), ("gemini", self.gemini)]
+            .into_iter()
+            .filter(|(_, on)| !on)
+            .map(|(a, _)| a.to_owned())
+            .collect()
+    }
+}
+
+/// A change to [`AgentSettings`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettingsPatch {
+    pub claude_code: Option<bool>,
+    pub codex: Option<bool>,
+    pub gemini: Option<bool>,
 }
 
 /// Budgets (tokens like `200k`, or estimated dollars like `$2`) and the price table's overrides.
@@ -314,6 +356,7 @@ impl Default for Settings {
             cloud: CloudSettings::default(),
             github: GithubSettings::default(),
             usage: UsageSettings::default(),
+            agents: AgentSettings::default(),
         }
     }
 }
@@ -344,6 +387,7 @@ pub struct SettingsPatch {
     pub cloud: Option<CloudSettingsPatch>,
     pub github: Option<GithubSettingsPatch>,
     pub usage: Option<UsageSettingsPatch>,
+    pub agents: Option<AgentSettingsPatch>,
 }
 
 impl SettingsPatch {
@@ -390,7 +434,11 @@ fn double_option<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
 impl Settings {
     /// The saved Cursor folders, for [`CursorLocations::discover`].
     pub fn cursor_dirs(&self) -> SavedCursorDirs {
-        SavedCursorDirs { user_dir: self.cursor_user_dir.clone(), home: self.cursor_home.clone() }
+        SavedCursorDirs {
+            user_dir: self.cursor_user_dir.clone(),
+            home: self.cursor_home.clone(),
+            agents_off: self.agents.off(),
+        }
     }
 
     /// The saved settings, or the defaults when there is no file yet.
@@ -507,6 +555,11 @@ impl Settings {
                     None => usage.prices.remove(&model.trim().to_ascii_lowercase()),
                 };
             }
+        }
+        if let Some(a) = &patch.agents {
+            s.agents.claude_code = a.claude_code.unwrap_or(s.agents.claude_code);
+            s.agents.codex = a.codex.unwrap_or(s.agents.codex);
+            s.agents.gemini = a.gemini.unwrap_or(s.agents.gemini);
         }
         s.validate()?;
         s.save(paths)?;
@@ -641,6 +694,9 @@ impl Settings {
         };
         folder("cursor_user_dir", running.user_dir_from, &running.user_dirs, &self.cursor_user_dir);
         folder("cursor_home", running.home_from, &running.cursor_homes, &self.cursor_home);
+        if running.agents_off != self.agents.off() {
+            restart_needed.push("agents");
+        }
         let chosen_by_us = matches!(port.from, "settings" | "default");
         if chosen_by_us && self.port.unwrap_or(default_port) != port.port {
             restart_needed.push("port");
@@ -693,6 +749,23 @@ mod tests {
         // null clears; an absent field is left alone.
         let s = Settings::update(&paths, &patch(serde_json::json!({"port": null}))).unwrap();
         assert_eq!((s.port, s.cursor_user_dir.as_deref()), (None, Some(cursor.as_path())));
+    }
+
+    #[test]
+    fn an_agent_turned_off_is_left_out_of_the_folders_looked_for_and_the_daemon_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path());
+        assert!(Settings::load(&paths).unwrap().cursor_dirs().agents_off.is_empty(), "every agent on by default");
+        let s = Settings::update(&paths, &SettingsPatch::from_key("agents.codex", "false").unwrap()).unwrap();
+        assert_eq!((s.agents.claude_code, s.agents.codex, s.agents.gemini), (true, false, true));
+        assert_eq!(s.cursor_dirs().agents_off, ["codex"]);
+        let running = CursorLocations { user_dir_from: "detected", home_from: "detected", ..Default::default() };
+        let v = s.clone().compare(&running, RunningPort { port: 47821, from: "default" }, 47821);
+        assert!(v.restart_needed.contains(&"agents"), "{:?}", v.restart_needed);
+        let now = CursorLocations { agents_off: vec!["codex".into()], ..running };
+        assert!(
+            !s.compare(&now, RunningPort { port: 47821, from: "default" }, 47821).restart_needed.contains(&"agents")
+        );
     }
 
     #[test]

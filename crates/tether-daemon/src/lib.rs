@@ -182,6 +182,19 @@ impl Host {
                 applied.cursor = true;
             }
         }
+        // Other agents turned on or off: their folders (found under the home whatever chose
+        // Cursor's) are looked for again, the index and watcher follow.
+        let current = self.tether.cursor();
+        if current.agents_off != settings.agents.off() {
+            let wanted = CursorLocations::discover(None, &settings.cursor_dirs());
+            let mut loc = current;
+            (loc.claude_dirs, loc.codex_homes, loc.gemini_dirs, loc.agents_off) =
+                (wanted.claude_dirs, wanted.codex_homes, wanted.gemini_dirs, wanted.agents_off);
+            tracing::info!(off = ?loc.agents_off, "the agents read changed; re-reading");
+            self.tether.set_cursor(loc);
+            self.indexer.restart(&self.tether).await;
+            applied.cursor = true;
+        }
         if let Some(run) = self.tether.daemon.listening().filter(|r| matches!(r.from, "settings" | "default")) {
             let wanted = settings.port.unwrap_or(DEFAULT_PORT);
             if wanted != run.port {

@@ -114,6 +114,9 @@ impl Paths {
 pub struct SavedCursorDirs {
     pub user_dir: Option<PathBuf>,
     pub home: Option<PathBuf>,
+    /// Agents whose chats the person turned off (`claude-code`, `codex`, `gemini`): their
+    /// folders are not looked for, so neither indexed nor watched.
+    pub agents_off: Vec<String>,
 }
 
 /// Where Cursor keeps its data on this machine.
@@ -141,6 +144,8 @@ pub struct CursorLocations {
     pub codex_homes: Vec<PathBuf>,
     /// Gemini CLI's `.gemini` dirs (each holding `tmp/<project>/chats/` and `projects.json`).
     pub gemini_dirs: Vec<PathBuf>,
+    /// Agents not read because the settings turned them off, sorted.
+    pub agents_off: Vec<String>,
 }
 
 impl CursorLocations {
@@ -203,21 +208,43 @@ impl CursorLocations {
             }
         }
         if let Some(home) = &home {
-            let agents = AgentEnv::current();
-            for (d, why) in default_claude_dirs(home, &agents) {
-                loc.notes.push(format!("Claude Code ({why}): {}", d.display()));
-                loc.claude_dirs.push(d);
-            }
-            for (d, why) in default_codex_homes(home, &agents) {
-                loc.notes.push(format!("Codex CLI ({why}): {}", d.display()));
-                loc.codex_homes.push(d);
-            }
-            for (d, why) in default_gemini_dirs(home, &agents) {
-                loc.notes.push(format!("Gemini CLI ({why}): {}", d.display()));
-                loc.gemini_dirs.push(d);
-            }
+            loc.add_agents(home, &AgentEnv::current(), &saved.agents_off);
         }
         loc
+    }
+
+    /// The other agents' folders under `home`, but for the agents in `off`.
+    pub fn add_agents(&mut self, home: &Path, env: &AgentEnv, off: &[String]) {
+        let mut agents_off: Vec<String> = Vec::new();
+        let mut on = |agent: &str, name: &str, notes: &mut Vec<String>| {
+            let is_off = off.iter().any(|o| o == agent);
+            if is_off {
+                notes
+                    .push(format!("{name}: not read (turned off in the settings: agents.{})", agent.replace('-', "_")));
+                agents_off.push(agent.to_owned());
+            }
+            !is_off
+        };
+        if on("claude-code", "Claude Code", &mut self.notes) {
+            for (d, why) in default_claude_dirs(home, env) {
+                self.notes.push(format!("Claude Code ({why}): {}", d.display()));
+                self.claude_dirs.push(d);
+            }
+        }
+        if on("codex", "Codex CLI", &mut self.notes) {
+            for (d, why) in default_codex_homes(home, env) {
+                self.notes.push(format!("Codex CLI ({why}): {}", d.display()));
+                self.codex_homes.push(d);
+            }
+        }
+        if on("gemini", "Gemini CLI", &mut self.notes) {
+            for (d, why) in default_gemini_dirs(home, env) {
+                self.notes.push(format!("Gemini CLI ({why}): {}", d.display()));
+                self.gemini_dirs.push(d);
+            }
+        }
+        agents_off.sort();
+        self.agents_off = agents_off;
     }
 }
 
@@ -502,6 +529,16 @@ mod tests {
             [PathBuf::from("/g/home/.gemini")],
             "a home, not the folder"
         );
+    }
+
+    #[test]
+    fn an_agent_turned_off_has_no_folders_and_says_so() {
+        let mut loc = CursorLocations::default();
+        loc.add_agents(Path::new("/nonexistent-home"), &AgentEnv::default(), &["codex".into(), "gemini".into()]);
+        assert_eq!(loc.claude_dirs, [PathBuf::from("/nonexistent-home/.claude")]);
+        assert!(loc.codex_homes.is_empty() && loc.gemini_dirs.is_empty());
+        assert_eq!(loc.agents_off, ["codex", "gemini"]);
+        assert!(loc.notes.iter().any(|n| n.contains("Codex CLI: not read (turned off in the settings: agents.codex)")));
     }
 
     #[test]

@@ -4,6 +4,51 @@ import type { FileChange, Strategy } from "./git";
 import type { Coverage, SearchHit, SessionSummary, Skipped, Tally } from "./history";
 import type { Contributor, EditKind, Range } from "./trace";
 
+/**
+ * Other agents whose chats Tether reads (read only) beside Cursor's: each on unless turned off.
+ * An agent turned off is neither indexed nor watched, and its chats leave the index.
+ */
+export type AgentSettings = { 
+/**
+ * Claude Code (`~/.claude/projects`).
+ */
+claude_code: boolean, 
+/**
+ * Codex CLI (`~/.codex/sessions`).
+ */
+codex: boolean, 
+/**
+ * Gemini CLI (`~/.gemini/tmp/<project>/chats`).
+ */
+gemini: boolean, };
+
+/**
+ * One other agent whose chats are read beside Cursor's: whether it is, where Tether looked, what
+ * it found and read, and what it passed over and why.
+ */
+export type AgentStatus = { 
+/**
+ * The chats' `source`: `claude-code`, `codex` or `gemini`.
+ */
+agent: string, name: string, 
+/**
+ * False when the settings turned it off (`agents.<name>`): not looked for at all.
+ */
+enabled: boolean, folders: Array<Location>, 
+/**
+ * Chat files found, and the chats and messages read from them.
+ */
+files: number, chats: number, messages: number, 
+/**
+ * Files read only in part (or not at all), and the problems counted over all its files
+ * (`bad_json`: lines skipped, …).
+ */
+incomplete: number, problems: Tally, 
+/**
+ * Files under its folders looked at and passed over, and why.
+ */
+skipped: Array<Skipped>, };
+
 export type Applied = { port: number | null, cursor: boolean, };
 
 export type Attention = { 
@@ -159,7 +204,11 @@ found: Array<FoundStores>,
 /**
  * Every file looked at and passed over, and why.
  */
-skipped: Array<Skipped>, sessions: number, messages: number, sources: Array<SourceStatus>, daemon: DaemonInfo | null, 
+skipped: Array<Skipped>, 
+/**
+ * Claude Code, Codex and Gemini CLI, each on its own.
+ */
+agents: Array<AgentStatus>, sessions: number, messages: number, sources: Array<SourceStatus>, daemon: DaemonInfo | null, 
 /**
  * Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
  */
@@ -658,7 +707,11 @@ github: GithubSettings,
 /**
  * Budgets and prices.
  */
-usage: UsageSettings, };
+usage: UsageSettings, 
+/**
+ * Which other agents' chats are read beside Cursor's.
+ */
+agents: AgentSettings, };
 
 export type SettingsEvent = { 
 /**

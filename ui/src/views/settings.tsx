@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote } from '../components';
 import { toast, useAsync, useLive } from '../hooks';
-import type { Location, Settings, SettingsPatch, SettingsView as View } from '../types';
+import type { AgentSettings, AgentStatus, Location, Settings, SettingsPatch, SettingsView as View } from '../types';
 import { followPort, isTauri } from '../util';
 
 function Locations({ title, list, testid }: { title: string; list: Location[]; testid: string }) {
@@ -72,6 +72,22 @@ function Overridden({ view, field }: { view: View; field: keyof Settings }) {
 }
 
 const DEFAULT_PORT = 47821;
+
+/** The other agents a setting turns on or off, by their settings key and chat `source`. */
+const AGENTS: { key: keyof AgentSettings; agent: string; label: string }[] = [
+  { key: 'claude_code', agent: 'claude-code', label: 'Claude Code' },
+  { key: 'codex', agent: 'codex', label: 'Codex CLI' },
+  { key: 'gemini', agent: 'gemini', label: 'Gemini CLI' },
+];
+
+/** What doctor found of an agent, in a line: files, chats read, what was passed over and why. */
+export function agentFound(a: AgentStatus): string {
+  const parts = [`${a.files} file${a.files === 1 ? '' : 's'}, ${a.chats} chat${a.chats === 1 ? '' : 's'}`];
+  const problems = Object.entries(a.problems).map(([k, n]) => `${k} × ${n}`);
+  if (a.incomplete > 0) parts.push(`${a.incomplete} read in part (${problems.join(', ')})`);
+  if (a.skipped.length > 0) parts.push(`${a.skipped.length} passed over (${[...new Set(a.skipped.map((s) => s.reason))].join('; ')})`);
+  return parts.join(' · ');
+}
 
 export function SettingsView() {
   const doctor = useAsync(() => api.doctor(), []);
@@ -217,6 +233,38 @@ export function SettingsView() {
             The desktop app applies these; this browser only saves them.
           </p>
         )}
+      </section>
+      <section class="panel" data-testid="settings-agents">
+        <h2>Other agents</h2>
+        <p class="muted small">
+          Their chats are read (never written) beside Cursor’s: listed, searched, in MCP and in usage. Turned off, an
+          agent’s folders are not looked at and its chats leave the index.
+        </p>
+        {AGENTS.map(({ key, agent, label }) => {
+          const a = d?.agents.find((x) => x.agent === agent);
+          return (
+            <div key={agent} data-testid={`agent-${agent}`}>
+              <label class="check">
+                <input
+                  type="checkbox"
+                  checked={pending.agents?.[key] ?? v?.settings.agents[key] ?? true}
+                  disabled={!v || busy}
+                  onChange={(e) =>
+                    save({ agents: { [key]: (e.target as HTMLInputElement).checked } } as unknown as SettingsPatch)
+                  }
+                  data-testid={`setting-agent-${agent}`}
+                />{' '}
+                Read {label}’s chats
+              </label>
+              {a && a.enabled && (
+                <p class="muted small">
+                  {a.folders.map((f) => `${f.path}${f.exists ? '' : ' (not found)'}`).join(', ')}
+                  {a.files > 0 && ` · ${agentFound(a)}`}
+                </p>
+              )}
+            </div>
+          );
+        })}
       </section>
       {v && <Budgets settings={v.settings} onSaved={() => view.reload()} />}
       <section class="panel" data-testid="settings-security">

@@ -62,6 +62,28 @@ fn print_report(d: &DoctorReport) {
     for l in &d.cursor_homes {
         println!("Cursor home  {} {}", l.path, if l.exists { "" } else { "(not found)" });
     }
+    for a in &d.agents {
+        if !a.enabled {
+            println!("{:<12} off (settings: agents.{})", a.name, a.agent.replace('-', "_"));
+            continue;
+        }
+        let folders: Vec<String> =
+            a.folders.iter().map(|l| format!("{}{}", l.path, if l.exists { "" } else { " (not found)" })).collect();
+        println!("{:<12} {}", a.name, folders.join(", "));
+        if a.files > 0 || !a.skipped.is_empty() {
+            let mut line = format!("             {} file(s), {} chats, {} messages", a.files, a.chats, a.messages);
+            if a.incomplete > 0 {
+                line.push_str(&format!(", {} not complete", a.incomplete));
+            }
+            if !a.problems.is_empty() {
+                line.push_str(&format!(" (problems: {})", tally(&a.problems)));
+            }
+            if !a.skipped.is_empty() {
+                line.push_str(&format!(", {} passed over", a.skipped.len()));
+            }
+            println!("{line}");
+        }
+    }
     println!("\n{} chats, {} messages in the index.", d.sessions, d.messages);
     for f in &d.found {
         println!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);

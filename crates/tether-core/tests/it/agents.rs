@@ -582,3 +582,37 @@ fn the_agents_recorded_tokens_are_usage_rows_per_request_cache_priced_apart_and_
             .unwrap();
     assert_eq!(chats.coverage.chats, 0, "{:?}", chats.rows);
 }
+
+#[test]
+fn an_agent_turned_off_is_not_read_and_doctor_tells_each_agent_found_read_and_skipped() {
+    use tether_core::paths::AgentEnv;
+    let fx = CursorFixture::new();
+    claude_chat(&fx);
+    codex_chat(&fx);
+    gemini_chats(&fx);
+    let data = tempfile::tempdir().unwrap();
+    let mut loc = CursorLocations::explicit(Some(fx.user_dir.clone()), Some(fx.cursor_home.clone()));
+    loc.add_agents(&fx.home, &AgentEnv::default(), &["codex".into()]);
+    let t = Tether::open(Paths::at(data.path()), loc).unwrap();
+    let e = Env { fx, data, t };
+    e.index();
+    let sources: Vec<String> = e.all().into_iter().map(|s| s.source).collect();
+    assert!(!sources.iter().any(|s| s == "codex"), "codex is off: {sources:?}");
+    assert_eq!(sources.iter().filter(|s| *s == "claude-code").count(), 1);
+
+    let d = tether_core::doctor::doctor(&e.t).unwrap();
+    let agent = |a: &str| d.agents.iter().find(|s| s.agent == a).unwrap_or_else(|| panic!("{a}: {:?}", d.agents));
+    let codex = agent("codex");
+    assert!(!codex.enabled && codex.folders.is_empty() && codex.files == 0, "{codex:?}");
+    let claude = agent("claude-code");
+    assert!(claude.enabled);
+    assert_eq!((claude.files, claude.chats, claude.messages), (1, 1, 6), "{claude:?}");
+    assert_eq!(claude.problems.0.get("bad_json"), Some(&1), "the half-written line: {claude:?}");
+    assert_eq!(claude.folders[0].path, e.fx.home.join(".claude").display().to_string());
+    let gemini = agent("gemini");
+    assert_eq!((gemini.files, gemini.chats), (2, 2), "{gemini:?}");
+    assert_eq!(gemini.incomplete, 1, "the session with a bad line: {gemini:?}");
+    assert_eq!(gemini.skipped.len(), 1, "{gemini:?}");
+    assert!(gemini.skipped[0].reason.contains("continued in the .jsonl"), "{gemini:?}");
+    assert!(d.discovery_notes.iter().any(|n| n.contains("Codex CLI: not read")), "{:?}", d.discovery_notes);
+}
