@@ -68,6 +68,36 @@ export function cursorOpenLink(path: string): string {
   return `cursor://file${encodeURI(p).replace(/[?#]/g, encodeURIComponent)}`;
 }
 
+/** The agent a chat's `source` names, as a badge says it. */
+const SOURCE_LABELS: Record<string, string> = {
+  ide: 'IDE',
+  cli: 'CLI',
+  cloud: 'Cloud',
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini',
+};
+
+export function sourceLabel(source: string): string {
+  return SOURCE_LABELS[source] ?? source;
+}
+
+/** Which agent a chat is of, for prose: Cursor (IDE, CLI, Cloud) or another agent. */
+export function agentName(source: string): string {
+  return ['ide', 'cli', 'cloud'].includes(source) || !(source in SOURCE_LABELS) ? 'Cursor' : sourceLabel(source);
+}
+
+/** The list's source filter: every chat, Cursor's by where they ran, or another agent's. */
+export const SOURCE_FILTERS: { value: string; label: string }[] = [
+  { value: '', label: 'All agents' },
+  { value: 'ide', label: 'Cursor IDE' },
+  { value: 'cli', label: 'Cursor CLI' },
+  { value: 'cloud', label: 'Cursor Cloud' },
+  { value: 'claude-code', label: 'Claude Code' },
+  { value: 'codex', label: 'Codex' },
+  { value: 'gemini', label: 'Gemini CLI' },
+];
+
 /** Cursor keeps prompt deeplinks under 8,000 characters. */
 const DEEPLINK_MAX = 8000;
 
@@ -76,10 +106,10 @@ const DEEPLINK_MAX = 8000;
  * the prompt filled in and the person confirms it (deeplinks never run by themselves). Cursor has
  * no link that reopens a given past chat, so the new chat reads the old one through Tether.
  */
-export function cursorContinueLink(id: string, title: string): string {
+export function cursorContinueLink(id: string, title: string, source = 'ide'): string {
   const short = title.length > 120 ? `${title.slice(0, 119)}…` : title;
   const text =
-    `Continue the work of my earlier Cursor chat “${short}” (Tether session ${id}). ` +
+    `Continue the work of my earlier ${agentName(source)} chat “${short}” (Tether session ${id}). ` +
     `Read it with the tether MCP tool session_read (id ${id}), summarise where it stopped and what is left, then carry on.`;
   const url = `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text)}`;
   return url.length <= DEEPLINK_MAX ? url : `cursor://anysphere.cursor-deeplink/prompt?text=${encodeURIComponent(text.slice(0, 2000))}`;

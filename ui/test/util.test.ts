@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { cursorContinueLink, cursorOpenLink, followPort } from '../src/util';
+import { agentName, cursorContinueLink, cursorOpenLink, followPort, SOURCE_FILTERS, sourceLabel } from '../src/util';
 
 describe('Cursor links', () => {
   it('opens a folder with cursor://file, escaping what a URL cannot hold', () => {
@@ -16,6 +16,29 @@ describe('Cursor links', () => {
     expect(text).toContain('session_read (id abc-123)');
     expect(text).toContain('Fix the "login" bug & more');
     expect(cursorContinueLink('x', 'y'.repeat(10_000)).length).toBeLessThanOrEqual(8000);
+    expect(text).toContain('my earlier Cursor chat');
+  });
+
+  it('continues a Claude Code chat in Cursor, naming the agent it was', () => {
+    const text = new URL(cursorContinueLink('5f1c2d3e', 'Marmoset parser', 'claude-code')).searchParams.get('text')!;
+    expect(text).toContain('my earlier Claude Code chat “Marmoset parser”');
+    expect(text).toContain('session_read (id 5f1c2d3e)');
+  });
+});
+
+describe('agents', () => {
+  it('labels each chat by its agent, and filters by any of them', () => {
+    expect(['ide', 'cli', 'cloud', 'claude-code', 'codex', 'gemini', 'newcomer'].map(sourceLabel)).toEqual([
+      'IDE',
+      'CLI',
+      'Cloud',
+      'Claude Code',
+      'Codex',
+      'Gemini',
+      'newcomer',
+    ]);
+    expect(['cli', 'codex', 'gemini', 'newcomer'].map(agentName)).toEqual(['Cursor', 'Codex', 'Gemini', 'Cursor']);
+    expect(SOURCE_FILTERS.map((f) => f.value)).toEqual(['', 'ide', 'cli', 'cloud', 'claude-code', 'codex', 'gemini']);
   });
 });
 

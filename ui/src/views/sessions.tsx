@@ -8,7 +8,7 @@ import type { Route } from '../router';
 import { usePaged } from '../paged';
 import { snippetHtml } from '../snippet';
 import type { FileTouched, IndexEvent, MessageOut, SearchHit, SessionDetail, SessionSummary, SharePreview, SharedSummary } from '../types';
-import { ago, cursorContinueLink, cursorOpenLink, dateTime, duration, shortPath } from '../util';
+import { ago, cursorContinueLink, cursorOpenLink, dateTime, duration, shortPath, SOURCE_FILTERS, sourceLabel } from '../util';
 
 const ROW_HEIGHT = 64;
 /** Chats read a page at a time as they scroll into view. */
@@ -210,10 +210,11 @@ export function SessionsView({ route }: { route: Route }) {
             <label>
               <span class="sr-only">Source</span>
               <select value={source} onChange={(e) => setSource((e.target as HTMLSelectElement).value)} data-testid="filter-source" aria-label="Source">
-                <option value="">IDE + CLI</option>
-                <option value="ide">IDE</option>
-                <option value="cli">CLI</option>
-                <option value="cloud">Cloud</option>
+                {SOURCE_FILTERS.map((f) => (
+                  <option value={f.value} key={f.value}>
+                    {f.label}
+                  </option>
+                ))}
                 {(team.data?.joined || teamMode) && (
                   <option value="team" title="Chats shared with the team">
                     Team
@@ -331,7 +332,10 @@ export function SessionsView({ route }: { route: Route }) {
                     <SafeHtml class="row-sub snippet" html={snippetHtml(r.snippet)} testid="snippet" />
                   ) : (
                     <div class="row-sub">
-                      <span class={`badge src-${r.source}`}>{r.source}</span> {shortPath(r.project) || 'no project'}
+                      <span class={`badge src-${r.source}`} data-testid="agent-badge">
+                        {sourceLabel(r.source)}
+                      </span>{' '}
+                      {shortPath(r.project) || 'no project'}
                       {s?.searchable === false ? (
                         <span class="muted" data-testid="row-pending">
                           {' '}
@@ -617,7 +621,10 @@ function Reader({
         </div>
         {s.nickname && <div class="muted small">{title}</div>}
         <div class="meta-line muted small">
-          <span class={`badge src-${s.source}`}>{s.source}</span> <span title={s.project ?? ''}>{s.project || 'no project'}</span> · {s.parts} parts ·
+          <span class={`badge src-${s.source}`} data-testid="reader-agent">
+            {sourceLabel(s.source)}
+          </span>{' '}
+          <span title={s.project ?? ''}>{s.project || 'no project'}</span> · {s.parts} parts ·
           updated {dateTime(s.updated_at)} · <code>{s.id}</code>
           {startedBy.data?.[0] && (
             <>
@@ -672,7 +679,7 @@ function Reader({
             )}
             <a
               class="button"
-              href={cursorContinueLink(s.id, s.nickname || title)}
+              href={cursorContinueLink(s.id, s.nickname || title, s.source)}
               title="Start a new Cursor chat that picks this one up (Cursor asks before sending it)"
               data-testid="continue-in-cursor"
             >

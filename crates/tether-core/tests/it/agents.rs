@@ -222,6 +222,18 @@ fn claude_code_and_codex_chats_are_listed_searched_and_read_beside_cursors() {
         ])
     );
 
+    // What the continue_session prompt (and "Continue in Cursor") has the new chat do: read the
+    // Claude Code chat's last messages with session_read, by a prefix of its id as agents pass it.
+    let req = tether_core::ops::sessions::Read { session: CLAUDE_ID[..13].into(), ..Default::default() };
+    match tether_core::ops::sessions::read_chat(&e.t, req).unwrap() {
+        tether_core::ops::sessions::ReadChat::Local(w) => {
+            assert_eq!(w.session.id, CLAUDE_ID);
+            assert_eq!(w.session.source, "claude-code");
+            let texts: Vec<&str> = w.messages.iter().map(|m| m.text.as_str()).collect();
+            assert!(texts.contains(&"Fixed: tabs are kept."), "{texts:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(e.search_ids("marmoset"), [CLAUDE_ID]);
     assert_eq!(e.search_ids("wader"), [CODEX_ID]);
     assert_eq!(e.search_ids("fmt.rs"), [CLAUDE_ID], "the subagent's words are searchable in its parent");

@@ -26,14 +26,15 @@ impl TetherMcp {
         Self::prompt_router()
     }
 
-    /// Continue the work of a past Cursor chat: reads its end and picks up from there
+    /// Continue the work of a past chat (Cursor's, Claude Code's, Codex's or Gemini CLI's): reads
+    /// its end and picks up from there
     #[prompt(name = "continue_session")]
     async fn continue_session(&self, Parameters(a): Parameters<ContinueArgs>) -> Vec<PromptMessage> {
         let s = a.session;
         vec![PromptMessage::new_text(
             Role::User,
             format!(
-                "Continue the work of the earlier Cursor chat `{s}`. First call the tether tool session_read \
+                "Continue the work of the earlier chat `{s}` (a Cursor, Claude Code, Codex or Gemini CLI chat). First call the tether tool session_read \
                  with session=\"{s}\" (read its last messages; page back with offset if needed), summarise \
                  where it stopped and what was left to do, then carry on from there."
             ),

@@ -36,7 +36,7 @@ impl TetherMcp {
     }
 
     #[tool(
-        description = "Read a PAST Cursor chat found with sessions_find, by id or nickname (or a team-shared chat by its SH- id: a stretch of its Markdown, paged by offset). Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
+        description = "Read a PAST chat (Cursor's or another agent's: Claude Code, Codex, Gemini CLI) found with sessions_find, by id or nickname (or a team-shared chat by its SH- id: a stretch of its Markdown, paged by offset). Returns a window of messages (offset/limit, or `around` a matching word) within a token budget; tool calls and thinking are left out unless include_tools is true. Use next_offset to page."
     )]
     async fn session_read(
         &self,
