@@ -35,12 +35,7 @@ impl DaemonLock {
     pub fn acquire(paths: &Paths) -> Result<Self> {
         paths.ensure()?;
         let mut o = std::fs::OpenOptions::new();
-        o.create(true).truncate(false).write(true).read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
+        tether_store::private::create_private(o.create(true).truncate(false).write(true).read(true));
         let file = o.open(paths.lock_file()).map_err(|e| Error::io("opening the daemon lock file", e))?;
         match file.try_lock() {
             Ok(()) => {}
@@ -56,12 +51,7 @@ impl DaemonLock {
     pub fn write_info(&self, info: &DaemonInfo) -> Result<()> {
         let tmp = self.paths.daemon_json().with_extension("json.tmp");
         let mut o = std::fs::OpenOptions::new();
-        o.create(true).truncate(true).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
+        tether_store::private::create_private(o.create(true).truncate(true).write(true));
         let mut f = o.open(&tmp).map_err(|e| Error::io("writing daemon.json", e))?;
         f.write_all(serde_json::to_string_pretty(info)?.as_bytes()).map_err(|e| Error::io("writing daemon.json", e))?;
         f.sync_all().map_err(|e| Error::io("writing daemon.json", e))?;
@@ -90,22 +80,7 @@ pub fn running(paths: &Paths) -> Option<DaemonInfo> {
 }
 
 fn owned_by_us(p: &std::path::Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // Our uid is whoever owns the files we create; compare with a file this process owns.
-        let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
-        match (std::fs::metadata(p).map(|m| m.uid()).ok(), me) {
-            (Some(owner), Some(me)) => owner == me,
-            // No /proc (macOS): the data dir is 0700, so only we could have written here.
-            (Some(_), None) => true,
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        p.exists()
-    }
+    tether_store::private::owned_by_me(p)
 }
 
 fn pid_alive(pid: u32) -> bool {

@@ -677,7 +677,7 @@ fn write_atomic(path: &Path, text: &str, private: bool) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(path) {
         tmp.as_file().set_permissions(meta.permissions()).map_err(io)?;
     } else if !private {
-        set_default_perms(tmp.as_file()).map_err(io)?;
+        tether_store::private::set_ordinary(tmp.as_file()).map_err(io)?;
     }
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
@@ -686,30 +686,7 @@ fn write_atomic(path: &Path, text: &str, private: bool) -> Result<()> {
 
 /// Takes group and other access away from a file (other users could read a token in it).
 fn make_private(path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            let mode = meta.permissions().mode() & 0o700;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-                .map_err(|e| Error::io(format!("making {} private", path.display()), e))?;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
-#[cfg(unix)]
-fn set_default_perms(f: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    f.set_permissions(std::fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn set_default_perms(_: &std::fs::File) -> std::io::Result<()> {
+    tether_store::private::tighten(path).map_err(|e| Error::io(format!("making {} private", path.display()), e))?;
     Ok(())
 }
 
@@ -956,11 +933,9 @@ mod tests {
         let plan = plan_init(&s).unwrap();
         assert!(plan.skipped.iter().any(|m| m.contains("rule file")));
         plan.apply().unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(home.join(".cursor/mcp.json")).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600, "mcp.json holds the token");
+        if cfg!(unix) {
+            let meta = std::fs::metadata(home.join(".cursor/mcp.json")).unwrap();
+            assert_eq!(tether_store::private::mode(&meta), Some(0o600), "mcp.json holds the token");
         }
         assert!(home.join(".cursor/commands/tether-tag.md").exists());
         plan_uninit(&s.target).unwrap().apply().unwrap();

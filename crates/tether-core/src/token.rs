@@ -419,12 +419,7 @@ pub use tether_store::random_token as generate;
 pub(crate) fn write_private(path: &Path, content: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");
     let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
+    tether_store::private::create_private(o.write(true).create(true).truncate(true));
     let mut f = o.open(&tmp).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
     f.write_all(content.as_bytes()).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
     f.sync_all().map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
@@ -450,11 +445,9 @@ mod tests {
         let (r, _) = rotate(&p).unwrap();
         assert_ne!(r, a);
         assert_eq!(mcp_token(&p, NoKeyring::Refuse).unwrap().0, r);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(d.path().join("mcp-token")).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+        if cfg!(unix) {
+            let meta = std::fs::metadata(d.path().join("mcp-token")).unwrap();
+            assert_eq!(tether_store::private::mode(&meta), Some(0o600));
         }
         assert!(matches(&r, &r.clone()));
         assert!(!matches(&r, &a));

@@ -88,6 +88,9 @@ impl Target {
         if config.get_hosts().is_empty() {
             return Err(ConnectError::BadUrl(url.into(), "no host".into()));
         }
+        if let Some(why) = crate::socket::unreachable_host(&config) {
+            return Err(ConnectError::BadUrl(url.into(), why));
+        }
         Ok(Target { config, tls })
     }
 
@@ -118,8 +121,7 @@ impl Target {
 
     fn host(&self) -> String {
         match self.config.get_hosts().first() {
-            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-            Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+            Some(h) => crate::socket::host_text(h),
             None => "localhost".into(),
         }
     }
@@ -272,12 +274,9 @@ pub fn libpq_password(
     }
     let path = pgpass?;
     let meta = std::fs::metadata(path).ok()?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if meta.permissions().mode() & 0o077 != 0 {
-            tracing::warn!(path = %path.display(), "the password file can be read by others; ignored (chmod 0600 it)");
-            return None;
-        }
+    if tether_store::private::readable_by_others(&meta) {
+        tracing::warn!(path = %path.display(), "the password file can be read by others; ignored (chmod 0600 it)");
+        return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
     let port = port.to_string();
@@ -523,12 +522,18 @@ mod tests {
         std::fs::write(&file, "# comment\nother:5432:*:*:no\ndb.example:5432:team:me:pa\\:ss\n*:*:*:*:fallback\n")
             .unwrap();
         let at = ("db.example", 5432, "team", "me");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        use tether_store::private::set_mode;
+        set_mode(&file, 0o600).unwrap();
         assert_eq!(libpq_password(Some("env".into()), Some(&file), at).as_deref(), Some("env"));
         assert_eq!(libpq_password(None, Some(&file), at).as_deref(), Some("pa:ss"));
         assert_eq!(libpq_password(None, Some(&file), ("x", 1, "y", "z")).as_deref(), Some("fallback"));
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(libpq_password(None, Some(&file), at), None, "a file others can read is ignored, as libpq does");
+        set_mode(&file, 0o644).unwrap();
+        // Windows has no such bits; libpq does not check the file there either.
+        let others_may_read = if cfg!(unix) { None } else { Some("pa:ss") };
+        assert_eq!(
+            libpq_password(None, Some(&file), at).as_deref(),
+            others_may_read,
+            "a file others can read is ignored, as libpq does"
+        );
     }
 }

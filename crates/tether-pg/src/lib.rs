@@ -13,6 +13,7 @@ pub mod listen;
 pub mod machines;
 pub mod migrate;
 pub mod pool;
+mod socket;
 mod tls;
 mod value;
 

@@ -9,6 +9,7 @@ pub mod changed;
 pub mod clock;
 pub mod error;
 pub mod paths;
+pub mod private;
 pub mod sql;
 pub mod store;
 

@@ -83,28 +83,8 @@ impl Paths {
     /// Creates the data dir, private to this user (0700): it holds chat text, tokens and the
     /// daemon's lock, which other users of the machine must not read or take over.
     pub fn ensure(&self) -> Result<()> {
-        let io = |e| Error::io(format!("creating {}", self.data_dir.display()), e);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-            if !self.data_dir.exists() {
-                if let Some(parent) = self.data_dir.parent() {
-                    std::fs::create_dir_all(parent).map_err(io)?;
-                }
-                match std::fs::DirBuilder::new().mode(0o700).create(&self.data_dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => return Err(io(e)),
-                }
-            }
-            let meta = std::fs::metadata(&self.data_dir).map_err(io)?;
-            if meta.permissions().mode() & 0o077 != 0 {
-                std::fs::set_permissions(&self.data_dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-            }
-            Ok(())
-        }
-        #[cfg(not(unix))]
-        std::fs::create_dir_all(&self.data_dir).map_err(io)
+        crate::private::ensure_private_dir(&self.data_dir)
+            .map_err(|e| Error::io(format!("creating {}", self.data_dir.display()), e))
     }
 }
 

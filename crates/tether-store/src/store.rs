@@ -327,23 +327,15 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
 /// The index holds the person's chats: only they may read it. SQLite gives its `-wal` and
 /// `-shm` the database file's mode, so creating (or tightening) the file is enough.
 fn create_private(db: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        let io = |e| crate::error::Error::io(format!("creating {}", db.display()), e);
-        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(db).map_err(io)?;
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = db.as_os_str().to_owned();
-            p.push(suffix);
-            if let Ok(meta) = std::fs::metadata(&p)
-                && meta.permissions().mode() & 0o077 != 0
-            {
-                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
-            }
-        }
+    let io = |e| crate::error::Error::io(format!("creating {}", db.display()), e);
+    crate::private::create_private(std::fs::OpenOptions::new().create(true).truncate(false).write(true))
+        .open(db)
+        .map_err(io)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        crate::private::tighten(Path::new(&p)).map_err(io)?;
     }
-    #[cfg(not(unix))]
-    let _ = db;
     Ok(())
 }
 
@@ -458,10 +450,8 @@ mod tests {
         for h in all {
             h.join().unwrap().expect("every opener succeeds");
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        if cfg!(unix) {
+            assert_eq!(crate::private::mode(&std::fs::metadata(&p).unwrap()), Some(0o600));
         }
     }
 
