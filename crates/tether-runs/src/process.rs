@@ -2,6 +2,11 @@
 //! stopped together), read line by line with a cap on line length, and stopped with SIGTERM to
 //! the group, a grace period, then SIGKILL. Also tells whether a pid is still the process a run
 //! recorded (pids are reused), for stopping orphans after a crash.
+//!
+//! What a "group" is differs by OS, and only `process/unix.rs` and `process/windows.rs` know:
+//! on Unix a process group (`killpg`); on Windows a Job Object that the child is put in as it
+//! starts, closed to stop it, so everything the run started dies with it (and with the runner, if
+//! the runner itself dies: the job is set to kill its processes when its last handle closes).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -25,10 +30,44 @@ pub fn spawn(bin: &Path, args: &[String], env: &[(String, String)], dir: &Path) 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    cmd.spawn()
+    sys::own_group(&mut cmd);
+    let child = cmd.spawn()?;
+    sys::adopt(&child)?;
+    Ok(child)
 }
+
+/// The shell that runs a repository's setup commands, and how `.cursor/worktrees.json` names
+/// them for it (Cursor's own convention: `setup-worktree-unix` / `setup-worktree-windows`).
+pub struct Shell {
+    pub program: &'static str,
+    /// Put before the command line.
+    pub flags: &'static [&'static str],
+    pub setup_key: &'static str,
+    /// The command that runs a setup script at `.cursor/<path>`.
+    pub script: fn(&str) -> String,
+}
+
+pub use sys::SHELL;
+
+/// POSIX `sh`: `/bin/sh -c`.
+pub const SH: Shell = Shell {
+    program: "/bin/sh",
+    flags: &["-c"],
+    setup_key: "setup-worktree-unix",
+    script: |s| format!("sh .cursor/'{}'", s.replace('\'', r"'\''")),
+};
+
+/// Windows PowerShell (every Windows 10/11 has it): `powershell -NoProfile -Command`.
+pub const POWERSHELL: Shell = Shell {
+    program: "powershell",
+    flags: &["-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command"],
+    setup_key: "setup-worktree-windows",
+    script: |s| format!("& '.cursor\\{}'", s.replace('\'', "''").replace('/', "\\")),
+};
+
+#[cfg_attr(unix, path = "process/unix.rs")]
+#[cfg_attr(windows, path = "process/windows.rs")]
+mod sys;
 
 /// The next line without its newline (at most [`MAX_LINE`] bytes; a longer one comes in
 /// pieces), or `None` at the end of the stream.
@@ -90,43 +129,18 @@ pub enum Sig {
 
 /// Sends a signal to a whole process group (no error when it is already gone).
 pub fn signal_group(pgid: u32, sig: Sig) {
-    #[cfg(unix)]
-    {
-        use nix::sys::signal::{Signal, killpg};
-        use nix::unistd::Pid;
-        let s = match sig {
-            Sig::Term => Signal::SIGTERM,
-            Sig::Kill => Signal::SIGKILL,
-        };
-        let _ = killpg(Pid::from_raw(pgid as i32), s);
-    }
-    #[cfg(not(unix))]
-    let _ = (pgid, sig);
+    sys::signal_group(pgid, sig)
 }
 
 /// Whether a process with this pid exists.
 pub fn alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        use nix::sys::signal::kill;
-        use nix::unistd::Pid;
-        // Signal 0 checks existence (EPERM also means it exists, owned by someone else).
-        !matches!(kill(Pid::from_raw(pid as i32), None), Err(nix::errno::Errno::ESRCH))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        false
-    }
+    sys::alive(pid)
 }
 
-/// When the process started (clock ticks after boot, from `/proc/<pid>/stat`), so a recorded
-/// pid can be told from a new process that reused it. `None` where there is no `/proc`.
+/// When the process started, so a recorded pid can be told from a new process that reused it.
+/// `None` where the OS does not say (only Linux's `/proc` is read).
 pub fn start_time(pid: u32) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses; fields count from the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    sys::start_time(pid)
 }
 
 /// Whether `pid` is still the process that started at `started` (both known, and equal).
@@ -136,14 +150,7 @@ pub fn same_process(pid: u32, started: Option<i64>) -> bool {
 
 /// Whether a live pid belongs to a Tether process (a runner that may still own runs).
 pub fn is_tether(pid: u32) -> bool {
-    if !alive(pid) {
-        return false;
-    }
-    match std::fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmd) => String::from_utf8_lossy(&cmd).contains("tether"),
-        // No /proc (macOS): trust that a live pid is still ours.
-        Err(_) => true,
-    }
+    alive(pid) && sys::command_line(pid).is_none_or(|cmd| cmd.contains("tether"))
 }
 
 #[cfg(test)]

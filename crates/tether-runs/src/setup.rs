@@ -1,8 +1,9 @@
 //! A run's worktree made and made ready before the agent starts, the way Cursor's own parallel
 //! agents ready theirs: the files the person listed (`runs.copy_files`, e.g. `.env`) copied from
 //! the checkout — bytes, never a link, and never read through one — then the setup commands of
-//! the repository's `.cursor/worktrees.json` (`setup-worktree-unix`, else `setup-worktree`: a
-//! list of shell commands, or a script path relative to `.cursor/`), run in the worktree with
+//! the repository's `.cursor/worktrees.json` (`setup-worktree-unix` on Unix, with `/bin/sh`;
+//! `setup-worktree-windows` on Windows, with PowerShell; else `setup-worktree`: a list of shell
+//! commands, or a script path relative to `.cursor/`), run in the worktree with
 //! `ROOT_WORKTREE_PATH` naming the checkout, within `runs.setup_timeout_secs`, their output
 //! streamed into the run's log as notices under the log's one size limit (as the agent's output
 //! is: past it counted, not kept) — only for a run allowed to run commands (a `Shell(…)` token): they are
@@ -139,7 +140,13 @@ fn setup_commands(worktree: &Path) -> Result<Vec<String>, String> {
         Err(e) => return Err(e.to_string()),
     };
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!(".cursor/worktrees.json is not JSON: {e}"))?;
-    let entry = v.get("setup-worktree-unix").or_else(|| v.get("setup-worktree"));
+    commands_for(&v, &process::SHELL)
+}
+
+/// The commands `worktrees.json` gives for this OS's shell: its own key (`setup-worktree-unix`,
+/// `setup-worktree-windows`), else the common `setup-worktree`.
+fn commands_for(v: &Value, shell: &process::Shell) -> Result<Vec<String>, String> {
+    let entry = v.get(shell.setup_key).or_else(|| v.get("setup-worktree"));
     match entry {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(a)) => a
@@ -147,13 +154,9 @@ fn setup_commands(worktree: &Path) -> Result<Vec<String>, String> {
             .map(|c| c.as_str().map(str::to_owned).ok_or_else(|| format!("a setup command is not text: {c}")))
             .collect(),
         // A script, relative to `.cursor/`.
-        Some(Value::String(s)) => Ok(vec![format!("sh .cursor/{}", shell_quote(s))]),
+        Some(Value::String(s)) => Ok(vec![(shell.script)(s)]),
         Some(other) => Err(format!("setup-worktree should be a list of commands or a script path, not {other}")),
     }
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// Runs the setup commands in order within the time limit; the first failure stops the run.
@@ -217,8 +220,9 @@ async fn command(
     used: &mut Watch,
     log: &Log,
 ) -> Result<(), String> {
-    let args = vec!["-c".to_owned(), cmd.to_owned()];
-    let mut child = process::spawn(Path::new("/bin/sh"), &args, env, path)
+    let shell = &process::SHELL;
+    let args: Vec<String> = shell.flags.iter().map(|f| (*f).to_owned()).chain([cmd.to_owned()]).collect();
+    let mut child = process::spawn(Path::new(shell.program), &args, env, path)
         .map_err(|e| format!("could not start the worktree setup `{cmd}`: {e}"))?;
     drop(child.stdin.take());
     let pid = child.id();
@@ -291,5 +295,31 @@ async fn command(
         )),
         Some(Err(e)) => Err(format!("the worktree setup `{cmd}`: {e}")),
         None => Err(format!("the worktree setup `{cmd}` did not end")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{POWERSHELL, SH};
+
+    #[test]
+    fn each_shell_takes_its_own_setup_commands_then_the_common_ones() {
+        let both = serde_json::json!({
+            "setup-worktree-unix": ["npm ci"],
+            "setup-worktree-windows": ["npm.cmd ci"],
+            "setup-worktree": ["make"],
+        });
+        assert_eq!(commands_for(&both, &SH).unwrap(), ["npm ci"]);
+        assert_eq!(commands_for(&both, &POWERSHELL).unwrap(), ["npm.cmd ci"]);
+        let common = serde_json::json!({"setup-worktree": ["make"]});
+        assert_eq!(commands_for(&common, &SH).unwrap(), ["make"]);
+        assert_eq!(commands_for(&common, &POWERSHELL).unwrap(), ["make"]);
+        // A script path, relative to `.cursor/`, quoted for each shell.
+        let script = serde_json::json!({"setup-worktree": "scripts/it's.sh"});
+        assert_eq!(commands_for(&script, &SH).unwrap(), [r"sh .cursor/'scripts/it'\''s.sh'"]);
+        assert_eq!(commands_for(&script, &POWERSHELL).unwrap(), [r"& '.cursor\scripts\it''s.sh'"]);
+        assert!(commands_for(&serde_json::json!({"setup-worktree": 3}), &SH).is_err());
+        assert!(commands_for(&serde_json::json!({}), &POWERSHELL).unwrap().is_empty());
     }
 }
