@@ -15,7 +15,10 @@ pub fn multi_thread() -> std::io::Result<Runtime> {
     Builder::new_multi_thread().worker_threads(2).enable_all().build()
 }
 
-/// Resolves on SIGINT or SIGTERM. Handlers are installed when this is called, not when polled.
+/// Resolves when the daemon is asked to stop: SIGINT or SIGTERM on Unix; on Windows Ctrl-C,
+/// Ctrl-Break, the console window closing, or the machine shutting down (a service manager or
+/// Task Scheduler stopping it sends one of these). Handlers are installed when this is called,
+/// not when polled. The one place where shutdown differs by OS.
 pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
     #[cfg(unix)]
     {
@@ -29,10 +32,17 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
             }
         })
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
+        use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
+        let (mut c, mut brk, mut close, mut down) = (ctrl_c()?, ctrl_break()?, ctrl_close()?, ctrl_shutdown()?);
+        Ok(async move {
+            tokio::select! {
+                _ = c.recv() => {}
+                _ = brk.recv() => {}
+                _ = close.recv() => {}
+                _ = down.recv() => {}
+            }
         })
     }
 }
