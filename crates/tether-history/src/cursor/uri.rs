@@ -59,8 +59,18 @@ pub fn project_from_uri_value(v: &Value) -> Option<String> {
     }
 }
 
-/// Backslashes to slashes, `/c:/x` and `C:\x` to `c:/x`, no trailing slash.
+/// Backslashes to slashes, `/c:/x` and `C:\x` to `c:/x`, no trailing slash. Windows' verbatim
+/// forms (what `canonicalize` returns there) name the same folders: `\\?\C:\x` is `c:/x` and
+/// `\\?\UNC\server\share` is `//server/share`.
 pub fn normalise_path(p: &str) -> String {
+    let p = match p.strip_prefix(r"\\?\").or_else(|| p.strip_prefix("//?/")) {
+        Some(rest) => match rest.get(..4).filter(|u| u.eq_ignore_ascii_case(r"UNC\") || u.eq_ignore_ascii_case("UNC/"))
+        {
+            Some(_) => format!("//{}", &rest[4..]),
+            None => rest.to_owned(),
+        },
+        None => p.to_owned(),
+    };
     let mut s = p.replace('\\', "/");
     let b = s.as_bytes();
     if b.len() >= 3 && b[0] == b'/' && b[1].is_ascii_alphabetic() && b[2] == b':' {
@@ -112,6 +122,31 @@ mod tests {
         assert_eq!(project_from_uri("file:///c%3A/Users/x/proj").unwrap(), "c:/Users/x/proj");
         assert_eq!(project_from_uri("file:///C:/Users/x/proj").unwrap(), "c:/Users/x/proj");
         assert_eq!(project_from_uri("file://server/share/p").unwrap(), "//server/share/p");
+    }
+
+    #[test]
+    fn windows_folders_in_every_spelling_are_one_project() {
+        // As Cursor records them, as Windows gives them (cwd, canonicalize), as a person types them.
+        let spellings = [
+            "file:///c%3A/Users/x/proj",
+            "file:///C%3A/Users/x/proj/",
+            r"C:\Users\x\proj",
+            r"c:\Users\x\proj\",
+            "/c:/Users/x/proj",
+            r"\\?\C:\Users\x\proj",
+            "//?/C:/Users/x/proj",
+        ];
+        for s in spellings {
+            assert_eq!(project_from_uri(s).unwrap(), "c:/Users/x/proj", "{s}");
+        }
+        // A drive's root keeps its slash; a share keeps its server.
+        assert_eq!(normalise_path(r"D:\"), "d:/");
+        assert_eq!(normalise_path(r"\\server\share\p"), "//server/share/p");
+        assert_eq!(normalise_path(r"\\?\UNC\server\share\p"), "//server/share/p");
+        assert!(is_within(&normalise_path(r"C:\Users\x\proj\src\a.rs"), &normalise_path(r"\\?\C:\Users\x\proj")));
+        assert!(!is_within("c:/Users/x/project2", "c:/Users/x/proj"));
+        // WSL sees the same folder under /mnt.
+        assert!(path_aliases("/mnt/c/Users/x/proj").contains(&"c:/Users/x/proj".to_string()));
     }
 
     #[test]
