@@ -135,6 +135,7 @@ fn refused_merges_change_nothing() {
 
 /// A config whose every key makes git run `marker <key>` (a script that appends the key to a log),
 /// as an agent with only file-write permission could leave in its worktree.
+#[cfg(unix)]
 fn hostile_config(marker: &Path) -> String {
     let m = marker.display();
     format!(
@@ -147,7 +148,9 @@ fn hostile_config(marker: &Path) -> String {
     )
 }
 
-/// The marker script, and a hooks folder whose every hook calls it.
+/// The marker script, and a hooks folder whose every hook calls it (Unix: hooks are run as
+/// executables there; these tests are about Git never running them).
+#[cfg(unix)]
 fn arm(dir: &Path, marker: &Path, log: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(marker, format!("#!/bin/sh\necho \"$1\" >> {}\ncat >/dev/null 2>&1 || true\n", log.display()))
@@ -171,6 +174,7 @@ fn arm(dir: &Path, marker: &Path, log: &Path) {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_git_a_run_writes_in_its_worktree_never_runs_a_command_as_a_file_or_as_a_folder() {
     for shape in ["file", "folder", "link"] {
@@ -234,6 +238,7 @@ fn a_git_a_run_writes_in_its_worktree_never_runs_a_command_as_a_file_or_as_a_fol
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn the_persons_hooks_do_not_run_when_tether_merges_into_their_checkout() {
     let tmp = tempfile::tempdir().unwrap();

@@ -176,6 +176,8 @@ fn a_runner_clone_fast_forwards_to_what_was_pushed_but_never_over_work_left_in_i
     assert_eq!(std::fs::read_to_string(clone.root.join("left.txt")).unwrap(), "a run's work\n");
 }
 
+// Links: Unix (on Windows making one needs Developer Mode).
+#[cfg(unix)]
 #[test]
 fn a_worktree_swapped_for_a_link_or_another_folder_is_refused_not_removed_through() {
     let tmp = tempfile::tempdir().unwrap();

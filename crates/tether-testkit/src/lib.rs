@@ -9,6 +9,7 @@ pub mod cursor_api;
 #[cfg(feature = "daemon")]
 pub mod daemon;
 pub mod eras;
+pub mod fs;
 pub mod generate;
 pub mod github;
 pub mod pg;

@@ -143,7 +143,7 @@ fn the_hook_reads_only_regular_files_inside_the_workspace() {
     let text = "SECRET_TOKEN = 1\nOTHER = 2\n";
     std::fs::write(outside.join("secret.py"), text).unwrap();
     std::fs::write(repo.join("plain.py"), text).unwrap();
-    std::os::unix::fs::symlink(outside.join("secret.py"), repo.join("link.py")).unwrap();
+    tether_testkit::fs::symlink(outside.join("secret.py"), repo.join("link.py")).unwrap();
     let fifo = repo.join("pipe.py");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let log = std::fs::File::create(e.dir.path().join("daemon.log")).unwrap();

@@ -257,7 +257,7 @@ fn workspaces_outside_the_roots_are_refused_before_anything_starts() {
     let outside = e.dir.path().join("elsewhere");
     std::fs::create_dir_all(&outside).unwrap();
     let escape = e.ws.join("escape");
-    std::os::unix::fs::symlink(&outside, &escape).unwrap();
+    tether_testkit::fs::symlink(&outside, &escape).unwrap();
     for (dir, code) in [
         (outside.to_string_lossy().into_owned(), "forbidden"),
         (escape.to_string_lossy().into_owned(), "forbidden"),
@@ -421,7 +421,7 @@ fn processes_in(ws: &Path) -> usize {
 /// files out of the workspace, and nothing outside is ever read into it.
 #[test]
 fn a_hostile_repositorys_links_never_lead_a_runs_files_out() {
-    use std::os::unix::fs::symlink;
+    use tether_testkit::fs::symlink;
     let e = Env::new(json!({}));
     let ws = e.ws.to_string_lossy().into_owned();
     let outside = e.dir.path().join("outside");
@@ -500,7 +500,7 @@ fn a_workspace_replaced_by_a_link_after_queueing_is_refused_at_start() {
     e.wait_for("the second run to queue", 15, || e.status("R-2") == "queued");
     let moved = e.dir.path().join("moved-ws");
     std::fs::rename(&e.ws, &moved).unwrap();
-    std::os::unix::fs::symlink(&outside, &e.ws).unwrap();
+    tether_testkit::fs::symlink(&outside, &e.ws).unwrap();
     assert!(e.run(&["runs", "cancel", "R-1"]).status.success());
     let _ = first.wait();
     let out = second.wait_with_output().unwrap();

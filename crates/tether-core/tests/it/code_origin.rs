@@ -274,7 +274,7 @@ fn an_odd_git_beside_an_edited_file_never_holds_recording_or_blame() {
     f.write("fifo/a.rs", BASE);
     mkfifo(&f.path("fifo/.git"));
     f.write("linked/a.rs", BASE);
-    std::os::unix::fs::symlink(f.path("fifo/.git"), f.path("linked/.git")).unwrap();
+    tether_testkit::fs::symlink(f.path("fifo/.git"), f.path("linked/.git")).unwrap();
     f.write("gitfile/a.rs", BASE);
     f.write("gitfile/.git", "gitdir: gd\n");
     f.write("gitfile/gd/HEAD", "ref: refs/heads/main\n");
@@ -341,7 +341,7 @@ fn publishing_refuses_a_fifo_or_hard_linked_traces_file_and_goes_on_with_the_oth
     // A link to the folder: refused too.
     std::fs::remove_dir_all(ar.join(".agent-trace")).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(elsewhere.path(), ar.join(".agent-trace")).unwrap();
+    tether_testkit::fs::symlink(elsewhere.path(), ar.join(".agent-trace")).unwrap();
     assert_eq!(publish(&t).records, 0);
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     // A plain file again: the records held back are written.

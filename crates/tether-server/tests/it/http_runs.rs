@@ -390,7 +390,6 @@ async fn a_runs_changes_are_diffed_commented_and_merged_over_http() {
 /// it, and the run's log says what it did.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_may_only_write_files_cannot_make_tethers_git_run_a_command() {
-    use std::os::unix::fs::PermissionsExt;
     let (d, ws) = with_fake_agent().await;
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git").arg("-C").arg(&ws).args(args).output().unwrap();
@@ -403,7 +402,7 @@ async fn a_run_that_may_only_write_files_cannot_make_tethers_git_run_a_command()
     git(&["-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "first"]);
     let (marker, log) = (d.folder("trap").join("marker.sh"), d.folder("trap").join("ran.log"));
     std::fs::write(&marker, format!("#!/bin/sh\necho \"$1\" >> {}\ncat >/dev/null 2>&1\n", log.display())).unwrap();
-    std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tether_testkit::fs::set_mode(&marker, 0o755).unwrap();
     let m = marker.display();
     let config = format!(
         "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"{m} fsmonitor\"\n\thooksPath = hooks\n\tpager = \"{m} pager\"\n\
