@@ -439,9 +439,25 @@ pub fn cursor_agent(saved: Option<&Path>) -> Option<(PathBuf, &'static str)> {
         return p.is_file().then_some((p, "TETHER_CURSOR_AGENT"));
     }
     let path = std::env::var_os("PATH")?;
-    ["cursor-agent", "agent"].into_iter().find_map(|name| {
-        std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p)).map(|p| (p, "PATH"))
+    // Windows finds `agent` as `agent.exe`, `agent.cmd`, …: the extensions PATHEXT lists.
+    let pathext = cfg!(windows).then(|| std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into()));
+    ["cursor-agent", "agent"].into_iter().flat_map(|name| path_names(name, pathext.as_deref())).find_map(|name| {
+        std::env::split_paths(&path).map(|d| d.join(&name)).find(|p| is_executable(p)).map(|p| (p, "PATH"))
     })
+}
+
+/// The file names a command `name` may have on PATH: itself where there is no PATHEXT (Unix),
+/// else itself with each extension PATHEXT lists (Windows, in its order).
+pub fn path_names(name: &str, pathext: Option<&str>) -> Vec<String> {
+    match pathext {
+        None => vec![name.to_owned()],
+        Some(exts) => exts
+            .split(';')
+            .map(str::trim)
+            .filter(|e| e.starts_with('.'))
+            .map(|e| format!("{name}{}", e.to_ascii_lowercase()))
+            .collect(),
+    }
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -561,6 +577,16 @@ mod tests {
         let wsl = CursorEnv { wsl_windows_homes: vec![p("/mnt/c/Users/u")], ..Default::default() };
         assert_eq!(dirs(Os::Wsl, &wsl), [p("/h/.config/Cursor/User"), p("/mnt/c/Users/u/AppData/Roaming/Cursor/User")]);
         assert_eq!(homes(Os::Wsl, &wsl), [p("/h/.cursor"), p("/h/.config/cursor"), p("/mnt/c/Users/u/.cursor")]);
+    }
+
+    #[test]
+    fn commands_on_path_are_looked_for_with_windows_extensions_there() {
+        assert_eq!(path_names("agent", None), ["agent"]);
+        assert_eq!(
+            path_names("cursor-agent", Some(".COM;.EXE;.BAT;.CMD;.PS1")),
+            ["cursor-agent.com", "cursor-agent.exe", "cursor-agent.bat", "cursor-agent.cmd", "cursor-agent.ps1"]
+        );
+        assert_eq!(path_names("agent", Some(" .EXE ;;junk;.Cmd")), ["agent.exe", "agent.cmd"]);
     }
 
     #[test]
