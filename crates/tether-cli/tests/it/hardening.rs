@@ -184,7 +184,9 @@ fn index_content(data: &std::path::Path) -> IndexContent {
     (sessions.map(Result::unwrap).collect(), messages.map(Result::unwrap).collect())
 }
 
-/// FTS5's stored automerge setting (`None`: never set, its default).
+/// FTS5's stored automerge setting (`None`: never set, its default). Read by the kill tests,
+/// which are Unix's (SIGKILL).
+#[cfg(unix)]
 fn automerge(db: &rusqlite::Connection) -> Option<i64> {
     use rusqlite::OptionalExtension;
     db.query_row("SELECT v FROM messages_fts_config WHERE k = 'automerge'", [], |r| r.get(0)).optional().unwrap()
