@@ -128,7 +128,8 @@ impl Writer {
         let mut i: u64 = 0;
         while !stop.load(Ordering::Relaxed) {
             i += 1;
-            let probe = (streamed.is_some() && i.is_multiple_of(self.probe_every)).then(|| format!("livestream{run}x{i}"));
+            let probe =
+                (streamed.is_some() && i.is_multiple_of(self.probe_every)).then(|| format!("livestream{run}x{i}"));
             let words = match &probe {
                 Some(m) => format!("{m} and then"),
                 None => format!("chunk {i} of the answer"),
