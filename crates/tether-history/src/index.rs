@@ -1389,11 +1389,13 @@ impl WriteCtx {
 /// The stored row a parsed session would replace: source id, source kind, fingerprint, rowid, title.
 type Owner = (i64, String, Option<String>, i64, Option<String>);
 
-/// Other agents' per-request figures ([`crate::model::UsageRecord`]): the chat's rows replaced.
+/// Other agents' per-request figures and the SDK agents' per-run ones
+/// ([`crate::model::UsageRecord`]): the chat's rows replaced.
 /// A request another chat already holds (its copy in a resumed session) stays that chat's, at
 /// the larger of the two figures: one row, never two.
 fn write_usage(conn: &Connection, s: &ParsedSession) -> Result<()> {
-    if !crate::agents::AGENTS.contains(&s.origin) {
+    // Cursor's own chats keep no per-request figures, except the SDK's agents (per run).
+    if !crate::agents::AGENTS.contains(&s.origin) && s.format != crate::cursor::sdk::FORMAT {
         return Ok(());
     }
     conn.prepare_cached("DELETE FROM chat_usage WHERE session_id = ?1")?.execute([&s.id])?;

@@ -1,6 +1,7 @@
 //! Usage Cursor itself recorded: the token counts its chat stores kept (per chat, summed by the
-//! indexer); the figures other agents recorded per request (Claude Code, Codex, Gemini CLI:
-//! `chat_usage`, written by the indexer); and the account's usage events from the CSV the person exports from Cursor's
+//! indexer) and its SDK agents kept per run; the figures other agents recorded per request
+//! (Claude Code, Codex, Gemini CLI); those two per-request kinds both in `chat_usage`, written
+//! by the indexer; and the account's usage events from the CSV the person exports from Cursor's
 //! dashboard (imported on request, deduplicated, read offline; no network, no login tokens).
 //!
 //! Depends on the store; never on the board (the core joins these with the runs' figures).
@@ -53,7 +54,8 @@ pub fn chats(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Res
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentRequest {
     pub at_ms: i64,
-    /// The chat's `source`: `claude-code`, `codex` or `gemini`.
+    /// The chat's `source` (`claude-code`, `codex` or `gemini`), or `cursor-sdk` for a run of
+    /// Cursor's SDK / Agents Window ([`crate::cursor::sdk::USAGE_AGENT`]).
     pub agent: String,
     pub session_id: String,
     pub model: Option<String>,
@@ -64,17 +66,19 @@ pub struct AgentRequest {
     pub cache_write: i64,
 }
 
-/// Other agents' requests made in `[since, until)`, epoch ms (a request without a time is at its
-/// chat's last activity).
+/// Other agents' requests and the SDK agents' runs made in `[since, until)`, epoch ms (one
+/// without a time is at its chat's last activity).
 pub fn agent_requests(store: &Store, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<AgentRequest>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT coalesce(u.at, s.updated_at, s.created_at) AS t, s.origin, s.id, u.model, s.project,
+            "SELECT coalesce(u.at, s.updated_at, s.created_at) AS t,
+                    CASE WHEN s.format = ?3 THEN ?4 ELSE s.origin END, s.id, u.model, s.project,
                     u.input, u.output, u.cache_read, u.cache_write
              FROM chat_usage u JOIN sessions s ON s.id = u.session_id
              WHERE t IS NOT NULL AND (?1 IS NULL OR t >= ?1) AND (?2 IS NULL OR t < ?2)",
         )?;
-        let rows = stmt.query_map(params![since_ms, until_ms], |r| {
+        let sdk = crate::cursor::sdk::FORMAT;
+        let rows = stmt.query_map(params![since_ms, until_ms, sdk, crate::cursor::sdk::USAGE_AGENT], |r| {
             Ok(AgentRequest {
                 at_ms: r.get(0)?,
                 agent: r.get(1)?,

@@ -882,7 +882,12 @@ export type UsageCoverage = { runs: number, runs_with_tokens: number, chats: num
 /**
  * Other agents' requests with recorded figures, and the chats they are in.
  */
-agent_requests: number, agent_chats: number, account_events: number, 
+agent_requests: number, agent_chats: number, 
+/**
+ * The SDK / Agents Window agents' runs with recorded figures, and the agents (chats) they
+ * are in.
+ */
+sdk_runs: number, sdk_agents: number, account_events: number, 
 /**
  * What the coverage means, in a sentence each.
  */
@@ -906,7 +911,7 @@ until?: string,
  */
 by?: Array<Dim>, 
 /**
- * Only this source: `runs`, `chats`, `agents` or `account`.
+ * Only this source: `runs`, `chats`, `sdk`, `agents` or `account`.
  */
 source?: string, 
 /**
@@ -933,7 +938,9 @@ prices_as_of: string, prices_source: string, };
  */
 export type UsageRow = { 
 /**
- * `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `agents`
+ * `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `sdk` (the
+ * runs of Cursor's SDK / Agents Window agents, as their store recorded them: an item is a
+ * run; Cursor's spend, like the chats'), `agents`
  * (other agents' requests, as Claude Code, Codex and Gemini CLI recorded them: an item is a
  * request) or `account` (the imported usage CSV, as Cursor billed it).
  */

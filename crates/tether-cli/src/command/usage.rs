@@ -36,7 +36,8 @@ pub struct ReportArgs {
     /// source [default: day].
     #[arg(long, value_name = "WHAT")]
     pub by: Vec<String>,
-    /// Only one source: runs, chats, agents (Claude Code, Codex, Gemini CLI) or account.
+    /// Only one source: runs, chats, sdk (Cursor's SDK / Agents Window agents, per run), agents
+    /// (Claude Code, Codex, Gemini CLI) or account.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
     /// At most this many rows.

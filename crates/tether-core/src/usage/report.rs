@@ -1,7 +1,8 @@
 //! The usage report: tokens and cost of runs (exact: the CLI's result, Cursor Cloud's usage
-//! API), chats (what Cursor's stores kept, sparse), other agents' requests (exact: what Claude
-//! Code, Codex and Gemini CLI recorded per request, their cached input apart) and the account (the imported CSV, as Cursor
-//! billed it), grouped by what the person asks (day, week, month, model, project, task, run,
+//! API), chats (what Cursor's stores kept, sparse), the SDK's agents (exact: what Cursor 3's SDK
+//! and Agents Window recorded per run, its cached input apart), other agents' requests (exact:
+//! what Claude Code, Codex and Gemini CLI recorded per request, their cached input apart) and the
+//! account (the imported CSV, as Cursor billed it), grouped by what the person asks (day, week, month, model, project, task, run,
 //! agent, role), each source on rows of its own: the account's figures are the same spend as
 //! the runs' and chats', seen from the bill, so adding them would count it twice.
 
@@ -68,7 +69,7 @@ pub struct UsageQuery {
     #[serde(default)]
     #[ts(optional, as = "Option<Vec<Dim>>")]
     pub by: Vec<Dim>,
-    /// Only this source: `runs`, `chats`, `agents` or `account`.
+    /// Only this source: `runs`, `chats`, `sdk`, `agents` or `account`.
     #[serde(default)]
     #[ts(optional)]
     pub source: Option<String>,
@@ -82,7 +83,9 @@ pub struct UsageQuery {
 #[derive(Debug, Clone, Default, Serialize, PartialEq, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct UsageRow {
-    /// `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `agents`
+    /// `runs` (Tether's runs, exact), `chats` (what Cursor's chat stores recorded), `sdk` (the
+    /// runs of Cursor's SDK / Agents Window agents, as their store recorded them: an item is a
+    /// run; Cursor's spend, like the chats'), `agents`
     /// (other agents' requests, as Claude Code, Codex and Gemini CLI recorded them: an item is a
     /// request) or `account` (the imported usage CSV, as Cursor billed it).
     pub source: String,
@@ -122,6 +125,10 @@ pub struct UsageCoverage {
     /// Other agents' requests with recorded figures, and the chats they are in.
     pub agent_requests: u64,
     pub agent_chats: u64,
+    /// The SDK / Agents Window agents' runs with recorded figures, and the agents (chats) they
+    /// are in.
+    pub sdk_runs: u64,
+    pub sdk_agents: u64,
     pub account_events: u64,
     /// What the coverage means, in a sentence each.
     pub notes: Vec<String>,
@@ -159,6 +166,15 @@ struct Item<'a> {
     by_time: bool,
 }
 
+/// The sources a report may be limited to.
+const SOURCES: &[&str] = &["runs", "chats", "sdk", "agents", "account"];
+
+/// A per-request row's source: the SDK's agents are Cursor's spend (on the account's bill, like
+/// the chats'), other agents' are not, so they are rows of their own.
+fn agent_source(a: &history_usage::AgentRequest) -> &'static str {
+    if a.agent == crate::history::cursor::sdk::USAGE_AGENT { "sdk" } else { "agents" }
+}
+
 /// The report for `q`.
 pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     let settings = t.settings()?.usage;
@@ -167,9 +183,9 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     let until = q.until.as_deref().map(date_ms).transpose()?;
     let want = |s: &str| q.source.as_deref().is_none_or(|w| w.trim() == s);
     if let Some(s) = q.source.as_deref()
-        && !["runs", "chats", "agents", "account"].contains(&s.trim())
+        && !SOURCES.contains(&s.trim())
     {
-        return Err(Error::invalid("usage source", format!("{s:?}: use runs, chats, agents or account")));
+        return Err(Error::invalid("usage source", format!("{s:?}: use runs, chats, sdk, agents or account")));
     }
     let mut by: Vec<Dim> = q.by.iter().copied().filter(|d| *d != Dim::Source).collect();
     if by.is_empty() && q.by.is_empty() {
@@ -194,8 +210,13 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
             if want("account") { history_usage::account_events(&t.store, Some(since), until) } else { Ok(Vec::new()) }
         });
         let chats = if want("chats") { history_usage::chats(&t.store, Some(since), until) } else { Ok(Vec::new()) };
-        let agents =
-            if want("agents") { history_usage::agent_requests(&t.store, Some(since), until) } else { Ok(Vec::new()) };
+        // The SDK's runs and other agents' requests are one read, split by who recorded them.
+        let agents = if want("agents") || want("sdk") {
+            history_usage::agent_requests(&t.store, Some(since), until)
+                .map(|v| v.into_iter().filter(|a| want(agent_source(a))).collect::<Vec<_>>())
+        } else {
+            Ok(Vec::new())
+        };
         Ok::<_, Error>((joined(runs)?, chats?, agents?, joined(account)?))
     })?;
     let match_account = asks_who && !account.is_empty();
@@ -239,7 +260,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     }
     for a in &agents {
         items.push(Item {
-            source: "agents",
+            source: agent_source(a),
             day: days.day(a.at_ms),
             model: a.model.as_deref(),
             project: a.project.as_deref(),
@@ -466,8 +487,9 @@ fn coverage(
     account: usize,
 ) -> UsageCoverage {
     let mut per_agent: BTreeMap<&str, (u64, std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    let mut sdk: (u64, std::collections::BTreeSet<&str>) = Default::default();
     for a in agents {
-        let e = per_agent.entry(a.agent.as_str()).or_default();
+        let e = if agent_source(a) == "sdk" { &mut sdk } else { per_agent.entry(a.agent.as_str()).or_default() };
         e.0 += 1;
         e.1.insert(a.session_id.as_str());
     }
@@ -477,8 +499,10 @@ fn coverage(
         runs_with_tokens: runs.iter().filter(|r| r.usage.is_some()).count() as u64,
         chats: chats.len() as u64,
         chats_with_tokens: chats.iter().filter(|c| c.input.is_some()).count() as u64,
-        agent_requests: agents.len() as u64,
+        agent_requests: per_agent.values().map(|(n, _)| n).sum(),
         agent_chats: per_agent.values().map(|(_, chats)| chats.len() as u64).sum(),
+        sdk_runs: sdk.0,
+        sdk_agents: sdk.1.len() as u64,
         account_events: account as u64,
         notes: Vec::new(),
     };
@@ -497,6 +521,13 @@ fn coverage(
             c.chats
         ));
     }
+    if sdk.0 > 0 {
+        c.notes.push(format!(
+            "the SDK and Agents Window agents' tokens are exact, as Cursor recorded them per run ({} runs in {} agents); their cached input is priced at the cache rate",
+            sdk.0,
+            sdk.1.len()
+        ));
+    }
     if !per_agent.is_empty() {
         let each: Vec<String> =
             per_agent.iter().map(|(agent, (n, chats))| format!("{agent}: {n} in {} chats", chats.len())).collect();
@@ -511,7 +542,7 @@ fn coverage(
                 .into(),
         );
     } else {
-        c.notes.push("the account's figures are the same spend as the runs' and chats', as Cursor billed it: compare them, do not add them".into());
+        c.notes.push("the account's figures are the same spend as the runs', chats' and SDK agents', as Cursor billed it: compare them, do not add them".into());
     }
     c
 }

@@ -280,21 +280,53 @@ fn sdk_agent_stores_are_read_with_their_runs_tokens_as_recorded_usage() {
     assert_eq!(e.search_ids("egret"), vec!["sdk-agent-2".to_string()]);
     assert_eq!(summary("sdk-agent-3").messages, 0);
 
-    // The runs' figures are usage Cursor recorded: summed per chat, absent ones absent.
-    let q = tether_core::usage::report::UsageQuery {
+    // The runs' figures are usage Cursor recorded, exact: one row per run with figures (the
+    // broken one and the ones without figures add none), cached input apart.
+    use tether_core::usage::report::{Dim, UsageQuery, report as usage};
+    let q = |source: Option<&str>, by: Vec<Dim>| UsageQuery {
         since: Some("2026-01-01".into()),
-        by: vec![tether_core::usage::report::Dim::Project],
-        source: Some("chats".into()),
+        by,
+        source: source.map(str::to_owned),
         ..Default::default()
     };
-    let rep = tether_core::usage::report::report(&e.t, &q).unwrap();
-    let heron_row = rep.rows.iter().find(|r| r.keys == ["/home/u/heron"]).expect("a heron row");
-    assert_eq!((heron_row.input, heron_row.output), (Some(2000), Some(400)), "{heron_row:?}");
+    let sdk_rows = |e: &Env| {
+        let rep = usage(&e.t, &q(Some("sdk"), vec![Dim::Agent, Dim::Model])).unwrap();
+        let rows: Vec<_> = rep
+            .rows
+            .iter()
+            .map(|r| (r.keys.clone(), r.items, [r.input, r.output, r.cache_read, r.cache_write]))
+            .collect();
+        (rows, rep.coverage)
+    };
+    let (rows, coverage) = sdk_rows(&e);
     assert_eq!(
-        (heron_row.items, heron_row.with_tokens),
-        (2, 1),
-        "the egret chat recorded none (ibis has no messages): {heron_row:?}"
+        rows,
+        [(vec!["cursor-sdk".to_string(), "composer-2".to_string()], 2, [Some(2000), Some(400), Some(50), Some(0)])]
     );
+    assert_eq!((coverage.sdk_runs, coverage.sdk_agents, coverage.agent_requests), (2, 1, 0));
+    assert!(
+        coverage.notes.iter().any(|n| n.contains("Agents Window agents' tokens are exact")),
+        "{:?}",
+        coverage.notes
+    );
+    // The heron chat is counted from its runs, not again from its total; the egret chat (no
+    // run recorded figures) stays a chat without figures.
+    let chats = usage(&e.t, &q(Some("chats"), vec![Dim::Project])).unwrap();
+    let heron_row = chats.rows.iter().find(|r| r.keys == ["/home/u/heron"]).expect("a heron row");
+    assert_eq!((heron_row.items, heron_row.with_tokens, heron_row.input), (1, 0, None), "{heron_row:?}");
+    // Every source at once: the heron runs once, under `sdk`.
+    let every = usage(&e.t, &q(None, vec![Dim::Source])).unwrap();
+    let tokens: Vec<_> = every.totals.iter().map(|t| (t.source.as_str(), t.input)).collect();
+    assert_eq!(tokens, [("chats", None), ("sdk", Some(2000))], "{:?}", every.totals);
+
+    // A re-read (the catalog touched, everything read again) replaces the rows, never adds.
+    let c = rusqlite::Connection::open(&index).unwrap();
+    c.execute("UPDATE agents SET updated_at = '2026-10-04T00:06:00Z' WHERE agent_id = 'sdk-agent-1'", []).unwrap();
+    drop(c);
+    e.index();
+    let heron = e.all().into_iter().find(|s| s.id == "sdk-agent-1").unwrap();
+    assert_eq!(heron.updated_at.as_deref(), Some("2026-10-04T00:06:00.000Z"), "read again");
+    assert_eq!(sdk_rows(&e).0, rows, "a re-index does not double count");
 
     let report = tether_core::ops::system::doctor(&e.t).unwrap();
     let found = report.found.iter().find(|f| f.kind == "sdk_agent").expect("doctor lists the kind");

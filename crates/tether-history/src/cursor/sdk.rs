@@ -8,6 +8,9 @@
 //! agent_id, turn_number, status, model, started_at, finished_at, created_at, usage_json`); rows
 //! are read by column name, so a column added or missing only loses that field. Every other
 //! column is ignored, and none whose name is a secret's (`*EncryptionKey`, auth) is read at all.
+//!
+//! Each run with recorded figures is also one usage row ([`UsageRecord`], keyed by its run id so
+//! a re-read replaces rather than adds): exact figures Cursor kept, reported as the `sdk` source.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,10 +20,16 @@ use serde_json::{Map, Value};
 use super::sqlite::CursorDb;
 use super::value::{is_secret_key, non_empty, str_field, timestamp_ms};
 use crate::error::Result;
-use crate::model::{ChatTokens, ParsedSession, ProjectVia, Tally};
+use crate::model::{ChatTokens, ParsedSession, ProjectVia, Tally, UsageRecord};
 
 /// The folder, under a project folder, that holds the SDK's stores.
 pub const DIR: &str = "sdk-agent-store";
+
+/// The `format` of the chats read here: what says their usage rows are the SDK's.
+pub const FORMAT: &str = "sdk-agent-store";
+
+/// The name their usage rows go by (the key's prefix, and the agent in `tether usage --by agent`).
+pub const USAGE_AGENT: &str = "cursor-sdk";
 
 /// Every `index.db` under a `~/.cursor/projects` dir (`<p>/sdk-agent-store/<hash>/index.db`); a
 /// store folder without one is passed over, with why.
@@ -96,7 +105,7 @@ fn read_agent(
     store: &Path,
     scratch: &Path,
 ) -> ParsedSession {
-    let mut s = ParsedSession::new(id, "cli", "sdk-agent-store");
+    let mut s = ParsedSession::new(id, "cli", FORMAT);
     if store.is_file() {
         match CursorDb::open(store, scratch).and_then(|db| super::cli::read_store(&db, store)) {
             Ok(Some(c)) => {
@@ -141,6 +150,19 @@ fn read_agent(
                 let sum = tokens.get_or_insert_with(Default::default);
                 sum.input += t.input;
                 sum.output += t.output;
+                match text(r, &["run_id", "runId", "id"]) {
+                    Some(run) => s.usage.push(UsageRecord {
+                        key: format!("{USAGE_AGENT}:{run}"),
+                        at: time(r, "finished_at").or(time(r, "started_at")).or(time(r, "created_at")),
+                        model: text(r, &["model"]),
+                        input: t.input,
+                        output: t.output,
+                        cache_read: t.cache_read,
+                        cache_write: t.cache_write,
+                    }),
+                    // Without its id a re-read could not tell the run from a new one.
+                    None => s.problems.add("note:run_without_id"),
+                }
             }
             Ok(None) => s.problems.add("note:run_usage_not_recorded"),
             Err(()) => s.problems.add("bad_usage_json"),
@@ -155,10 +177,22 @@ fn read_agent(
     s
 }
 
+/// A run's figures, in disjoint buckets: `input` is the input neither read from nor written to
+/// the cache, as in the cursor-agent CLI's `result` usage (the same object, which runs read the
+/// same way), so the cache figures are priced at the cache rates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RunTokens {
+    input: i64,
+    output: i64,
+    cache_read: i64,
+    cache_write: i64,
+}
+
 /// A run's `usage_json` (`{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, …}`):
 /// `None` when it records no figures (input and output both needed: a missing one is not a
-/// zero), `Err` when it is not JSON.
-fn run_tokens(run: &Map<String, Value>) -> std::result::Result<Option<ChatTokens>, ()> {
+/// zero; a missing cache figure is, as the CLI leaves them out when nothing was cached), `Err`
+/// when it is not JSON.
+fn run_tokens(run: &Map<String, Value>) -> std::result::Result<Option<RunTokens>, ()> {
     let v = match run.get("usage_json") {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(t)) if t.trim().is_empty() => return Ok(None),
@@ -173,7 +207,12 @@ fn run_tokens(run: &Map<String, Value>) -> std::result::Result<Option<ChatTokens
     }
     let n = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_i64)).filter(|n| *n >= 0);
     Ok(match (n(&["inputTokens", "input_tokens"]), n(&["outputTokens", "output_tokens"])) {
-        (Some(input), Some(output)) => Some(ChatTokens { input, output }),
+        (Some(input), Some(output)) => Some(RunTokens {
+            input,
+            output,
+            cache_read: n(&["cacheReadTokens", "cache_read_tokens"]).unwrap_or(0),
+            cache_write: n(&["cacheWriteTokens", "cache_write_tokens"]).unwrap_or(0),
+        }),
         _ => None,
     })
 }
@@ -226,10 +265,10 @@ mod tests {
     #[test]
     fn usage_json_figures_are_exact_and_absent_ones_stay_absent() {
         let t = run_tokens(&run(json!(r#"{"inputTokens":21,"outputTokens":7,"cacheReadTokens":3}"#)));
-        assert_eq!(t, Ok(Some(ChatTokens { input: 21, output: 7 })));
+        assert_eq!(t, Ok(Some(RunTokens { input: 21, output: 7, cache_read: 3, cache_write: 0 })));
         assert_eq!(
-            run_tokens(&run(json!(r#"{"input_tokens":5,"output_tokens":1}"#))),
-            Ok(Some(ChatTokens { input: 5, output: 1 }))
+            run_tokens(&run(json!(r#"{"input_tokens":5,"output_tokens":1,"cache_write_tokens":2}"#))),
+            Ok(Some(RunTokens { input: 5, output: 1, cache_read: 0, cache_write: 2 }))
         );
         // A missing figure is not a zero.
         assert_eq!(run_tokens(&run(json!(r#"{"inputTokens":21}"#))), Ok(None));
@@ -284,6 +323,16 @@ mod tests {
         );
         assert_eq!(s.model.as_deref(), Some("m-2"), "the latest run's model");
         assert_eq!(s.tokens, Some(ChatTokens { input: 25, output: 8 }));
+        // One usage row per run with figures, by its run id, at its end, with its own model.
+        let rows: Vec<_> =
+            s.usage.iter().map(|u| (u.key.as_str(), u.model.as_deref(), u.at, u.input, u.output)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("cursor-sdk:r1", Some("m-1"), timestamp_ms(Some(&json!("2026-10-04T00:01:00Z"))), 21, 7),
+                ("cursor-sdk:r2", Some("m-2"), timestamp_ms(Some(&json!("2026-10-04T00:03:00Z"))), 4, 1),
+            ]
+        );
         assert_eq!(s.problems.0.get("bad_usage_json"), Some(&1));
         assert_eq!(s.problems.0.get("note:messages_not_on_disk"), Some(&1));
         assert_eq!(s.updated_at, timestamp_ms(Some(&json!("2026-10-04T00:04:00Z"))));
