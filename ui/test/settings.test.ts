@@ -29,8 +29,8 @@ describe('an agent in the settings', () => {
       incomplete: 1,
       problems: { bad_json: 2 },
       skipped: [
-        { path: '/h/.gemini/tmp/owl/chats/session-a.json', reason: 'a Gemini CLI session continued in the .jsonl beside it' },
-        { path: '/h/.gemini/tmp/owl/chats/session-b.json', reason: 'a Gemini CLI session continued in the .jsonl beside it' },
+        { path: '/h/.gemini/tmp/owl/chats/session-a.json', reason: 'a Gemini CLI session continued in the .jsonl beside it', kind: 'gemini' },
+        { path: '/h/.gemini/tmp/owl/chats/session-b.json', reason: 'a Gemini CLI session continued in the .jsonl beside it', kind: 'gemini' },
       ],
     });
     expect(agentFound(a)).toBe(

@@ -71,7 +71,12 @@ searchable: boolean, };
 /**
  * What discovery passed over on purpose, and why (shown by `doctor`).
  */
-export type Skipped = { path: string, reason: string, };
+export type Skipped = { path: string, reason: string, 
+/**
+ * The kind of store it was looked at as ([`SourceKind::as_str`]): what `doctor` and Health
+ * count it under.
+ */
+kind: string, };
 
 export type TagCount = { tag: string, sessions: number, };
 

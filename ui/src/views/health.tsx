@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Status_ } from '../api';
 import { confirmDialog, CopyButton, Dialog, Empty, ErrorNote } from '../components';
 import { reportError, toast, useAsync, useLive, useTicker } from '../hooks';
-import type { CloudCheck, IndexEvent, InitResult, TeamStatus } from '../types';
+import type { CloudCheck, Doctor, IndexEvent, InitResult, TeamStatus } from '../types';
 import { ago, bytes, duration } from '../util';
 
 export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
@@ -180,6 +180,7 @@ export function HealthView() {
       )}
       <TeamPanel />
       <CloudPanel />
+      {doctor.data && <StoresPanel doctor={doctor.data} />}
       <section class="panel" data-testid="health-sources">
         <h2>Sources</h2>
         {doctor.data && doctor.data.sources.length === 0 ? (
@@ -235,6 +236,118 @@ export function HealthView() {
       <InitDialog open={initOpen} onClose={() => setInitOpen(false)} />
       <PluginDialog open={pluginOpen} onClose={() => setPluginOpen(false)} />
     </div>
+  );
+}
+
+/** One kind of store (`doctor`'s found / skipped per kind): files found, what the index read
+ * from them, the files read only in part with why, and the files passed over with why. */
+export type StoreKindRow = {
+  kind: string;
+  found: number;
+  chats: number;
+  messages: number;
+  incomplete: number;
+  /** What made files of this kind incomplete, counted over them (reasons and errors). */
+  problems: [string, number][];
+  /** Files passed over, by reason, with their paths. */
+  skipped: { reason: string; paths: string[] }[];
+};
+
+/** The kinds `doctor` reports, found ones first in its order, then kinds only skipped or read. */
+export function storeKindRows(d: Pick<Doctor, 'found' | 'skipped' | 'sources'>): StoreKindRow[] {
+  const rows = new Map<string, StoreKindRow>();
+  const problems = new Map<string, Map<string, number>>();
+  const row = (kind: string): StoreKindRow => {
+    let r = rows.get(kind);
+    if (!r) {
+      r = { kind, found: 0, chats: 0, messages: 0, incomplete: 0, problems: [], skipped: [] };
+      rows.set(kind, r);
+    }
+    return r;
+  };
+  for (const f of d.found) Object.assign(row(f.kind), { found: f.files, chats: f.sessions, messages: f.messages });
+  for (const src of d.sources) {
+    // A missing source is gone from disk (not found now); a complete one has nothing to say.
+    if (src.status === 'missing' || src.status === 'complete') continue;
+    row(src.kind).incomplete += 1;
+    const p = problems.get(src.kind) ?? new Map<string, number>();
+    problems.set(src.kind, p);
+    for (const [reason, n] of Object.entries(src.reasons)) p.set(reason, (p.get(reason) ?? 0) + (n ?? 0));
+    if (src.error) p.set(src.error, (p.get(src.error) ?? 0) + 1);
+  }
+  for (const [kind, p] of problems) row(kind).problems = [...p].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  for (const sk of d.skipped) {
+    const r = row(sk.kind);
+    const group = r.skipped.find((g) => g.reason === sk.reason);
+    if (group) group.paths.push(sk.path);
+    else r.skipped.push({ reason: sk.reason, paths: [sk.path] });
+  }
+  return [...rows.values()];
+}
+
+const KIND_LABEL: Record<string, string> = {
+  workspace: 'Cursor workspaces',
+  global: 'Cursor global store',
+  cli_store: 'cursor-agent / ACP stores',
+  cli_meta: 'cursor-agent meta.json only',
+  transcript: 'Agent transcripts',
+  sdk_agent: 'SDK / Agents Window',
+  cloud: 'Cloud agents',
+  claude_code: 'Claude Code',
+  codex: 'Codex CLI',
+  gemini: 'Gemini CLI',
+};
+
+/** Per kind of store: found / read / skipped, with why (what `tether doctor` prints). */
+export function StoresPanel({ doctor }: { doctor: Pick<Doctor, 'found' | 'skipped' | 'sources'> }) {
+  const rows = storeKindRows(doctor);
+  if (rows.length === 0) return null;
+  return (
+    <section class="panel" data-testid="health-stores">
+      <h2>Stores found</h2>
+      <table class="table">
+        <thead>
+          <tr>
+            <th>Kind</th>
+            <th class="num">Found</th>
+            <th class="num">Chats read</th>
+            <th class="num">Messages</th>
+            <th class="num">Incomplete</th>
+            <th class="num">Skipped</th>
+            <th>Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => {
+            const skipped = r.skipped.reduce((n, g) => n + g.paths.length, 0);
+            return (
+              <tr key={r.kind} data-testid="store-kind-row" data-kind={r.kind}>
+                <td>
+                  {KIND_LABEL[r.kind] ?? r.kind} <code class="muted small">{r.kind}</code>
+                </td>
+                <td class="num">{r.found}</td>
+                <td class="num">{r.chats}</td>
+                <td class="num">{r.messages}</td>
+                <td class={`num${r.incomplete ? ' st-partial' : ''}`}>{r.incomplete}</td>
+                <td class="num">{skipped}</td>
+                <td class="small">
+                  {r.problems.map(([why, n]) => (
+                    <div key={why}>
+                      {why} × {n}
+                    </div>
+                  ))}
+                  {r.skipped.map((g) => (
+                    <div key={g.reason} class="muted" title={g.paths.slice(0, 20).join('\n')} data-testid="store-skipped">
+                      skipped: {g.reason} × {g.paths.length}
+                    </div>
+                  ))}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
   );
 }
 

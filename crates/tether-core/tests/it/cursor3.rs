@@ -331,4 +331,11 @@ fn sdk_agent_stores_are_read_with_their_runs_tokens_as_recorded_usage() {
     let report = tether_core::ops::system::doctor(&e.t).unwrap();
     let found = report.found.iter().find(|f| f.kind == "sdk_agent").expect("doctor lists the kind");
     assert_eq!((found.files, found.sessions), (1, 3), "{:?}", report.found);
+    // A store folder without its catalog is passed over, said under its kind (Health groups by it).
+    let bare = index.parent().unwrap().with_file_name("0000bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    let report = tether_core::ops::system::doctor(&e.t).unwrap();
+    let skipped: Vec<_> = report.skipped.iter().filter(|s| s.path == bare.display().to_string()).collect();
+    assert_eq!(skipped.len(), 1, "{:?}", report.skipped);
+    assert_eq!(skipped[0].kind, "sdk_agent", "{:?}", skipped[0]);
 }

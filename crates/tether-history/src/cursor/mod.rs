@@ -113,6 +113,9 @@ pub struct Source {
 pub struct Skipped {
     pub path: String,
     pub reason: String,
+    /// The kind of store it was looked at as ([`SourceKind::as_str`]): what `doctor` and Health
+    /// count it under.
+    pub kind: String,
 }
 
 /// Every file to read at some locations, and every file looked at and passed over.
@@ -142,6 +145,8 @@ pub fn discover(loc: &CursorLocations) -> Vec<Source> {
 pub fn discover_all(loc: &CursorLocations) -> Discovery {
     let mut out = Vec::new();
     let mut skipped: Vec<(PathBuf, &'static str)> = Vec::new();
+    // Each skipped file's kind, by where it was found: each search below tags what it added.
+    let mut kinds: Vec<SourceKind> = Vec::new();
     for user in &loc.user_dirs {
         if let Ok(entries) = std::fs::read_dir(user.join("workspaceStorage")) {
             let mut ws: Vec<PathBuf> = Vec::new();
@@ -161,6 +166,7 @@ pub fn discover_all(loc: &CursorLocations) -> Discovery {
             out.push(Source { path: global, kind: SourceKind::Global, project_dir: None });
         }
     }
+    kinds.resize(skipped.len(), SourceKind::Workspace);
     for home in &loc.cursor_homes {
         let source = |kind| move |path| Source { path, kind, project_dir: None };
         let (stores, metas) = cli::find_sessions(&home.join("chats"), 2, &mut skipped);
@@ -169,12 +175,15 @@ pub fn discover_all(loc: &CursorLocations) -> Discovery {
         let (stores, metas) = cli::find_sessions(&home.join("acp-sessions"), 1, &mut skipped);
         out.extend(stores.into_iter().map(source(SourceKind::CliStore)));
         out.extend(metas.into_iter().map(source(SourceKind::CliMeta)));
+        kinds.resize(skipped.len(), SourceKind::CliStore);
         out.extend(
             sdk::find_stores(&home.join("projects"), &mut skipped).into_iter().map(source(SourceKind::SdkAgent)),
         );
+        kinds.resize(skipped.len(), SourceKind::SdkAgent);
         for (path, name) in cli::find_transcripts(&home.join("projects"), &mut skipped) {
             out.push(Source { path, kind: SourceKind::Transcript, project_dir: Some(name) });
         }
+        kinds.resize(skipped.len(), SourceKind::Transcript);
     }
     if let Some(dir) = &loc.cloud_dir
         && let Ok(entries) = std::fs::read_dir(dir)
@@ -188,8 +197,22 @@ pub fn discover_all(loc: &CursorLocations) -> Discovery {
         out.extend(files.into_iter().map(|path| Source { path, kind: SourceKind::Cloud, project_dir: None }));
     }
     crate::agents::discover(loc, &mut out, &mut skipped);
-    let skipped =
-        skipped.into_iter().map(|(p, r)| Skipped { path: p.display().to_string(), reason: r.to_owned() }).collect();
+    // The agents' files by the folder they are under (one pass finds all three).
+    for (p, _) in &skipped[kinds.len()..] {
+        let under = |dirs: &[PathBuf]| dirs.iter().any(|d| p.starts_with(d));
+        kinds.push(if under(&loc.gemini_dirs) {
+            SourceKind::Gemini
+        } else if under(&loc.codex_homes) {
+            SourceKind::Codex
+        } else {
+            SourceKind::ClaudeCode
+        });
+    }
+    let skipped = skipped
+        .into_iter()
+        .zip(kinds)
+        .map(|((p, r), k)| Skipped { path: p.display().to_string(), reason: r.to_owned(), kind: k.as_str().to_owned() })
+        .collect();
     Discovery { sources: out, skipped }
 }
 
