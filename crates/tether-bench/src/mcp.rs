@@ -220,6 +220,30 @@ pub(crate) fn wait_http(url: &str, what: &str, child: &mut Child) -> anyhow::Res
     bail!("{what} did not start listening on {addr}")
 }
 
+/// `tether serve` on `port` in data dir `home` over the Cursor data in `user_dir` (and the CLI's
+/// in `cli_dir`), its output but warnings left out.
+pub(crate) fn serve(
+    bin_dir: &Path,
+    home: &Path,
+    user_dir: &Path,
+    cli_dir: &Path,
+    port: u16,
+    token: &str,
+) -> anyhow::Result<std::process::Child> {
+    Command::new(bin_dir.join("tether"))
+        .args(["serve", "--port", &port.to_string()])
+        .env("TETHER_HOME", home)
+        .env("TETHER_CURSOR_DIR", user_dir)
+        .env("TETHER_CURSOR_HOME", cli_dir)
+        .env("TETHER_TOKEN", token)
+        .env("TETHER_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| {
+            format!("starting {}/tether (build it with `cargo build --release -p tether-cli`)", bin_dir.display())
+        })
+}
+
 /// Starts `tether serve` over the generated Cursor data and waits for its first index.
 fn start_tether(
     rt: &tokio::runtime::Runtime,
@@ -230,18 +254,7 @@ fn start_tether(
     let home = dir.join("mcp-home");
     let _ = std::fs::remove_dir_all(&home);
     let port = free_port()?;
-    let mut child = Command::new(bin_dir.join("tether"))
-        .args(["serve", "--port", &port.to_string()])
-        .env("TETHER_HOME", &home)
-        .env("TETHER_CURSOR_DIR", user_dir)
-        .env("TETHER_CURSOR_HOME", dir.join("no-cli"))
-        .env("TETHER_TOKEN", TOKEN)
-        .env("TETHER_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .with_context(|| {
-            format!("starting {}/tether (build it with `cargo build --release -p tether-cli`)", bin_dir.display())
-        })?;
+    let mut child = serve(bin_dir, &home, user_dir, &dir.join("no-cli"), port, TOKEN)?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     wait_http(&url, "tether serve", &mut child)?;
     let proc = Proc(child);
@@ -267,16 +280,7 @@ pub(crate) fn start_tether_empty(rt: &tokio::runtime::Runtime, dir: &Path) -> an
     let home = dir.join("signals-home");
     let _ = std::fs::remove_dir_all(&home);
     let port = free_port()?;
-    let mut child = Command::new(bin_dir.join("tether"))
-        .args(["serve", "--port", &port.to_string()])
-        .env("TETHER_HOME", &home)
-        .env("TETHER_CURSOR_DIR", dir.join("no-cursor"))
-        .env("TETHER_CURSOR_HOME", dir.join("no-cli"))
-        .env("TETHER_TOKEN", TOKEN)
-        .env("TETHER_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {}/tether", bin_dir.display()))?;
+    let mut child = serve(&bin_dir, &home, &dir.join("no-cursor"), &dir.join("no-cli"), port, TOKEN)?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     wait_http(&url, "tether serve", &mut child)?;
     let proc = Proc(child);
