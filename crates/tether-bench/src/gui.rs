@@ -98,6 +98,7 @@ pub fn run(dir: &Path, o: &GuiOptions) -> anyhow::Result<GuiFigures> {
     let data = home.join("data");
     std::fs::create_dir_all(&data)?;
     std::fs::write(data.join("settings.json"), json!({"runs": {"roots": [ws], "result_grace_secs": 1}}).to_string())?;
+    // The same environment for the daemon and for `tether open --print` below.
     let env: Vec<(&str, PathBuf)> = vec![
         ("TETHER_HOME", data.clone()),
         ("HOME", home.join("user")),
@@ -150,17 +151,7 @@ pub fn run(dir: &Path, o: &GuiOptions) -> anyhow::Result<GuiFigures> {
     // A run with many events: the fake Cursor CLI writes them as fast as the daemon takes them.
     let run_id = rt.block_on(async {
         let prompt = format!("[fake:events={}] bench", o.run_events);
-        let started: Value = http
-            .post(format!("{base}/api/runs"))
-            .bearer_auth(TOKEN)
-            .header("X-Tether", "1")
-            .json(&json!({"prompt": prompt, "workspace": ws}))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        let id = started["id"].as_str().context("no run id")?.to_owned();
+        let id = crate::runs::start_run(&http, &base, TOKEN, &prompt, &ws).await?;
         let deadline = Instant::now() + Duration::from_secs(1800);
         loop {
             let r = get(format!("/api/runs/{id}?tail=1")).await?;

@@ -231,7 +231,7 @@ fn measure(
     let _ = std::fs::remove_dir_all(&home);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let port = free_port()?;
-    let mut child = crate::mcp::serve(bin_dir, &home, user_dir, &dir.join("no-cli"), port, TOKEN)?;
+    let mut child = crate::mcp::serve(bin_dir, &home, user_dir, &dir.join("no-cli"), port, TOKEN, &[])?;
     let pid = child.id();
     let t_start = Instant::now();
     // Cursor goes on streaming while Tether reads everything for the first time.

@@ -221,7 +221,9 @@ pub(crate) fn wait_http(url: &str, what: &str, child: &mut Child) -> anyhow::Res
 }
 
 /// `tether serve` on `port` in data dir `home` over the Cursor data in `user_dir` (and the CLI's
-/// in `cli_dir`), its output but warnings left out.
+/// in `cli_dir`), with `extra` environment (a fake Cursor CLI, a UI folder), its output but
+/// warnings left out.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
     bin_dir: &Path,
     home: &Path,
@@ -229,12 +231,14 @@ pub(crate) fn serve(
     cli_dir: &Path,
     port: u16,
     token: &str,
+    extra: &[(&str, PathBuf)],
 ) -> anyhow::Result<std::process::Child> {
     Command::new(bin_dir.join("tether"))
         .args(["serve", "--port", &port.to_string()])
         .env("TETHER_HOME", home)
         .env("TETHER_CURSOR_DIR", user_dir)
         .env("TETHER_CURSOR_HOME", cli_dir)
+        .envs(extra.iter().map(|(k, v)| (*k, v.as_os_str())))
         .env("TETHER_TOKEN", token)
         .env("TETHER_LOG", "warn")
         .stdout(Stdio::null())
@@ -254,7 +258,7 @@ fn start_tether(
     let home = dir.join("mcp-home");
     let _ = std::fs::remove_dir_all(&home);
     let port = free_port()?;
-    let mut child = serve(bin_dir, &home, user_dir, &dir.join("no-cli"), port, TOKEN)?;
+    let mut child = serve(bin_dir, &home, user_dir, &dir.join("no-cli"), port, TOKEN, &[])?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     wait_http(&url, "tether serve", &mut child)?;
     let proc = Proc(child);
@@ -280,7 +284,7 @@ pub(crate) fn start_tether_empty(rt: &tokio::runtime::Runtime, dir: &Path) -> an
     let home = dir.join("signals-home");
     let _ = std::fs::remove_dir_all(&home);
     let port = free_port()?;
-    let mut child = serve(&bin_dir, &home, &dir.join("no-cursor"), &dir.join("no-cli"), port, TOKEN)?;
+    let mut child = serve(&bin_dir, &home, &dir.join("no-cursor"), &dir.join("no-cli"), port, TOKEN, &[])?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     wait_http(&url, "tether serve", &mut child)?;
     let proc = Proc(child);

@@ -4,7 +4,6 @@
 //! child's write to its arrival — the whole path (pipe, parser, store, broadcast, SSE).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -36,18 +35,9 @@ pub fn run(dir: &Path, events: usize, rate: usize) -> anyhow::Result<RunFigures>
     std::fs::create_dir_all(&data)?;
     std::fs::write(data.join("settings.json"), json!({"runs": {"roots": [ws], "result_grace_secs": 1}}).to_string())?;
     let port = free_port()?;
-    let mut child = Command::new(bin_dir.join("tether"))
-        .args(["serve", "--port", &port.to_string()])
-        .env("TETHER_HOME", &data)
-        .env("HOME", home.join("user"))
-        .env("TETHER_CURSOR_DIR", home.join("no-cursor"))
-        .env("TETHER_CURSOR_HOME", home.join("no-cli"))
-        .env("TETHER_CURSOR_AGENT", bin_dir.join("tether-fake-agent"))
-        .env("TETHER_TOKEN", TOKEN)
-        .env("TETHER_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {}/tether", bin_dir.display()))?;
+    let extra = [("HOME", home.join("user")), ("TETHER_CURSOR_AGENT", bin_dir.join("tether-fake-agent"))];
+    let (no_cursor, no_cli) = (home.join("no-cursor"), home.join("no-cli"));
+    let mut child = crate::mcp::serve(&bin_dir, &data, &no_cursor, &no_cli, port, TOKEN, &extra)?;
     let base = format!("http://127.0.0.1:{port}");
     wait_http(&format!("{base}/mcp"), "tether serve", &mut child)?;
     let _proc = Proc::new(child);
@@ -56,17 +46,7 @@ pub fn run(dir: &Path, events: usize, rate: usize) -> anyhow::Result<RunFigures>
     rt.block_on(async {
         let http = reqwest::Client::new();
         let prompt = format!("[fake:slow-start=1500][fake:events={events}][fake:rate={rate}] bench");
-        let started: Value = http
-            .post(format!("{base}/api/runs"))
-            .bearer_auth(TOKEN)
-            .header("X-Tether", "1")
-            .json(&json!({"prompt": prompt, "workspace": ws}))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        let id = started["id"].as_str().context("no run id")?.to_owned();
+        let id = start_run(&http, &base, TOKEN, &prompt, &ws).await?;
         let mut res = http
             .get(format!("{base}/api/runs/{id}/events"))
             .bearer_auth(TOKEN)
@@ -126,4 +106,25 @@ pub fn run(dir: &Path, events: usize, rate: usize) -> anyhow::Result<RunFigures>
         );
         anyhow::Ok(RunFigures { rows, setup })
     })
+}
+
+/// Starts a run of the (fake) Cursor CLI through the daemon's API; its id.
+pub(crate) async fn start_run(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    prompt: &str,
+    ws: &Path,
+) -> anyhow::Result<String> {
+    let started: Value = http
+        .post(format!("{base}/api/runs"))
+        .bearer_auth(token)
+        .header("X-Tether", "1")
+        .json(&json!({"prompt": prompt, "workspace": ws}))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    Ok(started["id"].as_str().context("no run id")?.to_owned())
 }

@@ -132,22 +132,14 @@ pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
         loop {
             tokio::time::sleep(every).await;
             let t2 = Arc::clone(&t);
-            let done = tokio::task::spawn_blocking(move || {
-                let asked = tether_core::ops::trace::repos(&t2).map(|r| r.iter().any(|r| r.publish.is_some()));
-                if !asked.as_ref().is_ok_and(|a| !a) {
-                    tether_core::ops::trace::publish(&t2).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
-            .await;
+            let done = tokio::task::spawn_blocking(move || tether_core::ops::trace::publish(&t2)).await;
             every = PUBLISH_EVERY;
             match done {
                 Ok(Err(e)) => tracing::warn!(error = %e, "writing trace records into a repository"),
-                Ok(Ok(Some(p))) if p.records > 0 => {
+                Ok(Ok(p)) if p.repos == 0 => every = PUBLISH_IDLE,
+                Ok(Ok(p)) if p.records > 0 => {
                     tracing::info!(records = p.records, commits = p.commits, "trace records written")
                 }
-                Ok(Ok(None)) => every = PUBLISH_IDLE,
                 _ => {}
             }
         }

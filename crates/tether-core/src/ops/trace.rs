@@ -758,6 +758,9 @@ pub fn repos(t: &Tether) -> Result<Vec<TracedRepo>> {
 pub struct Published {
     pub commits: usize,
     pub records: usize,
+    /// Repositories that ask for records (the daemon's publisher looks less often while none does).
+    #[serde(skip)]
+    pub repos: usize,
 }
 
 /// Writes the records of the commits made since the last publish into each repository the
@@ -767,6 +770,7 @@ pub fn publish(t: &Tether) -> Result<Published> {
     let mut done = Published::default();
     for r in traces::repos(&t.store)? {
         let Some(mode) = r.publish.clone() else { continue };
+        done.repos += 1;
         // One repository failing (moved, its notes ref locked) does not hold up the others.
         match publish_repo(t, &r, &mode) {
             Ok(p) => {

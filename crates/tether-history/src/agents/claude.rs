@@ -48,22 +48,7 @@ pub fn subagents_of(session: &Path) -> Vec<PathBuf> {
 pub fn read(path: &Path) -> crate::error::Result<ParsedSession> {
     let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut s = parse(&id, &super::text::read_text(path)?);
-    for sub in subagents_of(path) {
-        match super::text::read_text(&sub) {
-            Ok(text) => {
-                let sub_id = sub.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let parsed = parse(&sub_id, &text);
-                if let Some(t) = parsed.tokens {
-                    let mine = s.tokens.get_or_insert_with(ChatTokens::default);
-                    mine.input += t.input;
-                    mine.output += t.output;
-                }
-                s.usage.extend(parsed.usage.iter().cloned());
-                crate::cursor::transcript::nest_subagent(&mut s, parsed);
-            }
-            Err(_) => s.problems.add("subagent_unreadable"),
-        }
-    }
+    super::text::nest_subagents(&mut s, subagents_of(path), |_, id, text| parse(id, text));
     finish(&mut s);
     Ok(s)
 }

@@ -11,6 +11,32 @@ pub(crate) fn read_text(path: &Path) -> crate::error::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Nests each subagent file under its parent chat `s`: its messages, its token totals added to
+/// the parent's, its usage rows kept. `parse` reads one file's text under the subagent's id (the
+/// file's stem); a file that cannot be read is counted on the parent as `subagent_unreadable`.
+pub(crate) fn nest_subagents(
+    s: &mut crate::model::ParsedSession,
+    subagents: Vec<std::path::PathBuf>,
+    parse: impl Fn(&Path, &str, &str) -> crate::model::ParsedSession,
+) {
+    for sub in subagents {
+        match read_text(&sub) {
+            Ok(text) => {
+                let sub_id = sub.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let parsed = parse(&sub, &sub_id, &text);
+                if let Some(t) = parsed.tokens {
+                    let mine = s.tokens.get_or_insert_with(crate::model::ChatTokens::default);
+                    mine.input += t.input;
+                    mine.output += t.output;
+                }
+                s.usage.extend(parsed.usage.iter().cloned());
+                crate::cursor::transcript::nest_subagent(s, parsed);
+            }
+            Err(_) => s.problems.add("subagent_unreadable"),
+        }
+    }
+}
+
 /// The JSON value of each line of a JSONL text, blank lines passed over. A line that does not
 /// parse (a half-written last line is normal while an agent runs) is skipped and counted in
 /// [`JsonLines::bad`], for the reader to report as `bad_json` once it is done.
