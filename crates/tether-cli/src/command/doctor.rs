@@ -85,18 +85,31 @@ fn print_report(d: &DoctorReport) {
         }
     }
     println!("\n{} chats, {} messages in the index.", d.sessions, d.messages);
+    // Each kind of store with what was read from it and how many of its files were passed over
+    // (the same per-kind count the Health view shows).
+    let mut skipped_of: std::collections::BTreeMap<&str, usize> = Default::default();
+    for s in &d.skipped {
+        *skipped_of.entry(&s.kind).or_default() += 1;
+    }
     for f in &d.found {
-        println!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);
+        let mut line = format!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);
+        if let Some(n) = skipped_of.remove(f.kind.as_str()) {
+            line.push_str(&format!(", {n} passed over"));
+        }
+        println!("{line}");
+    }
+    for (kind, n) in skipped_of {
+        println!("  {kind:<10} {:>5} file(s) read, {n} passed over", 0);
     }
     if !d.skipped.is_empty() {
-        // By reason, a few paths each: a heavy install has hundreds (`--json` lists them all).
-        let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        // By kind and reason, a few paths each: a heavy install has hundreds (`--json` lists them all).
+        let mut by_reason: std::collections::BTreeMap<(&str, &str), Vec<&str>> = Default::default();
         for s in &d.skipped {
-            by_reason.entry(&s.reason).or_default().push(&s.path);
+            by_reason.entry((&s.kind, &s.reason)).or_default().push(&s.path);
         }
         println!("{} file(s) passed over:", d.skipped.len());
-        for (reason, paths) in by_reason {
-            println!("  {} × {reason}", paths.len());
+        for ((kind, reason), paths) in by_reason {
+            println!("  {} × {kind}: {reason}", paths.len());
             for p in paths.iter().take(3) {
                 println!("      {p}");
             }

@@ -184,6 +184,22 @@ fn doctor_names_partial_sources_and_reasons() {
         .stdout(predicate::str::contains("problems:").and(predicate::str::contains("missing_bubble")));
 }
 
+/// What was passed over is said under the kind of store it was looked at as, in the text too
+/// (the same grouping Health shows), with the reason.
+#[test]
+fn doctor_says_what_it_passed_over_by_kind_and_reason() {
+    let e = Env::indexed();
+    let bare = e.fx.cursor_home.join("projects/home-u-app/sdk-agent-store/0000bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    let out = e.cmd().arg("doctor").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("× sdk_agent:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.trim_start().starts_with("1 × sdk_agent: "), "{line}");
+    assert!(text.contains(&bare.display().to_string()), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("sdk_agent") && l.ends_with("1 passed over")), "{text}");
+}
+
 #[test]
 fn empty_machine_explains_what_to_do() {
     let home = tempfile::tempdir().unwrap();
