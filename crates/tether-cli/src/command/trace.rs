@@ -162,7 +162,7 @@ pub fn run(t: &Tether, cmd: TraceCmd) -> anyhow::Result<()> {
             Ok(())
         }
         TraceCmd::Publish => {
-            let p = trace::publish(t)?;
+            let p = tether_core::code_origin::publish(t)?;
             println!("{} records written for {} commits", p.records, p.commits);
             Ok(())
         }
