@@ -29,6 +29,8 @@ pub(crate) struct Origins {
     pub edits: HashMap<i64, Edit>,
     /// When tracing began in the file's repository.
     pub since: Option<i64>,
+    /// The commits (full ids) that last changed the lines asked for, each once.
+    pub commits: Vec<String>,
 }
 
 /// The origin of lines `window` (0-based, inclusive, inside `lines`) of the file at `rel` in the
@@ -101,7 +103,20 @@ pub(crate) fn origins(
     let missing: Vec<i64> = used.iter().filter(|id| !edits.contains_key(id)).copied().collect();
     edits.extend(traces::edits(&t.store, &missing)?.into_iter().map(|e| (e.id, e)));
     edits.retain(|id, _| used.contains(id));
-    Ok(Origins { lines: out, counts, edits, since })
+    let commits = window_commits(&git.blamed, window);
+    Ok(Origins { lines: out, counts, edits, since, commits })
+}
+
+/// The commits behind a window's lines, in line order (uncommitted work is none).
+fn window_commits(blamed: &[BlameLine], (first, last): (usize, usize)) -> Vec<String> {
+    let mut seen = HashSet::new();
+    blamed
+        .iter()
+        .skip(first)
+        .take(last + 1 - first)
+        .filter(|b| !b.uncommitted() && seen.insert(b.commit.clone()))
+        .map(|b| b.commit.clone())
+        .collect()
 }
 
 /// The rule's questions, answered from git (and the trace store, for replaced lines' edits).

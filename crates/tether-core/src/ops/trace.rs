@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 
 pub use crate::code_origin::blame::{LineOrigin, OriginCounts};
 pub use crate::code_origin::chats::{EditOrigin, FileTouched};
+pub use crate::code_origin::cursor_tracking::{CursorTracking, TrackedChat};
 pub use tether_trace::record::{MIME, TraceRecord};
 
 /// `tether blame` / `code_origin` / the Code view: which lines of which file.
@@ -55,6 +56,11 @@ pub struct BlameResult {
     pub lines: Vec<LineOrigin>,
     pub edits: Vec<EditOrigin>,
     pub counts: OriginCounts,
+    /// Cursor's own AI-code tracking of this file (origin source `cursor-tracking`), where Cursor
+    /// keeps one: chats and commit scores beside the lines, never a line's origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cursor_tracking: Option<CursorTracking>,
 }
 
 fn remote_refused(who: &Principal) -> Result<()> {
@@ -95,8 +101,9 @@ pub fn blame(t: &Tether, who: &Principal, req: &Blame) -> Result<BlameResult> {
     let mut edits: Vec<EditOrigin> = o.edits.values().map(|e| code_origin::chats::describe(t, e)).collect();
     edits.sort_by(|a, b| a.at.cmp(&b.at).then(a.id.cmp(&b.id)));
     let repo = root.map(|r| r.to_string_lossy().into_owned());
-    let (file, path) = (file.to_string_lossy().into_owned(), rel);
-    Ok(BlameResult { file, repo, path, traced_since: o.since.map(iso), lines: o.lines, edits, counts: o.counts })
+    let cursor_tracking = code_origin::cursor_tracking::for_file(t, &file, &o.commits);
+    let (file, path, traced_since) = (file.to_string_lossy().into_owned(), rel, o.since.map(iso));
+    Ok(BlameResult { file, repo, path, traced_since, lines: o.lines, edits, counts: o.counts, cursor_tracking })
 }
 
 /// The 0-based inclusive window a request asks for.
@@ -121,6 +128,9 @@ pub struct CodeOrigin {
     pub edits: Vec<EditOrigin>,
     /// Per chat behind the lines: the turn that made the edit (read more with `session_read`).
     pub excerpts: Vec<Excerpt>,
+    /// Cursor's own AI-code tracking of the file (see [`BlameResult::cursor_tracking`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor_tracking: Option<CursorTracking>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,7 +168,8 @@ pub fn code_origin(t: &Tether, who: &Principal, caller_roots: &[String], req: &B
         )?;
         excerpts.push(Excerpt { session: session.clone(), offset: turn, messages: w.messages });
     }
-    Ok(CodeOrigin { file: b.file, counts: b.counts, lines: b.lines, edits: b.edits, excerpts })
+    let (file, counts, lines, edits, cursor_tracking) = (b.file, b.counts, b.lines, b.edits, b.cursor_tracking);
+    Ok(CodeOrigin { file, counts, lines, edits, excerpts, cursor_tracking })
 }
 
 /// An agent reads origins (and so lines, and the chats that wrote them) only of files in its own
