@@ -1,14 +1,15 @@
 //! Code origin's engine work, the procedures no person or agent asks for by name: recording the
-//! edits Cursor's hooks and Tether's runs report ([`record`]), publishing records
-//! into opted-in repositories ([`publish`]), and the git half of "which chat wrote this line"
+//! edits Cursor's hooks and Tether's runs report ([`record`], [`from_hook`]), publishing records
+//! into opted-in repositories ([`publish`]), the git half of "which chat wrote this line"
 //! ([`blame::origins`], for `ops::trace::blame`), and Cursor's own AI-code tracking database as
 //! a source beside it ([`cursor_tracking`]). The rule itself is `tether_trace`'s, pure; this
 //! is where it meets git, the disk and the store.
 //!
-//! Called by the engine's components (tether-runs' trace recorder, the daemon's publisher) and by
-//! `ops::trace` (blame, and a hook's edit); never by a surface for a request, and it decides no
-//! authority: what reaches it was already allowed. Must not depend on `ops` beyond git's error
-//! mapping, nor on the board; the chat index only to name an edit's chat.
+//! Called by the engine's components (tether-runs' trace recorder, the server's hook intake, the
+//! daemon's publisher, `tether trace publish`) and by `ops::trace`; it decides no authority: what
+//! reaches it was already allowed. Must not depend on `ops` beyond git's error mapping, nor on
+//! the board beyond the hook event it records from (`board::live::HookEvent`); the chat index
+//! only to name an edit's chat.
 
 pub(crate) mod blame;
 pub(crate) mod chats;
