@@ -62,7 +62,17 @@ export type {
   UsageSummary,
 } from './gen/core';
 export type { ImportReport, Malformed } from './gen/history';
-export type { BlameResult, LineOrigin, EditOrigin, OriginCounts, FileTouched, Publish } from './gen/core';
+export type {
+  BlameResult,
+  CursorTracking,
+  LineOrigin,
+  EditOrigin,
+  OriginCounts,
+  FileTouched,
+  Publish,
+  TrackedChat,
+  TrackingStatus,
+} from './gen/core';
 export type { Contributor, EditKind, Range as TraceRange, TracedRepo, WrittenBy } from './gen/trace';
 export type { FileChange, ChangeKind, Strategy } from './gen/git';
 

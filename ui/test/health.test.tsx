@@ -3,7 +3,7 @@ import { render } from 'preact';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { SourceStatus } from '../src/types';
-import { StoresPanel, storeKindRows } from '../src/views/health';
+import { StoresPanel, storeKindRows, TrackingPanel } from '../src/views/health';
 
 const source = (kind: string, status: string, extra: Partial<SourceStatus> = {}): SourceStatus => ({
   path: `/c/${kind}/${status}`,
@@ -80,5 +80,33 @@ describe('stores per kind on the Health page', () => {
 
     render(<StoresPanel doctor={{ found: [], sources: [], skipped: [] }} />, root);
     expect(root.querySelector('[data-testid="health-stores"]')).toBeNull();
+  });
+});
+
+describe("Cursor's AI-code tracking on the Health page", () => {
+  const covers = 'files, not lines';
+  it('says what a read database covers and why another was not read, and nothing when none exists', () => {
+    const root = document.createElement('div');
+    document.body.append(root);
+    const coverage = { since_ms: Date.UTC(2026, 0, 1), chunks: 5, ai_chunks: 4, files: 2, chats: 2, commits: 1 };
+    render(
+      <TrackingPanel
+        doctor={{
+          cursor_tracking: [
+            { path: '/h/.cursor/ai-tracking/ai-code-tracking.db', status: 'read', reason: null, coverage, covers },
+            { path: '/w/.cursor/ai-tracking/ai-code-tracking.db', status: 'skipped', reason: 'not readable: locked', coverage: null, covers },
+            { path: '/x/.cursor/ai-tracking/ai-code-tracking.db', status: 'missing', reason: 'not found', coverage: null, covers },
+          ],
+        }}
+      />,
+      root,
+    );
+    const items = [...root.querySelectorAll('[data-testid="health-cursor-tracking"] li')];
+    expect(items.map((li) => li.getAttribute('data-status'))).toEqual(['read', 'skipped']);
+    expect(items[0].textContent).toContain('4 AI chunks in 2 files from 2 chats, 1 commits scored');
+    expect(items[1].textContent).toContain('not read: not readable: locked');
+    render(<TrackingPanel doctor={{ cursor_tracking: [{ path: '/x', status: 'missing', reason: null, coverage: null, covers }] }} />, root);
+    expect(root.querySelector('[data-testid="health-cursor-tracking"]')).toBeNull();
+    root.remove();
   });
 });

@@ -17,8 +17,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use serde_json::json;
+use tether_core::code_origin::{self, EditBy, EditPart};
 use tether_core::ops::Principal;
-use tether_core::ops::trace::{self, Blame, EditBy, EditPart};
+use tether_core::ops::trace::{self, Blame};
 use tether_core::trace::capture::{Replacement, capture, pack};
 use tether_core::{CursorLocations, Paths, Tether};
 
@@ -90,7 +91,7 @@ pub fn run(dir: &Path, rounds: usize) -> anyhow::Result<TraceFigures> {
             model: Some("gpt-5".into()),
             ..Default::default()
         };
-        trace::record(&t, &by, &part)?;
+        code_origin::record(&t, &by, &part)?;
         if k % 20 == 19 && k < EDITS - 10 {
             // A commit, then a person's touch on some of the lines just committed (in the next).
             git(&repo, &["commit", "-qam", &format!("work {k}")], false)?;

@@ -83,6 +83,9 @@ pub struct DoctorReport {
     pub daemon: Option<crate::daemon::DaemonInfo>,
     /// Where the MCP token is kept (`fallback`: a 0600 file, because no OS keyring was reachable).
     pub token_store: crate::token::Backend,
+    /// Cursor's own AI-code tracking database under each Cursor home (a code-origin source for
+    /// edits made before Tether's hooks): read, skipped (why) or missing, and what it covers.
+    pub cursor_tracking: Vec<crate::code_origin::cursor_tracking::TrackingStatus>,
     /// The team database this data dir joined, and how it answers (absent: not in a team).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -155,6 +158,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         sources,
         daemon: crate::daemon::running(&t.paths),
         token_store: crate::token::backend(&t.paths),
+        cursor_tracking: crate::code_origin::cursor_tracking::status(t),
         team: Some(crate::ops::team::status(t)?).filter(|s| s.joined),
     })
 }

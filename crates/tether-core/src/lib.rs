@@ -9,6 +9,7 @@
 //! prints nothing: it logs through `tracing`.
 
 pub mod attention;
+pub mod code_origin;
 pub mod daemon;
 pub mod doctor;
 pub mod events;

@@ -132,7 +132,7 @@ pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
         loop {
             tokio::time::sleep(every).await;
             let t2 = Arc::clone(&t);
-            let done = tokio::task::spawn_blocking(move || tether_core::ops::trace::publish(&t2)).await;
+            let done = tokio::task::spawn_blocking(move || tether_core::code_origin::publish(&t2)).await;
             every = PUBLISH_EVERY;
             match done {
                 Ok(Err(e)) => tracing::warn!(error = %e, "writing trace records into a repository"),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_core::Tether;
-use tether_core::ops::trace::{EditBy, EditPart};
+use tether_core::code_origin::{EditBy, EditPart};
 use tether_core::trace::EditKind;
 use tether_core::trace::capture::{Replacement, capture, pack};
 
@@ -106,7 +106,7 @@ impl RunTrace {
                 written: pack(&c.written),
                 replaced: pack(&c.replaced),
             };
-            if let Err(e) = tether_core::ops::trace::record(&t, &by, &part) {
+            if let Err(e) = tether_core::code_origin::record(&t, &by, &part) {
                 tracing::warn!(error = %e, file = %part.file, "a run's edit was not traced");
             }
         });

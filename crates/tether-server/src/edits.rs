@@ -20,7 +20,7 @@ pub(crate) struct Edits {
 impl Edits {
     pub(crate) fn start(t: std::sync::Arc<tether_core::Tether>) -> Self {
         Self::with(EDITS_QUEUED, move |ev| {
-            if let Err(e) = ops::trace::from_hook(&t, &ev) {
+            if let Err(e) = tether_core::code_origin::from_hook(&t, &ev) {
                 tracing::warn!(error = %e, "an edit's trace was not recorded");
             }
             if let Err(e) = ops::agents::hook(&t, &ev) {

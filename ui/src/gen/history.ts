@@ -40,6 +40,15 @@ export type MessageOut = { seq: number, role: string, kind: string, text: string
 
 export type ProjectCount = { path: string, sessions: number, };
 
+/**
+ * Cursor's score of one commit: its lines added, by who wrote them.
+ */
+export type ScoredCommit = { commit: string, branch: string | null, lines_added: number | null, 
+/**
+ * By the agent (Cursor's `composerLinesAdded`).
+ */
+agent_lines_added: number | null, tab_lines_added: number | null, human_lines_added: number | null, };
+
 export type SearchHit = { session_id: string, title: string | null, project: string | null, source: string, updated_at: string | null, 
 /**
  * Matching text with the terms wrapped in the highlight markers.
@@ -84,3 +93,24 @@ export type TagCount = { tag: string, sessions: number, };
  * Counted reasons, e.g. `{"bad_json": 2, "missing_bubble": 1}`.
  */
 export type Tally = { [key in string]?: number };
+
+/**
+ * What the database holds, in counts: the coverage `doctor` and blame report.
+ */
+export type TrackingCoverage = { 
+/**
+ * Since when Cursor says it tracks (`tracking_state.trackingStartTime`), epoch ms.
+ */
+since_ms: number | null, 
+/**
+ * Chunks of code recorded, and of those, written by AI (any source but `human`).
+ */
+chunks: number, ai_chunks: number, 
+/**
+ * Files and chats those AI chunks name.
+ */
+files: number, chats: number, 
+/**
+ * Commits Cursor scored.
+ */
+commits: number, };

@@ -10,7 +10,7 @@ import { api } from '../api';
 import { Empty, ErrorNote } from '../components';
 import { navigate, reportError, toast, useAsync } from '../hooks';
 import type { Route } from '../router';
-import type { BlameResult, EditOrigin, LineOrigin, TracedRepo } from '../types';
+import type { BlameResult, CursorTracking, EditOrigin, LineOrigin, TracedRepo } from '../types';
 import { dateTime, shortPath } from '../util';
 
 const CHAT_COLORS = ['#4f6bed', '#2e9e6b', '#d9822b', '#b04fd1', '#d14f6b', '#1f9bb5', '#8d6e2f', '#6b7d1f'];
@@ -123,6 +123,7 @@ function FileOrigins({ b, line }: { b: BlameResult; line?: number }) {
             ))}
           </ul>
         )}
+        {b.cursor_tracking && <CursorTrackingNote t={b.cursor_tracking} />}
       </section>
       <div class="code-lines" ref={body} data-testid="code-lines">
         {b.lines.map((l) => {
@@ -241,5 +242,40 @@ export function WrittenSection({ since }: { since: string }) {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** Cursor's own AI-code tracking of the file: the chats it names and its commit scores, shown
+ * beside the lines — it names files, not lines, so it never decides a line's origin. */
+function CursorTrackingNote({ t }: { t: CursorTracking }) {
+  const n = (v: number | null) => (v == null ? '?' : String(v));
+  return (
+    <div class="muted small" data-testid="code-cursor-tracking">
+      <div title={t.covers}>
+        Cursor’s AI-code tracking{t.since ? ` (since ${dateTime(t.since)})` : ''}
+        {t.skipped ? ` — not read: ${t.skipped}` : ': files, not lines; it never decides a line’s origin'}
+      </div>
+      {t.chats.map((c) => (
+        <div key={`${c.conversation_id}/${c.source}/${c.model ?? ''}`} data-testid="code-cursor-tracking-chat">
+          {c.session ? (
+            <button type="button" class="link" onClick={() => navigate('sessions', c.session as string)}>
+              {c.title ?? 'chat'}
+            </button>
+          ) : c.conversation_id ? (
+            `chat ${c.conversation_id.slice(0, 8)} (not indexed)`
+          ) : (
+            'no chat'
+          )}
+          {` · ${c.source}${c.model ? ` · ${c.model}` : ''} · ${c.chunks} chunk${c.chunks === 1 ? '' : 's'}`}
+          {c.last_at ? ` · ${dateTime(c.last_at)}` : ''}
+        </div>
+      ))}
+      {t.commits.map((s) => (
+        <div key={s.commit + (s.branch ?? '')}>
+          commit <code>{s.commit.slice(0, 12)}</code>: {n(s.lines_added)} lines added — {n(s.agent_lines_added)} agent ·{' '}
+          {n(s.tab_lines_added)} Tab · {n(s.human_lines_added)} person
+        </div>
+      ))}
+    </div>
   );
 }

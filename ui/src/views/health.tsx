@@ -181,6 +181,7 @@ export function HealthView() {
       <TeamPanel />
       <CloudPanel />
       {doctor.data && <StoresPanel doctor={doctor.data} />}
+      {doctor.data && <TrackingPanel doctor={doctor.data} />}
       <section class="panel" data-testid="health-sources">
         <h2>Sources</h2>
         {doctor.data && doctor.data.sources.length === 0 ? (
@@ -347,6 +348,33 @@ export function StoresPanel({ doctor }: { doctor: Pick<Doctor, 'found' | 'skippe
           })}
         </tbody>
       </table>
+    </section>
+  );
+}
+
+/** Cursor's own AI-code tracking database: code origin's source for edits made before Tether's
+ * hooks. Shown where Cursor keeps one (read or not, and why). */
+export function TrackingPanel({ doctor }: { doctor: Pick<Doctor, 'cursor_tracking'> }) {
+  const dbs = (doctor.cursor_tracking ?? []).filter((c) => c.status !== 'missing');
+  if (dbs.length === 0) return null;
+  return (
+    <section class="panel" data-testid="health-cursor-tracking">
+      <h2>Cursor’s AI-code tracking</h2>
+      <ul class="plain">
+        {dbs.map((c) => {
+          const v = c.coverage;
+          return (
+            <li key={c.path} data-status={c.status}>
+              <code class="small">{c.path}</code>{' '}
+              {v
+                ? `${v.ai_chunks} AI chunks in ${v.files} files from ${v.chats} chats, ${v.commits} commits scored` +
+                  (v.since_ms != null ? `, since ${new Date(v.since_ms).toLocaleDateString()}` : '')
+                : `not read: ${c.reason ?? 'unknown'}`}
+            </li>
+          );
+        })}
+      </ul>
+      <p class="muted small">{dbs[0].covers}.</p>
     </section>
   );
 }

@@ -62,6 +62,22 @@ fn print_report(d: &DoctorReport) {
     for l in &d.cursor_homes {
         println!("Cursor home  {} {}", l.path, if l.exists { "" } else { "(not found)" });
     }
+    for c in &d.cursor_tracking {
+        // Code origin's source for edits made before Tether's hooks: what it covers, or why not.
+        let what = match (&c.coverage, c.status) {
+            (Some(v), _) => format!(
+                "{} AI chunk(s) in {} file(s) from {} chat(s), {} commit(s) scored{}",
+                v.ai_chunks,
+                v.files,
+                v.chats,
+                v.commits,
+                v.since_ms.map_or_else(String::new, |ms| format!(", since {}", tether_core::clock::iso(ms)))
+            ),
+            (None, "missing") => "(not found)".to_owned(),
+            (None, _) => format!("not read: {}", c.reason.as_deref().unwrap_or("?")),
+        };
+        println!("AI tracking  {} {what}", c.path);
+    }
     for a in &d.agents {
         if !a.enabled {
             println!("{:<12} off (settings: agents.{})", a.name, a.agent.replace('-', "_"));

@@ -124,6 +124,44 @@ fn print_blame(r: &BlameResult) {
         "{}",
         render::dim(&format!("{} ai · {} mixed · {} human · {} unknown — {since}", c.ai, c.mixed, c.human, c.unknown))
     );
+    if let Some(ct) = &r.cursor_tracking {
+        print_cursor_tracking(ct);
+    }
+}
+
+/// Cursor's own tracking of the file: chats and commit scores, said as what they are.
+fn print_cursor_tracking(ct: &tether_core::ops::trace::CursorTracking) {
+    println!();
+    let since = ct.since.as_deref().map_or_else(String::new, |s| format!(", since {}", render::local_time(Some(s))));
+    println!("Cursor's AI-code tracking ({}{since}):", ct.source);
+    if let Some(why) = &ct.skipped {
+        println!("    {}", render::dim(&format!("not read: {why}")));
+    }
+    for c in &ct.chats {
+        let who = match (&c.title, c.conversation_id.is_empty()) {
+            (Some(t), _) => format!("\"{t}\""),
+            (None, true) => "(no chat)".to_owned(),
+            (None, false) => format!("chat {}", c.conversation_id),
+        };
+        let model = c.model.as_deref().unwrap_or("model unknown");
+        let last = render::local_time(c.last_at.as_deref());
+        println!("    {who} — {}, {model}, {} chunk(s), last {last}", c.source, c.chunks);
+    }
+    for s in &ct.commits {
+        let n = |v: Option<i64>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
+        println!(
+            "    commit {} — {} lines added: {} agent · {} tab · {} human",
+            &s.commit[..s.commit.len().min(12)],
+            n(s.lines_added),
+            n(s.agent_lines_added),
+            n(s.tab_lines_added),
+            n(s.human_lines_added)
+        );
+    }
+    if ct.chats.is_empty() && ct.commits.is_empty() && ct.skipped.is_none() {
+        println!("    {}", render::dim("nothing recorded for this file or its commits"));
+    }
+    println!("    {}", render::dim(ct.covers));
 }
 
 pub fn run(t: &Tether, cmd: TraceCmd) -> anyhow::Result<()> {
@@ -162,7 +200,7 @@ pub fn run(t: &Tether, cmd: TraceCmd) -> anyhow::Result<()> {
             Ok(())
         }
         TraceCmd::Publish => {
-            let p = trace::publish(t)?;
+            let p = tether_core::code_origin::publish(t)?;
             println!("{} records written for {} commits", p.records, p.commits);
             Ok(())
         }

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tether_core::code_origin::{self, EditBy, EditPart};
 use tether_core::ops::Principal;
-use tether_core::ops::trace::{self, Blame, EditBy, EditPart};
+use tether_core::ops::trace::{self, Blame};
 use tether_core::trace::EditKind;
 use tether_core::trace::capture::{Replacement, capture, pack};
 use tether_core::{CursorLocations, Paths, Tether};
@@ -113,7 +114,7 @@ fn record(t: &Tether, file: &Path, old: &str, new: &str, chat: &str, kind: EditK
         model: Some("gpt-5".into()),
         ..Default::default()
     };
-    trace::record(t, &by, &part).unwrap();
+    code_origin::record(t, &by, &part).unwrap();
 }
 
 fn origins_of(t: &Tether, file: &Path) -> Vec<String> {
@@ -326,7 +327,7 @@ fn publishing_refuses_a_fifo_or_hard_linked_traces_file_and_goes_on_with_the_oth
     let t = std::sync::Arc::new(a.t);
     let publish = |t: &std::sync::Arc<Tether>| {
         let t = std::sync::Arc::clone(t);
-        within(20, "publishing", move || trace::publish(&t).unwrap())
+        within(20, "publishing", move || code_origin::publish(&t).unwrap())
     };
     let p = publish(&t);
     assert_eq!(p.records, 1, "only the good repository's record is written: {p:?}");

@@ -3,6 +3,7 @@
 mod agents;
 mod code_origin;
 mod cursor3;
+mod cursor_tracking;
 mod eras;
 mod incremental;
 mod readonly;

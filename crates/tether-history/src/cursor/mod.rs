@@ -12,6 +12,7 @@ pub mod sdk;
 #[cfg(test)]
 mod smoke_fuzz;
 pub mod sqlite;
+pub mod tracking;
 pub mod transcript;
 pub mod uri;
 pub mod value;
