@@ -119,24 +119,52 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
 
 /// How often repositories that asked for trace records are checked for new commits.
 const PUBLISH_EVERY: Duration = Duration::from_secs(10);
-/// How often the publisher looks whether any repository asks for them, while none does: one
-/// SQL read a minute is what an idle daemon pays for the feature.
+/// How often the publisher looks whether any repository asks for them, while none does and
+/// nothing was written: one SQL read a minute is what an idle daemon pays for the feature.
 const PUBLISH_IDLE: Duration = Duration::from_secs(60);
+/// While no repository asks, a write to the database (a `tether trace enable` in another
+/// process, or the GUI's in this one, is one) wakes the publisher to look again at once; a
+/// burst of writes (an index pass) is one look per this long.
+const PUBLISH_WAKE_GAP: Duration = Duration::from_secs(1);
 
 /// Writes trace records for new commits into the repositories that asked for them (one SQL
-/// read when none did).
+/// read when none did). With none asking it sleeps until the database is written (which is how
+/// a repository comes to ask) or a minute passes, so turning publishing on takes effect for the
+/// next commit, not a minute later.
 pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
+    let written = Arc::new(tokio::sync::Notify::new());
+    let w = {
+        let written = Arc::clone(&written);
+        t.store.watch_writes(move || written.notify_one()).ok()
+    };
     let t = Arc::clone(t);
     let task = tokio::spawn(async move {
-        let mut every = PUBLISH_EVERY;
+        let mut idle = false;
         loop {
-            tokio::time::sleep(every).await;
+            if idle {
+                tokio::select! {
+                    _ = tokio::time::sleep(PUBLISH_IDLE) => {}
+                    _ = written.notified() => {
+                        // The WAL is written before the commit is visible (as in the store
+                        // watcher); a moment later it is, and the rest of the burst is one look.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let _ = tokio::time::timeout(Duration::ZERO, written.notified()).await;
+                    }
+                }
+            } else {
+                tokio::time::sleep(PUBLISH_EVERY).await;
+            }
             let t2 = Arc::clone(&t);
             let done = tokio::task::spawn_blocking(move || tether_core::code_origin::publish(&t2)).await;
-            every = PUBLISH_EVERY;
+            idle = false;
             match done {
                 Ok(Err(e)) => tracing::warn!(error = %e, "writing trace records into a repository"),
-                Ok(Ok(p)) if p.repos == 0 => every = PUBLISH_IDLE,
+                Ok(Ok(p)) if p.repos == 0 => {
+                    idle = true;
+                    // At most one look a second however often the database is written; a write
+                    // meanwhile is still heard (its wake-up waits for the loop).
+                    tokio::time::sleep(PUBLISH_WAKE_GAP).await;
+                }
                 Ok(Ok(p)) if p.records > 0 => {
                     tracing::info!(records = p.records, commits = p.commits, "trace records written")
                 }
@@ -144,7 +172,7 @@ pub(crate) fn trace_publisher(t: &Arc<Tether>) -> Watching {
             }
         }
     });
-    Watching { _watcher: None, task }
+    Watching { _watcher: w.map(|w| Box::new(w) as Box<dyn std::any::Any + Send>), task }
 }
 
 /// Checks in with the team database while this instance is in a team (and ends the runs of
