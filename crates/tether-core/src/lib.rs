@@ -127,6 +127,13 @@ impl Tether {
         *self.cursor.write().unwrap_or_else(|p| p.into_inner()) = loc;
     }
 
+    /// What is this machine's, whatever the board's engine: the chat history and its index, code
+    /// origin, MCP sessions, the tokens' state. Never a teammate's to see; what is shared is
+    /// [`Self::board`].
+    pub fn local(&self) -> &Store {
+        &self.store
+    }
+
     /// Tasks, agents, signals and runs, wherever the board is now.
     pub fn board(&self) -> Board<'_> {
         Board::on(self.board_db())
