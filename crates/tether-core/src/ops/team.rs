@@ -6,6 +6,10 @@
 //! machine's name, this data dir's instance id); the password goes where the MCP token is kept
 //! (the OS keyring, or the 0600 file store), else libpq's conventions (`PGPASSWORD`,
 //! `~/.pgpass`) apply. The chat history, code origin and tokens never leave the machine.
+//!
+//! Here is what a person asks (authority, then one call); the work is `tether_team`'s (what was
+//! joined, reaching the database, checking in, the team's pool as the board), and the daemon's
+//! heartbeat is `crate::team`'s.
 
 use serde::{Deserialize, Serialize};
 use tether_pg::machines;
