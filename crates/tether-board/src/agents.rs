@@ -4,6 +4,8 @@
 //!
 //! Knows nothing about MCP or HTTP; hosts pass identities in.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use tether_store::sql::{Sql, SqlExt};
 use tether_store::values;
@@ -31,6 +33,7 @@ pub struct Agent {
     pub last_seen: String,
     /// Ids of the tasks it holds (in progress).
     pub tasks: Vec<String>,
+    // (Whether the MCP session holds a stream is the machine's to say: `Agent::reached_over`.)
     /// How signals reach it: `full` while its MCP session holds a GET stream open (the doorbell)
     /// or Cursor's hooks report for its chat (the stop hook), else `degraded` (only the notice on
     /// its next tool call). `None` for people.
@@ -39,6 +42,23 @@ pub struct Agent {
     pub open_obligations: i64,
     /// A chain of runs that Tether wakes by a follow-up run when signals wait for it (opt-in).
     pub wake_by_resume: bool,
+    /// The MCP session it speaks through, if any: whether that session holds a stream open is
+    /// the machine's to say (its sessions are never on the board), not the board's.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub mcp_session: Option<String>,
+}
+
+impl Agent {
+    /// `full` when its MCP session is one that `streaming` (the sessions a daemon holds a GET
+    /// stream for: `live::sessions::streaming` over the machine's own store, whatever the
+    /// board's engine) says is open, as the doorbell then reaches it at once.
+    pub fn reached_over(&mut self, streaming: &HashSet<String>) {
+        let open = self.mcp_session.as_ref().is_some_and(|s| streaming.contains(s));
+        if open && self.kind != AgentKind::Cli && self.status != "ended" {
+            self.surface = Some("full");
+        }
+    }
 }
 
 /// Registers the agent (or updates its role/name), returning it. A requested name that another
@@ -121,12 +141,12 @@ pub fn list(store: &dyn Database) -> Result<Vec<Agent>> {
             "SELECT a.id, a.name, a.kind, a.role, a.project, a.last_seen, a.ended_at, ca.status, ca.last_at,
                     (SELECT string_agg('T-' || CAST(t.num AS TEXT), ',' ORDER BY t.num) FROM tasks t
                         WHERE t.assignee_agent = a.id AND t.status = 'in_progress'),
-                    EXISTS (SELECT 1 FROM mcp_sessions m WHERE m.id = a.mcp_session AND m.streams > 0)
-                        OR (a.kind = 'cursor' AND ca.conversation_id IS NOT NULL),
+                    a.kind = 'cursor' AND ca.conversation_id IS NOT NULL,
                     (SELECT count(*) FROM signal_deliveries d WHERE d.recipient = a.id AND d.obligation = 'open'),
                     a.wake_by_resume,
                     a.kind = 'run' AND EXISTS (SELECT 1 FROM runs r WHERE r.root = CAST(substr(a.id, 7) AS INTEGER)
-                        AND r.status IN ('queued', 'running'))
+                        AND r.status IN ('queued', 'running')),
+                    a.mcp_session
              FROM agents a LEFT JOIN chat_activity ca ON ca.conversation_id = a.id
              ORDER BY CASE WHEN a.last_seen >= coalesce(ca.last_at, 0) THEN a.last_seen
                            ELSE coalesce(ca.last_at, 0) END DESC, a.name",
@@ -174,6 +194,7 @@ pub fn list(store: &dyn Database) -> Result<Vec<Agent>> {
                     surface,
                     open_obligations: r.get(11)?,
                     wake_by_resume,
+                    mcp_session: r.get(14)?,
                 })
             },
         )

@@ -18,6 +18,7 @@ pub mod insights;
 pub mod nofollow;
 pub mod ops;
 pub mod settings;
+pub mod team;
 pub mod token;
 pub mod usage;
 
@@ -70,22 +71,32 @@ impl Tether {
         let announce = bus.clone();
         store.announce_writes(move |c| announce.announce(c));
         let settings = settings::Settings::load(&paths).map_err(|e| e.to_string());
-        let t = Self {
+        // Back on the team's board if this data dir joined one. A team.json or password that
+        // cannot be read leaves the board local, said loudly: `tether team status` shows why.
+        let team = Self::rejoin(&paths, &bus).unwrap_or_else(|e| {
+            tracing::warn!("the team database could not be restored, so the board is this machine's: {e}");
+            None
+        });
+        Ok(Self {
             paths,
             cursor: std::sync::RwLock::new(cursor),
             store,
             settings: std::sync::RwLock::new(settings),
             bus,
             daemon: daemon::State::default(),
-            team: std::sync::RwLock::new(None),
+            team: std::sync::RwLock::new(team),
             team_moves: tokio::sync::watch::Sender::new(0),
-        };
-        // Back on the team's board if this data dir joined one. A team.json or password that
-        // cannot be read leaves the board local, said loudly: `tether team status` shows why.
-        if let Err(e) = ops::team::restore(&t) {
-            tracing::warn!("the team database could not be restored, so the board is this machine's: {e}");
-        }
-        Ok(t)
+        })
+    }
+
+    /// The board on the team database this data dir joined, if any, with the secrets the keyring
+    /// keeps for it (read only when there is a team to reach).
+    fn rejoin(paths: &Paths, bus: &events::Bus) -> Result<Option<Arc<dyn sql::Database>>> {
+        let Some(j) = tether_team::Joined::read(&paths.data_dir)? else { return Ok(None) };
+        let (identity, password) = (token::team_identity(paths)?, token::team_password(paths)?);
+        let bus = bus.clone();
+        let board = tether_team::board::rejoin(&j, identity.as_deref(), password, move |c| bus.announce(c))?;
+        Ok(Some(Arc::new(board)))
     }
 
     /// Reads `settings.json` again (it changed on disk); true when what it says changed.
@@ -115,6 +126,13 @@ impl Tether {
     pub fn set_cursor(&self, mut loc: CursorLocations) {
         loc.cloud_dir = Some(self.paths.cloud_dir());
         *self.cursor.write().unwrap_or_else(|p| p.into_inner()) = loc;
+    }
+
+    /// What is this machine's, whatever the board's engine: the chat history and its index, code
+    /// origin, MCP sessions, the tokens' state. Never a teammate's to see; what is shared is
+    /// [`Self::board`].
+    pub fn local(&self) -> &Store {
+        &self.store
     }
 
     /// Tasks, agents, signals and runs, wherever the board is now.

@@ -192,7 +192,7 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
                 continue;
             }
             let t2 = Arc::clone(&t);
-            match tokio::task::spawn_blocking(move || tether_core::ops::team::heartbeat(&t2)).await {
+            match tokio::task::spawn_blocking(move || tether_core::team::heartbeat(&t2)).await {
                 Ok(Err(e)) if !down => {
                     down = true;
                     tracing::warn!(error = %e, "the team database cannot be reached; the board waits for it");
@@ -209,7 +209,7 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
                 _ => {}
             }
             tokio::select! {
-                _ = tokio::time::sleep(tether_core::ops::team::heartbeat_every()) => {}
+                _ = tokio::time::sleep(tether_core::team::heartbeat_every()) => {}
                 r = moves.changed() => {
                     if r.is_err() {
                         return;

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0004_shared_chats", include_str!("../migrations/0004_shared_chats.sql")),
     ("0005_machine_person", include_str!("../migrations/0005_machine_person.sql")),
     ("0006_signal_machine", include_str!("../migrations/0006_signal_machine.sql")),
+    ("0007_no_mcp_sessions", include_str!("../migrations/0007_no_mcp_sessions.sql")),
 ];
 
 /// Brings the team schema to this build's version; the version it is at.

@@ -266,3 +266,121 @@ fn the_pool_says_what_a_write_changed_and_reaches_a_restarted_server_by_itself()
     let ids: Vec<i64> = db.read(|c| c.query_map("SELECT id FROM notes ORDER BY id", &[], |r| r.get(0))).unwrap();
     assert_eq!(ids, [1, 3], "what was acknowledged is there; what failed is not");
 }
+
+/// A table's columns as `(name, type, NOT NULL)`, the type as the engine declares it.
+type Columns = std::collections::BTreeMap<String, (String, bool)>;
+
+/// The tables of this machine's SQLite store that are never on a team's database: the chat
+/// history and its index, code origin, usage, MCP sessions, the store's own bookkeeping. Every
+/// other table of the store is the board's, and the team schema has it too.
+/// (A full-text index's shadow tables, `messages_fts_data` and the like, go with it.)
+const MACHINE_ONLY: &[&str] = &[
+    // The chat history and its index.
+    "sources",
+    "sessions",
+    "messages",
+    "messages_fts",
+    "titles_fts",
+    "fts_terms",
+    "skipped",
+    "session_meta",
+    "session_tags",
+    "workspaces",
+    "workspace_members",
+    // Code origin.
+    "trace_edits",
+    "trace_lines",
+    "trace_repos",
+    // Usage as Cursor reports it to this person.
+    "chat_usage",
+    "usage_events",
+    // The MCP sessions this machine's daemon holds.
+    "mcp_sessions",
+];
+
+/// The tables only a team's database has: its machines and its migrations' record.
+const TEAM_ONLY: &[&str] = &["machines", "tether_schema"];
+
+fn sqlite_tables() -> std::collections::BTreeMap<String, Columns> {
+    let store = tether_store::Store::open_in_memory().unwrap();
+    let conn = store.writer();
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    names
+        .into_iter()
+        .map(|t| {
+            let cols = conn
+                .prepare("SELECT name, upper(type), \"notnull\" OR pk > 0 FROM pragma_table_info(?1)")
+                .unwrap()
+                .query_map([&t], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, String>(1)?, r.get::<_, bool>(2)?))))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            (t, cols)
+        })
+        .collect()
+}
+
+fn team_tables(conn: &PgConn) -> std::collections::BTreeMap<String, Columns> {
+    let mut out = std::collections::BTreeMap::<String, Columns>::new();
+    for (t, c, ty, not_null) in conn
+        .query_map(
+            "SELECT table_name::text, column_name::text, data_type::text, is_nullable = 'NO'
+             FROM information_schema.columns WHERE table_schema = current_schema()
+             ORDER BY table_name, ordinal_position",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?, r.get::<String>(2)?, r.get::<bool>(3)?)),
+        )
+        .unwrap()
+    {
+        out.entry(t).or_default().insert(c, (ty, not_null));
+    }
+    out
+}
+
+fn machine_only(table: &str) -> bool {
+    MACHINE_ONLY
+        .iter()
+        .any(|m| table == *m || table.strip_prefix(m).is_some_and(|rest| rest.starts_with('_') && m.ends_with("_fts")))
+}
+
+/// The team schema's type for a column SQLite declares as `sqlite` (what `tether_pg::value` maps
+/// each storage class to and from).
+fn team_types(sqlite: &str) -> &'static [&'static str] {
+    match sqlite {
+        "INTEGER" => &["bigint"],
+        "TEXT" => &["text", "jsonb"],
+        "REAL" => &["double precision"],
+        "BLOB" => &["bytea"],
+        _ => &[],
+    }
+}
+
+#[test]
+fn the_team_schema_has_the_boards_tables_as_sqlite_has_them_and_none_of_the_machines() {
+    let sqlite = sqlite_tables();
+    let team = team_tables(&migrated());
+    let leaked: Vec<&String> = team.keys().filter(|t| machine_only(t)).collect();
+    assert!(leaked.is_empty(), "machine-local tables in the team schema: {leaked:?}");
+    let board: Vec<&String> = sqlite.keys().filter(|t| !machine_only(t)).collect();
+    let shared: Vec<&String> = team.keys().filter(|t| !TEAM_ONLY.contains(&t.as_str())).collect();
+    assert_eq!(
+        board, shared,
+        "the store's board tables and the team schema's differ: a board table goes in both (a store migration \
+         and a tether-pg one), a machine's own table in MACHINE_ONLY"
+    );
+    for t in board {
+        let (mine, theirs) = (&sqlite[t], &team[t]);
+        assert_eq!(mine.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>(), "the columns of {t}");
+        for (col, (ty, not_null)) in mine {
+            let (pg, pg_not_null) = &theirs[col];
+            assert!(team_types(ty).contains(&pg.as_str()), "{t}.{col} is {ty} on SQLite but {pg} in the team schema");
+            assert_eq!(not_null, pg_not_null, "{t}.{col}: NOT NULL on one engine only");
+        }
+    }
+}

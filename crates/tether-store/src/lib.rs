@@ -1,10 +1,12 @@
 //! What Tether's engine crates stand on: where data lives ([`paths`], the one place directories
 //! are resolved, with the `TETHER_HOME` override), our SQLite database ([`store`]: pragmas,
 //! append-only migrations for every domain, durable transactions, revisions, the write watch),
+//! announcing each board write once on either engine ([`announce`]),
 //! [`sql`]: the dialect the board's SQL is written in for both engines, the engine's typed errors with the stable codes hosts branch on ([`error`]), and the clock.
 //!
 //! Knows nothing about Cursor's formats, the board's rules, hosts or transports.
 
+pub mod announce;
 pub mod changed;
 pub mod clock;
 pub mod error;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use rusqlite_migration::{M, Migrations};
 
+use crate::announce::Announcer;
 pub use crate::changed::{Changed, Revisions};
 use crate::error::Result;
 
@@ -85,10 +86,9 @@ pub struct Store {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     /// The board's revisions as this process last announced them (its own writes, or others'
-    /// seen by [`Store::foreign_changes`]): every write is announced once, by whoever made it.
-    announced: Mutex<Revisions>,
-    /// Told of every write's [`Changed`] right after its commit (the host's event bus).
-    announcer: std::sync::OnceLock<Box<dyn Fn(Changed) + Send + Sync>>,
+    /// seen by [`Store::foreign_changes`]), and whom it tells: every write is announced once, by
+    /// whoever made it (the same bookkeeping as the team's pool, [`crate::announce`]).
+    announced: Announcer,
 }
 
 impl Revisions {
@@ -181,14 +181,8 @@ impl Store {
             conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         }
         tune_writer(&conn)?;
-        let announced = Mutex::new(Revisions::read(&conn)?);
-        Ok(Self {
-            path: path.to_owned(),
-            writer: Mutex::new(conn),
-            readers: Mutex::new(Vec::new()),
-            announced,
-            announcer: Default::default(),
-        })
+        let announced = Announcer::new(Some(Revisions::read(&conn)?));
+        Ok(Self { path: path.to_owned(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()), announced })
     }
 
     /// An in-memory store, for unit tests.
@@ -196,14 +190,8 @@ impl Store {
         let mut conn = Connection::open_in_memory()?;
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
-        let announced = Mutex::new(Revisions::read(&conn)?);
-        Ok(Self {
-            path: PathBuf::new(),
-            writer: Mutex::new(conn),
-            readers: Mutex::new(Vec::new()),
-            announced,
-            announcer: Default::default(),
-        })
+        let announced = Announcer::new(Some(Revisions::read(&conn)?));
+        Ok(Self { path: PathBuf::new(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()), announced })
     }
 
     pub fn path(&self) -> &Path {
@@ -226,40 +214,27 @@ impl Store {
     /// revisions count as announced by this process (its caller announces them), so
     /// [`Store::foreign_changes`] never reports this write again.
     pub fn durable_changes<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<(T, Changed)> {
-        let mut conn = self.writer();
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        let out = (|| {
-            let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            // Inside the write lock: no other process's write falls between the two reads.
-            let before = Revisions::read(&txn)?;
-            let v = f(&txn)?;
-            let after = Revisions::read(&txn)?;
-            let changed = before.changed_to(after);
-            // Announced before it is visible, so the watcher cannot see it first.
-            let mut announced = self.announced.lock().unwrap_or_else(|p| p.into_inner());
-            txn.commit()?;
-            let mine = Revisions {
-                tasks: changed.tasks.unwrap_or(announced.tasks),
-                signals: changed.signals.unwrap_or(announced.signals),
-                runs: changed.runs.unwrap_or(announced.runs),
-            };
-            *announced = announced.max(mine);
-            drop(announced);
-            if changed.any()
-                && let Some(announce) = self.announcer.get()
-            {
-                announce(changed);
-            }
-            Ok((v, changed))
-        })();
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        out
+        self.announced.write(|| {
+            let mut conn = self.writer();
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            let out = (|| {
+                let txn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                // Inside the write lock: no other process's write falls between the two reads.
+                let before = Revisions::read(&txn)?;
+                let v = f(&txn)?;
+                let after = Revisions::read(&txn)?;
+                txn.commit()?;
+                Ok((v, before.changed_to(after)))
+            })();
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            out
+        })
     }
 
     /// Tells `f` of every board write this store commits, once, right after it commits (set once;
     /// later calls are ignored).
     pub fn announce_writes(&self, f: impl Fn(Changed) + Send + Sync + 'static) {
-        let _ = self.announcer.set(Box::new(f));
+        self.announced.announce_to(f);
     }
 
     /// What other processes changed on the board since this one last announced: the domains
@@ -270,11 +245,7 @@ impl Store {
             // concurrent write takes the other way round).
             return Ok(Changed::default());
         }
-        let mut announced = self.announced.lock().unwrap_or_else(|p| p.into_inner());
-        let now = self.read(Revisions::read)?;
-        let changed = announced.changed_to(now);
-        *announced = announced.max(now);
-        Ok(changed)
+        self.announced.foreign(|| self.read(Revisions::read))
     }
 
     /// A pooled read connection; in-memory stores share the writer.

@@ -13,10 +13,16 @@ use crate::board::tasks::SessionStart;
 use crate::error::{Error, Result};
 use crate::events::Event;
 
-/// Every agent, with live status and surface support. With no daemon running nothing can reach
-/// an agent, so every surface reads `degraded`.
+/// Every agent, with live status and surface support. An MCP agent is reached at once while its
+/// session holds a stream open on this machine's daemon (sessions are the machine's, the agents
+/// the board's). With no daemon running nothing can reach an agent, so every surface reads
+/// `degraded`.
 pub fn list(t: &Tether) -> Result<Vec<Agent>> {
     let mut all = t.board().agents()?;
+    let streaming = live::streaming(t.local())?;
+    for a in &mut all {
+        a.reached_over(&streaming);
+    }
     if crate::daemon::running(&t.paths).is_none() {
         for a in all.iter_mut().filter(|a| a.surface.is_some()) {
             a.surface = Some("degraded");
@@ -41,7 +47,8 @@ pub fn start_session(t: &Tether, who: &Principal, s: &Start) -> Result<SessionSt
     let Some(id) = who.identity() else {
         return Err(Error::invalid("session", "a session is an agent's; the person needs none"));
     };
-    let r = t.board().start_session(id, s.role.as_deref(), s.name.as_deref())?;
+    let mut r = t.board().start_session(id, s.role.as_deref(), s.name.as_deref())?;
+    r.agent.reached_over(&live::streaming(t.local())?);
     t.bus.emit(Event::Agents {});
     Ok(r)
 }
@@ -56,8 +63,8 @@ pub fn set_wake(t: &Tether, who: &Principal, agent: &str, on: bool) -> Result<Ag
     Ok(a)
 }
 
-/// Records what a Cursor hook said about its chat (status for everyone; a talking chat renews
-/// what it holds). For `stop`, the answer for Cursor: a follow-up message that makes the chat
+/// Records what a Cursor hook said about its chat, on the board (its status is for everyone,
+/// teammates too; a talking chat renews what it holds). For `stop`, the answer for Cursor: a follow-up message that makes the chat
 /// drain its signals, when it has some and was not asked yet in this drain cycle.
 pub fn hook(t: &Tether, ev: &HookEvent) -> Result<Option<String>> {
     live::record_hook(&*t.board_db(), ev)?;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tether_core::board::principal::Principal;
 use tether_testkit::daemon::TestDaemon;
 
-use crate::mcp_util::{call, err, fails, hook, mcp_sessions, ok, text, tool};
+use crate::mcp_util::{call, err, fails, hook, mcp_sessions, ok, streams_open, text, tool};
 
 fn task_ids(list: &Value) -> Vec<String> {
     list["tasks"].as_array().expect("tasks").iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect()
@@ -329,4 +329,28 @@ async fn a_chat_announced_by_the_hooks_is_the_actor() {
     other.cancel().await.unwrap();
     c.cancel().await.unwrap();
     d.stop().await;
+}
+
+/// An agent connected over MCP with its GET stream open is reached at once (`full`), in its own
+/// session start and on the Agents list, on a machine's own board and on a team's: its session
+/// is this machine's (never on the team database), its agent the board's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_connected_over_mcp_are_reachable_on_a_machines_board_and_on_a_teams() {
+    for in_team in [false, true] {
+        let d = if in_team {
+            TestDaemon::start_in_team(&tether_testkit::pg::team_board_url(), "laptop", Default::default()).await
+        } else {
+            TestDaemon::start().await
+        };
+        let a = d.mcp().await;
+        streams_open(&d, 1).await;
+        let started = tool(&a, "session_start", json!({"name": "ann"})).await;
+        assert_eq!(started["agent"]["surface"], "full", "in a team: {in_team}: {started}");
+        let (status, listed) = d.get("/api/agents").await;
+        assert_eq!(status, 200, "{listed}");
+        let agents = listed["agents"].as_array().cloned().unwrap_or_default();
+        let ann = agents.iter().find(|x| x["name"] == "ann").unwrap_or_else(|| panic!("{agents:?}"));
+        assert_eq!(ann["surface"], "full", "in a team: {in_team}: {ann}");
+        a.cancel().await.unwrap();
+    }
 }

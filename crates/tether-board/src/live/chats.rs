@@ -1,53 +1,15 @@
-//! Live state the daemon keeps besides the chat index: persisted MCP sessions (so clients survive
-//! a restart) and what Cursor's hooks report about each chat (workspace, working/idle/ended).
+//! What Cursor's hooks report about each chat (workspace, working/idle/ended), on the board: a
+//! chat's liveness is the team's to see (the Agents list reads it, and a talking chat renews the
+//! leases of what it holds on the board), so it takes the board's engine, whichever that is.
 //!
-//! Knows nothing about HTTP or MCP types: sessions are opaque JSON blobs here.
+//! Knows nothing about HTTP or MCP types.
 
 use serde::{Deserialize, Serialize};
 use tether_store::sql::{Database, Sql, SqlExt};
 use tether_store::values;
 
-use crate::error::Result;
-use crate::store::Store;
-
 use crate::clock::now_ms;
-
-pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
-    let now = now_ms();
-    Sql::execute(
-        &*store.writer(),
-        "INSERT INTO mcp_sessions(id, state, created_at, last_seen) VALUES (?1, ?2, ?3, ?3)
-         ON CONFLICT(id) DO UPDATE SET state = excluded.state, last_seen = excluded.last_seen",
-        values![id, state, now],
-    )?;
-    Ok(())
-}
-
-pub fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
-    store.read(|c| SqlExt::query_opt(c, "SELECT state FROM mcp_sessions WHERE id = ?1", values![id], |r| r.get(0)))
-}
-
-pub fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
-    Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE id = ?1", values![id])?;
-    Ok(())
-}
-
-/// How many GET streams the running daemon holds open for a session (its surface support).
-pub fn set_streams(store: &Store, id: &str, streams: usize) -> Result<()> {
-    Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = ?2 WHERE id = ?1", values![id, streams as i64])?;
-    Ok(())
-}
-
-/// A daemon starting holds no stream yet, whatever a killed one left behind.
-pub fn reset_streams(store: &Store) -> Result<()> {
-    Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = 0 WHERE streams != 0", &[])?;
-    Ok(())
-}
-
-/// Forgets persisted sessions nobody has restored for `max_age_ms`.
-pub fn prune_mcp_sessions(store: &Store, max_age_ms: i64) -> Result<usize> {
-    Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE last_seen < ?1", values![now_ms() - max_age_ms])
-}
+use crate::error::Result;
 
 /// One Cursor hook payload, reduced to what we use. Unknown fields are ignored.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -129,7 +91,7 @@ pub fn record_hook(store: &dyn Database, ev: &HookEvent) -> Result<()> {
     // A chat that is still talking is still working on what it holds.
     crate::tasks::renew_leases(store, &ev.conversation_id, crate::tasks::DEFAULT_LEASE_MS)?;
     if ev.hook_event_name == "sessionEnd" {
-        store.durable(|txn| super::agents::end_in(txn, &ev.conversation_id))?;
+        store.durable(|txn| crate::agents::end_in(txn, &ev.conversation_id))?;
     }
     Ok(())
 }
@@ -159,13 +121,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sessions_and_hooks_round_trip() {
-        let s = Store::open_in_memory().unwrap();
-        save_mcp_session(&s, "m1", "{\"a\":1}").unwrap();
-        assert_eq!(load_mcp_session(&s, "m1").unwrap().as_deref(), Some("{\"a\":1}"));
-        delete_mcp_session(&s, "m1").unwrap();
-        assert_eq!(load_mcp_session(&s, "m1").unwrap(), None);
-
+    fn hooks_round_trip() {
+        let s = crate::store::Store::open_in_memory().unwrap();
         let mut ev = HookEvent {
             hook_event_name: "beforeSubmitPrompt".into(),
             conversation_id: "c1".into(),
