@@ -108,7 +108,8 @@ fn print_report(d: &DoctorReport) {
         *skipped_of.entry(&s.kind).or_default() += 1;
     }
     for f in &d.found {
-        let mut line = format!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);
+        let mut line =
+            format!("  {:<10} {:>5} file(s), {} chats, {} messages", f.kind, f.files, f.sessions, f.messages);
         if let Some(n) = skipped_of.remove(f.kind.as_str()) {
             line.push_str(&format!(", {n} passed over"));
         }
