@@ -19,6 +19,7 @@ pub mod ops;
 pub mod settings;
 pub mod token;
 pub mod usage;
+mod work;
 
 pub use tether_board as board;
 pub use tether_git;

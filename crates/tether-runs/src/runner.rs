@@ -299,7 +299,7 @@ impl Runner {
     /// pull requests were merged on GitHub.
     async fn reap(&self) {
         let t = Arc::clone(&self.tether);
-        match blocking(move || tether_core::ops::worktrees::reap(&t)).await {
+        match blocking(move || tether_work::worktree::reap(&*t)).await {
             Ok(gone) => {
                 for w in gone {
                     tracing::info!(path = %w.path, branch = %w.branch, "removed an old run's worktree (its branch is kept)");
@@ -308,7 +308,7 @@ impl Runner {
             Err(e) => tracing::warn!(error = %e, "removing old worktrees"),
         }
         let t = Arc::clone(&self.tether);
-        match blocking(move || tether_core::ops::changes::sync_pulls(&t)).await {
+        match blocking(move || tether_work::review::sync_pulls(&*t)).await {
             Ok(runs) if !runs.is_empty() => {
                 tracing::info!(?runs, "pull requests merged on GitHub; their worktrees removed")
             }
@@ -360,7 +360,7 @@ impl Runner {
             let mut held = None;
             // Another machine's run: its folder as this machine has it (found or cloned).
             let (t, r) = (Arc::clone(&self.tether), run.clone());
-            let run = match blocking(move || tether_core::ops::runs::resolve_workspace(&t, &r)).await {
+            let run = match blocking(move || tether_work::place::resolve_workspace(&*t, &r)).await {
                 Ok(r) => r,
                 Err(e) => {
                     let msg = format!("could not find the run's folder on this machine: {e}");
@@ -396,7 +396,7 @@ impl Runner {
             // sees half of it. A run that never got its worktree has nothing to commit.
             let mut at_end = runs::get_run(&*t.board_db(), num)?;
             at_end.status = outcome.status;
-            if let Err(e) = tether_core::ops::worktrees::record_end(&t, &at_end) {
+            if let Err(e) = tether_work::worktree::record_end(&*t, &at_end) {
                 tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
             }
             // A cloud run's chat is searchable whole by the time the run says it ended.
@@ -447,7 +447,7 @@ fn recover(t: &Tether) -> tether_core::Result<()> {
         }
     }
     files::restore_orphans(t);
-    tether_core::ops::worktrees::recover(t)
+    tether_work::worktree::recover(t)
 }
 
 /// A loop's failure, said as a warning, unless it is a team database that cannot be reached
