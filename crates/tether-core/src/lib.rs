@@ -12,6 +12,7 @@ pub mod attention;
 pub mod daemon;
 pub mod doctor;
 pub mod events;
+pub mod executor;
 pub mod init;
 pub mod insights;
 pub mod nofollow;
@@ -51,6 +52,8 @@ pub struct Tether {
     pub bus: events::Bus,
     /// What the daemon in this process is doing (nothing, in a one-shot CLI process).
     pub daemon: daemon::State,
+    /// What runs agents here, registered by the host at start (none: runs are not driven).
+    pub executors: executor::Executors,
     /// The team's database when this instance has joined one: the board lives there instead of
     /// in `store` (swapped on join and leave, without a restart).
     team: std::sync::RwLock<Option<Arc<dyn sql::Database>>>,
@@ -77,6 +80,7 @@ impl Tether {
             settings: std::sync::RwLock::new(settings),
             bus,
             daemon: daemon::State::default(),
+            executors: executor::Executors::default(),
             team: std::sync::RwLock::new(None),
             team_moves: tokio::sync::watch::Sender::new(0),
         };

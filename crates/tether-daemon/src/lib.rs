@@ -111,6 +111,9 @@ impl Host {
         lock.write_info(&info)?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
         tether.daemon.set_runner_role(opts.runner.clone());
+        // What runs agents here: the operations describe them (the doctor, the run form), the runner
+        // drives runs through them.
+        tether_runs::register(&tether);
         // No client holds a stream to a daemon that has just started, whatever a killed one left.
         tether_core::board::live::reset_streams(&tether.store)?;
         tether.daemon.set_listening(RunningPort { port, from: opts.port_from });

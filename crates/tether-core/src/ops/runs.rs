@@ -89,7 +89,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         cloud: None,
         budget: new.budget.or(settings.usage.run_budget),
     };
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), &by, &valid)
 }
 
@@ -204,7 +204,7 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         budget: new.budget.or(settings.usage.run_budget),
         target: runs::RunTarget::default(),
     };
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), by, &valid)
 }
 
@@ -218,7 +218,7 @@ pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<R
     if valid.cloud.is_none() && here {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), &by, &valid)
 }
 
