@@ -11,7 +11,7 @@ use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
 use tether_core::board::runs::{self, Outcome, Run};
 use tether_core::events::Event;
-use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
+use tether_core::executor::{Boxed, Check, DoctorAsk, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::usage::BudgetWatch;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Notify, mpsc};
@@ -37,6 +37,10 @@ impl Executor for CloudAgent {
             hint: key.is_none().then(|| "keep a Cursor API key: tether cloud login".to_owned()),
             ..Default::default()
         }
+    }
+
+    fn doctor<'a>(&'a self, t: &'a Tether, ask: &'a DoctorAsk) -> Boxed<'a, Vec<Check>> {
+        Box::pin(tether_cloud::doctor::run(t, ask))
     }
 
     fn drive<'a>(

@@ -34,12 +34,7 @@ pub use tether_core::nofollow;
 
 pub use cloud::CloudAgent;
 pub use local::LocalCli;
-pub use probe::{CliInfo, INSTALL_HINT};
-
-/// The Cursor CLI this machine would run (the local executor's probe, blocking up to 5 s).
-pub async fn probe(t: &tether_core::Tether) -> CliInfo {
-    probe::probe(t)
-}
+pub use probe::INSTALL_HINT;
 pub use runner::{Runner, RunnerHandle};
 
 use std::sync::Arc;

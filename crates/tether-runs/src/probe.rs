@@ -8,17 +8,14 @@ use tether_core::Tether;
 use tether_core::executor::ExecutorInfo;
 use wait_timeout::ChildExt;
 
-/// The Cursor CLI this machine would run, and whether it answers.
-pub type CliInfo = ExecutorInfo;
-
 pub const INSTALL_HINT: &str = "install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), or point Tether at \
      it: settings runs.cursor_agent, or TETHER_CURSOR_AGENT";
 
 /// Finds the Cursor CLI and asks its version (5 s at most). Blocking.
-pub fn probe(t: &Tether) -> CliInfo {
+pub fn probe(t: &Tether) -> ExecutorInfo {
     let saved = t.settings().ok().and_then(|s| s.runs.cursor_agent);
     let Some((path, from)) = tether_core::paths::cursor_agent(saved.as_deref()) else {
-        return CliInfo { found: false, path: None, from: None, version: None, hint: Some(INSTALL_HINT.into()) };
+        return ExecutorInfo { found: false, path: None, from: None, version: None, hint: Some(INSTALL_HINT.into()) };
     };
     let child = std::process::Command::new(&path)
         .arg("--version")
@@ -54,5 +51,5 @@ pub fn probe(t: &Tether) -> CliInfo {
             }
         },
     };
-    CliInfo { found: true, path: Some(path), from: Some(from), version, hint }
+    ExecutorInfo { found: true, path: Some(path), from: Some(from), version, hint }
 }

@@ -30,6 +30,41 @@ pub struct ExecutorInfo {
     pub hint: Option<String>,
 }
 
+/// One check an executor's doctor made, and what to do when it failed.
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct Check {
+    pub name: &'static str,
+    /// `ok`, `warn` or `fail`.
+    pub status: &'static str,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    pub fn ok(name: &'static str, detail: impl Into<String>) -> Self {
+        Self { name, status: "ok", detail: detail.into(), fix: None }
+    }
+    pub fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, status: "warn", detail: detail.into(), fix: Some(fix.into()) }
+    }
+    pub fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, status: "fail", detail: detail.into(), fix: Some(fix.into()) }
+    }
+}
+
+/// What an executor's doctor is asked to look at beyond itself.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorAsk {
+    pub repo: Option<String>,
+    pub model: Option<String>,
+    /// Ask the service whether it reaches the repository (it may rate-limit that call).
+    pub verify_repo: bool,
+    /// Without `repo`, check the working folder's git origin (the CLI; the GUI has no folder).
+    pub cwd_repo: bool,
+}
+
 /// A run made ready by its lifecycle's begin: placed on this machine, its worktree made and set
 /// up, with what the setup took of the run's log (the whole log answers to one limit).
 #[derive(Debug, Clone)]
@@ -64,6 +99,12 @@ pub trait Executor: Send + Sync {
     /// What it is on this machine (blocking for a few seconds at most: it may ask a program
     /// its version).
     fn probe(&self, t: &Tether) -> ExecutorInfo;
+
+    /// Its own environment test (a service's key and reach, a repository, a model), each check
+    /// saying what to do when it fails.
+    fn doctor<'a>(&'a self, _t: &'a Tether, _ask: &'a DoctorAsk) -> Boxed<'a, Vec<Check>> {
+        Box::pin(async { Vec::new() })
+    }
 
     /// Why no run of this kind can start here now, asked before anything is made for a run.
     fn preflight(&self, _t: &Tether) -> Option<String> {

@@ -2,7 +2,8 @@
 
 use std::sync::{Arc, RwLock};
 
-use super::api::Executor;
+use super::api::{Executor, ExecutorInfo};
+use crate::Tether;
 
 /// The executors registered on an engine.
 #[derive(Default)]
@@ -28,6 +29,16 @@ impl Executors {
     /// The executor for runs of `kind`.
     pub fn get(&self, kind: &str) -> Option<Arc<dyn Executor>> {
         self.all().into_iter().find(|e| e.kind() == kind)
+    }
+
+    /// What the executor of `kind` is on this machine (blocking: see [`Executor::probe`]).
+    pub fn probe(&self, t: &Tether, kind: &str) -> ExecutorInfo {
+        match self.get(kind) {
+            Some(e) => e.probe(t),
+            None => {
+                ExecutorInfo { hint: Some(format!("nothing in this process runs {kind} runs")), ..Default::default() }
+            }
+        }
     }
 
     pub fn all(&self) -> Vec<Arc<dyn Executor>> {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
 use crate::board::principal::{Principal, TETHER, actor_label};
 use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
@@ -240,25 +241,6 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     t.board().approve_run(id)
 }
 
-/// Cursor's webhook said a cloud agent changed (its signature checked): kept by its delivery id
-/// (a delivery seen again changes nothing), and the runner following that agent's run reads it
-/// now. The run, when a new delivery concerns one that runs.
-pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw: &str) -> Result<Option<Run>> {
-    if !cloud::record_webhook(&*t.board_db(), delivery, Some(agent), Some(status), raw)? {
-        return Err(Error::Conflict(format!("webhook delivery {delivery} was seen already")));
-    }
-    let run = cloud::live_run_for_agent(&*t.board_db(), agent)?;
-    if let Some(r) = &run {
-        t.bus.emit(Event::CloudRunChanged { run: r.num() });
-    }
-    Ok(run)
-}
-
-/// A cloud run's one-time bootstrap token exchanged for its scoped bearer: (bearer, run, expiry ms).
-pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
-    cloud::exchange(&*t.board_db(), bootstrap)
-}
-
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
     t.board().runs(f)
 }
@@ -285,8 +267,8 @@ pub fn check_workspace(t: &Tether, ws: &Path) -> Result<PathBuf> {
     tether_work::place::check_workspace(&roots(t)?, ws)
 }
 
-/// What a run form offers that the engine knows: roles, the folders runs may use, defaults, and
-/// whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
+/// What a run form offers: roles, the folders runs may use, defaults, whether a Cursor API key
+/// is kept, and the Cursor CLI found (the local executor's probe).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct Options {
@@ -294,6 +276,7 @@ pub struct Options {
     pub roots: Vec<PathBuf>,
     pub defaults: crate::settings::RunSettings,
     pub cloud: CloudOptions,
+    pub cursor_cli: crate::executor::ExecutorInfo,
 }
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -311,5 +294,6 @@ pub fn options(t: &Tether) -> Result<Options> {
         roots: roots(t)?,
         defaults: settings.runs,
         cloud: CloudOptions { key, defaults: settings.cloud },
+        cursor_cli: t.executors.probe(t, "local"),
     })
 }

@@ -80,6 +80,7 @@ async fn a_registered_executor_drives_a_run_between_its_begin_and_its_end() {
     .unwrap();
     let scripted = Arc::new(Scripted::default());
     t.executors.register(scripted.clone());
+    assert_eq!(ops::runs::options(&t).unwrap().cursor_cli.version.as_deref(), Some("scripted"), "ops ask it");
 
     let new = NewRun {
         prompt: Some("Take notes".into()),
