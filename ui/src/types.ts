@@ -45,8 +45,7 @@ export type {
   SourceStatus,
   Tag as SessionPatch,
 } from './gen/core';
-export type { CliInfo } from './gen/runner';
-export type { Check as CloudCheck } from './gen/cloud';
+export type { CliInfo, Check as CloudCheck } from './gen/core';
 export type { Comment, NewComment, RunWorktree, ChangeSummary } from './gen/board';
 export type { RunDiff, DiffComment, MergeResult, PrResult, WorktreesReport, TeamStatus, MachineSeen, SharePreview, Redaction } from './gen/core';
 export type { SharedChat, SharedSummary, TaskImportReport } from './gen/board';
@@ -78,7 +77,6 @@ export type { FileChange, ChangeKind, Strategy } from './gen/git';
 
 import type { SessionSummary, MessageOut } from './gen/history';
 import type { DoctorReport, Options } from './gen/core';
-import type { CliInfo } from './gen/runner';
 
 /** A chat with a page of its messages. Its serializer renames the summary's `messages` count
  * to `message_count` (the list takes the name), a shape ts-rs cannot describe. */
@@ -96,8 +94,8 @@ export type Priority = 'critical' | 'high' | 'medium' | 'low';
 /** A change to the settings: any field, `null` resets one to its default. */
 export type SettingsPatch = Partial<{ [K in keyof import('./gen/core').Settings]: import('./gen/core').Settings[K] | null }>;
 
-/** `GET /api/doctor`: the doctor's report with the Cursor CLI the runner found. */
-export type Doctor = DoctorReport & { cursor_cli: CliInfo };
+/** `GET /api/doctor`: the doctor's report, with the Cursor CLI runs would use. */
+export type Doctor = DoctorReport;
 
-/** `GET /api/runs/options`: what the engine offers, with the Cursor CLI the runner found. */
-export type RunOptions = Options & { cursor_cli: CliInfo };
+/** `GET /api/runs/options`: what the run form offers, with the Cursor CLI runs would use. */
+export type RunOptions = Options;

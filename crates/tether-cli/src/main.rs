@@ -165,8 +165,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let cursor = CursorLocations::discover(cli.cursor_dir.clone(), &saved.cursor_dirs());
     let port = |flag: Option<u16>| tether_daemon::choose_port(flag, "--port/TETHER_PORT", &saved);
     let open = || {
-        Tether::open(paths.clone(), cursor.clone())
-            .with_context(|| format!("opening the index in {}", paths.data_dir.display()))
+        let t = Tether::open(paths.clone(), cursor.clone())
+            .with_context(|| format!("opening the index in {}", paths.data_dir.display()))?;
+        // What runs agents here, so the operations can describe them (the doctor, the run form).
+        tether_daemon::register_executors(&t);
+        anyhow::Ok(t)
     };
     match cli.command {
         Command::Index(a) => index::run(&open()?, a),

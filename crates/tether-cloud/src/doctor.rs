@@ -3,43 +3,12 @@
 //! Cursor allows that call once a minute), the model, and the public URL when one is set. Each
 //! check says what to do when it fails.
 
-use serde::Serialize;
 use tether_core::Tether;
 
 use crate::client::{self, Client};
 
-#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
-#[ts(export, export_to = "cloud.ts")]
-pub struct Check {
-    pub name: &'static str,
-    /// `ok`, `warn` or `fail`.
-    pub status: &'static str,
-    pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn ok(name: &'static str, detail: impl Into<String>) -> Self {
-        Self { name, status: "ok", detail: detail.into(), fix: None }
-    }
-    fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { name, status: "warn", detail: detail.into(), fix: Some(fix.into()) }
-    }
-    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { name, status: "fail", detail: detail.into(), fix: Some(fix.into()) }
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Ask {
-    pub repo: Option<String>,
-    pub model: Option<String>,
-    /// Ask Cursor whether the key reaches the repository (rate-limited by Cursor).
-    pub verify_repo: bool,
-    /// Without `repo`, check the working folder's git origin (the CLI; the GUI has no folder).
-    pub cwd_repo: bool,
-}
+/// The checks and the ask are the executors' (core), so the operations can answer with them.
+pub use tether_core::executor::{Check, DoctorAsk as Ask};
 
 pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
     let mut out = Vec::new();

@@ -15,7 +15,7 @@ use tether_core::Tether;
 use tether_core::board::cloud::{self, CloudSpec};
 use tether_core::board::runs::{Outcome, Run, RunMode, RunStatus};
 use tether_core::board::stream_json::RunEvent;
-use tether_core::usage::{Caps, Level};
+use tether_core::usage::{BudgetWatch, Level};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +40,8 @@ pub struct Ctx {
     pub pace: Pace,
     /// Rung when Cursor's webhook says the run changed: its status is read at once.
     pub poke: Arc<tokio::sync::Notify>,
+    /// The run's budgets (its lifecycle's watch): its spend is read against them while it goes.
+    pub budget: Arc<BudgetWatch>,
 }
 
 /// How long a re-attached run whose time limit passed while Tether was down may still report.
@@ -132,10 +134,9 @@ struct Driver<'a> {
     saved_at: tokio::time::Instant,
     /// Cursor could not be reached at the last try (said once per outage).
     unreachable: bool,
-    /// The budgets the run answers to; when its spend was last read; warned; why it is over.
-    caps: Caps,
+    /// The budgets the run answers to; when its spend was last read; why it is over.
+    caps: Arc<BudgetWatch>,
     spend_read_at: Option<tokio::time::Instant>,
-    warned: bool,
     over: Option<String>,
     /// Cursor's usage endpoint failed (said once).
     usage_failed: bool,
@@ -158,9 +159,8 @@ impl<'a> Driver<'a> {
             result_sent: false,
             saved_at: tokio::time::Instant::now(),
             unreachable: false,
-            caps: tether_core::usage::caps_for(t, run).map_err(|e| CloudError::config(e.to_string()))?,
+            caps: Arc::clone(&ctx.budget),
             spend_read_at: None,
-            warned: false,
             over: None,
             usage_failed: false,
         })
@@ -611,11 +611,10 @@ impl<'a> Driver<'a> {
                 self.over = Some(why.clone());
                 Err(CloudError::over_budget(why))
             }
-            Some(Level::Warn(msg)) if !self.warned => {
-                self.warned = true;
+            Some(Level::Warn(msg)) => {
                 self.emit(RunEvent::status("budget_warning", Some(msg.clone()))).await;
-                let (t, r) = (Arc::clone(&self.ctx.tether), self.run.clone());
-                let _ = tokio::task::spawn_blocking(move || tether_core::usage::notice::warned(&t, &r, &msg)).await;
+                let (t, caps) = (Arc::clone(&self.ctx.tether), Arc::clone(&self.caps));
+                let _ = tokio::task::spawn_blocking(move || caps.warn(&t, &msg)).await;
                 Ok(())
             }
             _ => Ok(()),

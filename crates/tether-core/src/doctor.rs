@@ -90,6 +90,8 @@ pub struct DoctorReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub team: Option<crate::ops::team::TeamStatus>,
+    /// The Cursor CLI this machine's runs would use (the local executor's probe).
+    pub cursor_cli: crate::executor::ExecutorInfo,
 }
 
 pub fn doctor(t: &Tether) -> Result<DoctorReport> {
@@ -160,6 +162,7 @@ pub fn doctor(t: &Tether) -> Result<DoctorReport> {
         token_store: crate::token::backend(&t.paths),
         cursor_tracking: crate::code_origin::cursor_tracking::status(t),
         team: Some(crate::ops::team::status(t)?).filter(|s| s.joined),
+        cursor_cli: t.executors.probe(t, "local"),
     })
 }
 

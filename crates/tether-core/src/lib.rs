@@ -13,6 +13,7 @@ pub mod code_origin;
 pub mod daemon;
 pub mod doctor;
 pub mod events;
+pub mod executor;
 pub mod init;
 pub mod insights;
 pub mod nofollow;
@@ -21,6 +22,7 @@ pub mod settings;
 pub mod team;
 pub mod token;
 pub mod usage;
+mod work;
 
 pub use tether_board as board;
 pub use tether_git;
@@ -52,6 +54,8 @@ pub struct Tether {
     pub bus: events::Bus,
     /// What the daemon in this process is doing (nothing, in a one-shot CLI process).
     pub daemon: daemon::State,
+    /// What runs agents here, registered by the host at start (none: runs are not driven).
+    pub executors: executor::Executors,
     /// The team's database when this instance has joined one: the board lives there instead of
     /// in `store` (swapped on join and leave, without a restart).
     team: std::sync::RwLock<Option<Arc<dyn sql::Database>>>,
@@ -84,6 +88,7 @@ impl Tether {
             settings: std::sync::RwLock::new(settings),
             bus,
             daemon: daemon::State::default(),
+            executors: executor::Executors::default(),
             team: std::sync::RwLock::new(team),
             team_moves: tokio::sync::watch::Sender::new(0),
         })

@@ -18,6 +18,9 @@ use tether_core::daemon::{DaemonInfo, DaemonLock};
 use tether_core::events::{Applied, Event, SettingsEvent};
 use tether_core::settings::{DEFAULT_PORT, RunningPort, Settings};
 use tether_core::{CursorLocations, Paths, Tether};
+/// Registers the executors this build runs agents with (the Cursor CLI, Cursor Cloud) on an engine;
+/// the daemon does at start, and a one-shot CLI process so its operations can describe them.
+pub use tether_runs::register as register_executors;
 use tether_server::{ServeError, Server, bind_loopback, serve_http};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -111,6 +114,9 @@ impl Host {
         lock.write_info(&info)?;
         let tether = Arc::new(Tether::open(paths, cursor)?);
         tether.daemon.set_runner_role(opts.runner.clone());
+        // What runs agents here: the operations describe them (the doctor, the run form), the runner
+        // drives runs through them.
+        register_executors(&tether);
         // No client holds a stream to a daemon that has just started, whatever a killed one left.
         tether_core::board::live::reset_streams(&tether.store)?;
         tether.daemon.set_listening(RunningPort { port, from: opts.port_from });

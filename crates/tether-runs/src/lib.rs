@@ -10,10 +10,16 @@
 //! (`tether_core::board::runs`); this crate owns processes, timers and the workspace's files. It
 //! must not depend on axum, rmcp, clap or tauri.
 //!
-//! Imports run one way: probe, process, stream_json, trace ← files, log, setup ← local, cloud ← runner.
+//! A run's life is [`life`]'s (begin → the executor drives → end); the runner only schedules;
+//! the executors ([`LocalCli`], [`CloudAgent`]) only run agents, and are registered on the
+//! engine by [`register`].
+//!
+//! Imports run one way: probe, process, stream_json, trace ← files, log, setup ← local, cloud ←
+//! life ← runner.
 
 mod cloud;
 mod files;
+mod life;
 mod local;
 mod log;
 mod probe;
@@ -26,8 +32,23 @@ mod trace;
 /// Files reached without following links: the core's, shared with the hooks and trace publishing.
 pub use tether_core::nofollow;
 
-pub use probe::{CliInfo, INSTALL_HINT, probe};
+pub use cloud::CloudAgent;
+pub use local::LocalCli;
+pub use probe::INSTALL_HINT;
 pub use runner::{Runner, RunnerHandle};
+
+use std::sync::Arc;
+
+/// Registers this crate's executors on `t` (the Cursor CLI here, Cursor Cloud), each unless the
+/// host registered one of its kind already.
+pub fn register(t: &tether_core::Tether) {
+    let ours: [Arc<dyn tether_core::executor::Executor>; 2] = [Arc::new(LocalCli), Arc::new(CloudAgent)];
+    for e in ours {
+        if t.executors.get(e.kind()).is_none() {
+            t.executors.register(e);
+        }
+    }
+}
 
 /// Runs engine work off the async threads.
 pub(crate) async fn blocking<T: Send + 'static>(

@@ -1,5 +1,5 @@
-//! A local run: the Cursor CLI in its own process group, in its own worktree (made and readied
-//! first) or the workspace itself, checked again and held by its handle, with the run's files placed, an allowlisted environment and the prompt on
+//! A local run ([`LocalCli`], the executor of `local` runs): the Cursor CLI in its own process
+//! group, in its own worktree (made and readied by the run's begin) or the workspace itself, checked again and held by its handle, with the run's files placed, an allowlisted environment and the prompt on
 //! stdin; its stdout parsed into events, its stderr kept; ended by its result, its exit, its
 //! time limit or a cancel (SIGTERM to the group, a grace, SIGKILL), and the outcome said in
 //! words a person acts on.
@@ -11,7 +11,8 @@ use std::time::Duration;
 use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
 use tether_core::board::runs::{self, Outcome, Run, RunStatus};
-use tether_core::usage::{Caps, Level};
+use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
+use tether_core::usage::{BudgetWatch, Level};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -20,7 +21,7 @@ use crate::blocking;
 use crate::log::{Log, Watch, note, take_events};
 use crate::probe::INSTALL_HINT;
 use crate::stream_json::{self, StreamParser};
-use crate::{files, nofollow, process, setup};
+use crate::{files, nofollow, process};
 
 /// How a stopped run is told apart from one that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,35 +34,65 @@ enum Stop {
     OverBudget(String),
 }
 
+/// The Cursor CLI on this machine, as an [`Executor`].
+#[derive(Debug, Default)]
+pub struct LocalCli;
+
+impl Executor for LocalCli {
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    fn probe(&self, t: &Tether) -> ExecutorInfo {
+        crate::probe::probe(t)
+    }
+
+    fn preflight(&self, t: &Tether) -> Option<String> {
+        let saved = t.settings().ok().and_then(|s| s.runs.cursor_agent);
+        let found = tether_core::paths::cursor_agent(saved.as_deref()).is_some();
+        (!found).then(|| format!("the Cursor CLI was not found: {INSTALL_HINT}"))
+    }
+
+    fn drive<'a>(
+        &'a self,
+        t: &'a Arc<Tether>,
+        run: &'a Prepared,
+        cancel: &'a CancellationToken,
+        budget: &'a Arc<BudgetWatch>,
+    ) -> Boxed<'a, Drive> {
+        Box::pin(async move {
+            let mut held = None;
+            let o = match drive(t, run, cancel, budget, &mut held).await {
+                Ok(o) => o,
+                Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
+            };
+            // Put back in the folder the run started in (held by its handle), whatever its name
+            // leads to now.
+            let (t, num) = (Arc::clone(t), run.run.num());
+            let _ = blocking(move || {
+                files::restore_run(&t, num, held.as_ref());
+                Ok(())
+            })
+            .await;
+            Drive::Ended(o)
+        })
+    }
+}
+
 /// Checks the workspace again and holds it, places the files, runs the agent and watches it
 /// to its end. `held` keeps the workspace's handle for putting the files back.
-pub(crate) async fn drive(
+async fn drive(
     t: &Arc<Tether>,
-    run: &Run,
+    prepared: &Prepared,
     tok: &CancellationToken,
+    caps: &Arc<BudgetWatch>,
     held: &mut Option<nofollow::Dir>,
 ) -> tether_core::Result<Outcome> {
     let t = Arc::clone(t);
+    let run = &prepared.run;
     let settings = t.settings()?.runs;
     let Some((bin, _)) = tether_core::paths::cursor_agent(settings.cursor_agent.as_deref()) else {
         return Ok(failed(format!("the Cursor CLI was not found: {INSTALL_HINT}")));
-    };
-    let caps = {
-        let (t, r) = (Arc::clone(&t), run.clone());
-        blocking(move || tether_core::usage::caps_for(&t, &r)).await?
-    };
-    if let Level::Over(why) = caps.check(&Default::default(), None) {
-        return Ok(Outcome {
-            status: RunStatus::OverBudget,
-            error: Some(format!("did not start: {why}")),
-            ..Default::default()
-        });
-    }
-    // What the worktree's setup wrote counts against the same log limit as the agent's output.
-    let mut setup_used = Watch::new(0, settings.max_log_mb);
-    let run = &match setup::worktree(&t, run, &mut setup_used).await {
-        Ok(r) => r,
-        Err(why) => return Ok(failed(why)),
     };
     // Where the agent works: the run's own worktree, else the folder itself.
     let workspace = PathBuf::from(match &run.worktree {
@@ -175,7 +206,7 @@ pub(crate) async fn drive(
         blocking(move || runs::last_seq(&*t.board_db(), num)).await?
     };
     let mut watch = Watch::new(seq, settings.max_log_mb);
-    watch.carry(&setup_used);
+    watch.carry(&prepared.log);
     let log = Log::start(Arc::clone(&t), run.num());
     let mut lingered = false;
     let mut stopped: Option<Stop> = None;
@@ -190,7 +221,7 @@ pub(crate) async fn drive(
                     // Over by a turn's figures: stopped now. Over by the result's, the CLI is done
                     // already: it exits as usual (its chat saved) and the run is marked at its end.
                     if watch.final_usage.is_none()
-                        && let Some(why) = over_budget(&t, run, &caps, &mut watch, &log).await
+                        && let Some(why) = over_budget(&t, run, caps, &mut watch, &log).await
                     {
                         stopped = Some(Stop::OverBudget(why));
                         break;
@@ -363,7 +394,13 @@ fn outcome(i: OutcomeInput<'_>) -> Outcome {
 
 /// Where the run stands against its budgets after the events just taken: warned once past 80 %
 /// (the log, the bus, a signal to its agent); over, why it stops.
-async fn over_budget(t: &Arc<Tether>, run: &Run, caps: &Caps, watch: &mut Watch, log: &Log) -> Option<String> {
+async fn over_budget(
+    t: &Arc<Tether>,
+    run: &Run,
+    caps: &Arc<BudgetWatch>,
+    watch: &mut Watch,
+    log: &Log,
+) -> Option<String> {
     if caps.is_empty() {
         return None;
     }
@@ -371,12 +408,9 @@ async fn over_budget(t: &Arc<Tether>, run: &Run, caps: &Caps, watch: &mut Watch,
         Level::Under => None,
         Level::Over(why) => Some(why),
         Level::Warn(msg) => {
-            if !watch.warned {
-                watch.warned = true;
-                note(&t.bus, run, RunEvent::status("budget_warning", Some(msg.clone())), watch, log);
-                let (t, r) = (Arc::clone(t), run.clone());
-                let _ = blocking(move || tether_core::usage::notice::warned(&t, &r, &msg)).await;
-            }
+            note(&t.bus, run, RunEvent::status("budget_warning", Some(msg.clone())), watch, log);
+            let (t, caps) = (Arc::clone(t), Arc::clone(caps));
+            let _ = blocking(move || caps.warn(&t, &msg)).await;
             None
         }
     }

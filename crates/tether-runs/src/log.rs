@@ -4,6 +4,7 @@
 //! chat, its result); and the log's size limit, past which lines are counted, not kept.
 
 use std::sync::Arc;
+use tether_core::executor::LogUsed;
 
 use tether_core::Tether;
 use tether_core::board::runs::event::RunEvent;
@@ -171,8 +172,6 @@ pub(crate) struct Watch {
     /// Tokens so far: the turns' figures summed, until the result's replace them.
     pub(crate) turns: runs::event::Usage,
     pub(crate) final_usage: Option<runs::event::Usage>,
-    /// The budget warning was given.
-    pub(crate) warned: bool,
 }
 
 impl Watch {
@@ -182,7 +181,7 @@ impl Watch {
 
     /// Counts what an earlier part of the same log (the worktree's setup) kept and left out: the
     /// whole log answers to one limit, and says it was cut once.
-    pub(crate) fn carry(&mut self, earlier: &Watch) {
+    pub(crate) fn carry(&mut self, earlier: &LogUsed) {
         self.kept += earlier.kept;
         self.dropped_lines += earlier.dropped_lines;
         self.dropped_bytes += earlier.dropped_bytes;

@@ -1,51 +1,55 @@
-//! Which Cursor CLI this machine would run, and whether it answers.
+//! Which Cursor CLI this machine would run, and whether it answers: the local executor's probe.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::process::Stdio;
 use std::time::Duration;
 
 use tether_core::Tether;
-
-/// The Cursor CLI this machine would run, and whether it answers.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
-#[ts(export, export_to = "runner.ts")]
-pub struct CliInfo {
-    pub found: bool,
-    pub path: Option<PathBuf>,
-    /// `settings`, `TETHER_CURSOR_AGENT` or `PATH`.
-    pub from: Option<&'static str>,
-    pub version: Option<String>,
-    /// What to do when it is missing or broken.
-    pub hint: Option<String>,
-}
+use tether_core::executor::ExecutorInfo;
+use wait_timeout::ChildExt;
 
 pub const INSTALL_HINT: &str = "install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), or point Tether at \
      it: settings runs.cursor_agent, or TETHER_CURSOR_AGENT";
 
-/// Finds the Cursor CLI and asks its version (5 s at most).
-pub async fn probe(t: &Tether) -> CliInfo {
+/// Finds the Cursor CLI and asks its version (5 s at most). Blocking.
+pub fn probe(t: &Tether) -> ExecutorInfo {
     let saved = t.settings().ok().and_then(|s| s.runs.cursor_agent);
     let Some((path, from)) = tether_core::paths::cursor_agent(saved.as_deref()) else {
-        return CliInfo { found: false, path: None, from: None, version: None, hint: Some(INSTALL_HINT.into()) };
+        return ExecutorInfo { found: false, path: None, from: None, version: None, hint: Some(INSTALL_HINT.into()) };
     };
-    let out = tokio::time::timeout(
-        Duration::from_secs(5),
-        tokio::process::Command::new(&path)
-            .arg("--version")
-            .env_clear()
-            .envs(tether_core::paths::run_environment())
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await;
-    let (version, hint) = match out {
-        Ok(Ok(o)) if o.status.success() => (Some(String::from_utf8_lossy(&o.stdout).trim().to_owned()), None),
-        Ok(Ok(o)) => (
-            None,
-            Some(format!("`{} --version` failed: {}", path.display(), String::from_utf8_lossy(&o.stderr).trim())),
-        ),
-        Ok(Err(e)) => (None, Some(format!("cannot run {}: {e}", path.display()))),
-        Err(_) => (None, Some(format!("`{} --version` did not answer within 5 s", path.display()))),
+    let child = std::process::Command::new(&path)
+        .arg("--version")
+        .env_clear()
+        .envs(tether_core::paths::run_environment())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let read = |r: Option<&mut dyn Read>| {
+        let mut s = String::new();
+        if let Some(r) = r {
+            let _ = r.read_to_string(&mut s);
+        }
+        s.trim().to_owned()
     };
-    CliInfo { found: true, path: Some(path), from: Some(from), version, hint }
+    let (version, hint) = match child {
+        Err(e) => (None, Some(format!("cannot run {}: {e}", path.display()))),
+        Ok(mut c) => match c.wait_timeout(Duration::from_secs(5)) {
+            Ok(Some(st)) if st.success() => (Some(read(c.stdout.as_mut().map(|r| r as &mut dyn Read))), None),
+            Ok(Some(_)) => {
+                let err = read(c.stderr.as_mut().map(|r| r as &mut dyn Read));
+                (None, Some(format!("`{} --version` failed: {err}", path.display())))
+            }
+            Ok(None) => {
+                let _ = c.kill();
+                let _ = c.wait();
+                (None, Some(format!("`{} --version` did not answer within 5 s", path.display())))
+            }
+            Err(e) => {
+                let _ = c.kill();
+                (None, Some(format!("cannot run {}: {e}", path.display())))
+            }
+        },
+    };
+    ExecutorInfo { found: true, path: Some(path), from: Some(from), version, hint }
 }

@@ -1,7 +1,6 @@
-//! The runner: takes queued runs (any process may queue one) within the limits, claimed
-//! atomically, and runs each to its end — locally ([`crate::local`]) or at Cursor
-//! ([`crate::cloud`]) — then puts the workspace's files back and ends the run, which moves its
-//! task. Woken by the event bus (a run queued, approved or cancelled in this process, or seen in
+//! The runner: a scheduler. Takes queued runs (any process may queue one) within the limits,
+//! claimed atomically, and gives each its life — [`crate::life::begin`], the registered
+//! executor of its kind drives it, [`crate::life::end`] — on a task of its own. Woken by the event bus (a run queued, approved or cancelled in this process, or seen in
 //! another's by the daemon's store watcher), and every second in case; it publishes each run's
 //! status on the bus's run log. At start it makes runs of dead runners `lost`, stops their
 //! orphans and restores their files; it re-attaches to cloud runs a stopped runner left going,
@@ -14,12 +13,14 @@ use std::time::Duration;
 use tether_core::Tether;
 use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus};
 use tether_core::events::{Event, RunLog};
+use tether_core::executor::Drive;
+use tether_core::usage::Budgets;
 use tokio::sync::Notify;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::{blocking, cloud, files, local, process};
+use crate::{blocking, files, life, process};
 
 /// How often the daemon's runner looks for worktrees past their retention.
 const REAP_EVERY: Duration = Duration::from_secs(600);
@@ -44,8 +45,6 @@ pub struct Runner {
     only: Option<i64>,
     kick: Notify,
     live: Mutex<HashMap<i64, CancellationToken>>,
-    /// Cloud runs going here, rung when Cursor's webhook says one changed.
-    pokes: Mutex<HashMap<i64, Arc<Notify>>>,
     /// Look again then: a run another machine queued becomes this runner's to take once the
     /// machine that queued it had its head start.
     recheck_at: Mutex<Option<tokio::time::Instant>>,
@@ -101,13 +100,14 @@ impl Runner {
     }
 
     fn start_with(tether: Arc<Tether>, only: Option<i64>) -> RunnerHandle {
+        // A host that registered its own executors keeps them.
+        crate::register(&tether);
         let runner = Arc::new(Runner {
             tether,
             pid: std::process::id(),
             only,
             kick: Notify::new(),
             live: Mutex::default(),
-            pokes: Mutex::default(),
             recheck_at: Mutex::default(),
         });
         let stop = CancellationToken::new();
@@ -117,7 +117,7 @@ impl Runner {
     }
 
     /// What the bus asks of this runner: look at the queue again (a run was queued, approved or
-    /// ended anywhere), stop a run now, re-read a cloud run Cursor's webhook says changed.
+    /// ended anywhere), stop a run now.
     async fn listen(self: Arc<Self>, stop: CancellationToken) {
         let mut bus = self.tether.bus.subscribe();
         loop {
@@ -139,11 +139,6 @@ impl Runner {
                         tok.cancel();
                     }
                     self.kick();
-                }
-                Ok(Event::CloudRunChanged { run }) => {
-                    if let Some(p) = self.pokes.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
-                        p.notify_one();
-                    }
                 }
                 Ok(_) => {}
                 Err(RecvError::Closed) => return,
@@ -190,12 +185,7 @@ impl Runner {
             }
             // Today's budget spent: queued runs wait (held `daily`) until tomorrow or a raise.
             let t = Arc::clone(&self.tether);
-            if let Err(e) = blocking(move || {
-                let why = tether_core::usage::daily_spent(&t)?;
-                tether_core::board::usage::hold_for_daily(&*t.board_db(), why.as_deref()).map(|_| ())
-            })
-            .await
-            {
+            if let Err(e) = blocking(move || Budgets::of(&t).hold_if_spent_today()).await {
                 warn_of("checking today's budget", &e);
             }
             // (An idle queue costs one read: `claim_next` asks whether anything waits first.)
@@ -299,7 +289,7 @@ impl Runner {
     /// pull requests were merged on GitHub.
     async fn reap(&self) {
         let t = Arc::clone(&self.tether);
-        match blocking(move || tether_core::ops::worktrees::reap(&t)).await {
+        match blocking(move || tether_work::worktree::reap(&*t)).await {
             Ok(gone) => {
                 for w in gone {
                     tracing::info!(path = %w.path, branch = %w.branch, "removed an old run's worktree (its branch is kept)");
@@ -308,7 +298,7 @@ impl Runner {
             Err(e) => tracing::warn!(error = %e, "removing old worktrees"),
         }
         let t = Arc::clone(&self.tether);
-        match blocking(move || tether_core::ops::changes::sync_pulls(&t)).await {
+        match blocking(move || tether_work::review::sync_pulls(&*t)).await {
             Ok(runs) if !runs.is_empty() => {
                 tracing::info!(?runs, "pull requests merged on GitHub; their worktrees removed")
             }
@@ -341,92 +331,32 @@ impl Runner {
         }
     }
 
+    /// A run's life: begin, the executor of its kind drives it, end. A drive that leaves the run
+    /// going elsewhere (Tether stopping during a cloud run) does not end it.
     async fn execute(self: Arc<Self>, run: Run, tok: CancellationToken) {
         let num = run.num();
-        let outcome = if run.is_cloud() {
-            let poke = Arc::new(Notify::new());
-            self.pokes.lock().unwrap_or_else(|p| p.into_inner()).insert(num, Arc::clone(&poke));
-            let driven = cloud::drive(&self.tether, &run, &tok, poke).await;
-            self.pokes.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
-            match driven {
-                Some(o) => o,
-                None => {
-                    // Tether is stopping; the run goes on at Cursor until a runner re-attaches.
-                    self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
-                    return;
-                }
-            }
-        } else {
-            let mut held = None;
-            // Another machine's run: its folder as this machine has it (found or cloned).
-            let (t, r) = (Arc::clone(&self.tether), run.clone());
-            let run = match blocking(move || tether_core::ops::runs::resolve_workspace(&t, &r)).await {
-                Ok(r) => r,
-                Err(e) => {
-                    let msg = format!("could not find the run's folder on this machine: {e}");
-                    let t = Arc::clone(&self.tether);
-                    let o = Outcome { status: RunStatus::Failed, error: Some(msg), ..Default::default() };
-                    let _ = blocking(move || t.board().finish_run(num, &o)).await;
-                    self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
-                    self.publish_status(&run.id, RunStatus::Failed);
-                    self.kick();
-                    return;
-                }
-            };
-            let o = match local::drive(&self.tether, &run, &tok, &mut held).await {
-                Ok(o) => o,
-                Err(e) => Outcome { status: RunStatus::Failed, error: Some(e.to_string()), ..Default::default() },
-            };
-            let t = Arc::clone(&self.tether);
-            // Put back in the folder the run started in (held by its handle), whatever its name
-            // leads to now.
-            let _ = blocking(move || {
-                files::restore_run(&t, num, held.as_ref());
-                Ok(())
-            })
-            .await;
-            o
+        let outcome = match self.tether.executors.get(life::kind_of(&run)) {
+            None => Outcome {
+                status: RunStatus::Failed,
+                error: Some(format!("nothing here runs {} runs", life::kind_of(&run))),
+                ..Default::default()
+            },
+            Some(exec) => match life::begin(&self.tether, &*exec, &run).await {
+                Err(o) => o,
+                Ok((prepared, budget)) => match exec.drive(&self.tether, &prepared, &tok, &budget).await {
+                    Drive::Ended(o) => o,
+                    Drive::Detached => {
+                        // Tether is stopping; the run goes on at Cursor until a runner re-attaches.
+                        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
+                        return;
+                    }
+                },
+            },
         };
-        let t = Arc::clone(&self.tether);
-        let ended = blocking(move || {
-            if run.is_cloud() {
-                files::restore_run(&t, num, None);
-            }
-            // What the run left in its worktree is committed before it ends, so a merge never
-            // sees half of it. A run that never got its worktree has nothing to commit.
-            let mut at_end = runs::get_run(&*t.board_db(), num)?;
-            at_end.status = outcome.status;
-            if let Err(e) = tether_core::ops::worktrees::record_end(&t, &at_end) {
-                tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
-            }
-            // A cloud run's chat is searchable whole by the time the run says it ended.
-            if let Some(chat) = at_end.chat_id.clone().filter(|_| at_end.is_cloud())
-                && let Err(e) = tether_cloud::transcript::write_and_index(&t, &chat)
-            {
-                tracing::warn!(run = num, error = %e, "writing a cloud run's transcript");
-            }
-            t.board().finish_run(num, &outcome)
-        })
-        .await;
+        if let Err(e) = life::end(&self.tether, num, outcome).await {
+            tracing::warn!(run = num, error = %e, "recording the end of a run");
+        }
         self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&num);
-        if let Ok(r) = &ended
-            && r.status == RunStatus::OverBudget
-        {
-            let (t, r) = (Arc::clone(&self.tether), r.clone());
-            if let Err(e) = blocking(move || tether_core::usage::notice::went_over(&t, &r)).await {
-                tracing::warn!(run = num, error = %e, "telling the person a run went over budget");
-            }
-        }
-        match ended {
-            Ok(r) => {
-                let tail = self.tether.board().run(&r.id, Some(1)).ok().map(|d| d.events);
-                if let Some(last) = tail.and_then(|e| e.into_iter().last()) {
-                    self.tether.bus.run_log(RunLog::Events { run: r.id.clone(), events: vec![last].into() });
-                }
-                self.publish_status(&r.id, r.status);
-            }
-            Err(e) => tracing::warn!(run = num, error = %e, "recording the end of a run"),
-        }
         self.kick();
     }
 }
@@ -447,7 +377,7 @@ fn recover(t: &Tether) -> tether_core::Result<()> {
         }
     }
     files::restore_orphans(t);
-    tether_core::ops::worktrees::recover(t)
+    tether_work::worktree::recover(t)
 }
 
 /// A loop's failure, said as a warning, unless it is a team database that cannot be reached

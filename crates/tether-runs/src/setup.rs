@@ -36,7 +36,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run, used: &mut Watch) -> Re
     let made = {
         let (t, r) = (Arc::clone(t), run.clone());
         blocking(move || {
-            let w = tether_core::ops::worktrees::make_worktree(&t, &r)?;
+            let w = tether_work::worktree::make_worktree(&*t, &r)?;
             Ok((w, runs::get_run(&*t.board_db(), r.num())?))
         })
         .await

@@ -105,6 +105,29 @@ cursor_tracking?: CursorTracking, };
 
 export type ChatStat = { id: string, title: string | null, project: string | null, source: string, messages: number, };
 
+/**
+ * One check an executor's doctor made, and what to do when it failed.
+ */
+export type Check = { name: string, 
+/**
+ * `ok`, `warn` or `fail`.
+ */
+status: string, detail: string, fix: string | null, };
+
+/**
+ * What an executor is on this machine: found or not, where, its version, and what to do when
+ * it is missing or broken.
+ */
+export type CliInfo = { found: boolean, path: string | null, 
+/**
+ * `settings`, `TETHER_CURSOR_AGENT` or `PATH`.
+ */
+from: string | null, version: string | null, 
+/**
+ * What to do when it is missing or broken.
+ */
+hint: string | null, };
+
 export type CloudOptions = { key: boolean, defaults: CloudSettings, };
 
 /**
@@ -259,7 +282,11 @@ cursor_tracking: Array<TrackingStatus>,
 /**
  * The team database this data dir joined, and how it answers (absent: not in a team).
  */
-team?: TeamStatus, };
+team?: TeamStatus, 
+/**
+ * The Cursor CLI this machine's runs would use (the local executor's probe).
+ */
+cursor_cli: CliInfo, };
 
 /**
  * An edit lines point at, with its chat.
@@ -474,10 +501,10 @@ export type ModelWeek = { week: string, model: string, chats: number, };
 export type MovedFrom = { port: number, at: string, };
 
 /**
- * What a run form offers that the engine knows: roles, the folders runs may use, defaults, and
- * whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
+ * What a run form offers: roles, the folders runs may use, defaults, whether a Cursor API key
+ * is kept, and the Cursor CLI found (the local executor's probe).
  */
-export type Options = { roles: Array<Role>, roots: Array<string>, defaults: RunSettings, cloud: CloudOptions, };
+export type Options = { roles: Array<Role>, roots: Array<string>, defaults: RunSettings, cloud: CloudOptions, cursor_cli: CliInfo, };
 
 /**
  * How many lines of each origin.

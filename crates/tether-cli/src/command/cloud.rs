@@ -145,8 +145,8 @@ pub fn run(t: Tether, cmd: CloudCmd) -> anyhow::Result<()> {
             Ok(())
         }
         CloudCmd::Doctor { repo, model, verify_repo, out } => {
-            let ask = tether_cloud::doctor::Ask { repo, model, verify_repo, cwd_repo: true };
-            let checks = rt::current_thread()?.block_on(tether_cloud::doctor::run(&t, &ask));
+            let ask = tether_core::executor::DoctorAsk { repo, model, verify_repo, cwd_repo: true };
+            let checks = rt::current_thread()?.block_on(ops::cloud::doctor(&t, &ask));
             let failed = checks.iter().any(|c| c.status == "fail");
             out.print(checks.as_slice(), |checks| {
                 for c in checks {

@@ -1,5 +1,5 @@
 //! `tether doctor`: what Tether found where, which sources are partial and why
-//! (`ops::system::doctor`), and the Cursor CLI that runs would use (`tether_runs::probe`).
+//! and the Cursor CLI that runs would use (`ops::system::doctor`).
 
 use clap::Args;
 use tether_core::Tether;
@@ -7,7 +7,6 @@ use tether_core::doctor::DoctorReport;
 use tether_core::ops;
 
 use crate::render::{self, JsonFlag, bold, tally};
-use crate::rt;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -17,14 +16,11 @@ pub struct DoctorArgs {
 
 pub fn run(t: &Tether, a: DoctorArgs) -> anyhow::Result<()> {
     let d = ops::system::doctor(t)?;
-    let cli = rt::current_thread()?.block_on(tether_runs::probe(t));
     if a.out.json {
-        let mut v = serde_json::to_value(&d)?;
-        v["cursor_cli"] = serde_json::to_value(&cli)?;
-        return render::json(&v);
+        return render::json(&d);
     }
     print_report(&d);
-    print_cursor_cli(&cli);
+    print_cursor_cli(&d.cursor_cli);
     Ok(())
 }
 
@@ -148,7 +144,7 @@ fn print_report(d: &DoctorReport) {
     }
 }
 
-fn print_cursor_cli(c: &tether_runs::CliInfo) {
+fn print_cursor_cli(c: &tether_core::executor::ExecutorInfo) {
     match (&c.path, &c.version) {
         (Some(p), Some(v)) => println!("Cursor CLI (for runs): {} {v} (from {})", p.display(), c.from.unwrap_or("?")),
         (Some(p), None) => {

@@ -8,10 +8,11 @@
 //! Reads that need no authority (a list, a search) take no principal. Blocking: call them from
 //! a blocking thread in async hosts.
 //!
-//! Imports run one way: sessions, tasks, signals, agents, settings ← runs ← system; usage, trace and team stand alone (trace reads sessions).
+//! Imports run one way: sessions, tasks, signals, agents, settings, cloud ← runs ← system; usage, trace and team stand alone (trace reads sessions).
 
 pub mod agents;
 pub mod changes;
+pub mod cloud;
 pub mod runs;
 pub mod sessions;
 pub mod settings;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
 use crate::board::principal::{Principal, TETHER, actor_label};
 use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
@@ -68,7 +69,13 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
     let target = target_of(t, new, &workspace)?;
     let valid = runs::ValidRun {
         target,
-        isolation: super::worktrees::isolation(t, &settings.runs, &workspace, new, task)?,
+        isolation: tether_work::place::isolation(
+            t,
+            &crate::work::work_settings(&settings.runs),
+            &workspace,
+            new,
+            task,
+        )?,
         prompt,
         task,
         workspace: workspace.to_string_lossy().into_owned(),
@@ -83,7 +90,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         cloud: None,
         budget: new.budget.or(settings.usage.run_budget),
     };
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), &by, &valid)
 }
 
@@ -99,13 +106,7 @@ fn target_of(t: &Tether, new: &NewRun, workspace: &Path) -> Result<runs::RunTarg
     }
     let on = new.on.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::to_owned);
     let Some(here) = t.board_db().machine() else { return Ok(runs::RunTarget::default()) };
-    let repo = tether_git::Repo::discover(workspace).ok().flatten().and_then(|r| {
-        // Shared with every machine of the team: never with the person's password or token.
-        let url = tether_git::without_credentials(&r.remote_url("origin").ok()?);
-        let root = r.root.canonicalize().ok()?;
-        let subdir = workspace.strip_prefix(&root).ok()?.to_string_lossy().into_owned();
-        Some(runs::RepoRef { url, subdir })
-    });
+    let repo = tether_work::place::repo_ref(workspace);
     if let Some(m) = on.as_deref().filter(|m| *m != here) {
         let seen = super::team::machines(t)?;
         if !seen.iter().any(|s| s.name == m) {
@@ -204,7 +205,7 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         budget: new.budget.or(settings.usage.run_budget),
         target: runs::RunTarget::default(),
     };
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), by, &valid)
 }
 
@@ -218,7 +219,7 @@ pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<R
     if valid.cloud.is_none() && here {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
-    crate::usage::check_queued(t, &valid)?;
+    crate::usage::Budgets::of(t).check_queued(&valid)?;
     runs::create(&*t.board_db(), &by, &valid)
 }
 
@@ -240,25 +241,6 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     t.board().approve_run(id)
 }
 
-/// Cursor's webhook said a cloud agent changed (its signature checked): kept by its delivery id
-/// (a delivery seen again changes nothing), and the runner following that agent's run reads it
-/// now. The run, when a new delivery concerns one that runs.
-pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw: &str) -> Result<Option<Run>> {
-    if !cloud::record_webhook(&*t.board_db(), delivery, Some(agent), Some(status), raw)? {
-        return Err(Error::Conflict(format!("webhook delivery {delivery} was seen already")));
-    }
-    let run = cloud::live_run_for_agent(&*t.board_db(), agent)?;
-    if let Some(r) = &run {
-        t.bus.emit(Event::CloudRunChanged { run: r.num() });
-    }
-    Ok(run)
-}
-
-/// A cloud run's one-time bootstrap token exchanged for its scoped bearer: (bearer, run, expiry ms).
-pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
-    cloud::exchange(&*t.board_db(), bootstrap)
-}
-
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
     t.board().runs(f)
 }
@@ -276,42 +258,17 @@ pub fn events_after(t: &Tether, id: &str, seq: i64, limit: usize) -> Result<Vec<
 /// Folders runs may work in: the saved roots, and the projects Cursor's history knows that
 /// exist on this machine; canonical, without duplicates.
 pub fn roots(t: &Tether) -> Result<Vec<PathBuf>> {
-    let saved = t.settings()?.runs.roots;
-    let seen = crate::history::sessions::projects(&t.store)?.into_iter().map(|p| PathBuf::from(p.path));
-    // Team mode: what this machine cloned to run other machines' runs (Tether's own folder).
-    let cloned = t.in_team().then(|| t.paths.team_repos_dir());
-    let mut out: Vec<PathBuf> = Vec::new();
-    for p in saved.into_iter().chain(seen).chain(cloned) {
-        if let Ok(c) = p.canonicalize()
-            && c.is_dir()
-            && c.parent().is_some()
-            && !out.contains(&c)
-        {
-            out.push(c);
-        }
-    }
-    Ok(out)
+    crate::work::roots(t)
 }
 
 /// A run's folder, canonical, checked to be inside the allowed roots: when a run is queued,
 /// and again when it starts (a folder may be replaced by a link in between).
 pub fn check_workspace(t: &Tether, ws: &Path) -> Result<PathBuf> {
-    let canon = ws
-        .canonicalize()
-        .map_err(|e| Error::invalid("workspace", format!("{}: {e} (give an existing project folder)", ws.display())))?;
-    if !canon.is_dir() {
-        return Err(Error::invalid("workspace", format!("{} is not a folder", canon.display())));
-    }
-    let roots = roots(t)?;
-    if roots.iter().any(|r| canon.starts_with(r)) {
-        Ok(canon)
-    } else {
-        Err(Error::OutsideRoots { path: canon, roots: roots.iter().map(|r| r.display().to_string()).collect() })
-    }
+    tether_work::place::check_workspace(&roots(t)?, ws)
 }
 
-/// What a run form offers that the engine knows: roles, the folders runs may use, defaults, and
-/// whether a Cursor API key is kept (the Cursor CLI found is the runner's to say).
+/// What a run form offers: roles, the folders runs may use, defaults, whether a Cursor API key
+/// is kept, and the Cursor CLI found (the local executor's probe).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct Options {
@@ -319,6 +276,7 @@ pub struct Options {
     pub roots: Vec<PathBuf>,
     pub defaults: crate::settings::RunSettings,
     pub cloud: CloudOptions,
+    pub cursor_cli: crate::executor::ExecutorInfo,
 }
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -336,103 +294,6 @@ pub fn options(t: &Tether) -> Result<Options> {
         roots: roots(t)?,
         defaults: settings.runs,
         cloud: CloudOptions { key, defaults: settings.cloud },
+        cursor_cli: t.executors.probe(t, "local"),
     })
-}
-
-/// Team mode: the run as this machine runs it. A run another machine queued names its folder by
-/// its repository's remote: this machine's own checkout of it (under its allowed roots) is used,
-/// else it is cloned into the data dir's `repos/`. A follow-up stays where its parent worked.
-pub fn resolve_workspace(t: &Tether, run: &Run) -> Result<Run> {
-    let here = t.board_db().machine();
-    if run.is_cloud() || here.is_none() || run.origin.is_none() || run.origin == here || run.parent.is_some() {
-        return Ok(run.clone());
-    }
-    let origin = run.origin.clone().unwrap_or_default();
-    let Some(repo) = &run.repo else {
-        return Err(Error::invalid(
-            "workspace",
-            format!("{}'s folder is on {origin:?} and has no repository remote this machine could find", run.id),
-        ));
-    };
-    let root = find_or_clone(t, &repo.url)?;
-    let workspace = root.join(&repo.subdir);
-    let workspace = check_workspace(t, &workspace)?;
-    let worktree = match &run.worktree {
-        Some(w) if w.state == crate::board::runs::WorktreeState::Planned => {
-            let leaf: Vec<&str> =
-                Path::new(&w.path).components().rev().take(2).filter_map(|c| c.as_os_str().to_str()).collect();
-            let dir = super::worktrees::worktrees_dir(t, &t.settings()?.runs)?;
-            let path = leaf.iter().rev().fold(dir, |p, c| p.join(c));
-            Some((root.to_string_lossy().into_owned(), path.to_string_lossy().into_owned()))
-        }
-        _ => None,
-    };
-    crate::board::runs::relocate(
-        &*t.board_db(),
-        run.num(),
-        &workspace.to_string_lossy(),
-        worktree.as_ref().map(|(r, p)| (r.as_str(), p.as_str())),
-    )?;
-    tracing::info!(run = %run.id, from = %origin, workspace = %workspace.display(), "running another machine's run here");
-    crate::board::runs::get_run(&*t.board_db(), run.num())
-}
-
-/// Folders looked at per search for a checkout of a remote.
-const SEARCH_LIMIT: usize = 4000;
-
-/// This machine's checkout of `url` (one cloned before, brought up to date, or one of its roots,
-/// or a folder up to two levels inside one), else a fresh clone in `repos/`.
-fn find_or_clone(t: &Tether, url: &str) -> Result<PathBuf> {
-    let key = tether_git::remote_key(url);
-    let matches = |dir: &Path| {
-        dir.join(".git").exists()
-            && tether_git::Repo::discover(dir)
-                .ok()
-                .flatten()
-                .filter(|r| r.root == dir)
-                .and_then(|r| r.remote_url("origin").ok())
-                .is_some_and(|u| tether_git::remote_key(&u) == key)
-    };
-    let clone_dir = t.paths.team_repos_dir().join(
-        key.trim_start_matches('/')
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
-            .collect::<String>(),
-    );
-    if matches(&clone_dir) {
-        // Tether's own clone: brought up to what the team pushed since (a person's checkout
-        // found below is theirs, and left as it is).
-        match tether_git::Repo::open(&clone_dir).and_then(|r| r.fast_forward_from("origin")) {
-            Ok(moved) => tracing::debug!(clone = %clone_dir.display(), moved, "runner clone fetched"),
-            Err(e) => {
-                tracing::warn!(clone = %clone_dir.display(), error = %e, "could not fetch the runner's clone; the run uses it as it is")
-            }
-        }
-        return Ok(clone_dir);
-    }
-    let mut queue: std::collections::VecDeque<(PathBuf, usize)> = roots(t)?.into_iter().map(|r| (r, 0)).collect();
-    let mut looked = 0;
-    while let Some((dir, depth)) = queue.pop_front() {
-        looked += 1;
-        if looked > SEARCH_LIMIT {
-            break;
-        }
-        if matches(&dir) {
-            return Ok(dir);
-        }
-        if depth < 2
-            && let Ok(rd) = std::fs::read_dir(&dir)
-        {
-            for e in rd.flatten() {
-                let name = e.file_name();
-                let hidden = name.to_string_lossy().starts_with('.');
-                if !hidden && name != "node_modules" && e.file_type().is_ok_and(|f| f.is_dir()) {
-                    queue.push_back((e.path(), depth + 1));
-                }
-            }
-        }
-    }
-    tether_git::Repo::clone_into(url, &clone_dir)
-        .map_err(|e| Error::Git(format!("no checkout of {url} here, and cloning it failed: {e}")))?;
-    clone_dir.canonicalize().map_err(|e| Error::io(format!("reading {}", clone_dir.display()), e))
 }

@@ -9,10 +9,12 @@
 //!
 //! Depends on the board's and the history's usage rows and the settings; no hosts, no processes.
 
+mod budgets;
 mod caps;
 pub mod notice;
 mod prices;
 pub mod report;
 
+pub use budgets::{BudgetWatch, Budgets};
 pub use caps::*;
 pub use prices::*;

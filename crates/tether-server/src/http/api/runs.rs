@@ -32,14 +32,8 @@ pub(crate) async fn start(State(ctx): State<Ctx>, Person(me): Person, Json(new):
 }
 
 /// What the run form offers: roles, the folders runs may use, the Cursor CLI found, defaults.
-pub(crate) async fn options(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    let cli = tether_runs::probe(&ctx.tether).await;
-    blocking(&ctx, move |t| {
-        let mut v = serde_json::to_value(op::options(t)?)?;
-        v["cursor_cli"] = json!(cli);
-        Ok(v)
-    })
-    .await
+pub(crate) async fn options(State(ctx): State<Ctx>) -> ApiResult<op::Options> {
+    blocking(&ctx, op::options).await
 }
 
 #[derive(Deserialize, Default)]
@@ -83,5 +77,5 @@ pub(crate) async fn followup(
 
 /// The cloud environment test (asks Cursor whether the key is valid).
 pub(crate) async fn cloud_doctor(State(ctx): State<Ctx>) -> Json<Value> {
-    Json(json!({"checks": tether_cloud::doctor::run(&ctx.tether, &Default::default()).await}))
+    Json(json!({"checks": tether_core::ops::cloud::doctor(&ctx.tether, &Default::default()).await}))
 }

@@ -40,14 +40,8 @@ pub(crate) async fn login_code(State(ctx): State<Ctx>) -> Json<Value> {
     Json(json!({"code": ctx.ui.new_code()}))
 }
 
-pub(crate) async fn doctor(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    let cli = tether_runs::probe(&ctx.tether).await;
-    blocking(&ctx, move |t| {
-        let mut v = serde_json::to_value(op::doctor(t)?)?;
-        v["cursor_cli"] = json!(cli);
-        Ok(v)
-    })
-    .await
+pub(crate) async fn doctor(State(ctx): State<Ctx>) -> ApiResult<tether_core::doctor::DoctorReport> {
+    blocking(&ctx, op::doctor).await
 }
 
 #[derive(Deserialize, Default)]
