@@ -91,3 +91,6 @@ export type Doctor = DoctorReport & { cursor_cli: CliInfo };
 
 /** `GET /api/runs/options`: what the engine offers, with the Cursor CLI the runner found. */
 export type RunOptions = Options & { cursor_cli: CliInfo };
+
+/** `GET /api/cloud/doctor`: the cloud setup's checks. */
+export type CloudDoctor = { checks: import('./gen/cloud').Check[] };

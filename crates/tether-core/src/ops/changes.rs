@@ -204,7 +204,7 @@ pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<
     if let Some(x) = extra {
         prompt.push_str(&format!("\n{x}\n"));
     }
-    let next = super::runs::followup(t, who, &run.id, &prompt)?;
+    let next = super::runs::followup(t, who, &super::runs::Followup { run: run.id.clone(), prompt })?;
     runs::comments_sent(&*t.board_db(), &open.iter().map(|c| c.id).collect::<Vec<_>>(), next.num())?;
     Ok(next)
 }

@@ -48,7 +48,8 @@ pub(crate) async fn export(
     Ok(([(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")], body).into_response())
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "WrittenQuery", optional_fields)]
 pub(crate) struct WrittenParams {
     since: Option<String>,
 }
