@@ -3,58 +3,23 @@
 // point it elsewhere and supply a bearer token instead: `configureApi({ base, token })`, or set
 // `window.__TETHER_API__ = { base, token }` before the bundle loads.
 
-import type { Insights } from './insights';
+import { client, type Client } from './gen/api';
 import type {
-  Agent,
-  Comment,
-  MergeResult,
   NewComment,
-  PrResult,
-  RunDiff,
   Strategy,
-  WorktreesReport,
-  TeamStatus,
-  SharePreview,
-  SharedChat,
-  SharedSummary,
-  TaskImportReport,
-  Doctor,
-  InitResult,
   NewRun,
   NewSignal,
   NewTask,
-  ProjectCount,
-  Run,
-  RunDetail,
-  RunOptions,
-  CloudCheck,
   RunStatus,
   SearchHit,
-  SessionDetail,
-  SessionPage,
   SessionPatch,
-  SessionSummary,
   SettingsPatch,
-  SettingsView,
-  Signal,
-  SignalDetail,
   SignalType,
   Status,
-  TagCount,
-  Task,
-  TaskDetail,
   TaskPatch,
-  ImportReport,
   ImportUsage,
-  PriceTable,
   UsageQuery,
-  UsageReport,
-  UsageSummary,
-  BlameResult,
-  FileTouched,
   Publish,
-  TracedRepo,
-  WrittenBy,
 } from './types';
 
 export interface ApiConfig {
@@ -224,8 +189,6 @@ export async function downloadWithToken(url: string, filename: string): Promise<
   return true;
 }
 
-const enc = encodeURIComponent;
-
 export interface SessionFilter {
   project?: string;
   source?: string;
@@ -270,95 +233,92 @@ export interface Status_ {
 }
 
 /** A usage query as URL parameters (`by` repeated). */
-function usageQuery(q: UsageQuery): Query {
+function usageQuery(q: UsageQuery) {
   return { since: q.since, until: q.until, by: q.by?.length ? q.by : undefined, source: q.source, limit: q.limit };
 }
 
+/** The generated client (ui/src/gen/api.ts, from the server's route table), over this file's
+ * transport: auth headers, errors as ApiError, the base URL. */
+export const routes: Client = client(
+  (method, path, o) => request(method, path, { ...o, query: o.query as Query | undefined }),
+  (path, query) => apiUrl(path, query as Query | undefined),
+);
+
+/** The views' names for the routes: each unwraps or shapes one generated call. */
 export const api = {
-  status: () => request<Status_>('GET', '/api/status'),
-  sessions: (f: SessionFilter = {}) =>
-    request<{ sessions: SessionSummary[] }>('GET', '/api/sessions', { query: { ...f } }).then((r) => r.sessions),
+  status: () => routes.systemStatus(),
+  sessions: (f: SessionFilter = {}) => routes.sessionsList(f).then((r) => r.sessions),
   /** One page of the chat list, and the whole list's size. */
-  sessionPage: (f: SessionFilter = {}) => request<SessionPage>('GET', '/api/sessions', { query: { ...f } }),
+  sessionPage: (f: SessionFilter = {}) => routes.sessionsList(f),
   search: (q: string, project?: string, limit = 50, signal?: AbortSignal) =>
-    request<{ hits: SearchHit[] }>('GET', '/api/search', { query: { q, project, limit }, signal }).then((r) => r.hits),
+    routes.sessionsSearch({ q, project, limit }, signal).then((r) => r.hits as SearchHit[]),
   /** A chat with its messages from `offset`, at most `limit` of them (0 = all). */
-  session: (id: string, tools = true, offset = 0, limit = 0) =>
-    request<SessionDetail>('GET', `/api/sessions/${enc(id)}`, { query: { tools, offset, limit } }),
-  patchSession: (id: string, patch: SessionPatch) => request<SessionSummary>('PATCH', `/api/sessions/${enc(id)}`, { body: patch }),
-  exportUrl: (id: string, format: 'md' | 'json' | 'html') => apiUrl(`/api/sessions/${enc(id)}/export`, { format }),
-  projects: () => request<{ projects: ProjectCount[] }>('GET', '/api/projects').then((r) => r.projects),
-  insights: (q: { since?: number; project?: string }) => {
-    const p = new URLSearchParams();
-    if (q.since !== undefined) p.set('since', String(Math.round(q.since)));
-    if (q.project) p.set('project', q.project);
-    return request<Insights>('GET', `/api/insights?${p}`);
-  },
-  tags: () => request<{ tags: TagCount[] }>('GET', '/api/tags').then((r) => r.tags),
-  renameTag: (from: string, to: string) => request<TagCount>('POST', '/api/tags/rename', { body: { from, to } }),
-  deleteTag: (tag: string) => request<{ removed_from: number }>('DELETE', `/api/tags/${enc(tag)}`),
-  tasks: (f: TaskFilter = {}) => request<{ tasks: Task[] }>('GET', '/api/tasks', { query: { ...f } }).then((r) => r.tasks),
-  task: (id: string) => request<TaskDetail>('GET', `/api/tasks/${enc(id)}`),
-  createTask: (t: NewTask) => request<Task>('POST', '/api/tasks', { body: t }),
-  patchTask: (id: string, patch: TaskPatch) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, { body: patch }),
-  claimTask: (id: string) => request<Task>('POST', `/api/tasks/${enc(id)}/claim`),
-  agents: () => request<{ agents: Agent[] }>('GET', '/api/agents').then((r) => r.agents),
-  setWakeByResume: (id: string, on: boolean) =>
-    request<Agent>('PATCH', `/api/agents/${enc(id)}`, { body: { wake_by_resume: on } }),
-  signals: (f: SignalListFilter = {}) =>
-    request<{ signals: Signal[] }>('GET', '/api/signals', { query: { ...f } }).then((r) => r.signals),
-  signal: (id: string) => request<SignalDetail>('GET', `/api/signals/${enc(id)}`),
-  sendSignal: (s: NewSignal) => request<Signal>('POST', '/api/signals', { body: s }),
-  replySignal: (id: string, body: string, type?: SignalType) =>
-    request<Signal>('POST', `/api/signals/${enc(id)}/reply`, { body: { body, type } }),
+  session: (id: string, tools = true, offset = 0, limit = 0) => routes.sessionsShow(id, { tools, offset, limit }),
+  patchSession: (id: string, patch: SessionPatch) => routes.sessionsTag(id, patch),
+  exportUrl: (id: string, format: 'md' | 'json' | 'html') => routes.sessionsExport(id, { format }),
+  projects: () => routes.sessionsProjects().then((r) => r.projects),
+  insights: (q: { since?: number; project?: string }) =>
+    routes.systemInsights({ since: q.since === undefined ? undefined : Math.round(q.since), project: q.project || undefined }),
+  tags: () => routes.sessionsTags().then((r) => r.tags),
+  renameTag: (from: string, to: string) => routes.sessionsRenameTag({ from, to }),
+  deleteTag: (tag: string) => routes.sessionsDeleteTag(tag),
+  tasks: (f: TaskFilter = {}) => routes.tasksList(f).then((r) => ('tasks' in r ? r.tasks : [])),
+  task: (id: string) => routes.tasksGet(id),
+  createTask: (t: NewTask) => routes.tasksCreate(t),
+  patchTask: (id: string, patch: TaskPatch) => routes.tasksUpdate(id, patch),
+  claimTask: (id: string) => routes.tasksClaim(id),
+  agents: () => routes.agentsList().then((r) => r.agents),
+  setWakeByResume: (id: string, on: boolean) => routes.agentsUpdate(id, { wake_by_resume: on }),
+  signals: (f: SignalListFilter = {}) => routes.signalsList(f).then((r) => r.signals),
+  signal: (id: string) => routes.signalsGet(id),
+  sendSignal: (s: NewSignal) => routes.signalsSend(s),
+  replySignal: (id: string, body: string, type?: SignalType) => routes.signalsReply(id, { body, type }),
   /** Marks the person's unread signals read. */
-  drainSignals: () => request<{ signals: Signal[] }>('POST', '/api/signals/drain').then((r) => r.signals),
+  drainSignals: () => routes.signalsDrain().then((r) => r.signals),
   runs: (f: { status?: RunStatus[]; task?: string; chat?: string; limit?: number } = {}) =>
-    request<{ runs: Run[] }>('GET', '/api/runs', { query: { ...f } }).then((r) => r.runs),
-  run: (id: string, tail?: number, before?: number) => request<RunDetail>('GET', `/api/runs/${enc(id)}`, { query: { tail, before } }),
-  approveRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/approve`),
-  runOptions: () => request<RunOptions>('GET', '/api/runs/options'),
-  startRun: (r: NewRun) => request<Run>('POST', '/api/runs', { body: r }),
-  cancelRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/cancel`),
-  followupRun: (id: string, prompt: string) => request<Run>('POST', `/api/runs/${enc(id)}/followup`, { body: { prompt } }),
-  runDiff: (id: string, stat = false) => request<RunDiff>('GET', `/api/runs/${enc(id)}/diff`, { query: { stat: stat || undefined } }),
-  commentRun: (id: string, c: NewComment) => request<Comment>('POST', `/api/runs/${enc(id)}/comments`, { body: c }),
-  sendComments: (id: string, text?: string) => request<Run>('POST', `/api/runs/${enc(id)}/comments/send`, { body: { text } }),
-  mergeRun: (id: string, strategy: Strategy, into?: string) =>
-    request<MergeResult>('POST', `/api/runs/${enc(id)}/merge`, { body: { strategy, into } }),
-  prRun: (id: string) => request<PrResult>('POST', `/api/runs/${enc(id)}/pr`, { body: {} }),
-  discardRun: (id: string) => request<Run>('POST', `/api/runs/${enc(id)}/discard`),
-  worktrees: () => request<WorktreesReport>('GET', '/api/worktrees'),
-  runEventsUrl: (id: string, after = 0) => apiUrl(`/api/runs/${enc(id)}/events`, { after }),
-  usage: (q: UsageQuery) => request<UsageReport>('GET', '/api/usage', { query: usageQuery(q) }),
+    routes.runsList(f).then((r) => r.runs),
+  run: (id: string, tail?: number, before?: number) => routes.runsGet(id, { tail, before }),
+  approveRun: (id: string) => routes.runsApprove(id),
+  runOptions: () => routes.runsOptions(),
+  startRun: (r: NewRun) => routes.runsStart(r),
+  cancelRun: (id: string) => routes.runsCancel(id),
+  followupRun: (id: string, prompt: string) => routes.runsFollowup(id, { prompt }),
+  runDiff: (id: string, stat = false) => routes.changesDiff(id, { stat: stat || undefined }),
+  commentRun: (id: string, c: NewComment) => routes.changesComment(id, c),
+  sendComments: (id: string, text?: string) => routes.changesSendComments(id, { text: text ?? null }),
+  mergeRun: (id: string, strategy: Strategy, into?: string) => routes.changesMerge(id, { strategy, into: into ?? null }),
+  prRun: (id: string) => routes.changesPr(id, { title: null, base: null }),
+  discardRun: (id: string) => routes.changesDiscard(id),
+  worktrees: () => routes.changesWorktrees(),
+  runEventsUrl: (id: string, after = 0) => routes.sseRunEvents(id, { after }),
+  usage: (q: UsageQuery) => routes.usageReport(usageQuery(q)),
   usageCsvUrl: (q: UsageQuery) => apiUrl('/api/usage', { ...usageQuery(q), format: 'csv' }),
-  usageSummary: () => request<UsageSummary>('GET', '/api/usage/summary'),
-  blame: (path: string, line?: number, end_line?: number) => request<BlameResult>('GET', '/api/blame', { query: { path, line, end_line } }),
-  sessionFiles: (id: string) => request<FileTouched[]>('GET', `/api/sessions/${enc(id)}/files`),
-  traceRepos: () => request<TracedRepo[]>('GET', '/api/trace/repos'),
-  setTracePublish: (p: Publish) => request<TracedRepo>('PUT', '/api/trace/repos', { body: p }),
-  traceWritten: (since?: string) => request<WrittenBy[]>('GET', '/api/trace/written', { query: { since } }),
-  traceExportUrl: (q: { since?: string; repo?: string }) => apiUrl('/api/trace/export', q),
-  usagePrices: () => request<PriceTable>('GET', '/api/usage/prices'),
-  importUsage: (u: ImportUsage) => request<ImportReport>('POST', '/api/usage/import', { body: u }),
-  setTaskBudget: (id: string, budget: string | null) =>
-    request<{ task: string; budget: string | null }>('PUT', `/api/tasks/${enc(id)}/budget`, { body: { budget } }),
-  doctor: () => request<Doctor>('GET', '/api/doctor'),
-  team: () => request<TeamStatus>('GET', '/api/team'),
-  teamJoin: (j: { url: string; machine?: string; password?: string; client_cert?: string; client_key?: string }) => request<TeamStatus>('POST', '/api/team/join', { body: j }),
-  teamLeave: () => request<TeamStatus>('POST', '/api/team/leave'),
-  teamImportLocal: () => request<TaskImportReport>('POST', '/api/team/import-local'),
-  sharePreview: (id: string) => request<SharePreview>('GET', `/api/sessions/${enc(id)}/share`),
-  share: (id: string, digest: string) => request<SharedChat>('POST', `/api/sessions/${enc(id)}/share`, { body: { digest } }),
-  shared: (q?: string) => request<{ shared: SharedSummary[] }>('GET', '/api/shared', { query: { q } }).then((r) => r.shared),
-  sharedChat: (id: string) => request<SharedChat>('GET', `/api/shared/${enc(id)}`),
-  unshare: (id: string) => request<{ unshared: string }>('DELETE', `/api/shared/${enc(id)}`),
-  cloudDoctor: () => request<{ checks: CloudCheck[] }>('GET', '/api/cloud/doctor'),
-  reindex: () => request<void>('POST', '/api/index'),
-  rotateToken: () => request<{ rotated: boolean }>('POST', '/api/token/rotate'),
-  settings: () => request<SettingsView>('GET', '/api/settings'),
-  patchSettings: (patch: SettingsPatch) => request<SettingsView>('PATCH', '/api/settings', { body: patch }),
-  init: (project: string, dry_run: boolean) => request<InitResult>('POST', '/api/init', { body: { project, dry_run } }),
-  initPlugin: (dry_run: boolean, remove = false) =>
-    request<InitResult>('POST', '/api/init/plugin', { body: { dry_run, remove } }),
+  usageSummary: () => routes.usageSummary(),
+  blame: (path: string, line?: number, end_line?: number) => routes.traceBlame({ path, line, end_line }),
+  sessionFiles: (id: string) => routes.traceFiles(id),
+  traceRepos: () => routes.traceRepos(),
+  setTracePublish: (p: Publish) => routes.tracePublish(p),
+  traceWritten: (since?: string) => routes.traceWritten({ since }),
+  traceExportUrl: (q: { since?: string; repo?: string }) => routes.traceExport(q),
+  usagePrices: () => routes.usagePrices(),
+  importUsage: (u: ImportUsage) => routes.usageImport(u),
+  setTaskBudget: (id: string, budget: string | null) => routes.usageTaskBudget(id, { budget }),
+  doctor: () => routes.systemDoctor(),
+  team: () => routes.teamStatus(),
+  teamJoin: (j: { url: string; machine?: string; password?: string; client_cert?: string; client_key?: string }) =>
+    routes.teamJoin(j),
+  teamLeave: () => routes.teamLeave(),
+  teamImportLocal: () => routes.teamImportLocal(),
+  sharePreview: (id: string) => routes.teamSharePreview(id),
+  share: (id: string, digest: string) => routes.teamShare(id, { digest }),
+  shared: (q?: string) => routes.teamShared({ q }).then((r) => r.shared),
+  sharedChat: (id: string) => routes.teamSharedChat(id),
+  unshare: (id: string) => routes.teamUnshare(id),
+  cloudDoctor: () => routes.runsCloudDoctor(),
+  reindex: () => routes.systemReindex(),
+  rotateToken: () => routes.systemRotateToken(),
+  settings: () => routes.settingsGet(),
+  patchSettings: (patch: SettingsPatch) => routes.settingsUpdate(patch),
+  init: (project: string, dry_run: boolean) => routes.systemInstall({ project, dry_run }),
+  initPlugin: (dry_run: boolean, remove = false) => routes.systemInstallPlugin({ dry_run, remove }),
 };

@@ -154,6 +154,17 @@ pub fn record(e: &Edit, tool_version: &'static str, excerpt: Option<&str>) -> Tr
     }
 }
 
+/// Records as JSON lines, one record a line, each line ended: the export's one encoding (the
+/// HTTP route and the CLI both answer with it).
+pub fn to_jsonl(records: &[TraceRecord]) -> serde_json::Result<String> {
+    let mut out = String::new();
+    for r in records {
+        out.push_str(&serde_json::to_string(r)?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +198,11 @@ mod tests {
         assert_eq!(&id[14..15], "4");
         assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
         assert_eq!(id, record(&e, "0.1.0", None).id);
+        let lines = to_jsonl(&[record(&e, "0.1.0", None), record(&e, "0.1.0", Some("why"))]).unwrap();
+        assert!(lines.ends_with('\n'));
+        let parsed: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(parsed.len(), 2, "one record a line");
+        assert_eq!(parsed[0], r);
         assert!(r["metadata"]["dev.tether"].get("excerpt").is_none());
     }
 }

@@ -296,6 +296,11 @@ export type PermissionLevel = "read" | "write" | "shell";
  */
 export type Permissions = { allow: Array<string>, deny: Array<string>, };
 
+/**
+ * A listing's answer: one task whole (`id` given) or `{tasks}`.
+ */
+export type QueryResult = TaskDetail | { tasks: Array<Task>, };
+
 export type Role = { name: string, description: string, };
 
 export type Run = { id: string, kind: string, prompt: string, workspace: string | null, model: string | null, mode: RunMode, role: string | null, task: string | null, complete_task: boolean, permissions: Permissions, timeout_secs: number, parent: string | null, 
@@ -727,6 +732,34 @@ unchanged: Array<string>,
  * Fields or values that did not map, with how often.
  */
 not_mapped: Array<string>, };
+
+/**
+ * A listing request as hosts receive it: statuses as text, `me` as an assignee. Its docs are
+ * also the MCP tool's argument descriptions. Its defaults: with no status named, the open
+ * tasks; a missing or zero `limit` is [`TaskQuery::PAGE`]. A surface that lists otherwise says
+ * so in the request (the CLI's `--limit`, the GUI's `ops::tasks::BoardQuery`).
+ */
+export type TaskQuery = { 
+/**
+ * One task with its notes, handoffs and history (the other fields are ignored).
+ */
+id?: string, 
+/**
+ * Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: every open one).
+ */
+status?: Array<Status>, 
+/**
+ * `me`, an agent or person name, or `none` for unassigned.
+ */
+assignee?: string, role?: string, project?: string, label?: string, 
+/**
+ * Only tasks that can be claimed now.
+ */
+ready?: boolean, 
+/**
+ * At most this many (default 50).
+ */
+limit?: number, };
 
 /**
  * Token counts from the `result` line (`usage`, camelCase or snake_case).

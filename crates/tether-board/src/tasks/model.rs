@@ -309,14 +309,19 @@ pub struct SessionStart {
 }
 
 /// A listing request as hosts receive it: statuses as text, `me` as an assignee. Its docs are
-/// also the MCP tool's argument descriptions.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+/// also the MCP tool's argument descriptions. Its defaults: with no status named, the open
+/// tasks; a missing or zero `limit` is [`TaskQuery::PAGE`]. A surface that lists otherwise says
+/// so in the request (the CLI's `--limit`, the GUI's `ops::tasks::BoardQuery`).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, ts_rs::TS)]
+#[ts(export, export_to = "board.ts", optional_fields)]
 pub struct TaskQuery {
     /// One task with its notes, handoffs and history (the other fields are ignored).
     #[serde(default)]
     pub id: Option<String>,
     /// Statuses to include: todo, in_progress, blocked, in_review, done, cancelled (default: every open one).
+    // A query string may repeat it or separate them with commas (the op splits them).
     #[serde(default, rename = "status")]
+    #[ts(optional, as = "Option<Vec<Status>>")]
     pub statuses: Vec<String>,
     /// `me`, an agent or person name, or `none` for unassigned.
     #[serde(default)]
@@ -328,15 +333,40 @@ pub struct TaskQuery {
     #[serde(default)]
     pub label: Option<String>,
     /// Only tasks that can be claimed now.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "flag")]
+    #[schemars(with = "bool")]
+    #[ts(optional, as = "Option<bool>")]
     pub ready: bool,
     /// At most this many (default 50).
     #[serde(default)]
+    #[ts(optional, as = "Option<usize>")]
     pub limit: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+impl TaskQuery {
+    /// How many tasks a listing answers when it does not say.
+    pub const PAGE: usize = 50;
+}
+
+/// A yes/no that a JSON caller sends as a boolean and a query string as `1`, `true` or `yes`
+/// (anything else is no).
+fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Flag {
+        Bool(bool),
+        Text(String),
+    }
+    Ok(match Flag::deserialize(d)? {
+        Flag::Bool(b) => b,
+        Flag::Text(s) => matches!(s.as_str(), "1" | "true" | "yes"),
+    })
+}
+
+/// A listing's answer: one task whole (`id` given) or `{tasks}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(untagged)]
+#[ts(export, export_to = "board.ts")]
 pub enum QueryResult {
     One(Box<TaskDetail>),
     Many { tasks: Vec<Task> },

@@ -50,7 +50,13 @@ pub fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<Query
     if let Some(id) = &q.id {
         return Ok(QueryResult::One(Box::new(get(store, id)?)));
     }
-    let mut statuses = q.statuses.iter().map(|s| Status::from_str(s)).collect::<Result<Vec<_>>>()?;
+    let mut statuses = q
+        .statuses
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.is_empty())
+        .map(Status::from_str)
+        .collect::<Result<Vec<_>>>()?;
     if statuses.is_empty() && !q.ready {
         statuses = Status::ALL.into_iter().filter(|s| !s.is_closed()).collect();
     }
@@ -66,7 +72,7 @@ pub fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<Query
         label: q.label.clone(),
         ready: q.ready,
         limit: match q.limit {
-            0 => 50,
+            0 => TaskQuery::PAGE,
             n if n > MAX_LIST => {
                 return Err(Error::invalid(
                     "limit",

@@ -28,7 +28,8 @@ pub fn run(t: &Tether, cmd: AgentsCmd) -> anyhow::Result<()> {
     match cmd {
         AgentsCmd::List(out) => out.print(ops::agents::list(t)?.as_slice(), print_list),
         AgentsCmd::Wake { name, state, out } => {
-            let a = ops::agents::set_wake(t, &super::me(None), &name, state == "on")?;
+            let req = ops::agents::SetWake { agent: name, wake_by_resume: state == "on" };
+            let a = ops::agents::set_wake(t, &super::me(None), &req)?;
             out.print(&a, print_wake)
         }
     }

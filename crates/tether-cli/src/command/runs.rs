@@ -179,7 +179,7 @@ pub fn run(t: Tether, cmd: RunsCmd) -> anyhow::Result<()> {
             let r = if comments {
                 ops::changes::send_comments(&t, &me, &SendComments { run: id, text: prompt })?
             } else {
-                ops::runs::followup(&t, &me, &id, prompt.as_deref().unwrap_or_default())?
+                ops::runs::followup(&t, &me, &ops::runs::Followup { run: id, prompt: prompt.unwrap_or_default() })?
             };
             follow::start_or_follow(t, &me, r, follow, out.json)
         }

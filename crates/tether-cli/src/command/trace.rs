@@ -170,12 +170,7 @@ pub fn run(t: &Tether, cmd: TraceCmd) -> anyhow::Result<()> {
         TraceCmd::Export { since, repo, output, with_excerpts } => {
             let repo = repo.as_deref().map(absolute).transpose()?;
             let records = trace::export(t, &me, &Export { since, repo, with_excerpts })?;
-            let mut text = String::new();
-            for r in &records {
-                text.push_str(&serde_json::to_string(r)?);
-                text.push('\n');
-            }
-            render::to_file_or_stdout(output.as_deref(), &text)?;
+            render::to_file_or_stdout(output.as_deref(), &tether_core::trace::record::to_jsonl(&records)?)?;
             if let Some(o) = output {
                 eprintln!("{} records ({}) written to {}", records.len(), trace::MIME, o.display());
             }

@@ -2,7 +2,7 @@
 //! session start; waking an idle chat Tether ran (the person's choice); and what Cursor's hooks
 //! report about each chat.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Tether;
 use crate::board::agents::Agent;
@@ -31,6 +31,13 @@ pub fn list(t: &Tether) -> Result<Vec<Agent>> {
     Ok(all)
 }
 
+/// The agent list as the GUI reads it: `{agents}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct AgentList {
+    pub agents: Vec<Agent>,
+}
+
 /// What an agent sends to start its session.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct Start {
@@ -53,12 +60,24 @@ pub fn start_session(t: &Tether, who: &Principal, s: &Start) -> Result<SessionSt
     Ok(r)
 }
 
+/// Whether an idle chain of runs is woken by resume.
+#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(export, export_to = "core.ts")]
+pub struct SetWake {
+    /// The chain's agent, e.g. `run R-3` (a route names it in its path).
+    #[serde(default)]
+    #[ts(optional, as = "Option<String>")]
+    pub agent: String,
+    pub wake_by_resume: bool,
+}
+
 /// Turns waking by resume on or off for a chain of runs (`run R-3`); the person's choice.
-pub fn set_wake(t: &Tether, who: &Principal, agent: &str, on: bool) -> Result<Agent> {
+pub fn set_wake(t: &Tether, who: &Principal, req: &SetWake) -> Result<Agent> {
     if !who.is_person() {
         return Err(Error::NotAllowed("whether an idle chat is woken is the person's choice".into()));
     }
-    let a = t.board().set_wake_by_resume(agent, on)?;
+    let a = t.board().set_wake_by_resume(&req.agent, req.wake_by_resume)?;
     t.bus.emit(Event::Agents {});
     Ok(a)
 }

@@ -118,7 +118,7 @@ pub struct SendComments {
 pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<Run> {
     let run = t.board().run(&req.run, Some(0))?.run;
     let (prompt, carried) = review::followup_prompt(t, &run, req.text.as_deref())?;
-    let next = super::runs::followup(t, who, &run.id, &prompt)?;
+    let next = super::runs::followup(t, who, &super::runs::Followup { run: run.id.clone(), prompt })?;
     runs::comments_sent(&*t.board_db(), &carried, next.num())?;
     Ok(next)
 }

@@ -28,6 +28,13 @@ pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)
     cloud::exchange(&*t.board_db(), bootstrap)
 }
 
+/// `GET /api/cloud/doctor`'s answer: the cloud environment test's checks.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct CloudDoctor {
+    pub checks: Vec<Check>,
+}
+
 /// The cloud environment test: the API URL, the key (kept, and valid), the repository and model
 /// asked about, the public URL when one is set; empty when nothing here runs cloud runs.
 pub async fn doctor(t: &Tether, ask: &DoctorAsk) -> Vec<Check> {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
@@ -209,11 +209,22 @@ fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
     runs::create(&*t.board_db(), by, &valid)
 }
 
-/// A follow-up run continuing `id`'s Cursor chat with a new prompt.
-pub fn followup(t: &Tether, who: &Principal, id: &str, prompt: &str) -> Result<Run> {
+/// The next prompt of an earlier run's Cursor chat.
+#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct Followup {
+    /// The run to continue, e.g. "R-3" (a route names it in its path).
+    #[serde(default)]
+    #[ts(optional, as = "Option<String>")]
+    pub run: String,
+    pub prompt: String,
+}
+
+/// A follow-up run continuing a run's Cursor chat with a new prompt.
+pub fn followup(t: &Tether, who: &Principal, req: &Followup) -> Result<Run> {
     not_remote(who, "following up a run")?;
     let by = requester(t, who)?;
-    let valid = runs::followup_of(&*t.board_db(), id, prompt)?;
+    let valid = runs::followup_of(&*t.board_db(), &req.run, &req.prompt)?;
     // A follow-up runs where its chat is; its folder is that machine's to check.
     let here = valid.target.machine.is_none() || valid.target.machine == t.board_db().machine();
     if valid.cloud.is_none() && here {
@@ -243,6 +254,30 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
 
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
     t.board().runs(f)
+}
+
+/// A run an agent started, with a note when no daemon is running to start it (it waits queued).
+#[derive(Debug, Clone, Serialize)]
+pub struct Started {
+    #[serde(flatten)]
+    pub run: Run,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+impl Started {
+    pub fn of(t: &Tether, run: Run) -> Self {
+        let idle = crate::daemon::running(&t.paths).is_none();
+        let note = idle.then_some("queued; no Tether daemon is running to start it: start the app or `tether serve`");
+        Self { run, note }
+    }
+}
+
+/// The run list as the GUI reads it: `{runs}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct RunList {
+    pub runs: Vec<Run>,
 }
 
 /// A run with the last `limit` events before `before` (the newest when `None`).

@@ -315,6 +315,27 @@ pub fn tags(t: &Tether) -> Result<Vec<TagCount>> {
     sessions::tags(&t.store)
 }
 
+/// The projects chats belong to, as the GUI reads them: `{projects}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct ProjectList {
+    pub projects: Vec<ProjectCount>,
+}
+
+/// Every tag with how many chats carry it: `{tags}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct TagList {
+    pub tags: Vec<TagCount>,
+}
+
+/// A tag taken off every chat: `{removed_from}` (how many had it).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct TagRemoved {
+    pub removed_from: usize,
+}
+
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[ts(export, export_to = "core.ts")]
 pub struct RenameTag {
@@ -330,10 +351,10 @@ pub fn rename_tag(t: &Tether, r: RenameTag) -> Result<TagCount> {
 }
 
 /// Removes a tag from every chat; how many had it.
-pub fn delete_tag(t: &Tether, tag: &str) -> Result<usize> {
+pub fn delete_tag(t: &Tether, tag: &str) -> Result<TagRemoved> {
     let n = sessions::delete_tag(&t.store, tag)?;
     t.bus.emit(Event::Sessions { ids: Some(Vec::new()) });
-    Ok(n)
+    Ok(TagRemoved { removed_from: n })
 }
 
 pub fn export(t: &Tether, key: &str, format: export::Format) -> Result<String> {

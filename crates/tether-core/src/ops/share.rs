@@ -104,15 +104,29 @@ pub fn share(t: &Tether, who: &Principal, s: Share) -> Result<SharedChat> {
     shared::share(&*t.board_db(), &new)
 }
 
+/// A shared copy taken back: `{unshared: id}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct Unshared {
+    pub unshared: String,
+}
+
+/// Chats shared with the team as the GUI reads them: `{shared}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct SharedList {
+    pub shared: Vec<SharedSummary>,
+}
+
 /// Takes a shared copy back (anyone on the team may: the copy is the team's).
-pub fn unshare(t: &Tether, who: &Principal, id: &str) -> Result<()> {
+pub fn unshare(t: &Tether, who: &Principal, id: &str) -> Result<Unshared> {
     if !who.is_person() {
         return Err(Error::NotAllowed("only a person takes a shared chat back".into()));
     }
     if !shared::unshare(&*t.board_db(), id)? {
         return Err(Error::NotFound(format!("no chat shared with the team as {id:?}")));
     }
-    Ok(())
+    Ok(Unshared { unshared: id.to_owned() })
 }
 
 /// Chats shared with the team, the most recent first; with `words`, those holding them all.

@@ -2,7 +2,7 @@
 //! piggyback notice on a tool result. A signal from outside this machine (a cloud run's scoped
 //! bearer) is marked `remote`, so a wake it causes waits for the person before it may write.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Tether;
 use crate::board::principal::Principal;
@@ -61,6 +61,48 @@ pub fn piggyback(t: &Tether, who: &Principal) -> Result<PendingSummary> {
 
 pub fn list(t: &Tether, f: &SignalFilter) -> Result<Vec<Signal>> {
     signals::list(&*t.board_db(), f)
+}
+
+/// Signals as the GUI reads them (a list, or those a drain marked read): `{signals}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct SignalList {
+    pub signals: Vec<Signal>,
+}
+
+/// What an agent's drain answers: the signals and whether any needs a reply, in words.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drained {
+    pub signals: Vec<Signal>,
+    pub hint: &'static str,
+}
+
+impl From<Vec<Signal>> for Drained {
+    fn from(signals: Vec<Signal>) -> Self {
+        let hint = if signals.iter().any(|s| s.reply_required) {
+            "Reply where one is needed: signal_send with reply_to set to the signal's id."
+        } else {
+            "Nothing here needs a reply."
+        };
+        Self { signals, hint }
+    }
+}
+
+/// The piggyback notice a tool result carries when signals wait for its caller.
+#[derive(Debug, Clone, Serialize)]
+pub struct Notice {
+    pub pending_signals: usize,
+    pub notice: String,
+}
+
+impl Notice {
+    /// `None` when nothing waits.
+    pub fn of(p: &PendingSummary) -> Option<Self> {
+        (p.count > 0).then(|| Self {
+            pending_signals: p.count,
+            notice: format!("Tether: {} waiting for you; call signals_pending to read them.", p.describe()),
+        })
+    }
 }
 
 pub fn get(t: &Tether, id: &str) -> Result<SignalDetail> {

@@ -8,7 +8,7 @@ use crate::Tether;
 use crate::board::principal::{DEFAULT_LEASE_MS, Principal};
 use crate::board::runs::Run;
 use crate::board::task_io;
-use crate::board::tasks::{NewTask, QueryResult, Task, TaskChange, TaskDetail, TaskQuery};
+use crate::board::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskDetail, TaskQuery};
 use crate::error::{Error, Result};
 
 pub fn create(t: &Tether, who: &Principal, new: &NewTask) -> Result<Task> {
@@ -22,6 +22,35 @@ pub fn query(t: &Tether, who: &Principal, q: &TaskQuery) -> Result<QueryResult> 
 
 pub fn get(t: &Tether, id: &str) -> Result<TaskDetail> {
     t.board().task(id)
+}
+
+/// The GUI board's listing: a [`TaskQuery`] whose defaults are the board's, not an agent's. The
+/// board shows a column for every status, so with no status named (and not only ready ones) it
+/// lists every status, and pages of [`BoardQuery::PAGE`]; a named status or limit is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "TaskQuery")]
+pub struct BoardQuery(pub TaskQuery);
+
+impl BoardQuery {
+    pub const PAGE: usize = 500;
+}
+
+impl From<TaskQuery> for BoardQuery {
+    fn from(mut q: TaskQuery) -> Self {
+        if q.statuses.is_empty() && !q.ready {
+            q.statuses = Status::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+        }
+        if q.limit == 0 {
+            q.limit = Self::PAGE;
+        }
+        Self(q)
+    }
+}
+
+impl Default for BoardQuery {
+    fn default() -> Self {
+        TaskQuery::default().into()
+    }
 }
 
 /// A claim, as hosts send it.
@@ -135,4 +164,28 @@ pub fn import(t: &Tether, who: &Principal, path: &std::path::Path) -> Result<tas
         return Err(Error::NotAllowed("importing tasks from files is the person's to do".into()));
     }
     t.board().import_tasks(&who.actor(), path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(query: &str) -> TaskQuery {
+        let BoardQuery(q) = serde_json::from_str(query).unwrap();
+        q
+    }
+
+    #[test]
+    fn the_board_lists_every_status_in_pages_of_500_unless_told() {
+        let every: Vec<String> = Status::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+        let q = board("{}");
+        assert_eq!((&q.statuses, q.limit), (&every, BoardQuery::PAGE));
+        assert_eq!(BoardQuery::default().0.statuses, every);
+        let q = board(r#"{"status": ["done"], "limit": 3}"#);
+        assert_eq!((q.statuses, q.limit), (vec!["done".to_owned()], 3));
+        assert!(board(r#"{"ready": true}"#).statuses.is_empty(), "ready ones are todo ones: no status added");
+        // An agent's query keeps the board's rule out: no status named is the open ones there.
+        let agent: TaskQuery = serde_json::from_str("{}").unwrap();
+        assert!(agent.statuses.is_empty());
+    }
 }

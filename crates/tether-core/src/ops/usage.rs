@@ -58,10 +58,19 @@ pub struct TaskBudget {
     pub budget: Option<Budget>,
 }
 
-pub fn set_task_budget(t: &Tether, who: &Principal, req: &TaskBudget) -> Result<Option<Budget>> {
+/// A task's budget as set: `{task, budget}`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "core.ts")]
+pub struct BudgetSet {
+    pub task: String,
+    #[ts(as = "Option<String>")]
+    pub budget: Option<Budget>,
+}
+
+pub fn set_task_budget(t: &Tether, who: &Principal, req: &TaskBudget) -> Result<BudgetSet> {
     person_only(who, "setting a budget")?;
     crate::board::usage::set_task_budget(&*t.board_db(), &req.task, req.budget)?;
-    Ok(req.budget)
+    Ok(BudgetSet { task: req.task.clone(), budget: req.budget })
 }
 
 /// What the tray, the run form and an orchestrating agent want at a glance.

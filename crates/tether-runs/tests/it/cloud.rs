@@ -222,7 +222,8 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
         .collect();
     assert_eq!(text, "Worked on: outlive us");
 
-    let f = ops::runs::followup(&e.t, &me(), &run.id, "and now the tests").unwrap();
+    let next = ops::runs::Followup { run: run.id.clone(), prompt: "and now the tests".into() };
+    let f = ops::runs::followup(&e.t, &me(), &next).unwrap();
     assert_eq!(f.cloud.as_ref().unwrap().agent_id, r.cloud.as_ref().unwrap().agent_id);
     let f = ended(&e.t, &f.id).await;
     assert_eq!(f.status, RunStatus::Succeeded, "{f:#?}");

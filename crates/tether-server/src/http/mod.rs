@@ -9,6 +9,7 @@ pub mod api;
 pub mod auth;
 mod callback;
 pub mod conn;
+pub mod contract;
 pub mod error;
 pub(crate) mod hook;
 pub(crate) mod login;

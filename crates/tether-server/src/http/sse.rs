@@ -58,7 +58,8 @@ pub(crate) fn gui_event(ev: &Event) -> Option<Sse_> {
     Sse_::default().event(name).json_data(data).ok()
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "RunEventsQuery", optional_fields)]
 pub(crate) struct RunEventsParams {
     /// Replay events after this one (0: from the start).
     after: Option<i64>,

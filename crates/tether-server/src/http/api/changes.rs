@@ -14,9 +14,11 @@ use crate::http::auth::Person;
 use crate::http::error::{ApiResult, blocking};
 use crate::state::Ctx;
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "DiffQuery")]
 pub(crate) struct DiffParams {
     #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     stat: bool,
 }
 

@@ -19,14 +19,11 @@ pub(crate) fn flag(v: &Option<String>) -> bool {
     matches!(v.as_deref(), Some("1" | "true" | "yes"))
 }
 
-/// A parameter that may repeat (`?status=todo&status=done`, or `status=todo,done`, percent-encoded
-/// or not): serde's query parser keeps only one, so the pairs are read whole.
-pub(crate) fn repeated(uri: &axum::http::Uri, name: &str) -> Vec<String> {
-    let pairs = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri).map(|q| q.0).unwrap_or_default();
-    pairs
-        .into_iter()
-        .filter(|(k, _)| k == name)
-        .flat_map(|(_, v)| v.split(',').map(str::to_owned).collect::<Vec<_>>())
-        .filter(|v| !v.is_empty())
-        .collect()
+/// The values of a parameter that may repeat (`?status=todo&status=done`) or list several with
+/// commas (`status=todo,done`), each read as a `T` (an unknown one is the caller's `400`).
+pub(crate) fn listed<T>(values: &[String]) -> tether_core::Result<Vec<T>>
+where
+    T: std::str::FromStr<Err = tether_core::Error>,
+{
+    values.iter().flat_map(|v| v.split(',')).filter(|v| !v.is_empty()).map(str::parse).collect()
 }

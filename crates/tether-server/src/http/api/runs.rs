@@ -3,28 +3,33 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::Uri;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tether_core::board::runs::{NewRun, Run, RunDetail, RunFilter, RunStatus};
-use tether_core::ops::runs as op;
+use tether_core::ops::runs::{self as op, Followup, RunList};
 
-use super::repeated;
+use super::listed;
 use crate::http::auth::Person;
 use crate::http::error::{ApiResult, blocking};
 use crate::state::Ctx;
 
-#[derive(Deserialize, Default)]
+/// `status` may repeat, or list several with commas.
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "RunListQuery", optional_fields)]
 pub(crate) struct ListParams {
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<RunStatus>>")]
+    status: Vec<String>,
     task: Option<String>,
     chat: Option<String>,
     limit: Option<usize>,
 }
 
-pub(crate) async fn list(State(ctx): State<Ctx>, Query(p): Query<ListParams>, uri: Uri) -> ApiResult<Value> {
-    let statuses = repeated(&uri, "status").iter().map(|s| s.parse()).collect::<Result<Vec<RunStatus>, _>>()?;
-    let f = RunFilter { statuses, task: p.task, chat: p.chat, limit: p.limit.unwrap_or(200) };
-    blocking(&ctx, move |t| Ok(json!({"runs": op::list(t, &f)?}))).await
+pub(crate) async fn list(
+    State(ctx): State<Ctx>,
+    axum_extra::extract::Query(p): axum_extra::extract::Query<ListParams>,
+) -> ApiResult<RunList> {
+    let f = RunFilter { statuses: listed(&p.status)?, task: p.task, chat: p.chat, limit: p.limit.unwrap_or(200) };
+    blocking(&ctx, move |t| Ok(RunList { runs: op::list(t, &f)? })).await
 }
 
 pub(crate) async fn start(State(ctx): State<Ctx>, Person(me): Person, Json(new): Json<NewRun>) -> ApiResult<Run> {
@@ -36,7 +41,8 @@ pub(crate) async fn options(State(ctx): State<Ctx>) -> ApiResult<op::Options> {
     blocking(&ctx, op::options).await
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "RunPageQuery", optional_fields)]
 pub(crate) struct GetParams {
     /// How many events (the newest, or those before `before`); default 500, at most 5,000.
     tail: Option<usize>,
@@ -61,21 +67,18 @@ pub(crate) async fn approve(State(ctx): State<Ctx>, Person(me): Person, Path(id)
     blocking(&ctx, move |t| op::approve(t, &me, &id)).await
 }
 
-#[derive(Deserialize)]
-pub(crate) struct Followup {
-    prompt: String,
-}
-
 pub(crate) async fn followup(
     State(ctx): State<Ctx>,
     Person(me): Person,
-    Path(id): Path<String>,
-    Json(b): Json<Followup>,
+    Path(run): Path<String>,
+    Json(req): Json<Followup>,
 ) -> ApiResult<Run> {
-    blocking(&ctx, move |t| op::followup(t, &me, &id, &b.prompt)).await
+    blocking(&ctx, move |t| op::followup(t, &me, &Followup { run, ..req })).await
 }
 
 /// The cloud environment test (asks Cursor whether the key is valid).
-pub(crate) async fn cloud_doctor(State(ctx): State<Ctx>) -> Json<Value> {
-    Json(json!({"checks": tether_core::ops::cloud::doctor(&ctx.tether, &Default::default()).await}))
+pub(crate) async fn cloud_doctor(State(ctx): State<Ctx>) -> Json<tether_core::ops::cloud::CloudDoctor> {
+    Json(tether_core::ops::cloud::CloudDoctor {
+        checks: tether_core::ops::cloud::doctor(&ctx.tether, &Default::default()).await,
+    })
 }

@@ -5,9 +5,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tether_core::history::sessions::{ListQuery, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagCount};
-use tether_core::ops::sessions::{self, Found, RenameTag, SessionPage, Tag};
+use tether_core::ops::sessions::{self, Found, ProjectList, RenameTag, SessionPage, Tag, TagList, TagRemoved};
 
 use super::flag;
 use crate::http::error::{ApiError, ApiResult, blocking, run};
@@ -16,12 +15,14 @@ use crate::state::Ctx;
 /// Search snippets mark matches with these; the UI escapes the text first, then turns them into `<mark>`.
 const MARK: (&str, &str) = ("\u{2}", "\u{3}");
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SessionListQuery", optional_fields)]
 pub(crate) struct ListParams {
     project: Option<String>,
     source: Option<String>,
     agent: Option<String>,
     tag: Option<String>,
+    #[ts(as = "Option<bool>")]
     bookmarked: Option<String>,
     since: Option<i64>,
     until: Option<i64>,
@@ -46,7 +47,8 @@ pub(crate) async fn list(State(ctx): State<Ctx>, Query(q): Query<ListParams>) ->
     blocking(&ctx, move |t| sessions::page(t, &l)).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SearchQuery", optional_fields)]
 pub(crate) struct SearchParams {
     q: Option<String>,
     project: Option<String>,
@@ -65,10 +67,12 @@ pub(crate) async fn search(State(ctx): State<Ctx>, Query(p): Query<SearchParams>
     blocking(&ctx, move |t| sessions::search(t, &q)).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SessionQuery", optional_fields)]
 pub(crate) struct ShowParams {
     offset: Option<usize>,
     limit: Option<usize>,
+    #[ts(as = "Option<bool>")]
     tools: Option<String>,
 }
 
@@ -89,7 +93,8 @@ pub(crate) async fn tag(
     blocking(&ctx, move |t| sessions::tag(t, &id, u)).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SessionExportQuery", optional_fields)]
 pub(crate) struct ExportParams {
     format: Option<String>,
 }
@@ -114,18 +119,18 @@ pub(crate) async fn export(
     Ok(([(header::CONTENT_TYPE, mime.to_owned()), (header::CONTENT_DISPOSITION, disposition)], text).into_response())
 }
 
-pub(crate) async fn projects(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    blocking(&ctx, |t| Ok(json!({"projects": sessions::projects(t)?}))).await
+pub(crate) async fn projects(State(ctx): State<Ctx>) -> ApiResult<ProjectList> {
+    blocking(&ctx, |t| Ok(ProjectList { projects: sessions::projects(t)? })).await
 }
 
-pub(crate) async fn tags(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    blocking(&ctx, |t| Ok(json!({"tags": sessions::tags(t)?}))).await
+pub(crate) async fn tags(State(ctx): State<Ctx>) -> ApiResult<TagList> {
+    blocking(&ctx, |t| Ok(TagList { tags: sessions::tags(t)? })).await
 }
 
 pub(crate) async fn rename_tag(State(ctx): State<Ctx>, Json(r): Json<RenameTag>) -> ApiResult<TagCount> {
     blocking(&ctx, move |t| sessions::rename_tag(t, r)).await
 }
 
-pub(crate) async fn delete_tag(State(ctx): State<Ctx>, Path(tag): Path<String>) -> ApiResult<Value> {
-    blocking(&ctx, move |t| Ok(json!({"removed_from": sessions::delete_tag(t, &tag)?}))).await
+pub(crate) async fn delete_tag(State(ctx): State<Ctx>, Path(tag): Path<String>) -> ApiResult<TagRemoved> {
+    blocking(&ctx, move |t| sessions::delete_tag(t, &tag)).await
 }

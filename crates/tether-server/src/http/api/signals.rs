@@ -4,26 +4,27 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tether_core::board::signals::{NewSignal, Signal, SignalDetail, SignalFilter};
-use tether_core::ops::signals::{self as op, Reply};
+use tether_core::ops::signals::{self as op, Reply, SignalList};
 
 use super::flag;
 use crate::http::auth::Person;
 use crate::http::error::{ApiResult, blocking};
 use crate::state::Ctx;
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SignalListQuery", optional_fields)]
 pub(crate) struct ListParams {
     to: Option<String>,
     from: Option<String>,
     agent: Option<String>,
     trace: Option<String>,
+    #[ts(as = "Option<bool>")]
     open: Option<String>,
     limit: Option<usize>,
 }
 
-pub(crate) async fn list(State(ctx): State<Ctx>, Query(p): Query<ListParams>) -> ApiResult<Value> {
+pub(crate) async fn list(State(ctx): State<Ctx>, Query(p): Query<ListParams>) -> ApiResult<SignalList> {
     let f = SignalFilter {
         to: p.to,
         from: p.from,
@@ -32,7 +33,7 @@ pub(crate) async fn list(State(ctx): State<Ctx>, Query(p): Query<ListParams>) ->
         open: flag(&p.open),
         limit: p.limit.unwrap_or(200).clamp(1, 2000),
     };
-    blocking(&ctx, move |t| Ok(json!({"signals": op::list(t, &f)?}))).await
+    blocking(&ctx, move |t| Ok(SignalList { signals: op::list(t, &f)? })).await
 }
 
 pub(crate) async fn get(State(ctx): State<Ctx>, Path(id): Path<String>) -> ApiResult<SignalDetail> {
@@ -54,6 +55,6 @@ pub(crate) async fn reply(
 }
 
 /// Marks the person's unread signals read, returning them.
-pub(crate) async fn drain(State(ctx): State<Ctx>, Person(me): Person) -> ApiResult<Value> {
-    blocking(&ctx, move |t| Ok(json!({"signals": op::drain(t, &me)?}))).await
+pub(crate) async fn drain(State(ctx): State<Ctx>, Person(me): Person) -> ApiResult<SignalList> {
+    blocking(&ctx, move |t| Ok(SignalList { signals: op::drain(t, &me)? })).await
 }

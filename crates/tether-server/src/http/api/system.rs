@@ -5,46 +5,66 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tether_core::insights::{Insights, InsightsQuery};
-use tether_core::ops::system::{self as op, Install, InstallPlugin, Installed};
+use tether_core::ops::system::{self as op, Health, Install, InstallPlugin, Installed, Status};
 
 use crate::http::auth::Person;
 use crate::http::error::{ApiError, ApiResult, blocking, run};
 use crate::state::Ctx;
 
-/// Health with what the transports know: the MCP sessions.
-pub(crate) async fn status(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    let sessions = ctx.mcp.report();
-    blocking(&ctx, move |t| {
-        let mut v = serde_json::to_value(op::status(t)?)?;
-        v["mcp_sessions"] = json!(sessions);
-        Ok(v)
-    })
-    .await
+/// The daemon's status with what only the transports know: each MCP session.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "server.ts")]
+pub(crate) struct StatusReport {
+    #[serde(flatten)]
+    status: Status,
+    mcp_sessions: Vec<Value>,
 }
 
-/// What `/health` shows (no token needed): nothing secret.
-pub(crate) async fn health(State(ctx): State<Ctx>) -> ApiResult<Value> {
-    let sessions = ctx.mcp_sessions();
-    blocking(&ctx, move |t| {
-        let mut v = serde_json::to_value(op::health(t))?;
-        v["mcp_sessions"] = json!(sessions);
-        Ok(v)
-    })
-    .await
+/// `/health` (no token needed, nothing secret): the engine's health and how many MCP sessions.
+#[derive(Debug, Serialize)]
+pub(crate) struct HealthReport {
+    #[serde(flatten)]
+    health: Health,
+    mcp_sessions: usize,
 }
 
-pub(crate) async fn login_code(State(ctx): State<Ctx>) -> Json<Value> {
-    Json(json!({"code": ctx.ui.new_code()}))
+/// A one-time code that opens the GUI in a browser.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "server.ts")]
+pub(crate) struct LoginCode {
+    code: String,
+}
+
+/// The token was rotated (it is never sent to the GUI): `{rotated: true}`.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "server.ts")]
+pub(crate) struct Rotated {
+    rotated: bool,
+}
+
+pub(crate) async fn status(State(ctx): State<Ctx>) -> ApiResult<StatusReport> {
+    let mcp_sessions = ctx.mcp.report();
+    blocking(&ctx, move |t| Ok(StatusReport { status: op::status(t)?, mcp_sessions })).await
+}
+
+pub(crate) async fn health(State(ctx): State<Ctx>) -> ApiResult<HealthReport> {
+    let mcp_sessions = ctx.mcp_sessions();
+    blocking(&ctx, move |t| Ok(HealthReport { health: op::health(t), mcp_sessions })).await
+}
+
+pub(crate) async fn login_code(State(ctx): State<Ctx>) -> Json<LoginCode> {
+    Json(LoginCode { code: ctx.ui.new_code() })
 }
 
 pub(crate) async fn doctor(State(ctx): State<Ctx>) -> ApiResult<tether_core::doctor::DoctorReport> {
     blocking(&ctx, op::doctor).await
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "InsightsQuery", optional_fields)]
 pub(crate) struct InsightsParams {
     /// Epoch ms.
     since: Option<i64>,
@@ -63,11 +83,11 @@ pub(crate) async fn reindex(State(ctx): State<Ctx>, Person(me): Person) -> Resul
 }
 
 /// The token itself is never sent to the GUI.
-pub(crate) async fn rotate_token(State(ctx): State<Ctx>) -> ApiResult<Value> {
+pub(crate) async fn rotate_token(State(ctx): State<Ctx>) -> ApiResult<Rotated> {
     let server = std::sync::Arc::clone(&ctx);
     blocking(&ctx, move |_| {
         server.rotate_token()?;
-        Ok(json!({"rotated": true}))
+        Ok(Rotated { rotated: true })
     })
     .await
 }

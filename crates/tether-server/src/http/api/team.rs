@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use tether_core::board::shared::SharedChat;
 use tether_core::board::task_io::ImportReport;
-use tether_core::ops::share::{self, SharePreview};
+use tether_core::ops::share::{self, SharePreview, SharedList, Unshared};
 use tether_core::ops::team::{self as op, Join, TeamStatus};
 
 use crate::http::auth::Person;
@@ -42,25 +42,22 @@ pub(crate) async fn share(
     blocking(&ctx, move |t| share::share(t, &me, share::Share { session: id, ..s })).await
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "SharedQuery", optional_fields)]
 pub(crate) struct SharedParams {
     q: Option<String>,
     limit: Option<usize>,
 }
 
-pub(crate) async fn shared(State(ctx): State<Ctx>, Query(p): Query<SharedParams>) -> ApiResult<serde_json::Value> {
+pub(crate) async fn shared(State(ctx): State<Ctx>, Query(p): Query<SharedParams>) -> ApiResult<SharedList> {
     let limit = p.limit.unwrap_or(50);
-    blocking(&ctx, move |t| Ok(serde_json::json!({"shared": share::list(t, p.q.as_deref(), limit)?}))).await
+    blocking(&ctx, move |t| Ok(SharedList { shared: share::list(t, p.q.as_deref(), limit)? })).await
 }
 
 pub(crate) async fn shared_chat(State(ctx): State<Ctx>, Path(id): Path<String>) -> ApiResult<SharedChat> {
     blocking(&ctx, move |t| share::get(t, &id)).await
 }
 
-pub(crate) async fn unshare(
-    State(ctx): State<Ctx>,
-    Person(me): Person,
-    Path(id): Path<String>,
-) -> ApiResult<serde_json::Value> {
-    blocking(&ctx, move |t| share::unshare(t, &me, &id).map(|()| serde_json::json!({"unshared": id}))).await
+pub(crate) async fn unshare(State(ctx): State<Ctx>, Person(me): Person, Path(id): Path<String>) -> ApiResult<Unshared> {
+    blocking(&ctx, move |t| share::unshare(t, &me, &id)).await
 }

@@ -7,6 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use tether_core::ops::trace::{self as op, Blame, BlameResult, Export, FileTouched, Publish};
+use tether_core::trace::record::to_jsonl;
 use tether_core::trace::store::{TracedRepo, WrittenBy};
 
 use crate::http::auth::Person;
@@ -43,16 +44,12 @@ pub(crate) async fn export(
     Person(me): Person,
     Query(q): Query<Export>,
 ) -> Result<Response, ApiError> {
-    let records = run(&ctx, move |t| op::export(t, &me, &q)).await?;
-    let mut body = String::new();
-    for r in &records {
-        body.push_str(&serde_json::to_string(r).map_err(|e| ApiError::from(tether_core::Error::from(e)))?);
-        body.push('\n');
-    }
+    let body = run(&ctx, move |t| Ok(to_jsonl(&op::export(t, &me, &q)?)?)).await?;
     Ok(([(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")], body).into_response())
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "WrittenQuery", optional_fields)]
 pub(crate) struct WrittenParams {
     since: Option<String>,
 }

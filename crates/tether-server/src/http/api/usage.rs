@@ -2,21 +2,26 @@
 //! the prices, importing the account's usage CSV, and a task's budget.
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
-use axum::http::{Uri, header};
+use axum::extract::{Path, State};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use tether_core::history::usage::ImportReport;
-use tether_core::ops::usage::{self as op, ImportUsage, TaskBudget, UsageSummary};
+use tether_core::ops::usage::{self as op, BudgetSet, ImportUsage, TaskBudget, UsageSummary};
 use tether_core::usage::PriceTable;
-use tether_core::usage::report::{UsageQuery, UsageReport, to_csv};
+use tether_core::usage::report::{Dim, UsageQuery, UsageReport, to_csv};
 
 use crate::http::auth::Person;
 use crate::http::error::{ApiError, ApiResult, blocking, run};
 use crate::state::Ctx;
 
-#[derive(serde::Deserialize, Default)]
+/// `by` may repeat (`by=day&by=model`) or list several with commas (`by=day,model`).
+#[derive(serde::Deserialize, Default, ts_rs::TS)]
+#[ts(export, export_to = "server.ts", rename = "UsageReportQuery", optional_fields)]
 pub(crate) struct ReportParams {
     since: Option<String>,
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<Dim>>")]
+    by: Vec<String>,
     until: Option<String>,
     source: Option<String>,
     limit: Option<usize>,
@@ -24,14 +29,12 @@ pub(crate) struct ReportParams {
     format: Option<String>,
 }
 
-/// `?by=` repeats (`by=day&by=model` or `by=day,model`).
 pub(crate) async fn report(
     State(ctx): State<Ctx>,
     Person(me): Person,
-    Query(p): Query<ReportParams>,
-    uri: Uri,
+    axum_extra::extract::Query(p): axum_extra::extract::Query<ReportParams>,
 ) -> Result<Response, ApiError> {
-    let by = super::repeated(&uri, "by").iter().map(|b| b.parse()).collect::<Result<Vec<_>, _>>()?;
+    let by: Vec<Dim> = super::listed(&p.by)?;
     let q = UsageQuery { since: p.since, until: p.until, by, source: p.source, limit: p.limit };
     let r: UsageReport = run(&ctx, move |t| op::report(t, &me, &q)).await?;
     Ok(match p.format.as_deref() {
@@ -62,10 +65,6 @@ pub(crate) async fn task_budget(
     Person(me): Person,
     Path(task): Path<String>,
     Json(req): Json<TaskBudget>,
-) -> ApiResult<serde_json::Value> {
-    blocking(&ctx, move |t| {
-        let budget = op::set_task_budget(t, &me, &TaskBudget { task: task.clone(), ..req })?;
-        Ok(serde_json::json!({ "task": task, "budget": budget }))
-    })
-    .await
+) -> ApiResult<BudgetSet> {
+    blocking(&ctx, move |t| op::set_task_budget(t, &me, &TaskBudget { task, ..req })).await
 }

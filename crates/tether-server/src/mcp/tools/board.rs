@@ -6,7 +6,6 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::json;
 use tether_core::board::signals::NewSignal;
 use tether_core::board::tasks::{NewTask, TaskQuery};
 use tether_core::ops::agents::Start;
@@ -83,16 +82,8 @@ impl TetherMcp {
         Parameters(_): Parameters<Nothing>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.respond("signals_pending", &ctx, None, move |t, c| {
-            let got = signals::drain(t, &c.who)?;
-            let hint = if got.iter().any(|s| s.reply_required) {
-                "Reply where one is needed: signal_send with reply_to set to the signal's id."
-            } else {
-                "Nothing here needs a reply."
-            };
-            Ok::<_, tether_core::Error>(json!({"signals": got, "hint": hint}))
-        })
-        .await
+        self.respond("signals_pending", &ctx, None, move |t, c| signals::drain(t, &c.who).map(signals::Drained::from))
+            .await
     }
 
     #[tool(

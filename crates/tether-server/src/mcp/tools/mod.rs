@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use serde_json::json;
+use tether_core::ops::signals::Notice;
 use tether_core::{Tether, ops};
 
 use super::caller::{Caller, session_of};
@@ -71,12 +71,9 @@ impl TetherMcp {
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut r = as_tool_result(r)?;
-        if let Some(p) = pending.filter(|p| p.count > 0) {
-            let notice = json!({
-                "pending_signals": p.count,
-                "notice": format!("Tether: {} waiting for you; call signals_pending to read them.", p.describe()),
-            });
-            r.content.push(ContentBlock::text(notice.to_string()));
+        if let Some(notice) = pending.as_ref().and_then(Notice::of) {
+            let text = serde_json::to_string(&notice).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            r.content.push(ContentBlock::text(text));
         }
         Ok(r)
     }

@@ -6,12 +6,10 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::json;
 use tether_core::board::runs::NewRun;
 use tether_core::ops::changes::{self, DiffRequest};
-use tether_core::ops::runs;
+use tether_core::ops::runs::{self, Followup, Started};
 
-use crate::mcp::error::engine;
 use crate::mcp::server::TetherMcp;
 
 /// `agent_run`'s arguments: a new run, or with `followup_of` the next prompt of an earlier one.
@@ -48,15 +46,10 @@ impl TetherMcp {
     ) -> Result<CallToolResult, ErrorData> {
         self.respond("agent_run", &ctx, None, move |t, c| {
             let run = match a.followup_of.filter(|f| !f.trim().is_empty()) {
-                Some(parent) => runs::followup(t, &c.who, &parent, a.run.prompt.as_deref().unwrap_or("")),
+                Some(run) => runs::followup(t, &c.who, &Followup { run, prompt: a.run.prompt.unwrap_or_default() }),
                 None => runs::start(t, &c.who, &a.run),
-            }
-            .map_err(engine)?;
-            let mut v = serde_json::to_value(&run).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            if tether_core::daemon::running(&t.paths).is_none() {
-                v["note"] = json!("queued; no Tether daemon is running to start it: start the app or `tether serve`");
-            }
-            Ok::<_, ErrorData>(v)
+            }?;
+            Ok::<_, tether_core::Error>(Started::of(t, run))
         })
         .await
     }
