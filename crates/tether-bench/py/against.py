@@ -30,20 +30,21 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, **kw)
 
 
-def build_rev(rev: str) -> Path:
-    """REV's release binaries (built once per commit; the worktree and target dir are reused)."""
+def build_rev(rev: str, profile: str = "release") -> Path:
+    """REV's binaries in `profile` (built once per commit; the worktree and target dir are reused)."""
     full = sh(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True).stdout.strip()
     src = AGAINST / f"src-{full[:10]}"
     if not src.exists():
         sh(["git", "worktree", "add", "--detach", "-f", str(src), full], cwd=ROOT)
     target = AGAINST / "target"
     print(f"building {rev} ({full[:10]}) in {src} …", file=sys.stderr)
-    sh(["cargo", "build", "--release", "--locked", *BINS], cwd=src, env={**os.environ, "CARGO_TARGET_DIR": str(target)})
-    out = AGAINST / f"bin-{full[:10]}"
+    sh(["cargo", "build", "--profile", "dev" if profile == "debug" else profile, "--locked", *BINS], cwd=src,
+       env={**os.environ, "CARGO_TARGET_DIR": str(target)})
+    out = AGAINST / (f"bin-{full[:10]}" if profile == "release" else f"bin-{full[:10]}-{profile}")
     out.mkdir(parents=True, exist_ok=True)
     for b in ["tether", "tether-bench", "tether-fake-agent", "tether-fixture", "tether-fake-cursor-api"]:
-        if (target / "release" / b).exists():
-            sh(["cp", "-f", str(target / "release" / b), str(out / b)])
+        if (target / profile / b).exists():
+            sh(["cp", "-f", str(target / profile / b), str(out / b)])
     return out
 
 
@@ -110,10 +111,13 @@ def main() -> int:
     p.add_argument("--rev-bins", help="REV's release binaries, already built (skips the build)")
     p.add_argument("--rev-ui", help="REV's built ui/dist, for the gui suite (else built in REV's worktree)")
     p.add_argument("--gui-reps", type=int, default=10)
+    p.add_argument("--profile", default="release",
+                   help="`debug` compares both sides' debug builds (this checkout's target/debug): a quick look "
+                   "when two release builds do not fit the time; figures are not release figures")
     a = p.parse_args()
 
-    base = Path(a.rev_bins) if a.rev_bins else build_rev(a.rev)
-    head = ROOT / "target" / "release"
+    base = Path(a.rev_bins) if a.rev_bins else build_rev(a.rev, a.profile)
+    head = ROOT / "target" / a.profile
     uis = {"head": ROOT / "ui" / "dist"}
     if "gui" in a.suites.split(","):
         uis["base"] = Path(a.rev_ui) if a.rev_ui else build_rev_ui(base)
@@ -132,7 +136,7 @@ def main() -> int:
                     f["text"][side] = measured
     lines = [
         f"## This checkout against `{a.rev}`, side by side\n",
-        f"`scripts/bench-against {a.rev}` at `{here}`: {a.rounds} runs of each suite per side, interleaved, "
+        f"`scripts/bench-against {a.rev}` at `{here}` ({a.profile} builds): {a.rounds} runs of each suite per side, interleaved, "
         f"{a.size_mb} MB of generated data. Index: each side's own indexer; MCP and signals: the same client, "
         "each side's `tether serve`. Each number of a figure is the median of the runs; ratio = this ÷ "
         f"`{a.rev}` (below 1 is less time, or fewer calls).\n",

@@ -8,11 +8,12 @@
 //! Reads that need no authority (a list, a search) take no principal. Blocking: call them from
 //! a blocking thread in async hosts.
 //!
-//! Imports run one way: sessions, tasks, signals, agents, settings, cloud ← runs ← system; usage, trace and team stand alone (trace reads sessions).
+//! Imports run one way: sessions ← recall (an agent's find and read); sessions, tasks, signals, agents, settings, cloud ← runs ← system; usage, trace and team stand alone (trace reads sessions).
 
 pub mod agents;
 pub mod changes;
 pub mod cloud;
+pub mod recall;
 pub mod runs;
 pub mod sessions;
 pub mod settings;

@@ -11,7 +11,7 @@ pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
 use crate::board::principal::{Principal, TETHER, actor_label};
 use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
-use crate::board::{cloud, roles, tasks};
+use crate::board::{roles, tasks};
 use crate::error::{Error, Result};
 use crate::events::Event;
 
@@ -42,7 +42,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         if new.on.is_some() || !new.labels.is_empty() {
             return Err(Error::invalid("on", "cloud runs run at Cursor; on and labels are for local runs"));
         }
-        return start_cloud(t, &by, new);
+        return super::cloud::start(t, &by, new);
     }
     if new.repo.is_some() || new.branch.is_some() || new.auto_pr {
         return Err(Error::invalid("run", "repo, branch and auto_pr are for cloud runs (where: cloud)"));
@@ -54,7 +54,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         ));
     }
     let settings = t.settings()?;
-    let (task, prompt) = prompt_of(t, new)?;
+    let (task, prompt) = super::tasks::run_prompt(t, new)?;
     let ws = new
         .workspace
         .clone()
@@ -124,89 +124,6 @@ fn target_of(t: &Tether, new: &NewRun, workspace: &Path) -> Result<runs::RunTarg
         }
     }
     Ok(runs::RunTarget { machine: on, labels, repo })
-}
-
-/// The prompt of a run: the task's text (when bound to one) and the person's words.
-fn prompt_of(t: &Tether, new: &NewRun) -> Result<(Option<tasks::TaskDetail>, String)> {
-    let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
-    let task_text = task.as_ref().map(|d| runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
-    let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
-        (Some(p), Some(t)) => format!("{t}\n{p}\n"),
-        (Some(p), None) => p.to_owned(),
-        (None, Some(t)) => t,
-        (None, None) => return Err(Error::invalid("run", "give a prompt, a task, or both")),
-    };
-    Ok((task, prompt))
-}
-
-/// A Cursor Cloud run: the repository given, else the `origin` of the workspace (or the task's
-/// project); a task whose earlier cloud run worked on the same repository continues that agent.
-/// A role's rule goes into the prompt (there is no workspace to put it in); local permissions
-/// do not apply.
-fn start_cloud(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
-    if !new.permissions.is_empty() {
-        return Err(Error::invalid(
-            "permissions",
-            "cloud agents run with Cursor's own sandbox; permissions are for local runs",
-        ));
-    }
-    if new.mode == Some(runs::RunMode::Ask) {
-        return Err(Error::invalid("run mode", "cloud agents take agent or plan"));
-    }
-    if new.git_ref.is_some() && new.branch.is_some() {
-        return Err(Error::invalid(
-            "branch",
-            "give --ref (start from it, push a new branch) or --branch (work on it), not both",
-        ));
-    }
-    let settings = t.settings()?;
-    let (task, mut prompt) = prompt_of(t, new)?;
-    let repo = match new.repo.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => cloud::normalize_repo(r)?,
-        None => {
-            let dir = new
-                .workspace
-                .clone()
-                .filter(|w| !w.trim().is_empty())
-                .or_else(|| task.as_ref().and_then(|t| t.task.project.clone()))
-                .ok_or_else(|| Error::invalid("repository", "say which GitHub repository the agent works on (repo)"))?;
-            cloud::git_origin(Path::new(&dir)).ok_or_else(|| {
-                Error::invalid("repository", format!("{dir} has no git origin remote; say which repository (repo)"))
-            })?
-        }
-    };
-    if let Some(r) = &new.role {
-        let rule = roles::rule(&t.paths.roles_dir(), r)?;
-        prompt = format!("{}\n\n---\n\n{prompt}", rule.trim());
-    }
-    let task_num = task.as_ref().map(|d| tasks::parse_id(&d.task.id)).transpose()?;
-    let earlier = match task_num {
-        Some(n) => cloud::earlier_for_task(&*t.board_db(), n, &repo)?,
-        None => None,
-    };
-    let (spec, parent) = match &earlier {
-        Some(e) => (e.cloud.as_ref().map(cloud::CloudSpec::followup), Some(e.num())),
-        None => (Some(cloud::CloudSpec::new(repo, new.git_ref.clone(), new.branch.clone(), new.auto_pr)), None),
-    };
-    let valid = runs::ValidRun {
-        prompt,
-        task: task_num,
-        workspace: String::new(),
-        model: new.model.clone(),
-        mode: new.mode.unwrap_or_default(),
-        role: new.role.clone(),
-        timeout_ms: new.timeout_secs.map_or(i64::from(settings.cloud.timeout_minutes) * 60_000, |s| s as i64 * 1000),
-        permissions: runs::Permissions::default(),
-        complete: new.complete,
-        parent,
-        resume_chat: earlier.and_then(|e| e.chat_id),
-        cloud: spec,
-        isolation: runs::Isolation::Cloud,
-        budget: new.budget.or(settings.usage.run_budget),
-        target: runs::RunTarget::default(),
-    };
-    crate::usage::Budgets::of(t).check_queued(&valid)?;
-    runs::create(&*t.board_db(), by, &valid)
 }
 
 /// The next prompt of an earlier run's Cursor chat.
