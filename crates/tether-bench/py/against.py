@@ -155,8 +155,10 @@ def main() -> int:
     body = "\n".join(lines) + "\n"
     print(body)
     if a.out != "-":
-        write_section("against", body)
-        print(f"wrote the `against` section of {a.out}", file=sys.stderr)
+        # A debug comparison is its own section: it does not replace the last release one.
+        section = "against" if a.profile == "release" else f"against-{a.profile}"
+        write_section(section, body)
+        print(f"wrote the `{section}` section of {a.out}", file=sys.stderr)
     return 0
 
 

@@ -166,6 +166,22 @@ pub fn import(t: &Tether, who: &Principal, path: &std::path::Path) -> Result<tas
     t.board().import_tasks(&who.actor(), path)
 }
 
+/// The prompt of a run: the task's text (when bound to one) and the person's words.
+pub(crate) fn run_prompt(
+    t: &Tether,
+    new: &crate::board::runs::NewRun,
+) -> Result<(Option<crate::board::tasks::TaskDetail>, String)> {
+    let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
+    let task_text = task.as_ref().map(|d| crate::board::runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
+    let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
+        (Some(p), Some(t)) => format!("{t}\n{p}\n"),
+        (Some(p), None) => p.to_owned(),
+        (None, Some(t)) => t,
+        (None, None) => return Err(Error::invalid("run", "give a prompt, a task, or both")),
+    };
+    Ok((task, prompt))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,20 +204,4 @@ mod tests {
         let agent: TaskQuery = serde_json::from_str("{}").unwrap();
         assert!(agent.statuses.is_empty());
     }
-}
-
-/// The prompt of a run: the task's text (when bound to one) and the person's words.
-pub(crate) fn run_prompt(
-    t: &Tether,
-    new: &crate::board::runs::NewRun,
-) -> Result<(Option<crate::board::tasks::TaskDetail>, String)> {
-    let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
-    let task_text = task.as_ref().map(|d| crate::board::runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
-    let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
-        (Some(p), Some(t)) => format!("{t}\n{p}\n"),
-        (Some(p), None) => p.to_owned(),
-        (None, Some(t)) => t,
-        (None, None) => return Err(Error::invalid("run", "give a prompt, a task, or both")),
-    };
-    Ok((task, prompt))
 }
