@@ -485,8 +485,9 @@ pub fn run_environment() -> Vec<(String, String)> {
 
 /// Where the built GUI (`ui/dist`) is: `TETHER_UI_DIR`, else next to the executable
 /// (`../share/tether/ui` as installed by the .deb, or `ui/`), else, for a binary that lives inside
-/// the source tree it was built from (`target/…`), that tree's `ui/dist`. An installed binary
-/// never looks in the folders of the machine that built it. `None` when none holds an `index.html`.
+/// the source tree it was built from (`target/…`, or wherever that tree's `target` link points, as
+/// CI's shared build cache does), that tree's `ui/dist`. An installed binary never looks in the
+/// folders of the machine that built it. `None` when none holds an `index.html`.
 pub fn ui_dir() -> Option<PathBuf> {
     let has_index = |p: &Path| p.join("index.html").is_file();
     if let Some(d) = std::env::var_os("TETHER_UI_DIR").map(PathBuf::from) {
@@ -494,8 +495,11 @@ pub fn ui_dir() -> Option<PathBuf> {
     }
     let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf));
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(Path::to_path_buf);
+    // `current_exe` is the resolved path, so a `target` that is a link is compared resolved too.
+    let built_in =
+        |c: &Path, d: &Path| d.starts_with(c) || c.join("target").canonicalize().is_ok_and(|t| d.starts_with(t));
     let from_checkout =
-        checkout.filter(|c| exe_dir.as_ref().is_some_and(|d| d.starts_with(c))).map(|c| c.join("ui/dist"));
+        checkout.filter(|c| exe_dir.as_ref().is_some_and(|d| built_in(c, d))).map(|c| c.join("ui/dist"));
     let candidates = exe_dir.iter().flat_map(|d| [d.join("../share/tether/ui"), d.join("ui")]).chain(from_checkout);
     candidates.into_iter().find(|p| has_index(p))
 }
