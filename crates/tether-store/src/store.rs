@@ -4,7 +4,7 @@
 //! rusqlite_migration (tracked in `PRAGMA user_version`); never edit a released one.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -89,6 +89,8 @@ pub struct Store {
     /// seen by [`Store::foreign_changes`]), and whom it tells: every write is announced once, by
     /// whoever made it (the same bookkeeping as the team's pool, [`crate::announce`]).
     announced: Announcer,
+    /// The OS watcher of the WAL while anyone watches ([`Store::watch_writes`]).
+    writes: Mutex<std::sync::Weak<WriteHub>>,
 }
 
 impl Revisions {
@@ -133,26 +135,75 @@ impl crate::sql::Database for Store {
 
 /// Calls back when any process writes the database (its WAL changes), so readers that care about
 /// other processes' writes need not poll. Stops when dropped. In-memory stores never call back.
+///
+/// However many parts of the daemon watch, the store keeps one OS watcher (one inotify instance
+/// and its thread) and calls each of them back; it goes when the last one is dropped.
 pub struct WriteWatcher {
-    _watcher: Option<notify::RecommendedWatcher>,
+    hub: Option<(Arc<WriteHub>, u64)>,
 }
 
-impl Store {
-    pub fn watch_writes(&self, on_write: impl Fn() + Send + 'static) -> Result<WriteWatcher> {
+impl Drop for WriteWatcher {
+    fn drop(&mut self) {
+        if let Some((hub, id)) = self.hub.take() {
+            hub.lock().retain(|(i, _)| *i != id);
+        }
+    }
+}
+
+type OnWrite = Box<dyn Fn() + Send>;
+
+/// The one OS watcher of a store's WAL and whom it calls back.
+struct WriteHub {
+    subscribers: Arc<Mutex<Vec<(u64, OnWrite)>>>,
+    next: std::sync::atomic::AtomicU64,
+    _watcher: notify::RecommendedWatcher,
+}
+
+impl WriteHub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, OnWrite)>> {
+        self.subscribers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn start(path: &Path) -> Result<Option<Self>> {
         use notify::Watcher;
-        let (Some(dir), Some(name)) = (self.path.parent(), self.path.file_name()) else {
-            return Ok(WriteWatcher { _watcher: None });
-        };
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Ok(None) };
         let wal = format!("{}-wal", name.to_string_lossy());
+        let subscribers: Arc<Mutex<Vec<(u64, OnWrite)>>> = Arc::default();
+        let subs = Arc::clone(&subscribers);
         let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let Ok(ev) = res else { return };
             let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
             if writes && ev.paths.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == wal)) {
-                on_write();
+                for (_, on_write) in subs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    on_write();
+                }
             }
         })?;
         w.watch(dir, notify::RecursiveMode::NonRecursive)?;
-        Ok(WriteWatcher { _watcher: Some(w) })
+        Ok(Some(Self { subscribers, next: Default::default(), _watcher: w }))
+    }
+}
+
+impl Store {
+    pub fn watch_writes(&self, on_write: impl Fn() + Send + 'static) -> Result<WriteWatcher> {
+        if self.path.as_os_str().is_empty() {
+            return Ok(WriteWatcher { hub: None });
+        }
+        let mut shared = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let hub = match shared.upgrade() {
+            Some(hub) => hub,
+            None => match WriteHub::start(&self.path)? {
+                Some(hub) => {
+                    let hub = Arc::new(hub);
+                    *shared = Arc::downgrade(&hub);
+                    hub
+                }
+                None => return Ok(WriteWatcher { hub: None }),
+            },
+        };
+        let id = hub.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        hub.lock().push((id, Box::new(on_write)));
+        Ok(WriteWatcher { hub: Some((hub, id)) })
     }
 }
 
@@ -182,7 +233,13 @@ impl Store {
         }
         tune_writer(&conn)?;
         let announced = Announcer::new(Some(Revisions::read(&conn)?));
-        Ok(Self { path: path.to_owned(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()), announced })
+        Ok(Self {
+            path: path.to_owned(),
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            announced,
+            writes: Default::default(),
+        })
     }
 
     /// An in-memory store, for unit tests.
@@ -191,7 +248,13 @@ impl Store {
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
         let announced = Announcer::new(Some(Revisions::read(&conn)?));
-        Ok(Self { path: PathBuf::new(), writer: Mutex::new(conn), readers: Mutex::new(Vec::new()), announced })
+        Ok(Self {
+            path: PathBuf::new(),
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            announced,
+            writes: Default::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -394,6 +457,40 @@ mod tests {
         assert_eq!(heard.lock().unwrap().len(), 1, "others' writes are announced by whoever watches for them");
         // A write that changes nothing on the board announces nothing.
         assert!(!mine.durable_changes(|_| Ok(())).unwrap().1.any());
+    }
+
+    /// Every part of the daemon that watches for other processes' writes is called back, from one
+    /// OS watcher; a part that stops watching is no longer called, and the others still are.
+    #[test]
+    fn watchers_of_writes_share_one_os_watcher_and_each_is_called_back() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let (mine, theirs) = (Store::open(&db).unwrap(), Store::open(&db).unwrap());
+        let (tx, rx) = mpsc::channel::<&str>();
+        let (a, b) = (tx.clone(), tx);
+        let first = mine.watch_writes(move || a.send("first").unwrap()).unwrap();
+        let second = mine.watch_writes(move || b.send("second").unwrap()).unwrap();
+        let hub = |w: &WriteWatcher| Arc::clone(&w.hub.as_ref().unwrap().0);
+        assert!(Arc::ptr_eq(&hub(&first), &hub(&second)), "one OS watcher for both");
+        let write =
+            || theirs.writer().execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", []).unwrap();
+        let heard = |want: &[&str]| {
+            let mut got: Vec<&str> = Vec::new();
+            while !want.iter().all(|w| got.contains(w)) {
+                got.push(rx.recv_timeout(Duration::from_secs(10)).expect("called back"));
+            }
+            got
+        };
+        write();
+        heard(&["first", "second"]);
+        drop(first);
+        while rx.recv_timeout(Duration::from_millis(300)).is_ok() {}
+        write();
+        assert!(!heard(&["second"]).contains(&"first"), "a dropped watcher is not called");
+        drop(second);
+        assert!(mine.writes.lock().unwrap().upgrade().is_none(), "the OS watcher goes with the last one");
     }
 
     #[test]
