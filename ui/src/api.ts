@@ -221,17 +221,6 @@ export interface SignalListFilter {
   limit?: number;
 }
 
-export interface Status_ {
-  version: string;
-  uptime_s: number;
-  url: string;
-  index: { state: 'idle' | 'indexing'; sessions: number; messages: number };
-  mcp_sessions: { id: string; last_activity: string; streams: number }[];
-  paused: boolean;
-  /** The port this daemon moved away from (a saved setting changed), and when. */
-  moved_from?: { port: number; at: string } | null;
-}
-
 /** A usage query as URL parameters (`by` repeated). */
 function usageQuery(q: UsageQuery) {
   return { since: q.since, until: q.until, by: q.by?.length ? q.by : undefined, source: q.source, limit: q.limit };

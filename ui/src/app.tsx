@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 
-import { api, ApiError, type Status_ } from './api';
+import { api, ApiError } from './api';
+import type { StatusReport } from './gen/server';
 import { ConfirmHost, Empty, ErrorNote, Toasts } from './components';
 import { live, type ConnState } from './events';
 import { authLost, navigate, useRoute, useSignal } from './hooks';
@@ -43,7 +44,7 @@ function focusWhenRendered(id: string, frames = 30) {
 export function App() {
   const route = useRoute();
   const lost = useSignal(authLost);
-  const [boot, setBoot] = useState<{ status?: Status_; error?: ApiError }>({});
+  const [boot, setBoot] = useState<{ status?: StatusReport; error?: ApiError }>({});
   const [palette, setPalette] = useState(false);
   const [conn, setConn] = useState<ConnState>(live.state);
   const unread = useUnread(!!boot.status && !lost);

@@ -2,13 +2,12 @@
 // (crates/tether-server/src/http/routes.rs): one function per route, named after its handler.
 // Do not edit: ui/src/api.ts wraps it (auth, errors, the base URL).
 
-import type { Status_ } from "../api";
 import type { Insights } from "../insights";
 import type { SessionDetail, SettingsPatch } from "../types";
 import type { Agent, Comment, NewComment, NewRun, NewSignal, NewTask, QueryResult, Run, RunDetail, SharedChat, Signal, SignalDetail, Task, TaskChange, TaskDetail, TaskImportReport, TaskQuery } from "./board";
 import type { AgentList, Blame, BlameResult, BudgetSet, CloudDoctor, DoctorReport, Export, FileTouched, Followup, Found, ImportUsage, Install, InstallPlugin, Installed, MergeRequest, MergeResult, Options, PrRequest, PrResult, PriceTable, ProjectList, Publish, RenameTag, Reply, RunDiff, RunList, SendComments, SessionPage, SetWake, SettingsView, Share, SharePreview, SharedList, SignalList, Tag, TagList, TagRemoved, TaskBudget, TeamStatus, Unshared, UsageReport, UsageSummary, WorktreesReport } from "./core";
 import type { ImportReport, SessionSummary, TagCount } from "./history";
-import type { DiffQuery, InsightsQuery, LoginCode, Rotated, RunEventsQuery, RunListQuery, RunPageQuery, SearchQuery, SessionExportQuery, SessionListQuery, SessionQuery, SharedQuery, SignalListQuery, UsageReportQuery, WrittenQuery } from "./server";
+import type { DiffQuery, InsightsQuery, LoginCode, Rotated, RunEventsQuery, RunListQuery, RunPageQuery, SearchQuery, SessionExportQuery, SessionListQuery, SessionQuery, SharedQuery, SignalListQuery, StatusReport, UsageReportQuery, WrittenQuery } from "./server";
 import type { TracedRepo, WrittenBy } from "./trace";
 
 /** Sends a request and answers its JSON (or nothing for `void`). */
@@ -21,7 +20,7 @@ const enc = encodeURIComponent;
 export function client(call: Call, url: Url) {
   return {
     /** `GET /api/status` */
-    systemStatus: (signal?: AbortSignal) => call<Status_>('GET', `/api/status`, { signal }),
+    systemStatus: (signal?: AbortSignal) => call<StatusReport>('GET', `/api/status`, { signal }),
     /** `POST /api/login-code` */
     systemLoginCode: () => call<LoginCode>('POST', `/api/login-code`, {}),
     /** `GET /api/sessions` */

@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, type Status_ } from '../api';
+import { api } from '../api';
+import type { StatusReport } from '../gen/server';
 import { confirmDialog, CopyButton, Dialog, Empty, ErrorNote } from '../components';
 import { reportError, toast, useAsync, useLive, useTicker } from '../hooks';
 import type { CloudCheck, Doctor, IndexEvent, InitResult, TeamStatus } from '../types';
 import { ago, bytes, duration } from '../util';
 
-export function mcpUrl(status: Pick<Status_, 'url'> | undefined): string {
+export function mcpUrl(status: Pick<StatusReport, 'url'> | undefined): string {
   if (!status?.url) return '';
   return status.url.replace(/\/+$/, '').endsWith('/mcp') ? status.url : `${status.url.replace(/\/+$/, '')}/mcp`;
 }

@@ -119,7 +119,7 @@ typed! {
     /// Every route of the GUI's API as (method, path), for the docs check (paths as served,
     /// under `/api`).
     API_ROUTES, api, api_client, "/api":
-    get "/status" -> system::StatusReport as "Status_" in "../api" => system::status,
+    get "/status" -> system::StatusReport => system::status,
     post "/login-code" -> system::LoginCode => system::login_code,
     get "/sessions" query(sessions::ListParams) -> SessionPage => sessions::list,
     get "/search" query(sessions::SearchParams) -> Found => sessions::search,

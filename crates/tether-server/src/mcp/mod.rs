@@ -18,7 +18,7 @@ pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod sessions;
 mod store;
-mod streams;
+pub(crate) mod streams;
 mod tools;
 mod track;
 

@@ -43,12 +43,14 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// Counted from the same map as [`Self::report`], so `/health` and `/api/status` agree (a
+    /// session is there from its first request after `initialize`; its push handle a moment later).
     pub(crate) fn count(&self) -> usize {
-        self.peers.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.streams.count()
     }
 
     /// Each session with its last request and open GET streams, newest first.
-    pub(crate) fn report(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn report(&self) -> Vec<super::streams::McpSessionView> {
         self.streams.report()
     }
 

@@ -6,7 +6,20 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde_json::json;
+use serde::Serialize;
+
+/// One MCP session on the HTTP transport as the GUI's health view shows it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "server.ts")]
+pub(crate) struct McpSessionView {
+    pub id: String,
+    /// Always `streamable-http` (stdio sessions are their own process's).
+    pub transport: &'static str,
+    /// ISO 8601, the session's last request or stream change.
+    pub last_activity: String,
+    /// GET streams open now (the only way to push to it; the doorbell needs one).
+    pub streams: usize,
+}
 
 /// Per session: last request, open GET streams.
 #[derive(Default)]
@@ -75,19 +88,27 @@ impl Streams {
         stale
     }
 
+    /// How many sessions are alive (the figure `/health` gives; the same map as [`Self::report`]).
+    pub(crate) fn count(&self) -> usize {
+        self.map().len()
+    }
+
     /// Each session with its last request and open GET streams, newest first (the health view).
-    pub(crate) fn report(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn report(&self) -> Vec<McpSessionView> {
         let m = self.map();
         let now = tether_core::clock::now_ms();
-        let mut v: Vec<(u128, serde_json::Value)> = m
+        let mut v: Vec<(u128, McpSessionView)> = m
             .iter()
             .map(|(id, (at, streams))| {
                 let idle = at.elapsed().as_millis();
-                let last = tether_core::clock::iso(now - idle as i64);
-                (idle, json!({"id": id, "transport": "streamable-http", "last_activity": last, "streams": streams}))
+                let last_activity = tether_core::clock::iso(now - idle as i64);
+                (
+                    idle,
+                    McpSessionView { id: id.clone(), transport: "streamable-http", last_activity, streams: *streams },
+                )
             })
             .collect();
         v.sort_by_key(|(idle, _)| *idle);
-        v.into_iter().map(|(_, j)| j).collect()
+        v.into_iter().map(|(_, s)| s).collect()
     }
 }

@@ -6,7 +6,6 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tether_core::insights::{Insights, InsightsQuery};
 use tether_core::ops::system::{self as op, Health, Install, InstallPlugin, Installed, Status};
 
@@ -20,7 +19,7 @@ use crate::state::Ctx;
 pub(crate) struct StatusReport {
     #[serde(flatten)]
     status: Status,
-    mcp_sessions: Vec<Value>,
+    mcp_sessions: Vec<crate::mcp::streams::McpSessionView>,
 }
 
 /// `/health` (no token needed, nothing secret): the engine's health and how many MCP sessions.
