@@ -320,7 +320,9 @@ mod tests {
             let stored: String =
                 s.read(|c| c.query_row("SELECT string_agg(hash, ',') FROM cloud_grants", &[], |r| r.get(0))).unwrap();
             assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
-            runs::finish(&s, run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
+            crate::Board::new(&s)
+                .runs()
+                .finish(run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
                 .unwrap();
             assert!(bearer_run(&s, &bearer).unwrap().is_none(), "it dies with the run");
             s.append(|db| db.execute("UPDATE cloud_grants SET expires_at = 0", &[])).unwrap();

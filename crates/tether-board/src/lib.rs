@@ -180,46 +180,9 @@ impl<'a> Board<'a> {
         Ok(queued)
     }
 
-    pub fn runs(&self, f: &runs::RunFilter) -> Result<Vec<runs::Run>> {
-        runs::list(self.db(), f)
-    }
-
-    /// A run with its last `tail` events (all when `None`).
-    pub fn run(&self, id: &str, tail: Option<usize>) -> Result<runs::RunDetail> {
-        runs::get(self.db(), id, tail)
-    }
-
-    /// A run with a page of its events: the last `limit` before event `before`.
-    pub fn run_page(&self, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<runs::RunDetail> {
-        runs::get_page(self.db(), id, before, limit)
-    }
-
-    pub fn run_events_after(&self, id: &str, seq: i64, limit: usize) -> Result<Vec<runs::StoredEvent>> {
-        runs::events_after(self.db(), id, seq, limit)
-    }
-
-    /// Asks a run to stop (a queued one is cancelled at once).
-    pub fn cancel_run(&self, id: &str) -> Result<runs::Run> {
-        runs::request_cancel(self.db(), id)
-    }
-
-    /// Ends a run with its outcome (once), moves its task, and — for a run that woke an idle
-    /// chat — answers the questions it carried with its result. Composed here so runs and wakes
-    /// do not lean on each other.
-    pub fn finish_run(&self, num: i64, outcome: &runs::Outcome) -> Result<runs::Run> {
-        let run = runs::finish(self.db(), num, outcome)?;
-        wake::answer_carried(self.db(), &run)?;
-        Ok(run)
-    }
-
-    /// Lets a run held for the person's approval go.
-    pub fn approve_run(&self, id: &str) -> Result<runs::Run> {
-        runs::approve(self.db(), id)
-    }
-
-    /// Bumped by every run write, in any process.
-    pub fn runs_revision(&self) -> Result<i64> {
-        runs::revision(self.db())
+    /// Agent runs: the queue, a run's life and log, its worktree and placed files.
+    pub fn runs(&self) -> runs::Runs<'_> {
+        runs::Runs { db: self.db() }
     }
 
     pub fn export_tasks(&self, format: task_io::ExportFormat) -> Result<String> {

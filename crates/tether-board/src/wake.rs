@@ -287,7 +287,8 @@ mod tests {
         )
         .unwrap();
         crate::Board::new(s)
-            .finish_run(r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
+            .runs()
+            .finish(r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
             .unwrap()
     }
 
@@ -372,7 +373,8 @@ mod tests {
             let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
             runs::claim_next(&s, 1, &limits()).unwrap();
             crate::Board::new(&s)
-                .finish_run(
+                .runs()
+                .finish(
                     woke.num(),
                     &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
                 )

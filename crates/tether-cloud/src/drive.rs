@@ -92,7 +92,7 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
             let t = Arc::clone(&ctx.tether);
             let id = run.id.clone();
             let asked =
-                tokio::task::spawn_blocking(move || t.board().run(&id, Some(0)).map(|d| d.run.cancel_requested))
+                tokio::task::spawn_blocking(move || t.board().runs().get(&id, Some(0)).map(|d| d.run.cancel_requested))
                     .await
                     .ok()
                     .and_then(Result::ok)

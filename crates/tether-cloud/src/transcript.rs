@@ -14,7 +14,7 @@ use tether_core::history::index::Depth;
 /// Writes `<data>/cloud/<agent>.jsonl` from the agent's runs and indexes it.
 pub fn write_and_index(t: &Tether, agent_id: &str) -> tether_core::Result<PathBuf> {
     let mut runs: Vec<Run> =
-        t.board().runs(&RunFilter { chat: Some(agent_id.to_owned()), limit: 10_000, ..Default::default() })?;
+        t.board().runs().list(&RunFilter { chat: Some(agent_id.to_owned()), limit: 10_000, ..Default::default() })?;
     runs.reverse();
     let mut lines = Vec::new();
     if let Some(first) = runs.first() {
@@ -28,7 +28,7 @@ pub fn write_and_index(t: &Tether, agent_id: &str) -> tether_core::Result<PathBu
         });
     }
     for r in &runs {
-        let events = t.board().run(&r.id, None)?.events;
+        let events = t.board().runs().get(&r.id, None)?.events;
         let mut text = Text::default();
         let mut said_anything = false;
         for e in &events {

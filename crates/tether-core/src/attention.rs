@@ -44,14 +44,11 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             });
         }
     }
-    let held = crate::board::runs::list(
-        &*t.board_db(),
-        &crate::board::runs::RunFilter {
-            statuses: vec![crate::board::runs::RunStatus::Queued],
-            limit: 200,
-            ..Default::default()
-        },
-    )?;
+    let held = t.board().runs().list(&crate::board::runs::RunFilter {
+        statuses: vec![crate::board::runs::RunStatus::Queued],
+        limit: 200,
+        ..Default::default()
+    })?;
     // On a team's board, each machine's person is asked about what would run on their machine.
     let here = t.board_db().machine();
     let mine = |r: &crate::board::runs::Run| {

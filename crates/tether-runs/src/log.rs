@@ -128,9 +128,9 @@ impl Log {
                 }
                 let t = Arc::clone(&t);
                 let r = blocking(move || {
-                    runs::store_events(&*t.board_db(), num, &events)?;
+                    t.board().runs().store_events(num, &events)?;
                     if note_chat {
-                        runs::note_chat_on_task(&*t.board_db(), num)?;
+                        t.board().runs().note_chat_on_task(num)?;
                     }
                     Ok(())
                 })

@@ -206,7 +206,7 @@ impl Runner {
                         policy: r.runner_policy,
                         repo_key: Some(tether_core::tether_git::remote_key),
                     };
-                    runs::claim_next(&*t.board_db(), pid, &limits)
+                    t.board().runs().claim_next(pid, &limits)
                 })
                 .await;
                 match claimed {
@@ -227,7 +227,7 @@ impl Runner {
             let t = Arc::clone(&self.tether);
             let pid = self.pid;
             if self.running() > 0
-                && let Ok(asked) = blocking(move || runs::cancel_requested(&*t.board_db(), pid)).await
+                && let Ok(asked) = blocking(move || t.board().runs().cancel_requested(pid)).await
             {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 for num in asked {
@@ -365,7 +365,7 @@ impl Runner {
 /// run (the same process, not one that reused its pid), and puts their files back.
 fn recover(t: &Tether) -> tether_core::Result<()> {
     let me = std::process::id();
-    let orphans = runs::mark_lost(&*t.board_db(), |pid| pid == me || process::is_tether(pid))?;
+    let orphans = t.board().runs().mark_lost(|pid| pid == me || process::is_tether(pid))?;
     for o in orphans {
         if let Some(pid) = o.child_pid
             && process::same_process(pid, o.child_started)

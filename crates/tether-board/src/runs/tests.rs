@@ -3,6 +3,9 @@ use tether_store::sql::Database;
 use tether_testkit::pg::board_engines;
 
 use super::event::{RunEvent, Usage};
+use super::finish::finish;
+use super::placements::*;
+use super::recover::*;
 use super::*;
 
 fn valid(prompt: &str, ws: &str) -> ValidRun {

@@ -115,5 +115,5 @@ pub(super) fn start(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         target: runs::RunTarget::default(),
     };
     crate::usage::Budgets::of(t).check_queued(&valid)?;
-    runs::create(&*t.board_db(), by, &valid)
+    t.board().runs().create(by, &valid)
 }

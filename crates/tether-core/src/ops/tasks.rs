@@ -172,7 +172,7 @@ pub(crate) fn run_prompt(
     new: &crate::board::runs::NewRun,
 ) -> Result<(Option<crate::board::tasks::TaskDetail>, String)> {
     let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
-    let task_text = task.as_ref().map(|d| crate::board::runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
+    let task_text = task.as_ref().map(|d| t.board().runs().task_prompt(&d.task.id)).transpose()?;
     let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
         (Some(p), Some(t)) => format!("{t}\n{p}\n"),
         (Some(p), None) => p.to_owned(),

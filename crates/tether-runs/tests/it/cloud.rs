@@ -60,7 +60,7 @@ fn cloud(prompt: &str) -> NewRun {
 async fn until(t: &Tether, id: &str, what: &str, f: impl Fn(&Run) -> bool) -> Run {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let r = t.board().run(id, Some(0)).unwrap().run;
+        let r = t.board().runs().get(id, Some(0)).unwrap().run;
         if f(&r) {
             return r;
         }
@@ -74,7 +74,7 @@ async fn ended(t: &Tether, id: &str) -> Run {
 }
 
 fn events(t: &Tether, id: &str) -> Vec<RunEvent> {
-    t.board().run(id, None).unwrap().events.into_iter().map(|e| e.event).collect()
+    t.board().runs().get(id, None).unwrap().events.into_iter().map(|e| e.event).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,7 +207,7 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     first.stop().await;
-    let left = e.t.board().run(&run.id, Some(0)).unwrap().run;
+    let left = e.t.board().runs().get(&run.id, Some(0)).unwrap().run;
     assert_eq!(left.status, RunStatus::Running, "Tether stopping leaves a cloud run going at Cursor");
     assert!(left.cloud.unwrap().last_event_id.is_some(), "and says where its stream was");
 

@@ -91,7 +91,7 @@ async fn a_registered_executor_drives_a_run_between_its_begin_and_its_end() {
     let runner = Runner::start(Arc::clone(&t));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     let ended = loop {
-        let r = t.board().run(&run.id, Some(0)).unwrap().run;
+        let r = t.board().runs().get(&run.id, Some(0)).unwrap().run;
         if r.status.is_terminal() {
             break r;
         }
