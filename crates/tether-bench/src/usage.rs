@@ -421,10 +421,11 @@ pub fn run(dir: &Path, seed: u64, reps: usize) -> anyhow::Result<UsageFigures> {
     }
     let year = since_ms("1y")?;
     let spend = timed(reps, || {
-        black_box(tether_core::board::usage::spend(
-            &t.store,
-            &SpendFilter { since_ms: Some(year), ..Default::default() },
-        )?);
+        black_box(
+            tether_core::Board::new(&t.store)
+                .usage()
+                .spend(&SpendFilter { since_ms: Some(year), ..Default::default() })?,
+        );
         Ok(())
     })?;
     let chats = timed(reps, || {

@@ -269,8 +269,7 @@ impl Runner {
         let t = Arc::clone(&self.tether);
         let pid = self.pid;
         let mine: Vec<i64> = self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
-        let adopted =
-            blocking(move || tether_core::board::cloud::adopt(&*t.board_db(), pid, &mine, process::is_tether)).await;
+        let adopted = blocking(move || t.board().cloud().adopt(pid, &mine, process::is_tether)).await;
         match adopted {
             Ok(runs) => {
                 for run in runs {
@@ -317,7 +316,7 @@ impl Runner {
                 per_hour: r.resume_wakes_per_hour,
                 allow_remote: r.wake_remote_senders,
             };
-            t.board().wake_idle_chats(&policy)
+            t.board().agents().wake_idle_chats(&policy)
         })
         .await;
         match woken {

@@ -210,7 +210,7 @@ fn change_tasks(cx: &dyn Context, who: &Principal, chain: &[Run], change: &TaskC
     tasks.dedup();
     let board = Board::on(cx.board());
     for task in tasks {
-        if let Err(e) = board.update_task(&who.actor(), task, change) {
+        if let Err(e) = board.tasks().update(&who.actor(), task, change) {
             tracing::warn!(task, error = %e, "moving a run's task after its work landed");
         }
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
-use crate::board::principal::{Principal, TETHER, actor_label};
+use crate::board::principal::{Principal, TETHER};
 use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
 use crate::board::{roles, tasks};
 use crate::error::{Error, Result};
@@ -19,7 +19,7 @@ use crate::events::Event;
 pub(crate) fn requester(t: &Tether, who: &Principal) -> Result<String> {
     match who {
         Principal::Person(name) => Ok(name.clone()),
-        Principal::Agent { who, .. } => actor_label(&*t.board_db(), who),
+        Principal::Agent { who, .. } => t.board().agents().label(who),
         Principal::Tether => Ok(TETHER.into()),
     }
 }

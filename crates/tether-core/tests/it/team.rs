@@ -11,7 +11,7 @@ use tether_core::board::tasks::{self, NewTask};
 use tether_core::ops::Principal;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
-use tether_core::{CursorLocations, Paths, Tether};
+use tether_core::{Board, CursorLocations, Paths, Tether};
 use tether_testkit::pg::{CERT_USER, Cluster, PASSWORD};
 
 fn limits() -> Limits {
@@ -137,18 +137,17 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
     let url = Cluster::shared().database();
     let (_a_dir, laptop) = machine(&url, "laptop");
     let (_g_dir, ghost) = machine(&url, "ghost");
-    let task = tasks::create(
-        &*laptop.board_db(),
-        &Actor::person("pat"),
-        &NewTask { title: "port it".into(), ..Default::default() },
-    )
-    .unwrap();
+    let task = laptop
+        .board()
+        .tasks()
+        .create(&Actor::person("pat"), &NewTask { title: "port it".into(), ..Default::default() })
+        .unwrap();
     let num = tasks::parse_id(&task.id).unwrap();
     let on_ghost = RunTarget { machine: Some("ghost".into()), ..Default::default() };
     let run = laptop.board().runs().create("pat", &ValidRun { task: Some(num), ..findable("port", on_ghost) }).unwrap();
     let took = ghost.board().runs().claim_next(4242, &limits()).unwrap().unwrap();
     assert_eq!((took.id.as_str(), took.status), (run.id.as_str(), RunStatus::Running));
-    assert!(tasks::get(&*laptop.board_db(), &task.id).unwrap().task.assignee.is_some(), "the run holds its task");
+    assert!(laptop.board().tasks().get(&task.id).unwrap().task.assignee.is_some(), "the run holds its task");
 
     // Within its lease nothing happens; the ghost then says nothing more.
     assert!(team::sweep(&laptop, Duration::from_secs(60)).unwrap().is_empty());
@@ -160,7 +159,7 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
     let lost = laptop.board().runs().get_run(run.num()).unwrap();
     assert_eq!(lost.status, RunStatus::Lost);
     assert!(lost.error.as_deref().is_some_and(|e| e.contains("ghost")), "{:?}", lost.error);
-    let back = tasks::get(&*laptop.board_db(), &task.id).unwrap();
+    let back = laptop.board().tasks().get(&task.id).unwrap();
     assert!(back.task.assignee.is_none(), "handed back: {:?}", back.task);
     assert!(
         back.history.iter().any(|h| format!("{h:?}").contains("ghost")),
@@ -177,7 +176,7 @@ fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_eve
     for round in 0..10 {
         for i in 0..4 {
             let new = NewTask { title: format!("round {round} task {i}"), ..Default::default() };
-            tasks::create(&*board(0), &Actor::person("pat"), &new).unwrap();
+            Board::new(&*board(0)).tasks().create(&Actor::person("pat"), &new).unwrap();
         }
         let barrier = std::sync::Barrier::new(12);
         let won: Vec<String> = std::thread::scope(|s| {
@@ -193,7 +192,10 @@ fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_eve
                         };
                         let me = Actor { who, lease_ms: Some(60_000) };
                         barrier.wait();
-                        match tasks::claim(&*db, &me, &tasks::ClaimTarget::Next { role: None, project: None }) {
+                        match Board::new(&*db)
+                            .tasks()
+                            .claim(&me, &tasks::ClaimTarget::Next { role: None, project: None })
+                        {
                             Ok(t) => Some(t.id),
                             Err(e) if e.code() == tether_core::ErrorCode::NothingToClaim => None,
                             Err(e) => panic!("round {round}, agent {k}: {e}"),

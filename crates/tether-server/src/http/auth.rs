@@ -123,7 +123,7 @@ impl FromRequestParts<Ctx> for RunBearer {
     async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Self::Rejection> {
         callbacks_on(ctx).map_err(IntoResponse::into_response)?;
         let token = bearer(&parts.headers).to_owned();
-        let run = super::error::run(ctx, move |t| tether_core::board::cloud::bearer_run(&*t.board_db(), &token))
+        let run = super::error::run(ctx, move |t| t.board().cloud().bearer_run(&token))
             .await
             .map_err(IntoResponse::into_response)?
             .ok_or_else(|| {
