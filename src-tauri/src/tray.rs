@@ -11,7 +11,7 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_shell::ShellExt;
-use tether_core::board::runs::{RunFilter, RunStatus};
+use tether_core::model::runs::{RunFilter, RunStatus};
 use tether_core::settings::Settings;
 
 use crate::desktop::Alert;

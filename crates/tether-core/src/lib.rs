@@ -16,6 +16,7 @@ pub mod events;
 pub mod executor;
 pub mod init;
 pub mod insights;
+pub mod model;
 pub mod nofollow;
 pub mod ops;
 pub mod settings;
@@ -138,6 +139,11 @@ impl Tether {
     /// [`Self::board`].
     pub fn local(&self) -> &Store {
         &self.store
+    }
+
+    /// This machine's MCP sessions (persisted for the transport; never the team's).
+    pub fn mcp_sessions(&self) -> board::live::McpSessions<'_> {
+        board::live::McpSessions::new(self.local())
     }
 
     /// Tasks, agents, signals and runs, wherever the board is now.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Tether;
 use crate::board::agents::Agent;
-use crate::board::live::{self, HookEvent};
+use crate::board::live::HookEvent;
 use crate::board::principal::Principal;
 use crate::board::tasks::SessionStart;
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ use crate::events::Event;
 /// `degraded`.
 pub fn list(t: &Tether) -> Result<Vec<Agent>> {
     let mut all = t.board().agents().list()?;
-    let streaming = live::streaming(t.local())?;
+    let streaming = t.mcp_sessions().streaming()?;
     for a in &mut all {
         a.reached_over(&streaming);
     }
@@ -54,7 +54,7 @@ pub fn start_session(t: &Tether, who: &Principal, s: &Start) -> Result<SessionSt
         return Err(Error::invalid("session", "a session is an agent's; the person needs none"));
     };
     let mut r = t.board().agents().start_session(id, s.role.as_deref(), s.name.as_deref())?;
-    r.agent.reached_over(&live::streaming(t.local())?);
+    r.agent.reached_over(&t.mcp_sessions().streaming()?);
     t.bus.emit(Event::Agents {});
     Ok(r)
 }

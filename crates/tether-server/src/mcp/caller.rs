@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tether_core::Tether;
-use tether_core::board::live::{ChatActivity, HookEvent};
-use tether_core::board::principal::{AgentKind, Identity, Principal};
+use tether_core::model::agents::{ChatActivity, HookEvent};
+use tether_core::model::principal::{AgentKind, Identity, Principal};
 
 /// How long a `beforeMCPExecution` report waits for its call.
 const PENDING_TTL: Duration = Duration::from_secs(30);

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use rmcp::model::ResourceUpdatedNotificationParam;
-use tether_core::board::signals::{Ring, Wake, WakePath, WakeResult};
+use tether_core::model::signals::{Ring, Wake, WakePath, WakeResult};
 
 use tether_core::events::Event;
 use tokio::sync::broadcast::error::RecvError;
@@ -93,10 +93,7 @@ fn mine(t: &tether_core::Tether, rings: Vec<Ring>) -> Vec<Ring> {
         .into_iter()
         .filter(|r| match r.mcp_session.as_deref() {
             None => true,
-            Some(s) => {
-                now - r.sent_at > ELSEWHERE_GRACE_MS
-                    || tether_core::board::live::load_mcp_session(&t.store, s).ok().flatten().is_some()
-            }
+            Some(s) => now - r.sent_at > ELSEWHERE_GRACE_MS || t.mcp_sessions().load(s).ok().flatten().is_some(),
         })
         .collect()
 }

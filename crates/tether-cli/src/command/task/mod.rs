@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use tether_core::Tether;
-use tether_core::board::task_io::ExportFormat;
-use tether_core::board::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskFilter, TaskQuery};
+use tether_core::model::tasks::ExportFormat;
+use tether_core::model::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskFilter, TaskQuery};
 use tether_core::ops::{self, Principal};
 
 use crate::render::{self, JsonFlag};
