@@ -48,6 +48,22 @@ fn the_queue_respects_both_limits_and_order() {
 }
 
 #[test]
+fn the_door_finds_a_run_by_its_number_its_typed_id_or_its_spelling() {
+    for e in &board_engines() {
+        eprintln!("on {}", e.name);
+        let board = crate::Board::new(&**e);
+        let runs = board.runs();
+        let r = runs.create("me", &valid("go", "/w")).unwrap();
+        let id = crate::ids::RunId::new(r.num());
+        for found in [runs.get_run(id), runs.get_run(r.num()), runs.get_run(r.id.as_str()), runs.get_run("r-1")] {
+            assert_eq!(found.unwrap().id, r.id);
+        }
+        let missing = runs.get_run(crate::ids::RunId::new(99)).unwrap_err();
+        assert_eq!(missing.code(), crate::error::ErrorCode::NotFound, "{missing}");
+    }
+}
+
+#[test]
 fn events_carry_the_chat_and_the_result_and_cancel_is_exactly_once() {
     for e in &board_engines() {
         eprintln!("on {}", e.name);
