@@ -20,8 +20,8 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
-use tether_core::board::principal::{Actor, AgentKind, Identity, Principal};
-use tether_core::board::tasks::{ClaimTarget, NewTask};
+use tether_board::principal::{Actor, AgentKind, Identity, Principal};
+use tether_board::tasks::{ClaimTarget, NewTask};
 use tether_core::daemon::RunnerRole;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
@@ -202,7 +202,7 @@ fn bell_rows(cluster: &Cluster, root: &Path, bells: usize) -> anyhow::Result<Vec
         let me = Principal::person("bench");
         let mut waits = Vec::with_capacity(bells);
         for n in 0..bells + 5 {
-            let new = tether_core::board::signals::NewSignal {
+            let new = tether_board::signals::NewSignal {
                 to: Some("far-agent".into()),
                 kind: Some("status_update".into()),
                 body: format!("#{n}"),

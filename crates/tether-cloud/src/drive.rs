@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
+use tether_board::cloud::{self, CloudSpec};
+use tether_board::runs::{Outcome, Run, RunMode, RunStatus};
+use tether_board::stream_json::RunEvent;
 use tether_core::Tether;
-use tether_core::board::cloud::{self, CloudSpec};
-use tether_core::board::runs::{Outcome, Run, RunMode, RunStatus};
-use tether_core::board::stream_json::RunEvent;
 use tether_core::usage::{BudgetWatch, Level};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

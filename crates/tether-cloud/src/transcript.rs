@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use tether_board::runs::{Run, RunFilter};
+use tether_board::stream_json::RunEvent;
 use tether_core::Tether;
-use tether_core::board::runs::{Run, RunFilter};
-use tether_core::board::stream_json::RunEvent;
-use tether_core::history::cloud::{self, Line};
-use tether_core::history::cursor::{Source, SourceKind};
-use tether_core::history::index::Depth;
+use tether_history::cloud::{self, Line};
+use tether_history::cursor::{Source, SourceKind};
+use tether_history::index::Depth;
 
 /// Writes `<data>/cloud/<agent>.jsonl` from the agent's runs and indexes it.
 pub fn write_and_index(t: &Tether, agent_id: &str) -> tether_core::Result<PathBuf> {

@@ -25,11 +25,11 @@ pub mod token;
 pub mod usage;
 mod work;
 
-pub use tether_board as board;
-pub use tether_git;
-pub use tether_history as history;
+// The domains are core's to use, not to hand on: a host speaks `model`, `ops`, `events` and
+// `Tether`; a crate below the hosts that needs a domain names it in its own Cargo.toml.
+pub(crate) use tether_board as board;
+pub(crate) use tether_history as history;
 pub use tether_store::{clock, error, paths, sql, store};
-pub use tether_trace as trace;
 
 use std::sync::Arc;
 

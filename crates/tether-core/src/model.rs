@@ -58,6 +58,7 @@ pub mod sessions {
 
 /// Code origin: who wrote which lines.
 pub mod trace {
+    pub use tether_trace::capture::{Replacement, capture, pack};
     pub use tether_trace::origin::Contributor;
     pub use tether_trace::record::to_jsonl;
     pub use tether_trace::store::{EditKind, TracedRepo, WrittenBy};

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{Outcome, Run};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{Outcome, Run};
 use tether_core::events::Event;
 use tether_core::executor::{Boxed, Check, DoctorAsk, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::usage::BudgetWatch;

@@ -15,8 +15,8 @@ use std::ffi::OsStr;
 use std::path::{Component, Path};
 
 use serde_json::{Value, json};
+use tether_board::runs::{PlacedFile, Run};
 use tether_core::Tether;
-use tether_core::board::runs::{PlacedFile, Run};
 
 use crate::nofollow::{Dir, Entry, Unsafe};
 
@@ -58,7 +58,7 @@ pub fn place(t: &Tether, run: &Run, ws: &Dir) -> tether_core::Result<()> {
         put(t, num, &cursor, name, original, placed.into_bytes())?;
     }
     if let Some(role) = &run.role {
-        let text = tether_core::board::roles::rule(&t.paths.roles_dir(), role)?;
+        let text = tether_board::roles::rule(&t.paths.roles_dir(), role)?;
         let rules = folder(t, num, &folder(t, num, ws, ".cursor")?, "rules")?;
         let name = format!("tether-role-{role}.mdc");
         let original = rules.read(OsStr::new(&name)).map_err(refuse)?;

@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
+use tether_board::runs::{Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::{Outcome, Run, RunStatus};
 use tether_core::events::RunLog;
 use tether_core::executor::{Executor, LogUsed, Prepared};
 use tether_core::usage::{BudgetWatch, Budgets};

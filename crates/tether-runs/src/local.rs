@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{self, Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Outcome, Run, RunStatus};
 use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::usage::{BudgetWatch, Level};
 use tokio::io::{AsyncWriteExt, BufReader};

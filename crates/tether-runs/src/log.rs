@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use tether_core::executor::LogUsed;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{self, Run, StoredEvent};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Run, StoredEvent};
 use tether_core::events::{Bus, RunLog};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_board::runs::{self, Limits, Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus};
 use tether_core::events::{Event, RunLog};
 use tether_core::executor::Drive;
 use tether_core::usage::Budgets;
@@ -204,7 +204,7 @@ impl Runner {
                         takes_others: role.takes_others && only.is_none(),
                         labels: role.labels,
                         policy: r.runner_policy,
-                        repo_key: Some(tether_core::tether_git::remote_key),
+                        repo_key: Some(tether_git::remote_key),
                     };
                     t.board().runs().claim_next(pid, &limits)
                 })
@@ -312,10 +312,8 @@ impl Runner {
         let t = Arc::clone(&self.tether);
         let woken = blocking(move || {
             let r = t.settings().unwrap_or_default().runs;
-            let policy = tether_core::board::wake::Policy {
-                per_hour: r.resume_wakes_per_hour,
-                allow_remote: r.wake_remote_senders,
-            };
+            let policy =
+                tether_board::wake::Policy { per_hour: r.resume_wakes_per_hour, allow_remote: r.wake_remote_senders };
             t.board().agents().wake_idle_chats(&policy)
         })
         .await;

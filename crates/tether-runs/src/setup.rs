@@ -16,11 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{Run, RunWorktree, WorktreeState};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{Run, RunWorktree, WorktreeState};
 use tether_core::events::RunLog;
-use tether_core::tether_git;
 
 use tokio::sync::mpsc;
 

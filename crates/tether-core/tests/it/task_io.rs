@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
+use tether_board::task_io::ExportFormat;
+use tether_board::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
 use tether_core::Board;
-use tether_core::board::task_io::ExportFormat;
-use tether_core::board::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
 use tether_core::sql::Database;
 use tether_testkit::pg::board_engines;
 

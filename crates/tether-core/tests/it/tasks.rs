@@ -1,7 +1,7 @@
 use std::sync::{Arc, Barrier};
 
-use tether_core::board::agents::{AgentKind, Identity};
-use tether_core::board::tasks::{self, Actor, ClaimTarget, NewTask, Status, TaskChange, TaskFilter};
+use tether_board::agents::{AgentKind, Identity};
+use tether_board::tasks::{self, Actor, ClaimTarget, NewTask, Status, TaskChange, TaskFilter};
 use tether_core::sql::Database;
 use tether_core::{Board, ErrorCode};
 use tether_testkit::pg::board_engines;

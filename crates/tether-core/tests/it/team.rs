@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use tether_core::board::principal::{Actor, AgentKind, Identity};
-use tether_core::board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
-use tether_core::board::tasks::{self, NewTask};
+use tether_board::principal::{Actor, AgentKind, Identity};
+use tether_board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
+use tether_board::tasks::{self, NewTask};
 use tether_core::ops::Principal;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use tether_core::board::principal::Principal;
-use tether_core::board::runs::{NewRun, Outcome, RunStatus, WorktreeState};
+use tether_board::principal::Principal;
+use tether_board::runs::{NewRun, Outcome, RunStatus, WorktreeState};
 use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{RunSettingsPatch, SettingsPatch};

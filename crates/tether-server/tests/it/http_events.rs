@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
+use tether_board::principal::Principal;
+use tether_board::tasks::NewTask;
 use tether_core::Tether;
-use tether_core::board::principal::Principal;
-use tether_core::board::tasks::NewTask;
 use tether_testkit::daemon::{Sse, SseEvent, TestDaemon};
 
 use crate::http_support::{indexed, ok};

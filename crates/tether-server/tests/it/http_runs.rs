@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tether_core::board::ids::RunId;
-use tether_core::board::principal::Principal;
-use tether_core::board::signals::NewSignal;
+use tether_board::ids::RunId;
+use tether_board::principal::Principal;
+use tether_board::signals::NewSignal;
 use tether_testkit::cursor_api::{FakeCursorApi, post_webhook};
 use tether_testkit::daemon::{SseEvent, TestDaemon};
 
