@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use tauri::AppHandle;
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
-use tether_core::board::runs::RunStatus;
+use tether_core::model::runs::RunStatus;
 use tether_core::settings::Settings;
 
 /// Passed by the login entry, so a start at login stays in the tray.

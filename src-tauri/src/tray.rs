@@ -11,7 +11,7 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_shell::ShellExt;
-use tether_core::board::runs::{RunFilter, RunStatus};
+use tether_core::model::runs::{RunFilter, RunStatus};
 use tether_core::settings::Settings;
 
 use crate::desktop::Alert;
@@ -77,7 +77,7 @@ fn snapshot(shell: &Shell) -> Snapshot {
         Daemon::Attached { tether, .. } => tether.as_ref(),
     };
     let runs = tether
-        .and_then(|t| t.board().runs(&RunFilter { limit: 20, ..Default::default() }).ok())
+        .and_then(|t| t.board().runs().list(&RunFilter { limit: 20, ..Default::default() }).ok())
         .unwrap_or_default()
         .into_iter()
         .map(|r| (r.id, r.status, r.prompt.lines().next().unwrap_or("").chars().take(80).collect()))

@@ -13,10 +13,10 @@ use anyhow::{Context, bail};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Value, json};
 use tether_core::Tether;
-use tether_core::history::index::Depth;
-use tether_core::history::sessions::SearchQuery;
-use tether_core::history::watch::WatchConfig;
 use tether_core::paths::{CursorLocations, Paths};
+use tether_history::index::Depth;
+use tether_history::sessions::SearchQuery;
+use tether_history::watch::WatchConfig;
 use tether_testkit::generate::{self, COMMON_WORDS, GenSpec};
 
 use crate::args::Args;
@@ -86,7 +86,7 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
                 }
                 if searching {
                     let q0 = Instant::now();
-                    tether_core::history::sessions::search(&t.store, &SearchQuery::new(queries[i % queries.len()].as_str()))?;
+                    tether_history::sessions::search(&t.store, &SearchQuery::new(queries[i % queries.len()].as_str()))?;
                     during.push(q0.elapsed().as_secs_f64() * 1000.0);
                 }
                 i += 1;
@@ -96,16 +96,16 @@ pub(crate) fn index_child(home: &Path, user_dir: &Path, seed: u64) -> anyhow::Re
             Ok((week_secs, during, cpu_secs("/proc/thread-self/stat")))
         });
         let trace = std::env::var_os("TETHER_BENCH_TRACE").is_some();
-        let on_progress = |p: &tether_core::history::index::Progress| {
+        let on_progress = |p: &tether_history::index::Progress| {
             if trace {
                 eprintln!("{:8.3} s  {}", t0.elapsed().as_secs_f64(), serde_json::to_string(p).unwrap_or_default());
             }
-            if let tether_core::history::index::Progress::Listed { .. } = p
+            if let tether_history::index::Progress::Listed { .. } = p
                 && let Ok(mut l) = listed.lock()
             {
                 l.get_or_insert(t0.elapsed().as_secs_f64());
             }
-            if let tether_core::history::index::Progress::Sessions { done, total, .. } = p
+            if let tether_history::index::Progress::Sessions { done, total, .. } = p
                 && done == total
                 && let Ok(mut s) = searchable.lock()
             {
@@ -211,10 +211,10 @@ pub(crate) fn index_suite(
         CursorLocations::explicit(Some(user_dir.clone()), Some(dir.join("no-cli"))),
     )?);
     let t0 = Instant::now();
-    t.index(Depth::Quick, &tether_core::history::index::no_progress)?;
+    t.index(Depth::Quick, &tether_history::index::no_progress)?;
     let quick_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let t0 = Instant::now();
-    t.index(Depth::Deep, &tether_core::history::index::no_progress)?;
+    t.index(Depth::Deep, &tether_history::index::no_progress)?;
     let deep_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     eprintln!("search: {} rounds over the fixed query set …", args.rounds);
@@ -368,11 +368,11 @@ pub(crate) fn mixed_history(dir: &Path, n: usize) -> anyhow::Result<Row> {
     loc.gemini_dirs = vec![agents::gemini_dir(&fx)];
     let t = Tether::open(Paths::at(dir.join("home")), loc)?;
     let t0 = Instant::now();
-    t.index(Depth::Deep, &tether_core::history::index::no_progress)?;
+    t.index(Depth::Deep, &tether_history::index::no_progress)?;
     let ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let listed = tether_core::history::sessions::list(
+    let listed = tether_history::sessions::list(
         &t.store,
-        &tether_core::history::sessions::ListQuery { limit: 100_000, ..Default::default() },
+        &tether_history::sessions::ListQuery { limit: 100_000, ..Default::default() },
     )?;
     anyhow::ensure!(
         listed.len() == 4 * n,
@@ -384,8 +384,7 @@ pub(crate) fn mixed_history(dir: &Path, n: usize) -> anyhow::Result<Row> {
     for (word, source) in
         [("cursorword7", "cli"), ("claudeword7", "claude-code"), ("codexword7", "codex"), ("geminiword7", "gemini")]
     {
-        let hits =
-            tether_core::history::sessions::search(&t.store, &tether_core::history::sessions::SearchQuery::new(word))?;
+        let hits = tether_history::sessions::search(&t.store, &tether_history::sessions::SearchQuery::new(word))?;
         anyhow::ensure!(hits.len() == 1 && hits[0].source == source, "mixed history: {word} → {hits:?}");
     }
     Ok(Row::new(
@@ -418,14 +417,14 @@ pub(crate) fn search_rounds(t: &Tether, queries: &[String], rounds: usize) -> an
     let mut per_query = Vec::new();
     for q in queries {
         // One warm-up so the first round does not measure page-cache misses alone.
-        tether_core::history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
+        tether_history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
     }
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
     let mut hits = vec![0usize; queries.len()];
     for _ in 0..rounds {
         for (i, q) in queries.iter().enumerate() {
             let t0 = Instant::now();
-            let r = tether_core::history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
+            let r = tether_history::sessions::search(&t.store, &SearchQuery::new(q.as_str()))?;
             samples[i].push(t0.elapsed().as_secs_f64() * 1000.0);
             hits[i] = r.len();
         }
@@ -477,8 +476,8 @@ pub(crate) fn change_latency(t: &Arc<Tether>, db: &Path, n: usize) -> anyhow::Re
         bail!("the generated DB has no split-form composers");
     }
     let watch = t.watch(WatchConfig::default(), |e| match e {
-        tether_core::history::watch::WatchEvent::Error(m) => eprintln!("watcher error: {m}"),
-        tether_core::history::watch::WatchEvent::Indexed(r) if std::env::var_os("TETHER_BENCH_TRACE").is_some() => {
+        tether_history::watch::WatchEvent::Error(m) => eprintln!("watcher error: {m}"),
+        tether_history::watch::WatchEvent::Indexed(r) if std::env::var_os("TETHER_BENCH_TRACE").is_some() => {
             eprintln!("watcher: {} written in {} ms", r.sessions_written, r.elapsed_ms)
         }
         _ => {}
@@ -493,7 +492,7 @@ pub(crate) fn change_latency(t: &Arc<Tether>, db: &Path, n: usize) -> anyhow::Re
         generate::append_bubble(&mut writer, composer, &format!("bench-{run_id}-{i}"), &format!("{marker} arrives"))?;
         let t0 = Instant::now();
         loop {
-            if !tether_core::history::sessions::search(&t.store, &SearchQuery::new(marker.as_str()))?.is_empty() {
+            if !tether_history::sessions::search(&t.store, &SearchQuery::new(marker.as_str()))?.is_empty() {
                 break;
             }
             if t0.elapsed() > Duration::from_secs(20) {
@@ -585,11 +584,11 @@ pub(crate) fn render(
 
 /// Context for reading the figures; kept here so every run's report carries it.
 pub(crate) const NOTES: &str = "Notes:
-- Search has two modes (see `tether_core::history::sessions::search`): bm25 for selective queries; newest-first for \
+- Search has two modes (see `tether_history::sessions::search`): bm25 for selective queries; newest-first for \
 broad ones (a plain word in > 10,000 messages, or > 2,000 matches), walked in batches that stop once there \
 are enough sessions, so a word that is everywhere costs about what a rare one does.
 - A prefix (`conf*`) is rewritten into an OR of the terms under it, from our own vocabulary table \
-(`tether_core::history::terms`): FTS5 merges a prefix's whole doclist before returning a row (~15 ms for a stem in a \
+(`tether_history::terms`): FTS5 merges a prefix's whole doclist before returning a row (~15 ms for a stem in a \
 quarter of the messages), an OR of terms is walked lazily. Snippets are made in Rust from the hits' text; \
 FTS5's snippet() needed a MATCH set up per hit (~0.5 ms each for a common term).
 - Where a first index's CPU goes (perf, 1 GB set, 2026-11-25, 24.5 CPU-s for 1.07 GB of values; shares of all \

@@ -20,8 +20,8 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
-use tether_core::board::principal::{Actor, AgentKind, Identity, Principal};
-use tether_core::board::tasks::{self, ClaimTarget, NewTask};
+use tether_board::principal::{Actor, AgentKind, Identity, Principal};
+use tether_board::tasks::{ClaimTarget, NewTask};
 use tether_core::daemon::RunnerRole;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
@@ -94,9 +94,9 @@ fn claim_rows(cluster: &Cluster, root: &Path, claims: usize) -> anyhow::Result<V
     let a = &machines[0];
     let mut single = Vec::with_capacity(claims);
     for n in 0..claims + 10 {
-        let task = tasks::create(&*a.board_db(), &person, &NewTask { title: format!("t{n}"), ..Default::default() })?;
+        let task = a.board().tasks().create(&person, &NewTask { title: format!("t{n}"), ..Default::default() })?;
         let t0 = Instant::now();
-        tasks::claim(&*a.board_db(), &agent(&format!("mcp:solo{n}")), &ClaimTarget::Id(task.id))?;
+        a.board().tasks().claim(&agent(&format!("mcp:solo{n}")), &ClaimTarget::Id(task.id))?;
         if n >= 10 {
             single.push(t0.elapsed().as_secs_f64() * 1000.0);
         }
@@ -106,7 +106,7 @@ fn claim_rows(cluster: &Cluster, root: &Path, claims: usize) -> anyhow::Result<V
     // Round 0 warms up: each machine's pool opens its connections (as a running daemon's has).
     for round in 0..11 {
         for i in 0..4 {
-            tasks::create(&*a.board_db(), &person, &NewTask { title: format!("r{round} t{i}"), ..Default::default() })?;
+            a.board().tasks().create(&person, &NewTask { title: format!("r{round} t{i}"), ..Default::default() })?;
         }
         let barrier = Arc::new(Barrier::new(12));
         let handles: Vec<_> = (0..12)
@@ -116,7 +116,7 @@ fn claim_rows(cluster: &Cluster, root: &Path, claims: usize) -> anyhow::Result<V
                     let me = agent(&format!("mcp:r{round}a{k}"));
                     barrier.wait();
                     let t0 = Instant::now();
-                    let got = tasks::claim(&*t.board_db(), &me, &ClaimTarget::Next { role: None, project: None });
+                    let got = t.board().tasks().claim(&me, &ClaimTarget::Next { role: None, project: None });
                     (got.map(|t| t.id), t0.elapsed().as_secs_f64() * 1000.0)
                 })
             })
@@ -202,7 +202,7 @@ fn bell_rows(cluster: &Cluster, root: &Path, bells: usize) -> anyhow::Result<Vec
         let me = Principal::person("bench");
         let mut waits = Vec::with_capacity(bells);
         for n in 0..bells + 5 {
-            let new = tether_core::board::signals::NewSignal {
+            let new = tether_board::signals::NewSignal {
                 to: Some("far-agent".into()),
                 kind: Some("status_update".into()),
                 body: format!("#{n}"),

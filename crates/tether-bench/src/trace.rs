@@ -20,8 +20,8 @@ use serde_json::json;
 use tether_core::code_origin::{self, EditBy, EditPart};
 use tether_core::ops::Principal;
 use tether_core::ops::trace::{self, Blame};
-use tether_core::trace::capture::{Replacement, capture, pack};
 use tether_core::{CursorLocations, Paths, Tether};
+use tether_trace::capture::{Replacement, capture, pack};
 
 use crate::report::{Row, percentile, sorted};
 

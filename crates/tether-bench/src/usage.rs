@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rusqlite::params;
-use tether_core::board::usage::SpendFilter;
+use tether_board::usage::SpendFilter;
 use tether_core::ops::Principal;
 use tether_core::usage::report::{Dim, UsageQuery, report, since_ms};
 use tether_core::{CursorLocations, Paths, Tether};
@@ -421,18 +421,19 @@ pub fn run(dir: &Path, seed: u64, reps: usize) -> anyhow::Result<UsageFigures> {
     }
     let year = since_ms("1y")?;
     let spend = timed(reps, || {
-        black_box(tether_core::board::usage::spend(
-            &t.store,
-            &SpendFilter { since_ms: Some(year), ..Default::default() },
-        )?);
+        black_box(
+            tether_core::Board::new(&t.store)
+                .usage()
+                .spend(&SpendFilter { since_ms: Some(year), ..Default::default() })?,
+        );
         Ok(())
     })?;
     let chats = timed(reps, || {
-        black_box(tether_core::history::usage::chats(&t.store, Some(year), None)?);
+        black_box(tether_history::usage::chats(&t.store, Some(year), None)?);
         Ok(())
     })?;
     let events = timed(reps, || {
-        black_box(tether_core::history::usage::account_events(&t.store, Some(year), None)?);
+        black_box(tether_history::usage::account_events(&t.store, Some(year), None)?);
         Ok(())
     })?;
     let p50 = |v: &[f64]| format!("p50 {:.1} ms · p95 {:.1} ms", percentile(v, 50.0), percentile(v, 95.0));

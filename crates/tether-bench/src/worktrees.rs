@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use tether_core::tether_git::Repo;
+use tether_git::Repo;
 
 use crate::report::{Row, percentile, sorted};
 
@@ -86,11 +86,7 @@ pub fn run(dir: &Path, rounds: usize, files: usize) -> anyhow::Result<WorktreeFi
     let (full, bare, copy) = (sorted(full), sorted(bare), sorted(copy));
 
     // A run that touched 200 files: its diff, as `runs diff` and the GUI get it.
-    let wt = tether_core::tether_git::Worktree {
-        path: home.join("wt/R-0"),
-        branch: "tether/R-0-bench".into(),
-        base: base.clone(),
-    };
+    let wt = tether_git::Worktree { path: home.join("wt/R-0"), branch: "tether/R-0-bench".into(), base: base.clone() };
     let touched = files.min(200);
     for i in 0..touched {
         let f = wt.path.join(format!("src/m{:02}/f{i:05}.rs", i % 100));

@@ -63,7 +63,7 @@ impl Agent {
 
 /// Registers the agent (or updates its role/name), returning it. A requested name that another
 /// agent holds is a conflict; without one, a fresh memorable name is generated.
-pub fn start(store: &dyn Database, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<Agent> {
+pub(crate) fn start(store: &dyn Database, who: &Identity, role: Option<&str>, name: Option<&str>) -> Result<Agent> {
     let name = name.map(normalise_name).transpose()?;
     let role = role.map(str::trim).filter(|r| !r.is_empty());
     store.durable(|txn| {
@@ -117,7 +117,7 @@ pub(crate) fn end_in(db: &dyn Sql, id: &str) -> Result<()> {
 }
 
 /// The agent registered for an MCP session by `session_start`, if any.
-pub fn for_mcp_session(store: &dyn Database, session: &str) -> Result<Option<String>> {
+pub(crate) fn for_mcp_session(store: &dyn Database, session: &str) -> Result<Option<String>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         db.query_opt(
@@ -128,12 +128,12 @@ pub fn for_mcp_session(store: &dyn Database, session: &str) -> Result<Option<Str
     })
 }
 
-pub fn get(store: &dyn Database, id: &str) -> Result<Agent> {
+pub(crate) fn get(store: &dyn Database, id: &str) -> Result<Agent> {
     list(store)?.into_iter().find(|a| a.id == id || a.name == id).ok_or_else(|| Error::AgentNotFound(id.to_owned()))
 }
 
 /// Every agent, most recently active first, with live status and held tasks.
-pub fn list(store: &dyn Database) -> Result<Vec<Agent>> {
+pub(crate) fn list(store: &dyn Database) -> Result<Vec<Agent>> {
     let now = crate::clock::now_ms();
     store.read(|c| {
         let db: &dyn Sql = c;
@@ -202,7 +202,7 @@ pub fn list(store: &dyn Database) -> Result<Vec<Agent>> {
 }
 
 /// Marks the agents of a closed MCP session as ended (their leases still run out on their own).
-pub fn end_mcp_session(store: &dyn Database, session: &str) -> Result<()> {
+pub(crate) fn end_mcp_session(store: &dyn Database, session: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         let ids: Vec<String> = db.query_map(

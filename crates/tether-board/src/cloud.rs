@@ -87,7 +87,7 @@ pub fn git_origin(dir: &Path) -> Option<String> {
 }
 
 /// Saves what the cloud runner learnt about a run.
-pub fn set(store: &dyn Database, num: i64, spec: &CloudSpec) -> Result<()> {
+pub(crate) fn set(store: &dyn Database, num: i64, spec: &CloudSpec) -> Result<()> {
     store.append(|db| {
         db.execute(
             "UPDATE runs SET cloud = ?2 WHERE num = ?1 AND kind = 'cloud'",
@@ -100,7 +100,7 @@ pub fn set(store: &dyn Database, num: i64, spec: &CloudSpec) -> Result<()> {
 /// Cloud runs still going whose runner is gone (or is this process, started again, and not
 /// driving them: not in `mine`): they run on at Cursor, so `me` takes them over (each exactly
 /// once, even with two runners starting) and re-attaches to their streams.
-pub fn adopt(store: &dyn Database, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
+pub(crate) fn adopt(store: &dyn Database, me: u32, mine: &[i64], is_alive: impl Fn(u32) -> bool) -> Result<Vec<Run>> {
     // On a team's board, only this machine's: another machine's runner is not this one's to judge.
     let machine = store.machine();
     let live: Vec<(i64, Option<u32>)> = store.read(|c| {
@@ -134,7 +134,7 @@ pub fn adopt(store: &dyn Database, me: u32, mine: &[i64], is_alive: impl Fn(u32)
 
 /// The latest cloud run bound to `task` on `repo` that launched an agent: a new cloud run for
 /// the task continues that agent (the seed's session rule: same repository, same agent).
-pub fn earlier_for_task(store: &dyn Database, task: i64, repo: &str) -> Result<Option<Run>> {
+pub(crate) fn earlier_for_task(store: &dyn Database, task: i64, repo: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -159,7 +159,7 @@ fn hash(token: &str) -> String {
 }
 
 /// A one-time bootstrap token bound to a run (valid [`BOOTSTRAP_TTL_MS`]); only its hash is kept.
-pub fn grant_bootstrap(store: &dyn Database, run: i64) -> Result<String> {
+pub(crate) fn grant_bootstrap(store: &dyn Database, run: i64) -> Result<String> {
     let token = tether_store::random_token();
     store.durable(|txn| {
         Sql::execute(
@@ -174,7 +174,7 @@ pub fn grant_bootstrap(store: &dyn Database, run: i64) -> Result<String> {
 
 /// Spends a bootstrap token (once, unexpired) for a run-scoped bearer: `(bearer, run, expires
 /// at ms)`. `None` for a token that is unknown, expired or already spent.
-pub fn exchange(store: &dyn Database, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
+pub(crate) fn exchange(store: &dyn Database, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
     let now = crate::clock::now_ms();
     let bearer = tether_store::random_token();
     let expires = now + BEARER_TTL_MS;
@@ -200,7 +200,7 @@ pub fn exchange(store: &dyn Database, bootstrap: &str) -> Result<Option<(String,
 }
 
 /// The run a scoped bearer speaks for, while it is valid.
-pub fn bearer_run(store: &dyn Database, bearer: &str) -> Result<Option<Run>> {
+pub(crate) fn bearer_run(store: &dyn Database, bearer: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -214,7 +214,7 @@ pub fn bearer_run(store: &dyn Database, bearer: &str) -> Result<Option<Run>> {
 }
 
 /// Keeps a webhook delivery by its id; `false` when it was seen before (nothing to apply).
-pub fn record_webhook(
+pub(crate) fn record_webhook(
     store: &dyn Database,
     id: &str,
     agent: Option<&str>,
@@ -232,7 +232,7 @@ pub fn record_webhook(
 }
 
 /// The cloud run now going on a Cursor agent, if any.
-pub fn live_run_for_agent(store: &dyn Database, agent: &str) -> Result<Option<Run>> {
+pub(crate) fn live_run_for_agent(store: &dyn Database, agent: &str) -> Result<Option<Run>> {
     let num: Option<i64> = store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -320,7 +320,9 @@ mod tests {
             let stored: String =
                 s.read(|c| c.query_row("SELECT string_agg(hash, ',') FROM cloud_grants", &[], |r| r.get(0))).unwrap();
             assert!(!stored.contains(&boot) && !stored.contains(&bearer), "only hashes are kept");
-            runs::finish(&s, run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
+            crate::Board::new(&s)
+                .runs()
+                .finish(run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
                 .unwrap();
             assert!(bearer_run(&s, &bearer).unwrap().is_none(), "it dies with the run");
             s.append(|db| db.execute("UPDATE cloud_grants SET expires_at = 0", &[])).unwrap();

@@ -199,7 +199,7 @@ impl Recipient {
 }
 
 /// The name an actor goes by on the board (registering it on first sight).
-pub fn actor_label(store: &dyn tether_store::sql::Database, who: &Identity) -> Result<String> {
+pub(crate) fn actor_label(store: &dyn tether_store::sql::Database, who: &Identity) -> Result<String> {
     store.durable(|txn| actor_name(txn, who).map(|(_, name)| name))
 }
 

@@ -84,7 +84,7 @@ pub fn is_shared_id(id: &str) -> bool {
 
 /// Keeps a shared copy; the same chat shared again from the same machine replaces its copy (and
 /// keeps its id).
-pub fn share(store: &dyn Database, new: &NewShared) -> Result<SharedChat> {
+pub(crate) fn share(store: &dyn Database, new: &NewShared) -> Result<SharedChat> {
     let machine = store.machine();
     let num: i64 = store.durable(|db| {
         db.query_row(
@@ -112,7 +112,7 @@ pub fn share(store: &dyn Database, new: &NewShared) -> Result<SharedChat> {
 }
 
 /// One shared chat, whole.
-pub fn get(store: &dyn Database, id: &str) -> Result<SharedChat> {
+pub(crate) fn get(store: &dyn Database, id: &str) -> Result<SharedChat> {
     let num = SharedId::parse(id)?.num();
     store
         .read(|db| {
@@ -125,7 +125,7 @@ pub fn get(store: &dyn Database, id: &str) -> Result<SharedChat> {
 
 /// The most recently shared first; with `words`, only chats whose title or text holds every one
 /// (case-insensitive).
-pub fn list(store: &dyn Database, words: Option<&str>, limit: usize) -> Result<Vec<SharedSummary>> {
+pub(crate) fn list(store: &dyn Database, words: Option<&str>, limit: usize) -> Result<Vec<SharedSummary>> {
     let words: Vec<String> = words.unwrap_or_default().split_whitespace().map(like_pattern).collect();
     // One `LIKE` per word over title and body (the dialect both engines read); a team's shared
     // chats are few enough that no index is wanted.
@@ -151,7 +151,7 @@ fn like_pattern(word: &str) -> String {
 }
 
 /// Takes a shared copy back; whether there was one.
-pub fn unshare(store: &dyn Database, id: &str) -> Result<bool> {
+pub(crate) fn unshare(store: &dyn Database, id: &str) -> Result<bool> {
     let num = SharedId::parse(id)?.num();
     let gone = store.durable(|db: &dyn Sql| db.execute("DELETE FROM shared_chats WHERE num = ?1", values![num]))?;
     Ok(gone > 0)

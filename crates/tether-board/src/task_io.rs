@@ -27,7 +27,7 @@ pub enum ExportFormat {
 }
 
 /// Every task with its notes and history.
-pub fn export(store: &dyn Database, format: ExportFormat) -> Result<String> {
+pub(crate) fn export(store: &dyn Database, format: ExportFormat) -> Result<String> {
     let all = tasks::list(store, &TaskFilter { limit: usize::MAX >> 1, ..TaskFilter::default() })?;
     let details: Vec<TaskDetail> = all.iter().map(|t| tasks::get(store, &t.id)).collect::<Result<_>>()?;
     Ok(match format {
@@ -126,7 +126,7 @@ impl Unmapped {
 }
 
 /// Imports a Taskmaster `tasks.json` (legacy `{"tasks": […]}` or tagged `{"master": {"tasks": […]}, …}`).
-pub fn import_taskmaster(store: &dyn Database, actor: &Actor, path: &Path) -> Result<ImportReport> {
+pub(crate) fn import_taskmaster(store: &dyn Database, actor: &Actor, path: &Path) -> Result<ImportReport> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     let root: Value = serde_json::from_str(&text)
         .map_err(|e| Error::invalid("Taskmaster file", format!("{} is not valid JSON: {e}", path.display())))?;
@@ -247,7 +247,12 @@ fn taskmaster_task(t: &Value, ext: &str, un: &mut Unmapped) -> Foreign {
 /// keeps `origin:T-n` as its external reference, so copying again refreshes instead of
 /// duplicating. Notes, history and holders' leases stay on the board they were made on (the
 /// report says how many).
-pub fn import_board(from: &dyn Database, into: &dyn Database, actor: &Actor, origin: &str) -> Result<ImportReport> {
+pub(crate) fn import_board(
+    from: &dyn Database,
+    into: &dyn Database,
+    actor: &Actor,
+    origin: &str,
+) -> Result<ImportReport> {
     let all = tasks::list(from, &TaskFilter { limit: usize::MAX >> 1, ..TaskFilter::default() })?;
     let mut un = Unmapped::default();
     let mut items = Vec::with_capacity(all.len());
@@ -279,7 +284,7 @@ pub fn import_board(from: &dyn Database, into: &dyn Database, actor: &Actor, ori
 
 /// Imports a Backlog.md folder: `backlog/` or the project that holds it. Reads `tasks/`,
 /// `drafts/` (labelled `draft`) and `completed/` (done); `archive/` is left out on purpose.
-pub fn import_backlog(store: &dyn Database, actor: &Actor, dir: &Path) -> Result<ImportReport> {
+pub(crate) fn import_backlog(store: &dyn Database, actor: &Actor, dir: &Path) -> Result<ImportReport> {
     let root = if dir.join("tasks").is_dir() { dir.to_path_buf() } else { dir.join("backlog") };
     if !root.join("tasks").is_dir() {
         return Err(Error::invalid(

@@ -166,7 +166,7 @@ pub struct SpendFilter {
 }
 
 /// Runs' spend, oldest first (by when they started, else were queued).
-pub fn spend(store: &dyn Database, f: &SpendFilter) -> Result<Vec<RunSpend>> {
+pub(crate) fn spend(store: &dyn Database, f: &SpendFilter) -> Result<Vec<RunSpend>> {
     store.read(|c| {
         // Parameters tested for NULL are cast: PostgreSQL types a parameter where it first meets it.
         SqlExt::query_map(
@@ -211,7 +211,7 @@ pub fn spend(store: &dyn Database, f: &SpendFilter) -> Result<Vec<RunSpend>> {
 }
 
 /// A run's figures from Cursor Cloud's usage endpoint: its tokens and, when Cursor says it, cost.
-pub fn set_cloud_usage(store: &dyn Database, num: i64, usage: &Usage, cost_usd: Option<f64>) -> Result<()> {
+pub(crate) fn set_cloud_usage(store: &dyn Database, num: i64, usage: &Usage, cost_usd: Option<f64>) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -232,7 +232,7 @@ pub fn set_cloud_usage(store: &dyn Database, num: i64, usage: &Usage, cost_usd: 
 }
 
 /// Sets (or with `None` clears) a task's budget, over all its runs.
-pub fn set_task_budget(store: &dyn Database, id: &str, budget: Option<Budget>) -> Result<()> {
+pub(crate) fn set_task_budget(store: &dyn Database, id: &str, budget: Option<Budget>) -> Result<()> {
     let num = tasks::parse_id(id)?;
     store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -246,7 +246,7 @@ pub fn set_task_budget(store: &dyn Database, id: &str, budget: Option<Budget>) -
 }
 
 /// A task's budget, if it has one.
-pub fn task_budget(store: &dyn Database, num: i64) -> Result<Option<Budget>> {
+pub(crate) fn task_budget(store: &dyn Database, num: i64) -> Result<Option<Budget>> {
     let text: Option<Option<String>> =
         store.read(|c| SqlExt::query_opt(c, "SELECT budget FROM tasks WHERE num = ?1", values![num], |r| r.get(0)))?;
     Ok(text.flatten().and_then(|t| t.parse().ok()))
@@ -296,7 +296,7 @@ pub(crate) fn allow_chain_in(db: &dyn Sql, over: i64) -> Result<()> {
 /// Holds every queued run not held already, because today's budget is spent (`reason`); or,
 /// with `None`, lets the runs held for that go. How many changed. Reads first, so a runner
 /// asking every tick writes only when something changes.
-pub fn hold_for_daily(store: &dyn Database, reason: Option<&str>) -> Result<usize> {
+pub(crate) fn hold_for_daily(store: &dyn Database, reason: Option<&str>) -> Result<usize> {
     let sql = match reason {
         Some(_) => "SELECT num FROM runs WHERE status = 'queued' AND held IS NULL",
         None => "SELECT num FROM runs WHERE status = 'queued' AND held = 'daily'",

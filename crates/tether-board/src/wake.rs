@@ -29,7 +29,7 @@ const REQUESTED_BY: &str = "tether (wake by resume)";
 
 /// Turns waking by resume on or off for an agent (by name or id). Only a chain of runs (a
 /// Cursor CLI chat Tether ran) can be resumed.
-pub fn set(store: &dyn Database, agent: &str, on: bool) -> Result<Agent> {
+pub(crate) fn set(store: &dyn Database, agent: &str, on: bool) -> Result<Agent> {
     let a = agents::get(store, agent)?;
     if on && a.kind != AgentKind::Run {
         return Err(Error::invalid(
@@ -60,7 +60,7 @@ const DUE: &str = "
            WHERE r.root = CAST(substr(a.id, 7) AS INTEGER) AND r.created_at > ?1) < ?2";
 
 /// The agents to wake now, each at most once.
-pub fn due(store: &dyn Database, per_hour: u32) -> Result<Vec<String>> {
+pub(crate) fn due(store: &dyn Database, per_hour: u32) -> Result<Vec<String>> {
     store.read(|c| {
         SqlExt::query_map(c, &format!("{DUE} ORDER BY a.id"), values![now_ms() - HOUR_MS, per_hour], |r| r.get(0))
     })
@@ -87,7 +87,7 @@ impl Default for Policy {
 /// from outside this machine (and its sender is not allowed by the person) and those permissions
 /// allow writes or commands, the run is queued held (`approval`): it starts only once the person
 /// approves it.
-pub fn wake(store: &dyn Database, agent: &str, policy: &Policy) -> Result<Option<Run>> {
+pub(crate) fn wake(store: &dyn Database, agent: &str, policy: &Policy) -> Result<Option<Run>> {
     let per_hour = policy.per_hour;
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -187,7 +187,7 @@ fn prompt(carried: &[signals::Signal]) -> String {
 
 /// After a waking run ends: on success, its result answers each carried signal that expects a
 /// reply and has none yet, from the run's agent.
-pub fn answer_carried(store: &dyn Database, run: &Run) -> Result<()> {
+pub(crate) fn answer_carried(store: &dyn Database, run: &Run) -> Result<()> {
     let body = run.result.as_deref().map(str::trim).unwrap_or("");
     if run.status != RunStatus::Succeeded || body.is_empty() {
         return Ok(());
@@ -287,7 +287,8 @@ mod tests {
         )
         .unwrap();
         crate::Board::new(s)
-            .finish_run(r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
+            .runs()
+            .finish(r.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
             .unwrap()
     }
 
@@ -372,7 +373,8 @@ mod tests {
             let woke = wake(&s, "run:R-1", &Policy { per_hour: 4, ..Policy::default() }).unwrap().unwrap();
             runs::claim_next(&s, 1, &limits()).unwrap();
             crate::Board::new(&s)
-                .finish_run(
+                .runs()
+                .finish(
                     woke.num(),
                     &Outcome { status: RunStatus::Failed, error: Some("usage limit".into()), ..Default::default() },
                 )

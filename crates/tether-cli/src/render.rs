@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tether_core::history::index::Progress;
-use tether_core::history::model::Tally;
+use tether_core::model::sessions::Progress;
+use tether_core::model::sessions::Tally;
 
 /// Behind this crate's `println!` and `print!` (see main.rs): a closed stdout (`tether … | head
 /// -c 1`) ends the process quietly instead of panicking, as std's do.
@@ -95,7 +95,7 @@ pub fn cut_path(p: &str, max: usize) -> String {
 }
 
 pub fn cut(s: &str, max: usize) -> String {
-    tether_core::history::model::truncate_chars(s, max)
+    tether_core::model::sessions::truncate_chars(s, max)
 }
 
 /// Counted reasons, `unreadable×2, truncated×1`.

@@ -416,7 +416,7 @@ impl Client {
             retry_after: None,
         })?;
         Ok(RunUsage {
-            usage: tether_core::board::runs::event::Usage {
+            usage: tether_board::runs::event::Usage {
                 input_tokens: n(u, "inputTokens", "input_tokens"),
                 output_tokens: n(u, "outputTokens", "output_tokens"),
                 cache_read_tokens: n(u, "cacheReadTokens", "cache_read_tokens"),
@@ -568,7 +568,7 @@ async fn error_from(request: &str, resp: reqwest::Response) -> CloudError {
 /// A run's figures from Cursor's usage endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunUsage {
-    pub usage: tether_core::board::runs::event::Usage,
+    pub usage: tether_board::runs::event::Usage,
     /// US dollars, when Cursor said (it may not).
     pub cost_usd: Option<f64>,
 }

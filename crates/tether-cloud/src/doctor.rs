@@ -67,9 +67,9 @@ pub async fn run(t: &Tether, ask: &Ask) -> Vec<Check> {
         }
     }
     let repo = ask.repo.clone().or_else(|| {
-        std::env::current_dir().ok().filter(|_| ask.cwd_repo).and_then(|d| tether_core::board::cloud::git_origin(&d))
+        std::env::current_dir().ok().filter(|_| ask.cwd_repo).and_then(|d| tether_board::cloud::git_origin(&d))
     });
-    match repo.as_deref().map(tether_core::board::cloud::normalize_repo) {
+    match repo.as_deref().map(tether_board::cloud::normalize_repo) {
         None if !ask.cwd_repo => {}
         None => out.push(Check::warn(
             "repository",

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
+use tether_board::cloud::{self, CloudSpec};
+use tether_board::runs::{Outcome, Run, RunMode, RunStatus};
+use tether_board::stream_json::RunEvent;
 use tether_core::Tether;
-use tether_core::board::cloud::{self, CloudSpec};
-use tether_core::board::runs::{Outcome, Run, RunMode, RunStatus};
-use tether_core::board::stream_json::RunEvent;
 use tether_core::usage::{BudgetWatch, Level};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -92,7 +92,7 @@ pub async fn drive(ctx: &Ctx, run: &Run, tok: &CancellationToken) -> End {
             let t = Arc::clone(&ctx.tether);
             let id = run.id.clone();
             let asked =
-                tokio::task::spawn_blocking(move || t.board().run(&id, Some(0)).map(|d| d.run.cancel_requested))
+                tokio::task::spawn_blocking(move || t.board().runs().get(&id, Some(0)).map(|d| d.run.cancel_requested))
                     .await
                     .ok()
                     .and_then(Result::ok)
@@ -173,7 +173,7 @@ impl<'a> Driver<'a> {
     async fn save(&mut self) {
         self.saved_at = tokio::time::Instant::now();
         let (t, num, spec) = (Arc::clone(&self.ctx.tether), self.run.num(), self.spec.clone());
-        let r = tokio::task::spawn_blocking(move || cloud::set(&*t.board_db(), num, &spec)).await;
+        let r = tokio::task::spawn_blocking(move || t.board().cloud().set(num, &spec)).await;
         if let Ok(Err(e)) = r {
             tracing::warn!(run = num, error = %e, "saving a cloud run's state");
         }
@@ -187,7 +187,7 @@ impl<'a> Driver<'a> {
         let mut prompt = self.run.prompt.clone();
         if let Some(public) = self.public.clone() {
             let (t, num) = (Arc::clone(&self.ctx.tether), self.run.num());
-            let boot = tokio::task::spawn_blocking(move || cloud::grant_bootstrap(&*t.board_db(), num))
+            let boot = tokio::task::spawn_blocking(move || t.board().cloud().grant_bootstrap(num))
                 .await
                 .map_err(|e| CloudError::config(e.to_string()))?
                 .map_err(|e| CloudError::config(e.to_string()))?;
@@ -582,10 +582,7 @@ impl<'a> Driver<'a> {
         match self.client.usage(&self.spec.agent_id, &run_id).await {
             Ok(u) => {
                 let (t, num, usage, cost) = (Arc::clone(&self.ctx.tether), self.run.num(), u.usage.clone(), u.cost_usd);
-                let _ = tokio::task::spawn_blocking(move || {
-                    tether_core::board::usage::set_cloud_usage(&*t.board_db(), num, &usage, cost)
-                })
-                .await;
+                let _ = tokio::task::spawn_blocking(move || t.board().usage().set_cloud_usage(num, &usage, cost)).await;
                 Some(self.caps.check(&u.usage, u.cost_usd))
             }
             Err(e) => {

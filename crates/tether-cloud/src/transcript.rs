@@ -4,17 +4,17 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use tether_board::runs::{Run, RunFilter};
+use tether_board::stream_json::RunEvent;
 use tether_core::Tether;
-use tether_core::board::runs::{Run, RunFilter};
-use tether_core::board::stream_json::RunEvent;
-use tether_core::history::cloud::{self, Line};
-use tether_core::history::cursor::{Source, SourceKind};
-use tether_core::history::index::Depth;
+use tether_history::cloud::{self, Line};
+use tether_history::cursor::{Source, SourceKind};
+use tether_history::index::Depth;
 
 /// Writes `<data>/cloud/<agent>.jsonl` from the agent's runs and indexes it.
 pub fn write_and_index(t: &Tether, agent_id: &str) -> tether_core::Result<PathBuf> {
     let mut runs: Vec<Run> =
-        t.board().runs(&RunFilter { chat: Some(agent_id.to_owned()), limit: 10_000, ..Default::default() })?;
+        t.board().runs().list(&RunFilter { chat: Some(agent_id.to_owned()), limit: 10_000, ..Default::default() })?;
     runs.reverse();
     let mut lines = Vec::new();
     if let Some(first) = runs.first() {
@@ -28,7 +28,7 @@ pub fn write_and_index(t: &Tether, agent_id: &str) -> tether_core::Result<PathBu
         });
     }
     for r in &runs {
-        let events = t.board().run(&r.id, None)?.events;
+        let events = t.board().runs().get(&r.id, None)?.events;
         let mut text = Text::default();
         let mut said_anything = false;
         for e in &events {

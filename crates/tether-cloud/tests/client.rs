@@ -67,7 +67,7 @@ async fn cursors_errors_are_typed_and_never_carry_the_key() {
     assert_eq!(c.models().await.unwrap_err().kind, Kind::Malformed);
 
     let l = Launch {
-        agent_id: tether_core::board::cloud::mint_agent_id(),
+        agent_id: tether_board::cloud::mint_agent_id(),
         prompt: "[cloud:hang] busy".into(),
         repo: "https://github.com/acme/shop".into(),
         ..Default::default()

@@ -19,7 +19,7 @@ pub struct Attention {
 
 pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     let mut out = Vec::new();
-    for a in crate::board::agents::list(&*t.board_db())? {
+    for a in t.board().agents().list()? {
         if a.status == "idle" && !a.tasks.is_empty() {
             out.push(Attention {
                 kind: "idle_with_task",
@@ -28,7 +28,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             });
         }
     }
-    for s in t.board().signals(&crate::board::signals::SignalFilter {
+    for s in t.board().signals().list(&crate::board::signals::SignalFilter {
         to: Some(crate::board::signals::HUMAN.into()),
         open: true,
         limit: 50,
@@ -44,14 +44,11 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
             });
         }
     }
-    let held = crate::board::runs::list(
-        &*t.board_db(),
-        &crate::board::runs::RunFilter {
-            statuses: vec![crate::board::runs::RunStatus::Queued],
-            limit: 200,
-            ..Default::default()
-        },
-    )?;
+    let held = t.board().runs().list(&crate::board::runs::RunFilter {
+        statuses: vec![crate::board::runs::RunStatus::Queued],
+        limit: 200,
+        ..Default::default()
+    })?;
     // On a team's board, each machine's person is asked about what would run on their machine.
     let here = t.board_db().machine();
     let mine = |r: &crate::board::runs::Run| {
@@ -75,7 +72,7 @@ pub fn list(t: &Tether) -> Result<Vec<Attention>> {
     let settings = t.settings().unwrap_or_default();
     for (kind, minutes) in &settings.signal_sla_minutes {
         let Ok(kind) = kind.parse() else { continue };
-        for (s, who, age) in crate::board::signals::overdue(&*t.board_db(), kind, i64::from(*minutes) * 60_000)? {
+        for (s, who, age) in t.board().signals().overdue(kind, i64::from(*minutes) * 60_000)? {
             out.push(Attention {
                 kind: "obligation_overdue",
                 message: format!("{} {} to {who} unanswered for {} min", s.kind, s.id, age / 60_000),

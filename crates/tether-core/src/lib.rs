@@ -16,6 +16,7 @@ pub mod events;
 pub mod executor;
 pub mod init;
 pub mod insights;
+pub mod model;
 pub mod nofollow;
 pub mod ops;
 pub mod settings;
@@ -24,11 +25,11 @@ pub mod token;
 pub mod usage;
 mod work;
 
-pub use tether_board as board;
-pub use tether_git;
-pub use tether_history as history;
+// The domains are core's to use, not to hand on: a host speaks `model`, `ops`, `events` and
+// `Tether`; a crate below the hosts that needs a domain names it in its own Cargo.toml.
+pub(crate) use tether_board as board;
+pub(crate) use tether_history as history;
 pub use tether_store::{clock, error, paths, sql, store};
-pub use tether_trace as trace;
 
 use std::sync::Arc;
 
@@ -138,6 +139,11 @@ impl Tether {
     /// [`Self::board`].
     pub fn local(&self) -> &Store {
         &self.store
+    }
+
+    /// This machine's MCP sessions (persisted for the transport; never the team's).
+    pub fn mcp_sessions(&self) -> board::live::McpSessions<'_> {
+        board::live::McpSessions::new(self.local())
     }
 
     /// Tasks, agents, signals and runs, wherever the board is now.

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use tether_core::Tether;
 use tether_core::events::{Event, IndexEvent};
-use tether_core::history::index::{Depth, IndexReport, Progress};
-use tether_core::history::watch::{WatchConfig, WatchEvent, WatchHandle};
+use tether_history::index::{Depth, IndexReport, Progress};
+use tether_history::watch::{WatchConfig, WatchEvent, WatchHandle};
 use tokio::task::JoinHandle;
 
 /// A progress sink for the first index (a terminal bar).

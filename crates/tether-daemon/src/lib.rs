@@ -118,7 +118,7 @@ impl Host {
         // drives runs through them.
         register_executors(&tether);
         // No client holds a stream to a daemon that has just started, whatever a killed one left.
-        tether_core::board::live::reset_streams(&tether.store)?;
+        tether.mcp_sessions().reset_streams()?;
         tether.daemon.set_listening(RunningPort { port, from: opts.port_from });
         let server = Server::new(Arc::clone(&tether), token, hook_token);
         let h = Arc::new(Self {

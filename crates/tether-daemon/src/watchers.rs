@@ -14,8 +14,8 @@ use tokio::task::JoinHandle;
 /// The team board's identity while this instance is on one (a new join is a new board).
 fn team_board_id(t: &Tether) -> Option<usize> {
     match t.board_db() {
-        tether_core::board::Engine::Shared(db) => Some(Arc::as_ptr(&db) as *const () as usize),
-        tether_core::board::Engine::Borrowed(_) => None,
+        tether_board::Engine::Shared(db) => Some(Arc::as_ptr(&db) as *const () as usize),
+        tether_board::Engine::Borrowed(_) => None,
     }
 }
 

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{Outcome, Run};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Outcome, Run};
 use tether_core::events::Event;
 use tether_core::executor::{Boxed, Check, DoctorAsk, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::usage::BudgetWatch;
@@ -73,7 +73,7 @@ impl Executor for CloudAgent {
             let Some(o) = driven else { return Drive::Detached };
             let t = Arc::clone(t);
             let written = blocking(move || {
-                let chat = runs::get_run(&*t.board_db(), num)?.chat_id;
+                let chat = t.board().runs().get_run(num)?.chat_id;
                 chat.map(|c| tether_cloud::transcript::write_and_index(&t, &c)).transpose().map(|_| ())
             })
             .await;
@@ -98,7 +98,7 @@ async fn drive(
     let ctx = tether_cloud::drive::Ctx { tether: Arc::clone(t), events: tx, pace: Default::default(), poke, budget };
     let seq = {
         let (t, num) = (Arc::clone(t), run.num());
-        blocking(move || runs::last_seq(&*t.board_db(), num)).await.unwrap_or(0)
+        blocking(move || t.board().runs().last_seq(num)).await.unwrap_or(0)
     };
     let max_log_mb = t.settings().map(|s| s.runs.max_log_mb).unwrap_or(64);
     let mut watch = Watch::new(seq, max_log_mb);

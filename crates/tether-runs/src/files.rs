@@ -15,8 +15,8 @@ use std::ffi::OsStr;
 use std::path::{Component, Path};
 
 use serde_json::{Value, json};
+use tether_board::runs::{PlacedFile, Run};
 use tether_core::Tether;
-use tether_core::board::runs::{self, PlacedFile, Run};
 
 use crate::nofollow::{Dir, Entry, Unsafe};
 
@@ -58,7 +58,7 @@ pub fn place(t: &Tether, run: &Run, ws: &Dir) -> tether_core::Result<()> {
         put(t, num, &cursor, name, original, placed.into_bytes())?;
     }
     if let Some(role) = &run.role {
-        let text = tether_core::board::roles::rule(&t.paths.roles_dir(), role)?;
+        let text = tether_board::roles::rule(&t.paths.roles_dir(), role)?;
         let rules = folder(t, num, &folder(t, num, ws, ".cursor")?, "rules")?;
         let name = format!("tether-role-{role}.mdc");
         let original = rules.read(OsStr::new(&name)).map_err(refuse)?;
@@ -75,7 +75,7 @@ fn folder(t: &Tether, run: i64, parent: &Dir, name: &str) -> tether_core::Result
         return Ok(d);
     }
     let key = format!("{}/", parent.path().join(name).to_string_lossy());
-    runs::record_placement(&*t.board_db(), &PlacedFile { run, path: key, ..PlacedFile::default() })?;
+    t.board().runs().placements().record(&PlacedFile { run, path: key, ..PlacedFile::default() })?;
     parent.create_sub(OsStr::new(name)).map_err(refuse)
 }
 
@@ -110,14 +110,14 @@ fn put(t: &Tether, run: i64, dir: &Dir, name: &OsStr, original: Entry, placed: V
     };
     let path = dir.path().join(name).to_string_lossy().into_owned();
     let f = PlacedFile { run, path, original, original_link, placed, workspace: None };
-    runs::record_placement(&*t.board_db(), &f)?;
+    t.board().runs().placements().record(&f)?;
     dir.write(name, &f.placed, mode).map_err(|e| unsafe_err(e, "the run did not start"))
 }
 
 /// Puts back what `run` placed (files first, then the folders it created, deepest first), in
 /// `held` — the workspace the run started in — when given.
 pub fn restore_run(t: &Tether, run: i64, held: Option<&Dir>) {
-    match runs::take_restores(&*t.board_db(), run) {
+    match t.board().runs().placements().take_restores(run) {
         Ok(files) => restore_all(t, files, held),
         Err(e) => tracing::warn!(run, error = %e, "cannot read what the run placed; the next start will put it back"),
     }
@@ -125,7 +125,7 @@ pub fn restore_run(t: &Tether, run: i64, held: Option<&Dir>) {
 
 /// Puts back every placement left by runs that no longer run (after a crash).
 pub fn restore_orphans(t: &Tether) {
-    match runs::orphaned_placements(&*t.board_db()) {
+    match t.board().runs().placements().orphaned() {
         Ok(nums) => {
             for n in nums {
                 restore_run(t, n, None);
@@ -140,7 +140,7 @@ fn restore_all(t: &Tether, mut files: Vec<PlacedFile>, held: Option<&Dir>) {
     for f in files {
         match restore(&f, held) {
             Ok(()) => {
-                if let Err(e) = runs::mark_restored(&*t.board_db(), f.run, &f.path) {
+                if let Err(e) = t.board().runs().placements().mark_restored(f.run, &f.path) {
                     tracing::warn!(path = %f.path, error = %e, "restored, but could not record it");
                 }
             }

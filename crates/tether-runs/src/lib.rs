@@ -7,7 +7,7 @@
 //! (`setup`), its work committed to its branch when it ends.
 //!
 //! The data model and every decision that must hold across processes live in the board
-//! (`tether_core::board::runs`); this crate owns processes, timers and the workspace's files. It
+//! (`tether_board::runs`); this crate owns processes, timers and the workspace's files. It
 //! must not depend on axum, rmcp, clap or tauri.
 //!
 //! A run's life is [`life`]'s (begin → the executor drives → end); the runner only schedules;

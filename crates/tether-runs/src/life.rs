@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
+use tether_board::runs::{Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::{self, Outcome, Run, RunStatus};
 use tether_core::events::RunLog;
 use tether_core::executor::{Executor, LogUsed, Prepared};
 use tether_core::usage::{BudgetWatch, Budgets};
@@ -68,13 +68,13 @@ pub(crate) async fn end(t: &Arc<Tether>, num: i64, outcome: Outcome) -> tether_c
     let t2 = Arc::clone(t);
     let ended = blocking(move || {
         files::restore_run(&t2, num, None);
-        let mut at_end = runs::get_run(&*t2.board_db(), num)?;
+        let mut at_end = t2.board().runs().get_run(num)?;
         at_end.status = outcome.status;
         // A run that never got its worktree has nothing to commit.
         if let Err(e) = tether_work::worktree::record_end(&*t2, &at_end) {
             tracing::warn!(run = num, error = %e, "committing the run's work to its branch");
         }
-        t2.board().finish_run(num, &outcome)
+        t2.board().runs().finish(num, &outcome)
     })
     .await?;
     if ended.status == RunStatus::OverBudget {
@@ -83,7 +83,7 @@ pub(crate) async fn end(t: &Arc<Tether>, num: i64, outcome: Outcome) -> tether_c
             tracing::warn!(run = num, error = %e, "telling the person a run went over budget");
         }
     }
-    let tail = t.board().run(&ended.id, Some(1)).ok().map(|d| d.events);
+    let tail = t.board().runs().get(&ended.id, Some(1)).ok().map(|d| d.events);
     if let Some(last) = tail.and_then(|e| e.into_iter().last()) {
         t.bus.run_log(RunLog::Events { run: ended.id.clone(), events: vec![last].into() });
     }

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{self, Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Outcome, Run, RunStatus};
 use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::usage::{BudgetWatch, Level};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -144,7 +144,7 @@ async fn drive(
     if let Some(pid) = child.id() {
         let (t, num) = (Arc::clone(&t), run.num());
         let started = process::start_time(pid);
-        blocking(move || runs::set_child(&*t.board_db(), num, pid, started)).await?;
+        blocking(move || t.board().runs().set_child(num, pid, started)).await?;
     }
     if let Some(mut stdin) = child.stdin.take() {
         let prompt = run.prompt.clone().into_bytes();
@@ -203,7 +203,7 @@ async fn drive(
     let deadline = tokio::time::Instant::now() + Duration::from_millis(run.timeout_secs.max(1) as u64 * 1000);
     let seq = {
         let (t, num) = (Arc::clone(&t), run.num());
-        blocking(move || runs::last_seq(&*t.board_db(), num)).await?
+        blocking(move || t.board().runs().last_seq(num)).await?
     };
     let mut watch = Watch::new(seq, settings.max_log_mb);
     watch.carry(&prepared.log);
@@ -242,7 +242,7 @@ async fn drive(
                 let asked = {
                     let t = Arc::clone(&t);
                     let id = run.id.clone();
-                    blocking(move || runs::get_run(&*t.board_db(), &id)).await.map(|r| r.cancel_requested).unwrap_or(false)
+                    blocking(move || t.board().runs().get_run(&id)).await.map(|r| r.cancel_requested).unwrap_or(false)
                 };
                 stopped = Some(if asked { Stop::Cancelled } else { Stop::Shutdown });
                 break;

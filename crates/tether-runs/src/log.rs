@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use tether_core::executor::LogUsed;
 
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{self, Run, StoredEvent};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Run, StoredEvent};
 use tether_core::events::{Bus, RunLog};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -128,9 +128,9 @@ impl Log {
                 }
                 let t = Arc::clone(&t);
                 let r = blocking(move || {
-                    runs::store_events(&*t.board_db(), num, &events)?;
+                    t.board().runs().store_events(num, &events)?;
                     if note_chat {
-                        runs::note_chat_on_task(&*t.board_db(), num)?;
+                        t.board().runs().note_chat_on_task(num)?;
                     }
                     Ok(())
                 })

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_board::runs::{self, Limits, Outcome, Run, RunStatus};
 use tether_core::Tether;
-use tether_core::board::runs::{self, Limits, Outcome, Run, RunStatus};
 use tether_core::events::{Event, RunLog};
 use tether_core::executor::Drive;
 use tether_core::usage::Budgets;
@@ -204,9 +204,9 @@ impl Runner {
                         takes_others: role.takes_others && only.is_none(),
                         labels: role.labels,
                         policy: r.runner_policy,
-                        repo_key: Some(tether_core::tether_git::remote_key),
+                        repo_key: Some(tether_git::remote_key),
                     };
-                    runs::claim_next(&*t.board_db(), pid, &limits)
+                    t.board().runs().claim_next(pid, &limits)
                 })
                 .await;
                 match claimed {
@@ -227,7 +227,7 @@ impl Runner {
             let t = Arc::clone(&self.tether);
             let pid = self.pid;
             if self.running() > 0
-                && let Ok(asked) = blocking(move || runs::cancel_requested(&*t.board_db(), pid)).await
+                && let Ok(asked) = blocking(move || t.board().runs().cancel_requested(pid)).await
             {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 for num in asked {
@@ -269,8 +269,7 @@ impl Runner {
         let t = Arc::clone(&self.tether);
         let pid = self.pid;
         let mine: Vec<i64> = self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
-        let adopted =
-            blocking(move || tether_core::board::cloud::adopt(&*t.board_db(), pid, &mine, process::is_tether)).await;
+        let adopted = blocking(move || t.board().cloud().adopt(pid, &mine, process::is_tether)).await;
         match adopted {
             Ok(runs) => {
                 for run in runs {
@@ -313,11 +312,9 @@ impl Runner {
         let t = Arc::clone(&self.tether);
         let woken = blocking(move || {
             let r = t.settings().unwrap_or_default().runs;
-            let policy = tether_core::board::wake::Policy {
-                per_hour: r.resume_wakes_per_hour,
-                allow_remote: r.wake_remote_senders,
-            };
-            t.board().wake_idle_chats(&policy)
+            let policy =
+                tether_board::wake::Policy { per_hour: r.resume_wakes_per_hour, allow_remote: r.wake_remote_senders };
+            t.board().agents().wake_idle_chats(&policy)
         })
         .await;
         match woken {
@@ -365,7 +362,7 @@ impl Runner {
 /// run (the same process, not one that reused its pid), and puts their files back.
 fn recover(t: &Tether) -> tether_core::Result<()> {
     let me = std::process::id();
-    let orphans = runs::mark_lost(&*t.board_db(), |pid| pid == me || process::is_tether(pid))?;
+    let orphans = t.board().runs().mark_lost(|pid| pid == me || process::is_tether(pid))?;
     for o in orphans {
         if let Some(pid) = o.child_pid
             && process::same_process(pid, o.child_started)

@@ -16,11 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tether_board::runs::event::RunEvent;
+use tether_board::runs::{Run, RunWorktree, WorktreeState};
 use tether_core::Tether;
-use tether_core::board::runs::event::RunEvent;
-use tether_core::board::runs::{self, Run, RunWorktree, WorktreeState};
 use tether_core::events::RunLog;
-use tether_core::tether_git;
 
 use tokio::sync::mpsc;
 
@@ -37,7 +36,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run, used: &mut Watch) -> Re
         let (t, r) = (Arc::clone(t), run.clone());
         blocking(move || {
             let w = tether_work::worktree::make_worktree(&*t, &r)?;
-            Ok((w, runs::get_run(&*t.board_db(), r.num())?))
+            Ok((w, t.board().runs().get_run(r.num())?))
         })
         .await
     };
@@ -56,7 +55,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run, used: &mut Watch) -> Re
             let paths = tether_git::Repo::open(std::path::Path::new(&w2.repo))
                 .and_then(|repo| repo.worktree_dirty_paths(&wt))
                 .map_err(|e| tether_core::Error::Git(e.to_string()))?;
-            runs::worktree_setup_paths(&*t2.board_db(), w2.id, &paths)?;
+            t2.board().runs().worktrees().setup_paths(w2.id, &paths)?;
             Ok(paths)
         })
         .await
@@ -64,7 +63,7 @@ pub(crate) async fn worktree(t: &Arc<Tether>, run: &Run, used: &mut Watch) -> Re
         if !left.is_empty() {
             note(t, &run, vec![format!("setup left {} (not committed as the run's work)", left.join(", "))]).await;
         }
-        return runs::get_run(&*t.board_db(), run.num()).map_err(|e| e.to_string());
+        return t.board().runs().get_run(run.num()).map_err(|e| e.to_string());
     }
     Ok(run)
 }
@@ -75,7 +74,7 @@ async fn note(t: &Arc<Tether>, run: &Run, lines: Vec<String>) {
     }
     let (t2, num) = (Arc::clone(t), run.num());
     let events: Vec<RunEvent> = lines.into_iter().map(|text| RunEvent::Notice { text }).collect();
-    match blocking(move || runs::append_events(&*t2.board_db(), num, &events)).await {
+    match blocking(move || t2.board().runs().append_events(num, &events)).await {
         Ok(stored) => t.bus.run_log(RunLog::Events { run: run.id.clone(), events: stored.into() }),
         Err(e) => tracing::warn!(run = num, error = %e, "recording the worktree's setup"),
     }
@@ -189,7 +188,7 @@ async fn commands(t: &Arc<Tether>, run: &Run, w: &RunWorktree, used: &mut Watch)
     env.push(("ROOT_WORKTREE_PATH".into(), w.repo.clone()));
     used.seq = {
         let (t, num) = (Arc::clone(t), run.num());
-        blocking(move || runs::last_seq(&*t.board_db(), num)).await.map_err(|e| e.to_string())?
+        blocking(move || t.board().runs().last_seq(num)).await.map_err(|e| e.to_string())?
     };
     let log = Log::start(Arc::clone(t), run.num());
     let mut done = Ok(());

@@ -5,7 +5,7 @@
 //! Pure parsing: no I/O, no processes. Shapes follow `cursor-agents-2026.md` §2.4.
 
 use serde_json::{Map, Value, json};
-use tether_core::board::runs::event::{MAX_FIELD_CHARS, MAX_RESULT_CHARS, RunEvent, Usage};
+use tether_board::runs::event::{MAX_FIELD_CHARS, MAX_RESULT_CHARS, RunEvent, Usage};
 
 /// Reads one run's stdout line by line. With `partial_output` (the run passed
 /// `--stream-partial-output`) assistant lines with a timestamp are deltas, and the consolidated

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tether_core::Tether;
 use tether_core::code_origin::{EditBy, EditPart};
-use tether_core::trace::EditKind;
-use tether_core::trace::capture::{Replacement, capture, pack};
+use tether_trace::EditKind;
+use tether_trace::capture::{Replacement, capture, pack};
 
 /// Follows one run's stdout lines for the edits they report.
 pub(crate) struct RunTrace {
@@ -136,7 +136,7 @@ fn replacements(kind: &str, args: &Value, file: &Path) -> Option<Vec<Replacement
 
 /// The file as git's index has it, if it is in a repository and known there.
 fn indexed(file: &Path) -> Option<String> {
-    let repo = tether_core::tether_git::Repo::discover(file.parent()?).ok()??;
+    let repo = tether_git::Repo::discover(file.parent()?).ok()??;
     let rel = file.strip_prefix(repo.root.canonicalize().ok()?).ok().or_else(|| file.strip_prefix(&repo.root).ok())?;
     repo.file_at("", &rel.to_string_lossy()).ok()?
 }

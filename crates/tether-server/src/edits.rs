@@ -2,7 +2,7 @@
 //! drops and counts what does not fit. Below `state` (which holds one) and `http::hook` (which
 //! fills it); depends on the core's operations only.
 
-use tether_core::board::live::HookEvent;
+use tether_core::model::agents::HookEvent;
 use tether_core::ops;
 
 /// Edit hooks waiting to be recorded at most; past this they are dropped and counted.

@@ -51,8 +51,8 @@ pub fn sweep(board: &dyn Database, lease: Duration) -> Result<Vec<String>> {
     let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     let mut gone = board.read(|db| machines::gone_runners(db, lease))?;
     gone.retain(|m| *m != here);
-    let lost = tether_board::runs::lose_runs_on(board, &gone)?;
-    Ok(lost.into_iter().map(tether_board::runs::format_id).collect())
+    let lost = tether_board::Board::new(board).runs().lose_runs_on(&gone)?;
+    Ok(lost.into_iter().map(|id| id.to_string()).collect())
 }
 
 /// The machines the team database has seen, the most recent first.

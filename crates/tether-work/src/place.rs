@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tether_board::Board;
 use tether_board::runs::{self, Isolation, NewRun, Run, WorktreeState};
 use tether_git::Repo;
 use tether_store::error::{Error, Result};
@@ -54,7 +55,7 @@ pub fn isolation(
     let root_s = root.to_string_lossy().into_owned();
     if new.git_ref.is_none()
         && let Some(task) = task
-        && let Some(id) = runs::task_worktree(&*cx.board(), task, &root_s)?
+        && let Some(id) = Board::on(cx.board()).runs().worktrees().for_task(task, &root_s)?
     {
         return Ok(Isolation::Continue(id));
     }
@@ -131,14 +132,13 @@ pub fn resolve_workspace(cx: &dyn Context, run: &Run) -> Result<Run> {
         }
         _ => None,
     };
-    runs::relocate(
-        &*cx.board(),
+    Board::on(cx.board()).runs().worktrees().relocate(
         run.num(),
         &workspace.to_string_lossy(),
         worktree.as_ref().map(|(r, p)| (r.as_str(), p.as_str())),
     )?;
     tracing::info!(run = %run.id, from = %origin, workspace = %workspace.display(), "running another machine's run here");
-    runs::get_run(&*cx.board(), run.num())
+    Board::on(cx.board()).runs().get_run(run.num())
 }
 
 /// Folders looked at per search for a checkout of a remote.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tether_board::Board;
 use tether_board::principal::Principal;
-use tether_board::runs::{self, Comment, NewComment, Run, RunWorktree, WorktreeState};
+use tether_board::runs::{Comment, NewComment, Run, RunWorktree, WorktreeState};
 use tether_board::tasks::{Status, TaskChange};
 use tether_git::{Repo, Strategy};
 use tether_store::error::{Error, Result};
@@ -44,7 +44,10 @@ pub fn diff(cx: &dyn Context, run: &Run, stat: bool) -> Result<Diffed> {
         ),
     };
     let d = repo.diff(&base, &head, !stat).map_err(git_err)?;
-    let comments = runs::comments(&*cx.board(), w.id)?
+    let comments = Board::on(cx.board())
+        .runs()
+        .worktrees()
+        .comments(w.id)?
         .into_iter()
         .map(|c| {
             let current = repo
@@ -98,7 +101,10 @@ pub fn quote(cx: &dyn Context, run: &Run, c: &NewComment) -> Result<String> {
 /// and the person's words, with the comments it carries.
 pub fn followup_prompt(cx: &dyn Context, run: &Run, extra: Option<&str>) -> Result<(String, Vec<i64>)> {
     let w = run.worktree.clone().ok_or_else(|| no_worktree(run))?;
-    let open: Vec<Comment> = runs::comments(&*cx.board(), w.id)?
+    let open: Vec<Comment> = Board::on(cx.board())
+        .runs()
+        .worktrees()
+        .comments(w.id)?
         .into_iter()
         .filter(|c| c.sent_in.is_none() && c.addressed_at.is_none())
         .collect();
@@ -157,7 +163,7 @@ pub fn merge(
     }
     commit_left(cx, run, &w, &format!("Edits in {}'s worktree before merging", run.id))?;
     let merged = repo.merge(&w.branch, &into, strategy, &merge_message(run, &chain, &w, strategy)).map_err(git_err)?;
-    runs::worktree_merged(&*cx.board(), w.id, &into, &merged.commit)?;
+    Board::on(cx.board()).runs().worktrees().merged(w.id, &into, &merged.commit)?;
     let keep = cx.settings()?.keep_branch_after_merge;
     remove(cx, &repo, &w, !keep, "merged")?;
     let said = format!("{}'s work merged into {into} as {} by {by}", run.id, short(&merged.commit));
@@ -204,7 +210,7 @@ fn change_tasks(cx: &dyn Context, who: &Principal, chain: &[Run], change: &TaskC
     tasks.dedup();
     let board = Board::on(cx.board());
     for task in tasks {
-        if let Err(e) = board.update_task(&who.actor(), task, change) {
+        if let Err(e) = board.tasks().update(&who.actor(), task, change) {
             tracing::warn!(task, error = %e, "moving a run's task after its work landed");
         }
     }
@@ -230,7 +236,7 @@ pub fn discard(cx: &dyn Context, run: &Run) -> Result<()> {
 /// The worktree's runs, oldest first, refused while one of them is queued or going (`then`
 /// says what the person can do about it).
 fn idle_chain(cx: &dyn Context, w: &RunWorktree, then: &str) -> Result<Vec<Run>> {
-    let chain = runs::worktree_runs(&*cx.board(), w.id)?;
+    let chain = Board::on(cx.board()).runs().worktrees().runs(w.id)?;
     if let Some(r) = chain.iter().find(|r| !r.status.is_terminal()) {
         return Err(Error::Conflict(format!("{} is still {} in this worktree; {then}", r.id, r.status)));
     }
@@ -301,7 +307,7 @@ pub fn pull_request(cx: &dyn Context, who: &Principal, run: &Run, ask: &PullAsk)
             (client.create_pull(&remote, &new).map_err(github_err)?, true)
         }
     };
-    runs::worktree_pr(&*cx.board(), w.id, &pull.html_url, pull.number)?;
+    Board::on(cx.board()).runs().worktrees().pr(w.id, &pull.html_url, pull.number)?;
     if created {
         let change =
             TaskChange { comment: Some(format!("{}'s pull request: {}", run.id, pull.html_url)), ..Default::default() };
@@ -344,7 +350,10 @@ fn pr_body(repo: &Repo, w: &RunWorktree, chain: &[Run]) -> Result<String> {
 /// settings say otherwise) and their runs' tasks are done. Asks GitHub only about pull requests
 /// Tether opened, and only with a token. The runs whose pull requests were merged.
 pub fn sync_pulls(cx: &dyn Context) -> Result<Vec<String>> {
-    let waiting: Vec<RunWorktree> = runs::live_worktrees(&*cx.board())?
+    let waiting: Vec<RunWorktree> = Board::on(cx.board())
+        .runs()
+        .worktrees()
+        .live()?
         .into_iter()
         .filter(|u| !u.active && u.worktree.pr_number.is_some() && u.worktree.merged_at.is_none())
         .map(|u| u.worktree)
@@ -364,9 +373,9 @@ pub fn sync_pulls(cx: &dyn Context) -> Result<Vec<String>> {
             continue;
         }
         let into = w.base_branch.clone().unwrap_or_else(|| "GitHub".into());
-        runs::worktree_merged(&*cx.board(), w.id, &into, &pull.html_url)?;
+        Board::on(cx.board()).runs().worktrees().merged(w.id, &into, &pull.html_url)?;
         remove(cx, &repo, &w, !settings.keep_branch_after_merge, "merged")?;
-        let chain = runs::worktree_runs(&*cx.board(), w.id)?;
+        let chain = Board::on(cx.board()).runs().worktrees().runs(w.id)?;
         tasks_done(cx, &Principal::Tether, &chain, format!("pull request {} merged on GitHub", pull.html_url));
         merged.extend(chain.first().map(|r| r.id.clone()));
     }

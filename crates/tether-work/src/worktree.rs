@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tether_board::Board;
 use tether_board::runs::{self, ChangeSummary, Run, RunStatus, RunWorktree, WorktreeState};
 use tether_git::Repo;
 use tether_store::error::{Error, Result};
@@ -43,14 +44,15 @@ pub fn make_worktree(cx: &dyn Context, run: &Run) -> Result<RunWorktree> {
             (h.branch, h.commit)
         }
     };
-    let db = cx.board();
-    runs::worktree_creating(&*db, w.id, branch.as_deref(), &commit)?;
+    let board = Board::on(cx.board());
+    let worktrees = board.runs().worktrees();
+    worktrees.creating(w.id, branch.as_deref(), &commit)?;
     if let Err(e) = repo.add_worktree(Path::new(&w.path), &w.branch, &commit) {
-        runs::worktree_unmade(&*db, w.id)?;
+        worktrees.unmade(w.id)?;
         return Err(git_err(e));
     }
-    runs::worktree_ready(&*db, w.id)?;
-    runs::worktree(&*db, w.id)
+    worktrees.ready(w.id)?;
+    worktrees.get(w.id)
 }
 
 /// What a crash while git made a worktree left: a half-made folder and branch go (the branch
@@ -88,7 +90,8 @@ pub fn commit_left(cx: &dyn Context, run: &Run, w: &RunWorktree, message: &str) 
              repository it made), put git's link back and committed none of it",
             run.id
         );
-        let stored = runs::append_events(&*cx.board(), run.num(), &[runs::event::RunEvent::Notice { text }])?;
+        let stored =
+            Board::on(cx.board()).runs().append_events(run.num(), &[runs::event::RunEvent::Notice { text }])?;
         cx.appended(&run.id, stored);
     }
     Ok(Some(repo))
@@ -107,9 +110,9 @@ pub fn record_end(cx: &dyn Context, run: &Run) -> Result<Option<ChangeSummary>> 
     let head = repo.resolve(&w.branch).map_err(git_err)?;
     let d = repo.diff(&base, &head, false).map_err(git_err)?;
     let sum = summarize(&d);
-    runs::set_changes(&*cx.board(), run.num(), &head, &sum)?;
+    Board::on(cx.board()).runs().worktrees().set_changes(run.num(), &head, &sum)?;
     if run.status == RunStatus::Succeeded {
-        runs::comments_addressed(&*cx.board(), run.num())?;
+        Board::on(cx.board()).runs().worktrees().comments_addressed(run.num())?;
     }
     Ok(Some(sum))
 }
@@ -130,7 +133,7 @@ pub fn remove(cx: &dyn Context, repo: &Repo, w: &RunWorktree, delete_branch: boo
             base: w.base_commit.clone().unwrap_or_default(),
         };
         repo.remove_worktree(&wt, delete_branch).map_err(git_err)?;
-        runs::worktree_removed(&*cx.board(), w.id, why)?;
+        Board::on(cx.board()).runs().worktrees().removed(w.id, why)?;
     } else if delete_branch && repo.branch_exists(&w.branch).map_err(git_err)? {
         repo.remove_worktree(
             &tether_git::Worktree { path: PathBuf::from(&w.path), branch: w.branch.clone(), base: String::new() },
@@ -148,13 +151,13 @@ pub fn reap(cx: &dyn Context) -> Result<Vec<RunWorktree>> {
     let days = i64::from(cx.settings()?.worktree_retention_days);
     let cutoff = tether_store::clock::now_ms() - days * 86_400_000;
     let mut out = Vec::new();
-    for u in runs::live_worktrees(&*cx.board())? {
+    for u in Board::on(cx.board()).runs().worktrees().live()? {
         if u.active || u.pinned {
             continue;
         }
         let w = &u.worktree;
         if w.state == WorktreeState::Planned {
-            runs::worktree_removed(&*cx.board(), w.id, "never made")?;
+            Board::on(cx.board()).runs().worktrees().removed(w.id, "never made")?;
             continue;
         }
         if u.last_ended_ms.is_none_or(|e| e > cutoff) {
@@ -165,7 +168,7 @@ pub fn reap(cx: &dyn Context) -> Result<Vec<RunWorktree>> {
             // The repository itself is gone: so is anything git would need to prune.
             Err(_) => {
                 let _ = std::fs::remove_dir_all(&w.path);
-                runs::worktree_removed(&*cx.board(), w.id, "reaped")?;
+                Board::on(cx.board()).runs().worktrees().removed(w.id, "reaped")?;
             }
         }
         out.push(w.clone());
@@ -176,18 +179,20 @@ pub fn reap(cx: &dyn Context) -> Result<Vec<RunWorktree>> {
 /// A start after a crash: a worktree git was making when Tether died is made again by its run's
 /// next try or forgotten; runs that were lost with a ready worktree get what they left committed.
 pub fn recover(cx: &dyn Context) -> Result<()> {
-    for u in runs::live_worktrees(&*cx.board())? {
+    for u in Board::on(cx.board()).runs().worktrees().live()? {
         let w = &u.worktree;
         if w.state == WorktreeState::Creating && !u.active {
             if let Ok(repo) = Repo::open(Path::new(&w.repo)) {
                 forget_unmade(&repo, w)?;
             }
-            runs::worktree_unmade(&*cx.board(), w.id)?;
+            Board::on(cx.board()).runs().worktrees().unmade(w.id)?;
         }
     }
-    for r in
-        runs::list(&*cx.board(), &runs::RunFilter { statuses: vec![RunStatus::Lost], limit: 50, ..Default::default() })?
-    {
+    for r in Board::on(cx.board()).runs().list(&runs::RunFilter {
+        statuses: vec![RunStatus::Lost],
+        limit: 50,
+        ..Default::default()
+    })? {
         if r.head_commit.is_none()
             && r.worktree.as_ref().is_some_and(|w| w.state == WorktreeState::Ready)
             && let Err(e) = record_end(cx, &r)

@@ -62,7 +62,7 @@ fn status_for(event: &str) -> &'static str {
 
 /// What a hook says about a chat, on the board (its liveness is the team's to see), renewing
 /// the leases of what the chat holds.
-pub fn record_hook(store: &dyn Database, ev: &HookEvent) -> Result<()> {
+pub(crate) fn record_hook(store: &dyn Database, ev: &HookEvent) -> Result<()> {
     if ev.conversation_id.is_empty() {
         return Ok(());
     }
@@ -96,7 +96,7 @@ pub fn record_hook(store: &dyn Database, ev: &HookEvent) -> Result<()> {
     Ok(())
 }
 
-pub fn chat_activity(store: &dyn Database, conversation_id: &str) -> Result<Option<ChatActivity>> {
+pub(crate) fn chat_activity(store: &dyn Database, conversation_id: &str) -> Result<Option<ChatActivity>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         db.query_opt(

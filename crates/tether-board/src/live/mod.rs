@@ -6,4 +6,4 @@ pub mod chats;
 pub mod sessions;
 
 pub use chats::*;
-pub use sessions::*;
+pub use sessions::McpSessions;

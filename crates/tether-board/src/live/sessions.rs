@@ -14,7 +14,7 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::store::Store;
 
-pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
+pub(crate) fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
     let now = now_ms();
     Sql::execute(
         &*store.writer(),
@@ -25,38 +25,82 @@ pub fn save_mcp_session(store: &Store, id: &str, state: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
+pub(crate) fn load_mcp_session(store: &Store, id: &str) -> Result<Option<String>> {
     store.read(|c| SqlExt::query_opt(c, "SELECT state FROM mcp_sessions WHERE id = ?1", values![id], |r| r.get(0)))
 }
 
-pub fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
+pub(crate) fn delete_mcp_session(store: &Store, id: &str) -> Result<()> {
     Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE id = ?1", values![id])?;
     Ok(())
 }
 
 /// How many GET streams the running daemon holds open for a session (its surface support).
-pub fn set_streams(store: &Store, id: &str, streams: usize) -> Result<()> {
+pub(crate) fn set_streams(store: &Store, id: &str, streams: usize) -> Result<()> {
     Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = ?2 WHERE id = ?1", values![id, streams as i64])?;
     Ok(())
 }
 
 /// A daemon starting holds no stream yet, whatever a killed one left behind.
-pub fn reset_streams(store: &Store) -> Result<()> {
+pub(crate) fn reset_streams(store: &Store) -> Result<()> {
     Sql::execute(&*store.writer(), "UPDATE mcp_sessions SET streams = 0 WHERE streams != 0", &[])?;
     Ok(())
 }
 
 /// Forgets persisted sessions nobody has restored for `max_age_ms`.
-pub fn prune_mcp_sessions(store: &Store, max_age_ms: i64) -> Result<usize> {
+pub(crate) fn prune_mcp_sessions(store: &Store, max_age_ms: i64) -> Result<usize> {
     Sql::execute(&*store.writer(), "DELETE FROM mcp_sessions WHERE last_seen < ?1", values![now_ms() - max_age_ms])
 }
 
 /// The sessions the running daemon holds at least one GET stream for: the MCP agents a signal
 /// reaches at once.
-pub fn streaming(store: &Store) -> Result<HashSet<String>> {
+pub(crate) fn streaming(store: &Store) -> Result<HashSet<String>> {
     store
         .read(|c| SqlExt::query_map(c, "SELECT id FROM mcp_sessions WHERE streams > 0", &[], |r| r.get(0)))
         .map(|ids: Vec<String>| ids.into_iter().collect())
+}
+
+/// This machine's MCP sessions: the door to them, beside the board's (they never go to a team).
+#[derive(Clone, Copy)]
+pub struct McpSessions<'s> {
+    store: &'s Store,
+}
+
+impl<'s> McpSessions<'s> {
+    pub fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    pub fn save(self, id: &str, state: &str) -> Result<()> {
+        save_mcp_session(self.store, id, state)
+    }
+
+    pub fn load(self, id: &str) -> Result<Option<String>> {
+        load_mcp_session(self.store, id)
+    }
+
+    pub fn delete(self, id: &str) -> Result<()> {
+        delete_mcp_session(self.store, id)
+    }
+
+    /// How many GET streams the running daemon holds open for a session.
+    pub fn set_streams(self, id: &str, streams: usize) -> Result<()> {
+        set_streams(self.store, id, streams)
+    }
+
+    /// A daemon starting holds no stream yet, whatever a killed one left behind.
+    pub fn reset_streams(self) -> Result<()> {
+        reset_streams(self.store)
+    }
+
+    /// Forgets persisted sessions nobody has restored for `max_age_ms`.
+    pub fn prune(self, max_age_ms: i64) -> Result<usize> {
+        prune_mcp_sessions(self.store, max_age_ms)
+    }
+
+    /// The sessions the running daemon holds at least one GET stream for.
+    pub fn streaming(self) -> Result<HashSet<String>> {
+        streaming(self.store)
+    }
 }
 
 #[cfg(test)]

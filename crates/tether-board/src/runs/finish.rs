@@ -29,7 +29,7 @@ pub struct Outcome {
 /// Ends a run (once: a run that already ended keeps its first outcome) and moves its task: on
 /// success to in_review with the result as the summary (done when asked), otherwise back to the
 /// board with a handoff note that carries the error.
-pub fn finish(store: &dyn Database, num: i64, o: &Outcome) -> Result<Run> {
+pub(crate) fn finish(store: &dyn Database, num: i64, o: &Outcome) -> Result<Run> {
     let ended = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let changed = db.execute(
@@ -91,7 +91,7 @@ fn move_task(store: &dyn Database, run: &Run, task: &str) -> Result<()> {
 }
 
 /// Notes the chat a task-bound run works in on its task (once the stream says it).
-pub fn note_chat_on_task(store: &dyn Database, num: i64) -> Result<()> {
+pub(crate) fn note_chat_on_task(store: &dyn Database, num: i64) -> Result<()> {
     let run = get_run(store, num)?;
     if let (Some(task), Some(chat)) = (&run.task, &run.chat_id) {
         let actor = Actor { who: run_identity(run.root, run.workspace.as_deref()), lease_ms: Some(DEFAULT_LEASE_MS) };

@@ -15,14 +15,14 @@ use tether_store::sql::Database;
 const LEASE_RENEW_EVERY_MS: i64 = 60_000;
 
 /// The number of a run's last event: a runner numbers what it adds after it.
-pub fn last_seq(store: &dyn Database, num: i64) -> Result<i64> {
+pub(crate) fn last_seq(store: &dyn Database, num: i64) -> Result<i64> {
     store.read(|c| {
         SqlExt::query_row(c, "SELECT coalesce(max(seq), 0) FROM run_events WHERE run = ?1", values![num], |r| r.get(0))
     })
 }
 
 /// Numbers events after the run's last one (for callers that do not number their own).
-pub fn append_events(store: &dyn Database, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
+pub(crate) fn append_events(store: &dyn Database, num: i64, events: &[RunEvent]) -> Result<Vec<StoredEvent>> {
     let from = last_seq(store, num)?;
     let now = now_ms();
     let stored: Vec<StoredEvent> = events
@@ -37,7 +37,7 @@ pub fn append_events(store: &dyn Database, num: i64, events: &[RunEvent]) -> Res
 /// Stores events a runner numbered (and may already have shown live), taking what they say
 /// about the run: the chat id from `init`, the result, durations and tokens from `result`. A
 /// task-bound run's events renew its lease.
-pub fn store_events(store: &dyn Database, num: i64, stored: &[StoredEvent]) -> Result<()> {
+pub(crate) fn store_events(store: &dyn Database, num: i64, stored: &[StoredEvent]) -> Result<()> {
     if stored.is_empty() {
         return Ok(());
     }
@@ -126,7 +126,7 @@ pub(super) fn append_in(db: &dyn Sql, num: i64, events: &[RunEvent]) -> Result<V
 }
 
 /// Events after `seq`, oldest first (for following a run).
-pub fn events_after(store: &dyn Database, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
+pub(crate) fn events_after(store: &dyn Database, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
     let num = parse_id(id)?;
     store.read(|c| {
         let db: &dyn Sql = c;

@@ -14,6 +14,7 @@
 
 pub mod event;
 mod finish;
+mod handle;
 mod log;
 mod model;
 mod placements;
@@ -26,12 +27,18 @@ mod tests;
 pub mod trust;
 mod worktrees;
 
-pub use finish::*;
-pub use log::*;
+// The door hosts use (`board.runs()`), the types its calls speak and the pure rules (an id's
+// spelling, a new run's check); the functions over a database stay the crate's own.
+pub use finish::Outcome;
+pub use handle::{Placements, Runs, Worktrees};
 pub use model::*;
-pub use placements::*;
-pub use plan::*;
-pub use query::*;
-pub use queue::*;
-pub use recover::*;
-pub use worktrees::*;
+pub use placements::PlacedFile;
+pub use plan::check;
+pub use queue::{Limits, ORIGIN_FIRST_MS};
+pub use recover::Orphan;
+pub use worktrees::{Comment, NewComment, WorktreeUse};
+
+pub(crate) use log::*;
+pub(crate) use plan::*;
+pub(crate) use query::*;
+pub(crate) use queue::*;

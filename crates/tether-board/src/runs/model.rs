@@ -565,6 +565,12 @@ impl RunKey for i64 {
     }
 }
 
+impl RunKey for crate::ids::RunId {
+    fn num(&self) -> Result<i64> {
+        Ok(crate::ids::RunId::num(*self))
+    }
+}
+
 impl RunKey for &str {
     fn num(&self) -> Result<i64> {
         parse_id(self)

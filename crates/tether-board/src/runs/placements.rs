@@ -27,7 +27,7 @@ pub struct PlacedFile {
 /// the first record's original is the person's and every later one carries it; every record
 /// for the path learns what is on disk now (this run's bytes), so whichever run ends last puts
 /// the person's own file back.
-pub fn record_placement(store: &dyn Database, f: &PlacedFile) -> Result<()> {
+pub(crate) fn record_placement(store: &dyn Database, f: &PlacedFile) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         // Every record still waiting for the path carries the same original (each copied the
@@ -75,7 +75,7 @@ fn placed_file(r: &Row) -> Result<PlacedFile> {
 /// The files `run` placed that still wait to be put back, unless another running run shares
 /// the path: then this run's record is done (the other carries the person's original and the
 /// bytes on disk) and the last run out restores.
-pub fn take_restores(store: &dyn Database, run: i64) -> Result<Vec<PlacedFile>> {
+pub(crate) fn take_restores(store: &dyn Database, run: i64) -> Result<Vec<PlacedFile>> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         let mine: Vec<PlacedFile> =
@@ -105,7 +105,7 @@ pub fn take_restores(store: &dyn Database, run: i64) -> Result<Vec<PlacedFile>> 
 
 /// Runs that are no longer running but left placements not yet put back (a crash, a kill):
 /// what a starting runner restores, each through [`take_restores`].
-pub fn orphaned_placements(store: &dyn Database) -> Result<Vec<i64>> {
+pub(crate) fn orphaned_placements(store: &dyn Database) -> Result<Vec<i64>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
@@ -117,7 +117,7 @@ pub fn orphaned_placements(store: &dyn Database) -> Result<Vec<i64>> {
     })
 }
 
-pub fn mark_restored(store: &dyn Database, run: i64, path: &str) -> Result<()> {
+pub(crate) fn mark_restored(store: &dyn Database, run: i64, path: &str) -> Result<()> {
     store.append(|db| {
         db.execute("UPDATE run_files SET restored_at = ?3 WHERE run = ?1 AND path = ?2", values![run, path, now_ms()])
     })?;

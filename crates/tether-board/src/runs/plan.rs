@@ -9,7 +9,7 @@ use tether_store::sql::Database;
 
 /// The prompt a task-bound run starts from when none is given: the task with its criteria and
 /// the notes earlier agents left.
-pub fn task_prompt(store: &dyn Database, task: &str) -> Result<String> {
+pub(crate) fn task_prompt(store: &dyn Database, task: &str) -> Result<String> {
     let d = tasks::get(store, task)?;
     let t = &d.task;
     let mut p = format!("Work on task {}: {}\n", t.id, t.title);
@@ -62,7 +62,7 @@ pub fn check(new: &NewRun) -> Result<()> {
 
 /// A follow-up: the parent's chat continued (`--resume`) with a new prompt, as a child run with
 /// the parent's workspace, model, mode, role and permissions.
-pub fn followup_of(store: &dyn Database, parent: &str, prompt: &str) -> Result<ValidRun> {
+pub(crate) fn followup_of(store: &dyn Database, parent: &str, prompt: &str) -> Result<ValidRun> {
     followup_from(&get_run(store, parse_id(parent)?)?, prompt)
 }
 

@@ -17,23 +17,23 @@ pub(crate) fn bump_rev(db: &dyn Sql) -> Result<()> {
 }
 
 /// Changes whenever any run is queued, started, cancelled or ends, in any process.
-pub fn revision(store: &dyn Database) -> Result<i64> {
+pub(crate) fn revision(store: &dyn Database) -> Result<i64> {
     store.read(|c| SqlExt::query_row(c, "SELECT value FROM counters WHERE name = 'runs_rev'", &[], |r| r.get(0)))
 }
 
-pub fn get_run(store: &dyn Database, num_or_id: impl RunKey) -> Result<Run> {
+pub(crate) fn get_run(store: &dyn Database, num_or_id: impl RunKey) -> Result<Run> {
     let num = num_or_id.num()?;
     store.read(|c| load(c, num))
 }
 
 /// A run with its events: all, or the last `tail` ones.
-pub fn get(store: &dyn Database, id: &str, tail: Option<usize>) -> Result<RunDetail> {
+pub(crate) fn get(store: &dyn Database, id: &str, tail: Option<usize>) -> Result<RunDetail> {
     get_page(store, id, None, tail)
 }
 
 /// A run with the last `limit` events (all when `None`) before event `before` (the newest when
 /// `None`): a view pages back through a big log instead of loading it whole.
-pub fn get_page(store: &dyn Database, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
+pub(crate) fn get_page(store: &dyn Database, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
     let num = parse_id(id)?;
     store.read(|c| {
         let db: &dyn Sql = c;
@@ -60,7 +60,7 @@ pub fn get_page(store: &dyn Database, id: &str, before: Option<i64>, limit: Opti
 }
 
 /// Runs, newest first.
-pub fn list(store: &dyn Database, f: &RunFilter) -> Result<Vec<Run>> {
+pub(crate) fn list(store: &dyn Database, f: &RunFilter) -> Result<Vec<Run>> {
     let statuses: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
     let task = f.task.as_deref().map(crate::tasks::parse_id).transpose()?;
     let limit = if f.limit == 0 { 200 } else { f.limit.min(10_000) } as i64;
@@ -87,7 +87,7 @@ pub fn list(store: &dyn Database, f: &RunFilter) -> Result<Vec<Run>> {
 }
 
 /// How many runs are queued and running now (the tray).
-pub fn active_counts(store: &dyn Database) -> Result<(usize, usize)> {
+pub(crate) fn active_counts(store: &dyn Database) -> Result<(usize, usize)> {
     store.read(|c| {
         SqlExt::query_row(
             c,
@@ -101,7 +101,7 @@ pub fn active_counts(store: &dyn Database) -> Result<(usize, usize)> {
 }
 
 /// The run that started a Cursor chat, if one did (the reader's "started by run R-n").
-pub fn for_chat(store: &dyn Database, chat: &str) -> Result<Option<String>> {
+pub(crate) fn for_chat(store: &dyn Database, chat: &str) -> Result<Option<String>> {
     store.read(|c| {
         SqlExt::query_opt(c, "SELECT num FROM runs WHERE chat_id = ?1 ORDER BY num LIMIT 1", values![chat], |r| {
             r.get::<i64>(0).map(format_id)

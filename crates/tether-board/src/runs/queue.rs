@@ -18,7 +18,7 @@ use tether_store::sql::Database;
 /// Queues a run. On a team's board it remembers the machine that queued it; a run no other
 /// machine could find the folder of (no repository remote, or a cloud run, which needs this
 /// machine's Cursor key) is that machine's to run.
-pub fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
+pub(crate) fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
     let machine = store.machine();
     let num = store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -148,7 +148,7 @@ fn slug(prompt: &str) -> String {
 
 /// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its runner
 /// (which notices within a second, in any process). An ended run is left as it is.
-pub fn request_cancel(store: &dyn Database, id: &str) -> Result<Run> {
+pub(crate) fn request_cancel(store: &dyn Database, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -180,7 +180,7 @@ pub fn request_cancel(store: &dyn Database, id: &str) -> Result<Run> {
 }
 
 /// Lets a held run go (the person approved it): it is queued like any other from now on.
-pub fn approve(store: &dyn Database, id: &str) -> Result<Run> {
+pub(crate) fn approve(store: &dyn Database, id: &str) -> Result<Run> {
     let num = parse_id(id)?;
     store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -276,7 +276,7 @@ const CANDIDATES: i64 = 8;
 /// Takes the oldest queued run that fits the limits and marks it running for `runner_pid`, in
 /// one transaction (two runners never take the same run). A task-bound run claims its task here;
 /// when it cannot (someone else holds it), the run fails at once with the reason.
-pub fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Result<Option<Run>> {
+pub(crate) fn claim_next(store: &dyn Database, runner_pid: u32, limits: &Limits) -> Result<Option<Run>> {
     // On a team's board, only runs this machine may take, and only its own running ones count
     // against its limits (on a machine's own board `machine` is NULL and every run is here).
     let machine = store.machine();
@@ -457,7 +457,7 @@ struct Candidate {
 
 /// Whether any run waits in the queue (not held): one cheap read, so an idle runner asks nothing
 /// more of the database.
-pub fn any_waiting(store: &dyn Database) -> Result<bool> {
+pub(crate) fn any_waiting(store: &dyn Database) -> Result<bool> {
     let one = store.read(|c| {
         SqlExt::query_opt(c, "SELECT 1 FROM runs WHERE status = 'queued' AND held IS NULL LIMIT 1", &[], |_| Ok(()))
     })?;
@@ -466,7 +466,7 @@ pub fn any_waiting(store: &dyn Database) -> Result<bool> {
 
 /// Records the agent's process (and process group) for a run, so a later start can stop an
 /// orphan it left.
-pub fn set_child(store: &dyn Database, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
+pub(crate) fn set_child(store: &dyn Database, num: i64, pid: u32, started: Option<i64>) -> Result<()> {
     store.append(|db| {
         db.execute("UPDATE runs SET child_pid = ?2, child_started = ?3 WHERE num = ?1", values![num, pid, started])
     })?;
@@ -474,7 +474,7 @@ pub fn set_child(store: &dyn Database, num: i64, pid: u32, started: Option<i64>)
 }
 
 /// Runs of `runner_pid`'s (on this machine) that were asked to stop, here or on another machine.
-pub fn cancel_requested(store: &dyn Database, runner_pid: u32) -> Result<Vec<i64>> {
+pub(crate) fn cancel_requested(store: &dyn Database, runner_pid: u32) -> Result<Vec<i64>> {
     let machine = store.machine();
     store.read(|c| {
         SqlExt::query_map(

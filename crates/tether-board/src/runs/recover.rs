@@ -19,7 +19,7 @@ pub struct Orphan {
 /// This machine's runs marked running by runners that are not alive any more: they become
 /// `lost` (with the reason), and their orphan processes are returned for the caller to stop.
 /// (Another machine's runner is not this machine's to judge: see [`lose_runs_on`].)
-pub fn mark_lost(store: &dyn Database, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
+pub(crate) fn mark_lost(store: &dyn Database, is_alive: impl Fn(u32) -> bool) -> Result<Vec<Orphan>> {
     let machine = store.machine();
     let running: Vec<(Option<u32>, Orphan)> = store.read(|c| {
         // Cloud runs outlive their runner (they run at Cursor): a new runner adopts them instead.
@@ -51,7 +51,7 @@ pub fn mark_lost(store: &dyn Database, is_alive: impl Fn(u32) -> bool) -> Result
 /// Team mode: the local runs of machines that stopped checking in (`gone`, decided by the team
 /// database's clock) become `lost`, saying so, which hands their tasks back. Each run ends once
 /// whichever machine notices first.
-pub fn lose_runs_on(store: &dyn Database, gone: &[String]) -> Result<Vec<i64>> {
+pub(crate) fn lose_runs_on(store: &dyn Database, gone: &[String]) -> Result<Vec<i64>> {
     let mut lost = Vec::new();
     for m in gone {
         let nums: Vec<i64> = store.read(|c| {

@@ -3,6 +3,9 @@ use tether_store::sql::Database;
 use tether_testkit::pg::board_engines;
 
 use super::event::{RunEvent, Usage};
+use super::finish::finish;
+use super::placements::*;
+use super::recover::*;
 use super::*;
 
 fn valid(prompt: &str, ws: &str) -> ValidRun {
@@ -41,6 +44,22 @@ fn the_queue_respects_both_limits_and_order() {
         finish(&s, first.num(), &Outcome { status: RunStatus::Succeeded, exit_code: Some(0), ..Default::default() })
             .unwrap();
         assert_eq!(claim_next(&s, 1, &limits).unwrap().unwrap().prompt, "b");
+    }
+}
+
+#[test]
+fn the_door_finds_a_run_by_its_number_its_typed_id_or_its_spelling() {
+    for e in &board_engines() {
+        eprintln!("on {}", e.name);
+        let board = crate::Board::new(&**e);
+        let runs = board.runs();
+        let r = runs.create("me", &valid("go", "/w")).unwrap();
+        let id = crate::ids::RunId::new(r.num());
+        for found in [runs.get_run(id), runs.get_run(r.num()), runs.get_run(r.id.as_str()), runs.get_run("r-1")] {
+            assert_eq!(found.unwrap().id, r.id);
+        }
+        let missing = runs.get_run(crate::ids::RunId::new(99)).unwrap_err();
+        assert_eq!(missing.code(), crate::error::ErrorCode::NotFound, "{missing}");
     }
 }
 

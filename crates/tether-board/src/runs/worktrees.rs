@@ -12,13 +12,18 @@ use crate::clock::{iso, now_ms};
 use crate::error::{Error, Result};
 use tether_store::sql::Database;
 
-pub fn worktree(store: &dyn Database, id: i64) -> Result<RunWorktree> {
+pub(crate) fn worktree(store: &dyn Database, id: i64) -> Result<RunWorktree> {
     store.read(|c| load_worktree(c, id))
 }
 
 /// Git is about to make the worktree from `base_commit` (on `base_branch`, when a branch): a
 /// start after kill -9 finds it `creating` and checks what git left.
-pub fn worktree_creating(store: &dyn Database, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
+pub(crate) fn worktree_creating(
+    store: &dyn Database,
+    id: i64,
+    base_branch: Option<&str>,
+    base_commit: &str,
+) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -29,7 +34,7 @@ pub fn worktree_creating(store: &dyn Database, id: i64, base_branch: Option<&str
     })
 }
 
-pub fn worktree_ready(store: &dyn Database, id: i64) -> Result<()> {
+pub(crate) fn worktree_ready(store: &dyn Database, id: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET state = 'ready', ready_at = ?2 WHERE id = ?1", values![id, now_ms()])?;
@@ -38,7 +43,7 @@ pub fn worktree_ready(store: &dyn Database, id: i64) -> Result<()> {
 }
 
 /// Back to planned: git did not make it (a start after a crash in between, or git refused).
-pub fn worktree_unmade(store: &dyn Database, id: i64) -> Result<()> {
+pub(crate) fn worktree_unmade(store: &dyn Database, id: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET state = 'planned' WHERE id = ?1", values![id])?;
@@ -48,7 +53,7 @@ pub fn worktree_unmade(store: &dyn Database, id: i64) -> Result<()> {
 
 /// The worktree's folder is gone (and its branch, unless kept): `why` is discarded, merged,
 /// reaped or never made.
-pub fn worktree_removed(store: &dyn Database, id: i64, why: &str) -> Result<()> {
+pub(crate) fn worktree_removed(store: &dyn Database, id: i64, why: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -59,7 +64,7 @@ pub fn worktree_removed(store: &dyn Database, id: i64, why: &str) -> Result<()> 
     })
 }
 
-pub fn worktree_merged(store: &dyn Database, id: i64, into: &str, commit: &str) -> Result<()> {
+pub(crate) fn worktree_merged(store: &dyn Database, id: i64, into: &str, commit: &str) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -70,7 +75,7 @@ pub fn worktree_merged(store: &dyn Database, id: i64, into: &str, commit: &str) 
     })
 }
 
-pub fn worktree_pr(store: &dyn Database, id: i64, url: &str, number: i64) -> Result<()> {
+pub(crate) fn worktree_pr(store: &dyn Database, id: i64, url: &str, number: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET pr_url = ?2, pr_number = ?3 WHERE id = ?1", values![id, url, number])?;
@@ -79,7 +84,7 @@ pub fn worktree_pr(store: &dyn Database, id: i64, url: &str, number: i64) -> Res
 }
 
 /// What the worktree's setup made or copied, left out of every commit of the run's work.
-pub fn worktree_setup_paths(store: &dyn Database, id: i64, paths: &[String]) -> Result<()> {
+pub(crate) fn worktree_setup_paths(store: &dyn Database, id: i64, paths: &[String]) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE worktrees SET setup_paths = ?2 WHERE id = ?1", values![id, serde_json::to_string(paths)?])?;
@@ -88,7 +93,7 @@ pub fn worktree_setup_paths(store: &dyn Database, id: i64, paths: &[String]) -> 
 }
 
 /// What the run's branch holds when it ended: its commit and the change summary.
-pub fn set_changes(store: &dyn Database, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
+pub(crate) fn set_changes(store: &dyn Database, num: i64, head: &str, changes: &ChangeSummary) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute(
@@ -100,7 +105,7 @@ pub fn set_changes(store: &dyn Database, num: i64, head: &str, changes: &ChangeS
 }
 
 /// The runs working in a worktree, oldest first.
-pub fn worktree_runs(store: &dyn Database, id: i64) -> Result<Vec<Run>> {
+pub(crate) fn worktree_runs(store: &dyn Database, id: i64) -> Result<Vec<Run>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         let nums: Vec<i64> =
@@ -111,7 +116,7 @@ pub fn worktree_runs(store: &dyn Database, id: i64) -> Result<Vec<Run>> {
 
 /// The worktree a task's next local run continues: the one its latest isolated run worked in,
 /// while it is still there and not merged.
-pub fn task_worktree(store: &dyn Database, task: i64, repo: &str) -> Result<Option<i64>> {
+pub(crate) fn task_worktree(store: &dyn Database, task: i64, repo: &str) -> Result<Option<i64>> {
     store.read(|c| {
         SqlExt::query_opt(
             c,
@@ -142,7 +147,7 @@ pub struct WorktreeUse {
 }
 
 /// Worktrees not removed (folders Tether made or is about to), oldest first.
-pub fn live_worktrees(store: &dyn Database) -> Result<Vec<WorktreeUse>> {
+pub(crate) fn live_worktrees(store: &dyn Database) -> Result<Vec<WorktreeUse>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         let rows: Vec<(i64, String, bool, Option<i64>, bool)> = db.query_map(
@@ -201,7 +206,13 @@ pub struct NewComment {
     pub body: String,
 }
 
-pub fn add_comment(store: &dyn Database, run: i64, author: &str, c: &NewComment, quote: &str) -> Result<Comment> {
+pub(crate) fn add_comment(
+    store: &dyn Database,
+    run: i64,
+    author: &str,
+    c: &NewComment,
+    quote: &str,
+) -> Result<Comment> {
     let id = store.durable(|txn| {
         let db: &dyn Sql = txn;
         let id: i64 = db.query_row(
@@ -217,7 +228,7 @@ pub fn add_comment(store: &dyn Database, run: i64, author: &str, c: &NewComment,
 }
 
 /// Every comment made on the diffs of runs in `worktree`, oldest first.
-pub fn comments(store: &dyn Database, worktree: i64) -> Result<Vec<Comment>> {
+pub(crate) fn comments(store: &dyn Database, worktree: i64) -> Result<Vec<Comment>> {
     comments_where(store, "r.worktree = ?1", worktree)
 }
 
@@ -251,7 +262,7 @@ fn comments_where(store: &dyn Database, cond: &str, key: i64) -> Result<Vec<Comm
 }
 
 /// The comments a follow-up `run` carries to the agent are recorded as sent in it.
-pub fn comments_sent(store: &dyn Database, ids: &[i64], run: i64) -> Result<()> {
+pub(crate) fn comments_sent(store: &dyn Database, ids: &[i64], run: i64) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         for id in ids {
@@ -262,7 +273,7 @@ pub fn comments_sent(store: &dyn Database, ids: &[i64], run: i64) -> Result<()> 
 }
 
 /// The follow-up `run` ended having done its work: the comments it carried are addressed.
-pub fn comments_addressed(store: &dyn Database, run: i64) -> Result<usize> {
+pub(crate) fn comments_addressed(store: &dyn Database, run: i64) -> Result<usize> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         let n = db.execute(
@@ -278,7 +289,7 @@ pub fn comments_addressed(store: &dyn Database, run: i64) -> Result<usize> {
 
 /// Team mode: a run another machine queued, as this runner found its folder (`workspace`) and,
 /// for a worktree run not yet made, where its repository is here and where its worktree goes.
-pub fn relocate(store: &dyn Database, num: i64, workspace: &str, worktree: Option<(&str, &str)>) -> Result<()> {
+pub(crate) fn relocate(store: &dyn Database, num: i64, workspace: &str, worktree: Option<(&str, &str)>) -> Result<()> {
     store.durable(|txn| {
         let db: &dyn Sql = txn;
         db.execute("UPDATE runs SET workspace = ?2 WHERE num = ?1", values![num, workspace])?;

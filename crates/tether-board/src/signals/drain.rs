@@ -14,7 +14,7 @@ use tether_store::sql::Database;
 
 /// Drains the caller's inbox: returns every undrained signal to it (oldest first) and marks them
 /// drained in the same transaction, closing the obligations a drain closes.
-pub fn drain(store: &dyn Database, who: &Recipient) -> Result<Vec<Signal>> {
+pub(crate) fn drain(store: &dyn Database, who: &Recipient) -> Result<Vec<Signal>> {
     let key = who.key().to_owned();
     let nums = store.durable(|txn| {
         let db: &dyn Sql = txn;
@@ -57,7 +57,7 @@ pub(crate) fn drain_in(db: &dyn Sql, key: &str, nums: &[i64], now: i64) -> Resul
 }
 
 /// Undrained signals to the caller, oldest first, without draining them.
-pub fn pending(store: &dyn Database, who: &Recipient) -> Result<Vec<Signal>> {
+pub(crate) fn pending(store: &dyn Database, who: &Recipient) -> Result<Vec<Signal>> {
     store.read(|c| {
         let db: &dyn Sql = c;
         let nums: Vec<i64> = db.query_map(
@@ -70,7 +70,7 @@ pub fn pending(store: &dyn Database, who: &Recipient) -> Result<Vec<Signal>> {
 }
 
 /// How many undrained signals that want attention (not system types) wait for the caller.
-pub fn pending_summary(store: &dyn Database, who: &Recipient) -> Result<PendingSummary> {
+pub(crate) fn pending_summary(store: &dyn Database, who: &Recipient) -> Result<PendingSummary> {
     store.read(|c| summary_of(c, who.key()))
 }
 
@@ -96,7 +96,7 @@ fn summary_of(db: &dyn Sql, key: &str) -> Result<PendingSummary> {
 
 /// The piggyback notice for a tool result: what waits for the caller. The first time each
 /// delivery is announced this way is recorded as a wake by path `piggyback`.
-pub fn piggyback(store: &dyn Database, who: &Recipient, mcp_session: Option<&str>) -> Result<PendingSummary> {
+pub(crate) fn piggyback(store: &dyn Database, who: &Recipient, mcp_session: Option<&str>) -> Result<PendingSummary> {
     let summary = pending_summary(store, who)?;
     if summary.count == 0 {
         return Ok(summary);
@@ -129,7 +129,7 @@ pub fn piggyback(store: &dyn Database, who: &Recipient, mcp_session: Option<&str
 /// drain cycle, the follow-up message that makes it drain them (counts and types only, never a
 /// body). `None`: nothing to say. Aborted or failed turns and Cursor's loop counter at our limit
 /// are left alone.
-pub fn stop_hook(
+pub(crate) fn stop_hook(
     store: &dyn Database,
     conversation_id: &str,
     loop_count: u32,

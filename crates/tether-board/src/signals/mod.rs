@@ -24,8 +24,8 @@ mod tests;
 mod wakes;
 
 pub use crate::principal::{HUMAN, Recipient, Sender, TETHER};
-pub use drain::*;
+pub(crate) use drain::*;
 pub use model::*;
-pub use query::*;
-pub use send::*;
-pub use wakes::*;
+pub(crate) use query::*;
+pub(crate) use send::*;
+pub(crate) use wakes::*;

@@ -16,11 +16,11 @@ pub(super) fn bump_rev(db: &dyn Sql) -> Result<()> {
 }
 
 /// Changes whenever any signal is sent, drained, answered or woken, in any process.
-pub fn revision(store: &dyn Database) -> Result<i64> {
+pub(crate) fn revision(store: &dyn Database) -> Result<i64> {
     store.read(|c| SqlExt::query_row(c, "SELECT value FROM counters WHERE name = 'signals_rev'", &[], |r| r.get(0)))
 }
 
-pub fn get(store: &dyn Database, id: &str) -> Result<SignalDetail> {
+pub(crate) fn get(store: &dyn Database, id: &str) -> Result<SignalDetail> {
     let num = parse_id(id)?;
     store.read(|c| {
         let db: &dyn Sql = c;
@@ -60,7 +60,7 @@ pub(super) fn get_signal(store: &dyn Database, num: i64) -> Result<Signal> {
 }
 
 /// Signals newest first, filtered.
-pub fn list(store: &dyn Database, f: &SignalFilter) -> Result<Vec<Signal>> {
+pub(crate) fn list(store: &dyn Database, f: &SignalFilter) -> Result<Vec<Signal>> {
     let limit = if f.limit == 0 { 200 } else { f.limit.min(10_000) } as i64;
     store.read(|c| {
         let to_key = match f.to.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
@@ -95,7 +95,7 @@ pub fn list(store: &dyn Database, f: &SignalFilter) -> Result<Vec<Signal>> {
 }
 
 /// Open obligations per recipient (name), for the agents view.
-pub fn open_obligations(store: &dyn Database) -> Result<Vec<(String, i64)>> {
+pub(crate) fn open_obligations(store: &dyn Database) -> Result<Vec<(String, i64)>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
@@ -107,7 +107,7 @@ pub fn open_obligations(store: &dyn Database) -> Result<Vec<(String, i64)>> {
 }
 
 /// Open obligations older than `min_age_ms`, oldest first: (signal, recipient name, age ms).
-pub fn overdue(store: &dyn Database, kind: SignalType, min_age_ms: i64) -> Result<Vec<(Signal, String, i64)>> {
+pub(crate) fn overdue(store: &dyn Database, kind: SignalType, min_age_ms: i64) -> Result<Vec<(Signal, String, i64)>> {
     let now = now_ms();
     store.read(|c| {
         let db: &dyn Sql = c;

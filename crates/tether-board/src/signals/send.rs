@@ -22,13 +22,13 @@ fn trace_id() -> Result<String> {
 
 /// Sends a signal and returns it with its deliveries. Nothing is written when any part of it is
 /// wrong (unknown type or recipient, oversized body, a missing signal or task).
-pub fn send(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
+pub(crate) fn send(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
     send_with(store, from, new, false)
 }
 
 /// [`send`] for a sender outside this machine (a cloud run's scoped bearer): the signal is
 /// marked `remote`, so a wake it causes waits for the person before it may write or run commands.
-pub fn send_remote(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
+pub(crate) fn send_remote(store: &dyn Database, from: &Sender, new: &NewSignal) -> Result<Signal> {
     send_with(store, from, new, true)
 }
 

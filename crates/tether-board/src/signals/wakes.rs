@@ -11,7 +11,7 @@ use crate::error::Result;
 use tether_store::sql::Database;
 
 /// The deliveries no doorbell has tried yet, oldest first, with each recipient's MCP session.
-pub fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
+pub(crate) fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
     store.read(|c| {
         SqlExt::query_map(
             c,
@@ -35,7 +35,7 @@ pub fn unrung(store: &dyn Database) -> Result<Vec<Ring>> {
 
 /// Records push outcomes: each counts as a wake attempt (successful or not) on its delivery and
 /// goes into the append-only log.
-pub fn record_wakes(store: &dyn Database, wakes: &[Wake]) -> Result<()> {
+pub(crate) fn record_wakes(store: &dyn Database, wakes: &[Wake]) -> Result<()> {
     if wakes.is_empty() {
         return Ok(());
     }

@@ -15,7 +15,7 @@ use crate::principal::{Actor, actor_name};
 use tether_store::sql::Database;
 
 /// Claims a task for the actor: it becomes `in_progress`, assigned to them, with a lease.
-pub fn claim(store: &dyn Database, actor: &Actor, target: &ClaimTarget) -> Result<Task> {
+pub(crate) fn claim(store: &dyn Database, actor: &Actor, target: &ClaimTarget) -> Result<Task> {
     // Racing claimers lock the row they take and skip the rows others hold (PostgreSQL); the
     // conditional update below is what decides, on either engine.
     let num = store.claiming(|txn| {
@@ -140,7 +140,7 @@ fn next_claimable(db: &dyn Sql, role: Option<&str>, project: Option<&str>, now: 
 }
 
 /// Extends the leases of every task the agent holds (called on its activity, e.g. hooks).
-pub fn renew_leases(store: &dyn Database, agent_id: &str, lease_ms: i64) -> Result<usize> {
+pub(crate) fn renew_leases(store: &dyn Database, agent_id: &str, lease_ms: i64) -> Result<usize> {
     let now = now_ms();
     store.append(|db| {
         db.execute(

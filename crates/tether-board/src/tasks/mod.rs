@@ -14,9 +14,9 @@ mod query;
 mod session;
 mod write;
 
-pub use crate::principal::{Actor, DEFAULT_LEASE_MS, Identity, actor_label};
-pub use claim::*;
+pub use crate::principal::{Actor, DEFAULT_LEASE_MS, Identity};
+pub(crate) use claim::*;
 pub use model::*;
-pub use query::*;
-pub use session::*;
-pub use write::*;
+pub(crate) use query::*;
+pub(crate) use session::*;
+pub(crate) use write::*;

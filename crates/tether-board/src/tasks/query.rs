@@ -17,7 +17,7 @@ pub(crate) fn bump_rev(db: &dyn Sql) -> Result<()> {
 }
 
 /// Changes whenever any task changes, in any process.
-pub fn revision(store: &dyn Database) -> Result<i64> {
+pub(crate) fn revision(store: &dyn Database) -> Result<i64> {
     store.read(|c| SqlExt::query_row(c, "SELECT value FROM counters WHERE name = 'tasks_rev'", &[], |r| r.get(0)))
 }
 
@@ -75,7 +75,7 @@ fn task_row(r: &Row, now: i64) -> Result<Task> {
     })
 }
 
-pub fn get(store: &dyn Database, id: &str) -> Result<TaskDetail> {
+pub(crate) fn get(store: &dyn Database, id: &str) -> Result<TaskDetail> {
     let num = parse_id(id)?;
     let now = now_ms();
     store.read(|c| {
@@ -115,7 +115,7 @@ pub fn get(store: &dyn Database, id: &str) -> Result<TaskDetail> {
     })
 }
 
-pub fn list(store: &dyn Database, f: &TaskFilter) -> Result<Vec<Task>> {
+pub(crate) fn list(store: &dyn Database, f: &TaskFilter) -> Result<Vec<Task>> {
     let now = now_ms();
     let mut conds: Vec<String> = vec!["1 = 1".into()];
     let mut p: Vec<Value> = Vec::new();
@@ -163,7 +163,7 @@ pub fn list(store: &dyn Database, f: &TaskFilter) -> Result<Vec<Task>> {
 }
 
 /// The board as markdown: one section per open status, then a count of closed tasks.
-pub fn board_markdown(store: &dyn Database) -> Result<String> {
+pub(crate) fn board_markdown(store: &dyn Database) -> Result<String> {
     let all = list(store, &TaskFilter { limit: 10_000, ..TaskFilter::default() })?;
     let mut out = String::from("# Tasks\n");
     for st in [Status::InProgress, Status::InReview, Status::Todo, Status::Blocked] {

@@ -17,7 +17,7 @@ If you stop before it is done, release it with a handoff comment saying what is 
 task someone else holds; comment on it instead.";
 
 /// Registers the agent with a role and name, and tells it what it holds.
-pub fn start_session(
+pub(crate) fn start_session(
     store: &dyn Database,
     who: &Identity,
     role: Option<&str>,
@@ -46,7 +46,7 @@ pub fn start_session(
     Ok(SessionStart { agent, holding, ready, instructions: AGENT_INSTRUCTIONS })
 }
 
-pub fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
+pub(crate) fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<QueryResult> {
     if let Some(id) = &q.id {
         return Ok(QueryResult::One(Box::new(get(store, id)?)));
     }
@@ -88,7 +88,7 @@ pub fn query(store: &dyn Database, actor: &Actor, q: &TaskQuery) -> Result<Query
 }
 
 /// Claims `id`, or the best ready task for the role and project given or else the agent's own.
-pub fn claim_for(
+pub(crate) fn claim_for(
     store: &dyn Database,
     actor: &Actor,
     id: Option<String>,

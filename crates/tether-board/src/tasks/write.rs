@@ -96,7 +96,7 @@ fn dep_path(db: &dyn Sql, from: i64, to: i64) -> Result<Option<Vec<i64>>> {
     Ok(None)
 }
 
-pub fn create(store: &dyn Database, actor: &Actor, new: &NewTask) -> Result<Task> {
+pub(crate) fn create(store: &dyn Database, actor: &Actor, new: &NewTask) -> Result<Task> {
     let title = clean_title(&new.title)?;
     let priority = new.priority.as_deref().map(parse_priority).transpose()?.unwrap_or(2);
     let status = new.status.as_deref().map(Status::from_str).transpose()?.unwrap_or(Status::Todo);
@@ -161,7 +161,7 @@ pub(crate) fn insert_in(db: &dyn Sql, who: &str, i: &Insert<'_>) -> Result<i64> 
 }
 
 /// Applies a change. An agent cannot change a task another agent holds unless `force` is set.
-pub fn update(store: &dyn Database, actor: &Actor, id: &str, ch: &TaskChange) -> Result<Task> {
+pub(crate) fn update(store: &dyn Database, actor: &Actor, id: &str, ch: &TaskChange) -> Result<Task> {
     let num = parse_id(id)?;
     let title = ch.title.as_deref().map(clean_title).transpose()?;
     let priority = ch.priority.as_deref().map(parse_priority).transpose()?;

@@ -3,7 +3,7 @@
 
 use clap::Subcommand;
 use tether_core::Tether;
-use tether_core::board::agents::Agent;
+use tether_core::model::agents::Agent;
 use tether_core::ops;
 
 use crate::render::{JsonFlag, cut, dim, local_time};

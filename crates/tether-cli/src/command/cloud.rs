@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tether_core::board::runs::NewRun;
+use tether_core::model::runs::NewRun;
 use tether_core::token::{self, Backend};
 use tether_core::{Tether, ops};
 

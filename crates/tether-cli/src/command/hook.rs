@@ -91,7 +91,7 @@ fn forward(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<Option
 /// An edit: what it wrote, computed here from the file as it is now (ranges and line hashes),
 /// sent in parts small enough for the daemon's limit; the edit's text never leaves this process.
 fn forward_edit(paths: &Paths, event: &str, payload: &[u8]) -> std::io::Result<()> {
-    use tether_core::trace::capture::{Replacement, capture, pack};
+    use tether_core::model::trace::{Replacement, capture, pack};
     let mut body = object(event, payload)?;
     let edits: Vec<Replacement> = body.remove("edits").and_then(|e| serde_json::from_value(e).ok()).unwrap_or_default();
     let file = body.get("file_path").and_then(|f| f.as_str()).unwrap_or_default().to_owned();

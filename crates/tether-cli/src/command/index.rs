@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 use clap::Args;
 use tether_core::Tether;
-use tether_core::history::index::{Depth, IndexReport, Progress};
+use tether_core::model::sessions::{Depth, IndexReport, Progress};
 
 use crate::render::{self, JsonFlag, home_short, tally};
 

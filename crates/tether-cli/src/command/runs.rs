@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use tether_core::Tether;
-use tether_core::board::runs::{Run, RunDetail, RunFilter, RunStatus};
+use tether_core::model::runs::Strategy;
+use tether_core::model::runs::{Run, RunDetail, RunFilter, RunStatus};
 use tether_core::ops;
 use tether_core::ops::changes::{CommentRequest, DiffRequest, MergeRequest, PrRequest, SendComments};
-use tether_core::tether_git::Strategy;
 
 use super::run::follow::{self, EventPrinter};
 use super::run::review;
@@ -243,7 +243,7 @@ fn print_list(list: &[Run]) {
 /// Where a run works: its folder, or a cloud run's repository.
 fn place(r: &Run) -> String {
     match &r.cloud {
-        Some(c) => format!("☁ {}", tether_core::history::cloud::repo_project(&c.repo)),
+        Some(c) => format!("☁ {}", tether_core::model::sessions::repo_project(&c.repo)),
         None => home_short(r.workspace.as_deref().unwrap_or("")),
     }
 }

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use clap::Args;
-use tether_core::history::index::Progress;
+use tether_core::model::sessions::Progress;
 use tether_core::{CursorLocations, Paths};
 
 use crate::{render, rt};

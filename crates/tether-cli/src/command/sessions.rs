@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tether_core::history::export::Format;
-use tether_core::history::index::{Depth, no_progress};
-use tether_core::history::sessions::{
+use tether_core::model::sessions::Format;
+use tether_core::model::sessions::{Depth, no_progress};
+use tether_core::model::sessions::{
     ListQuery, ProjectFilter, SearchHit, SearchQuery, SessionDetail, SessionSummary, ShowOptions,
 };
 use tether_core::{Tether, ops};
@@ -154,7 +154,7 @@ pub fn run(t: &Tether, cmd: SessionsCmd) -> anyhow::Result<()> {
         SessionsCmd::Search { query, filters, team: true, out } => {
             out.print(ops::share::list(t, Some(&query), filters.limit)?.as_slice(), print_shared)
         }
-        SessionsCmd::Show { id, out, .. } if tether_core::board::shared::is_shared_id(&id) => {
+        SessionsCmd::Show { id, out, .. } if tether_core::model::shared::is_shared_id(&id) => {
             out.print(&ops::share::get(t, &id)?, print_shared_chat)
         }
         SessionsCmd::Share { id, yes, preview, out } => share(t, &id, yes, preview, out),
@@ -283,7 +283,7 @@ fn print_preview(p: &ops::share::SharePreview) {
     eprintln!("{}", bold(&format!("{} · {} messages · {what}", p.title, p.messages)));
 }
 
-fn print_shared(list: &[tether_core::board::shared::SharedSummary]) {
+fn print_shared(list: &[tether_core::model::shared::SharedSummary]) {
     if list.is_empty() {
         println!("No chats shared with the team (share one: tether sessions share ID).");
         return;
@@ -306,7 +306,7 @@ fn print_shared(list: &[tether_core::board::shared::SharedSummary]) {
     }
 }
 
-fn print_shared_chat(c: &tether_core::board::shared::SharedChat) {
+fn print_shared_chat(c: &tether_core::model::shared::SharedChat) {
     let s = &c.summary;
     let by = s.machine.as_ref().map_or_else(|| s.shared_by.clone(), |m| format!("{} on {m}", s.shared_by));
     println!("{}", bold(&s.title));

@@ -3,7 +3,7 @@
 
 use clap::Subcommand;
 use tether_core::Tether;
-use tether_core::board::signals::{Signal, SignalFilter};
+use tether_core::model::signals::{Signal, SignalFilter};
 use tether_core::ops;
 
 use crate::render::{JsonFlag, bold, cut, dim, local_time};

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tether_core::Tether;
+use tether_core::model::trace::Contributor;
 use tether_core::ops::trace::{self, Blame, BlameResult, Export, Publish};
-use tether_core::trace::Contributor;
 
 use crate::render::{self, JsonFlag};
 
@@ -98,9 +98,9 @@ fn print_blame(r: &BlameResult) {
     for (i, e) in r.edits.iter().enumerate() {
         let title = e.title.as_deref().map_or_else(|| "(chat not indexed)".to_owned(), |t| format!("\"{t}\""));
         let kind = match e.kind {
-            tether_core::trace::EditKind::Tab => "Cursor Tab",
-            tether_core::trace::EditKind::Run => "Tether run",
-            tether_core::trace::EditKind::Agent => "Cursor agent",
+            tether_core::model::trace::EditKind::Tab => "Cursor Tab",
+            tether_core::model::trace::EditKind::Run => "Tether run",
+            tether_core::model::trace::EditKind::Agent => "Cursor agent",
         };
         let model = e.model.as_deref().unwrap_or("model unknown");
         let at = render::local_time(Some(&e.at));
@@ -170,7 +170,7 @@ pub fn run(t: &Tether, cmd: TraceCmd) -> anyhow::Result<()> {
         TraceCmd::Export { since, repo, output, with_excerpts } => {
             let repo = repo.as_deref().map(absolute).transpose()?;
             let records = trace::export(t, &me, &Export { since, repo, with_excerpts })?;
-            render::to_file_or_stdout(output.as_deref(), &tether_core::trace::record::to_jsonl(&records)?)?;
+            render::to_file_or_stdout(output.as_deref(), &tether_core::model::trace::to_jsonl(&records)?)?;
             if let Some(o) = output {
                 eprintln!("{} records ({}) written to {}", records.len(), trace::MIME, o.display());
             }

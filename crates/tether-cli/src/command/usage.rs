@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tether_core::Tether;
-use tether_core::history::usage::ImportReport;
+use tether_core::model::sessions::ImportReport;
 use tether_core::ops;
 use tether_core::ops::usage::{ImportUsage, TaskBudget};
 use tether_core::usage::report::{Dim, UsageQuery, UsageReport, UsageRow, to_csv};

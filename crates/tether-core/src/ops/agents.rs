@@ -6,9 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::Tether;
 use crate::board::agents::Agent;
-use crate::board::live::{self, HookEvent};
+use crate::board::live::HookEvent;
 use crate::board::principal::Principal;
-use crate::board::signals;
 use crate::board::tasks::SessionStart;
 use crate::error::{Error, Result};
 use crate::events::Event;
@@ -18,8 +17,8 @@ use crate::events::Event;
 /// the board's). With no daemon running nothing can reach an agent, so every surface reads
 /// `degraded`.
 pub fn list(t: &Tether) -> Result<Vec<Agent>> {
-    let mut all = t.board().agents()?;
-    let streaming = live::streaming(t.local())?;
+    let mut all = t.board().agents().list()?;
+    let streaming = t.mcp_sessions().streaming()?;
     for a in &mut all {
         a.reached_over(&streaming);
     }
@@ -54,8 +53,8 @@ pub fn start_session(t: &Tether, who: &Principal, s: &Start) -> Result<SessionSt
     let Some(id) = who.identity() else {
         return Err(Error::invalid("session", "a session is an agent's; the person needs none"));
     };
-    let mut r = t.board().start_session(id, s.role.as_deref(), s.name.as_deref())?;
-    r.agent.reached_over(&live::streaming(t.local())?);
+    let mut r = t.board().agents().start_session(id, s.role.as_deref(), s.name.as_deref())?;
+    r.agent.reached_over(&t.mcp_sessions().streaming()?);
     t.bus.emit(Event::Agents {});
     Ok(r)
 }
@@ -77,7 +76,7 @@ pub fn set_wake(t: &Tether, who: &Principal, req: &SetWake) -> Result<Agent> {
     if !who.is_person() {
         return Err(Error::NotAllowed("whether an idle chat is woken is the person's choice".into()));
     }
-    let a = t.board().set_wake_by_resume(&req.agent, req.wake_by_resume)?;
+    let a = t.board().agents().set_wake_by_resume(&req.agent, req.wake_by_resume)?;
     t.bus.emit(Event::Agents {});
     Ok(a)
 }
@@ -86,10 +85,10 @@ pub fn set_wake(t: &Tether, who: &Principal, req: &SetWake) -> Result<Agent> {
 /// teammates too; a talking chat renews what it holds). For `stop`, the answer for Cursor: a follow-up message that makes the chat
 /// drain its signals, when it has some and was not asked yet in this drain cycle.
 pub fn hook(t: &Tether, ev: &HookEvent) -> Result<Option<String>> {
-    live::record_hook(&*t.board_db(), ev)?;
+    t.board().chats().record_hook(ev)?;
     t.bus.emit(Event::Agents {});
     if ev.hook_event_name != "stop" {
         return Ok(None);
     }
-    signals::stop_hook(&*t.board_db(), &ev.conversation_id, ev.loop_count.unwrap_or(0), ev.status.as_deref())
+    t.board().signals().stop_hook(&ev.conversation_id, ev.loop_count.unwrap_or(0), ev.status.as_deref())
 }

@@ -9,7 +9,7 @@ use tether_work::review;
 
 use crate::Tether;
 use crate::board::principal::Principal;
-use crate::board::runs::{self, ChangeSummary, Comment, NewComment, Run, WorktreeState};
+use crate::board::runs::{ChangeSummary, Comment, NewComment, Run, WorktreeState};
 use crate::error::{Error, Result};
 
 /// Which run's diff, and whether the unified diff is wanted.
@@ -56,7 +56,7 @@ pub struct DiffComment {
 
 /// A run's diff against its base: up to where it ended, or the branch so far while it runs.
 pub fn diff(t: &Tether, _who: &Principal, req: &DiffRequest) -> Result<RunDiff> {
-    let run = t.board().run(&req.run, Some(0))?.run;
+    let run = t.board().runs().get(&req.run, Some(0))?.run;
     let review::Diffed { worktree: w, diff: d, note, comments, .. } = review::diff(t, &run, req.stat)?;
     Ok(RunDiff {
         run: run.id.clone(),
@@ -94,10 +94,10 @@ pub fn comment(t: &Tether, who: &Principal, req: &CommentRequest) -> Result<Comm
     if c.body.trim().is_empty() {
         return Err(Error::invalid("comment", "say what should change"));
     }
-    let run = t.board().run(&req.run, Some(0))?.run;
+    let run = t.board().runs().get(&req.run, Some(0))?.run;
     let quote = review::quote(t, &run, c)?;
     let author = super::runs::requester(t, who)?;
-    runs::add_comment(&*t.board_db(), run.num(), &author, c, &quote)
+    t.board().runs().worktrees().add_comment(run.num(), &author, c, &quote)
 }
 
 /// A follow-up carrying the open comments on a run's diff.
@@ -116,10 +116,10 @@ pub struct SendComments {
 /// (file, lines, the quoted lines, the comment) and the person's words; the comments are marked
 /// sent in it, and addressed when it succeeds.
 pub fn send_comments(t: &Tether, who: &Principal, req: &SendComments) -> Result<Run> {
-    let run = t.board().run(&req.run, Some(0))?.run;
+    let run = t.board().runs().get(&req.run, Some(0))?.run;
     let (prompt, carried) = review::followup_prompt(t, &run, req.text.as_deref())?;
     let next = super::runs::followup(t, who, &super::runs::Followup { run: run.id.clone(), prompt })?;
-    runs::comments_sent(&*t.board_db(), &carried, next.num())?;
+    t.board().runs().worktrees().comments_sent(&carried, next.num())?;
     Ok(next)
 }
 
@@ -161,11 +161,11 @@ pub fn merge(t: &Tether, who: &Principal, req: &MergeRequest) -> Result<MergeRes
     if !who.is_person() {
         return Err(Error::NotAllowed("merging a run's work is the person's decision".into()));
     }
-    let run = t.board().run(&req.run, Some(0))?.run;
+    let run = t.board().runs().get(&req.run, Some(0))?.run;
     let by = super::runs::requester(t, who)?;
     let (into, merged) = review::merge(t, who, &by, &run, req.strategy, req.into.as_deref())?;
     Ok(MergeResult {
-        run: t.board().run(&run.id, Some(0))?.run,
+        run: t.board().runs().get(&run.id, Some(0))?.run,
         into,
         strategy: req.strategy,
         from: merged.from,
@@ -180,9 +180,9 @@ pub fn discard(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     if !who.is_person() {
         return Err(Error::NotAllowed("discarding a run's work is the person's decision".into()));
     }
-    let run = t.board().run(id, Some(0))?.run;
+    let run = t.board().runs().get(id, Some(0))?.run;
     review::discard(t, &run)?;
-    t.board().run(id, Some(0)).map(|d| d.run)
+    t.board().runs().get(id, Some(0)).map(|d| d.run)
 }
 
 /// A run's branch as a pull request on GitHub.
@@ -223,11 +223,11 @@ pub fn pr(t: &Tether, who: &Principal, req: &PrRequest) -> Result<PrResult> {
     if !who.is_person() {
         return Err(Error::NotAllowed("opening a pull request is the person's decision".into()));
     }
-    let run = t.board().run(&req.run, Some(0))?.run;
+    let run = t.board().runs().get(&req.run, Some(0))?.run;
     let ask = review::PullAsk { base: req.base.as_deref(), title: req.title.as_deref(), draft: req.draft };
     let pull = review::pull_request(t, who, &run, &ask)?;
     Ok(PrResult {
-        run: t.board().run(&run.id, Some(0))?.run,
+        run: t.board().runs().get(&run.id, Some(0))?.run,
         url: pull.url,
         number: pull.number,
         created: pull.created,

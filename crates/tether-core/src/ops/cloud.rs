@@ -17,10 +17,10 @@ use crate::executor::{Check, DoctorAsk};
 /// (a delivery seen again changes nothing), and the runner following that agent's run reads it
 /// now. The run, when a new delivery concerns one that runs.
 pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw: &str) -> Result<Option<Run>> {
-    if !cloud::record_webhook(&*t.board_db(), delivery, Some(agent), Some(status), raw)? {
+    if !t.board().cloud().record_webhook(delivery, Some(agent), Some(status), raw)? {
         return Err(Error::Conflict(format!("webhook delivery {delivery} was seen already")));
     }
-    let run = cloud::live_run_for_agent(&*t.board_db(), agent)?;
+    let run = t.board().cloud().live_run_for_agent(agent)?;
     if let Some(r) = &run {
         t.bus.emit(Event::CloudRunChanged { run: r.num() });
     }
@@ -29,7 +29,7 @@ pub fn cloud_webhook(t: &Tether, delivery: &str, agent: &str, status: &str, raw:
 
 /// A cloud run's one-time bootstrap token exchanged for its scoped bearer: (bearer, run, expiry ms).
 pub fn exchange(t: &Tether, bootstrap: &str) -> Result<Option<(String, Run, i64)>> {
-    cloud::exchange(&*t.board_db(), bootstrap)
+    t.board().cloud().exchange(bootstrap)
 }
 
 /// `GET /api/cloud/doctor`'s answer: the cloud environment test's checks.
@@ -90,7 +90,7 @@ pub(super) fn start(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
     }
     let task_num = task.as_ref().map(|d| tasks::parse_id(&d.task.id)).transpose()?;
     let earlier = match task_num {
-        Some(n) => cloud::earlier_for_task(&*t.board_db(), n, &repo)?,
+        Some(n) => t.board().cloud().earlier_for_task(n, &repo)?,
         None => None,
     };
     let (spec, parent) = match &earlier {
@@ -115,5 +115,5 @@ pub(super) fn start(t: &Tether, by: &str, new: &NewRun) -> Result<Run> {
         target: runs::RunTarget::default(),
     };
     crate::usage::Budgets::of(t).check_queued(&valid)?;
-    runs::create(&*t.board_db(), by, &valid)
+    t.board().runs().create(by, &valid)
 }

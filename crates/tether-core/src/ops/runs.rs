@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::cloud::{cloud_webhook, exchange};
 use crate::Tether;
-use crate::board::principal::{Principal, TETHER, actor_label};
+use crate::board::principal::{Principal, TETHER};
 use crate::board::runs::{self, NewRun, Run, RunDetail, RunFilter, StoredEvent};
 use crate::board::{roles, tasks};
 use crate::error::{Error, Result};
@@ -19,7 +19,7 @@ use crate::events::Event;
 pub(crate) fn requester(t: &Tether, who: &Principal) -> Result<String> {
     match who {
         Principal::Person(name) => Ok(name.clone()),
-        Principal::Agent { who, .. } => actor_label(&*t.board_db(), who),
+        Principal::Agent { who, .. } => t.board().agents().label(who),
         Principal::Tether => Ok(TETHER.into()),
     }
 }
@@ -91,7 +91,7 @@ pub fn start(t: &Tether, who: &Principal, new: &NewRun) -> Result<Run> {
         budget: new.budget.or(settings.usage.run_budget),
     };
     crate::usage::Budgets::of(t).check_queued(&valid)?;
-    runs::create(&*t.board_db(), &by, &valid)
+    t.board().runs().create(&by, &valid)
 }
 
 /// Where a local run may go. Outside a team, here (naming a machine or labels is an error); in
@@ -141,21 +141,21 @@ pub struct Followup {
 pub fn followup(t: &Tether, who: &Principal, req: &Followup) -> Result<Run> {
     not_remote(who, "following up a run")?;
     let by = requester(t, who)?;
-    let valid = runs::followup_of(&*t.board_db(), &req.run, &req.prompt)?;
+    let valid = t.board().runs().followup_of(&req.run, &req.prompt)?;
     // A follow-up runs where its chat is; its folder is that machine's to check.
     let here = valid.target.machine.is_none() || valid.target.machine == t.board_db().machine();
     if valid.cloud.is_none() && here {
         check_workspace(t, Path::new(&valid.workspace))?;
     }
     crate::usage::Budgets::of(t).check_queued(&valid)?;
-    runs::create(&*t.board_db(), &by, &valid)
+    t.board().runs().create(&by, &valid)
 }
 
 /// Asks a run to stop: a queued one is cancelled at once; a running one is stopped by its
 /// runner (now when it is this process's, within a second otherwise).
 pub fn cancel(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     not_remote(who, "cancelling a run")?;
-    let r = t.board().cancel_run(id)?;
+    let r = t.board().runs().cancel(id)?;
     t.bus.emit(Event::RunCancelRequested { run: r.num() });
     Ok(r)
 }
@@ -166,11 +166,11 @@ pub fn approve(t: &Tether, who: &Principal, id: &str) -> Result<Run> {
     if !who.is_person() {
         return Err(Error::NotAllowed("approving a held run is the person's decision".into()));
     }
-    t.board().approve_run(id)
+    t.board().runs().approve(id)
 }
 
 pub fn list(t: &Tether, f: &RunFilter) -> Result<Vec<Run>> {
-    t.board().runs(f)
+    t.board().runs().list(f)
 }
 
 /// A run an agent started, with a note when no daemon is running to start it (it waits queued).
@@ -199,12 +199,12 @@ pub struct RunList {
 
 /// A run with the last `limit` events before `before` (the newest when `None`).
 pub fn get(t: &Tether, id: &str, before: Option<i64>, limit: Option<usize>) -> Result<RunDetail> {
-    t.board().run_page(id, before, limit)
+    t.board().runs().get_page(id, before, limit)
 }
 
 /// Events after `seq`, oldest first (following a run).
 pub fn events_after(t: &Tether, id: &str, seq: i64, limit: usize) -> Result<Vec<StoredEvent>> {
-    t.board().run_events_after(id, seq, limit)
+    t.board().runs().events_after(id, seq, limit)
 }
 
 /// Folders runs may work in: the saved roots, and the projects Cursor's history knows that

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::Tether;
-use crate::board::shared::{self, NewShared, SharedChat, SharedSummary};
+use crate::board::shared::{NewShared, SharedChat, SharedSummary};
 use crate::error::{Error, Result};
 use crate::history::{export, sessions};
 use crate::ops::Principal;
@@ -101,7 +101,7 @@ pub fn share(t: &Tether, who: &Principal, s: Share) -> Result<SharedChat> {
         redacted: p.redactions.iter().map(|r| r.count as i64).sum(),
         body: p.text,
     };
-    shared::share(&*t.board_db(), &new)
+    t.board().shared().share(&new)
 }
 
 /// A shared copy taken back: `{unshared: id}`.
@@ -123,7 +123,7 @@ pub fn unshare(t: &Tether, who: &Principal, id: &str) -> Result<Unshared> {
     if !who.is_person() {
         return Err(Error::NotAllowed("only a person takes a shared chat back".into()));
     }
-    if !shared::unshare(&*t.board_db(), id)? {
+    if !t.board().shared().unshare(id)? {
         return Err(Error::NotFound(format!("no chat shared with the team as {id:?}")));
     }
     Ok(Unshared { unshared: id.to_owned() })
@@ -134,12 +134,12 @@ pub fn list(t: &Tether, words: Option<&str>, limit: usize) -> Result<Vec<SharedS
     if !t.in_team() {
         return Err(Error::invalid("scope", "no team joined: shared chats live in a team database (tether team join)"));
     }
-    shared::list(&*t.board_db(), words, limit.clamp(1, 200))
+    t.board().shared().list(words, limit.clamp(1, 200))
 }
 
 /// One shared chat, whole.
 pub fn get(t: &Tether, id: &str) -> Result<SharedChat> {
-    shared::get(&*t.board_db(), id)
+    t.board().shared().get(id)
 }
 
 /// `markdown` with every secret the detectors find replaced, and how many of each kind. The one

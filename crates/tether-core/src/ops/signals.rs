@@ -6,17 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::Tether;
 use crate::board::principal::Principal;
-use crate::board::signals::{self, NewSignal, PendingSummary, Signal, SignalDetail, SignalFilter};
+use crate::board::signals::{NewSignal, PendingSummary, Signal, SignalDetail, SignalFilter};
 use crate::error::Result;
 use crate::events::Event;
 
 pub fn send(t: &Tether, who: &Principal, new: &NewSignal) -> Result<Signal> {
     let from = who.sender();
-    if who.is_remote() {
-        signals::send_remote(&*t.board_db(), &from, new)
-    } else {
-        signals::send(&*t.board_db(), &from, new)
-    }
+    if who.is_remote() { t.board().signals().send_remote(&from, new) } else { t.board().signals().send(&from, new) }
 }
 
 /// A reply to a signal, as hosts send it (the signal is named by the route).
@@ -45,22 +41,22 @@ pub fn drain(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
     if let Some(session) = who.identity().and_then(|i| i.mcp_session.clone()) {
         t.bus.emit(Event::SignalsDrained { session });
     }
-    signals::drain(&*t.board_db(), &who.recipient())
+    t.board().signals().drain(&who.recipient())
 }
 
 /// The caller's undrained signals, left undrained.
 pub fn pending(t: &Tether, who: &Principal) -> Result<Vec<Signal>> {
-    signals::pending(&*t.board_db(), &who.recipient())
+    t.board().signals().pending(&who.recipient())
 }
 
 /// The notice a tool result carries for the caller (recorded as a `piggyback` wake).
 pub fn piggyback(t: &Tether, who: &Principal) -> Result<PendingSummary> {
     let session = who.identity().and_then(|i| i.mcp_session.clone());
-    signals::piggyback(&*t.board_db(), &who.recipient(), session.as_deref())
+    t.board().signals().piggyback(&who.recipient(), session.as_deref())
 }
 
 pub fn list(t: &Tether, f: &SignalFilter) -> Result<Vec<Signal>> {
-    signals::list(&*t.board_db(), f)
+    t.board().signals().list(f)
 }
 
 /// Signals as the GUI reads them (a list, or those a drain marked read): `{signals}`.
@@ -106,5 +102,5 @@ impl Notice {
 }
 
 pub fn get(t: &Tether, id: &str) -> Result<SignalDetail> {
-    signals::get(&*t.board_db(), id)
+    t.board().signals().get(id)
 }

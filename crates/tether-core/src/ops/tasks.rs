@@ -12,16 +12,16 @@ use crate::board::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskDe
 use crate::error::{Error, Result};
 
 pub fn create(t: &Tether, who: &Principal, new: &NewTask) -> Result<Task> {
-    t.board().create_task(&who.actor(), new)
+    t.board().tasks().create(&who.actor(), new)
 }
 
 /// A list (with filters), or one task with its notes and history when the query names an id.
 pub fn query(t: &Tether, who: &Principal, q: &TaskQuery) -> Result<QueryResult> {
-    t.board().query_tasks(&who.actor(), q)
+    t.board().tasks().query(&who.actor(), q)
 }
 
 pub fn get(t: &Tether, id: &str) -> Result<TaskDetail> {
-    t.board().task(id)
+    t.board().tasks().get(id)
 }
 
 /// The GUI board's listing: a [`TaskQuery`] whose defaults are the board's, not an agent's. The
@@ -79,7 +79,7 @@ pub fn claim(t: &Tether, who: &Principal, c: Claim) -> Result<Task> {
     } else if actor.lease_ms.is_some() {
         actor.lease_ms = Some(DEFAULT_LEASE_MS);
     }
-    t.board().claim(&actor, c.id, c.role, c.project)
+    t.board().tasks().claim_for(&actor, c.id, c.role, c.project)
 }
 
 /// A change to one task, as hosts send it: the task's id and the change.
@@ -100,7 +100,7 @@ pub fn update(t: &Tether, who: &Principal, u: &Update) -> Result<Task> {
                 .into(),
         ));
     }
-    t.board().update_task(&who.actor(), &u.id, &u.change)
+    t.board().tasks().update(&who.actor(), &u.id, &u.change)
 }
 
 /// The task a run works on, as the run's own agent may read it (a cloud run's scoped bearer).
@@ -146,16 +146,16 @@ pub fn update_by_run(t: &Tether, who: &Principal, run: &Run, change: &TaskChange
         let most = if run.complete_task { "done" } else { "in_review" };
         return Err(Error::invalid("status", format!("this run may set in_progress, blocked or {most}")));
     }
-    t.board().update_task(&who.actor(), &bound_task(run)?, change)
+    t.board().tasks().update(&who.actor(), &bound_task(run)?, change)
 }
 
 /// The board as markdown (the MCP resource `tether://tasks`).
 pub fn markdown(t: &Tether) -> Result<String> {
-    t.board().markdown()
+    t.board().tasks().markdown()
 }
 
 pub fn export(t: &Tether, format: task_io::ExportFormat) -> Result<String> {
-    t.board().export_tasks(format)
+    t.board().tasks().export(format)
 }
 
 /// Imports Taskmaster's tasks.json or a Backlog.md folder (again to refresh); the person's.
@@ -163,7 +163,7 @@ pub fn import(t: &Tether, who: &Principal, path: &std::path::Path) -> Result<tas
     if !who.is_person() {
         return Err(Error::NotAllowed("importing tasks from files is the person's to do".into()));
     }
-    t.board().import_tasks(&who.actor(), path)
+    t.board().tasks().import(&who.actor(), path)
 }
 
 /// The prompt of a run: the task's text (when bound to one) and the person's words.
@@ -171,8 +171,8 @@ pub(crate) fn run_prompt(
     t: &Tether,
     new: &crate::board::runs::NewRun,
 ) -> Result<(Option<crate::board::tasks::TaskDetail>, String)> {
-    let task = new.task.as_deref().map(|id| t.board().task(id)).transpose()?;
-    let task_text = task.as_ref().map(|d| crate::board::runs::task_prompt(&*t.board_db(), &d.task.id)).transpose()?;
+    let task = new.task.as_deref().map(|id| t.board().tasks().get(id)).transpose()?;
+    let task_text = task.as_ref().map(|d| t.board().runs().task_prompt(&d.task.id)).transpose()?;
     let prompt = match (new.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()), task_text) {
         (Some(p), Some(t)) => format!("{t}\n{p}\n"),
         (Some(p), None) => p.to_owned(),

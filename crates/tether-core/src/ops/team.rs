@@ -179,7 +179,7 @@ pub fn import_local(t: &Tether, who: &Principal) -> Result<crate::board::task_io
         return Err(Error::invalid("team", "no team joined: join one first (tether team join postgres://…)"));
     };
     // (The team board announces its own write.)
-    crate::board::task_io::import_board(&t.store, &*t.board_db(), &who.actor(), &j.machine)
+    t.board().tasks().import_board(&t.store, &who.actor(), &j.machine)
 }
 
 /// The team database from here: whether joined, reachable (and how fast), and who was seen.

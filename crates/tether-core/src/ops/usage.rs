@@ -69,7 +69,7 @@ pub struct BudgetSet {
 
 pub fn set_task_budget(t: &Tether, who: &Principal, req: &TaskBudget) -> Result<BudgetSet> {
     person_only(who, "setting a budget")?;
-    crate::board::usage::set_task_budget(&*t.board_db(), &req.task, req.budget)?;
+    t.board().usage().set_task_budget(&req.task, req.budget)?;
     Ok(BudgetSet { task: req.task.clone(), budget: req.budget })
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::Tether;
-use crate::board::runs::{self, RunWorktree, WorktreeState, WorktreeUse};
+use crate::board::runs::{RunWorktree, WorktreeState, WorktreeUse};
 use crate::error::Result;
 
 /// Git's refusals as coded errors (where `ops::trace` has always found it).
@@ -29,10 +29,8 @@ pub struct WorktreesReport {
 }
 
 pub fn worktrees(t: &Tether) -> Result<WorktreesReport> {
-    let worktrees: Vec<WorktreeUse> = runs::live_worktrees(&*t.board_db())?
-        .into_iter()
-        .filter(|u| u.worktree.state == WorktreeState::Ready)
-        .collect();
+    let worktrees: Vec<WorktreeUse> =
+        t.board().runs().worktrees().live()?.into_iter().filter(|u| u.worktree.state == WorktreeState::Ready).collect();
     let bytes = worktrees.iter().map(|u| tether_work::worktree::dir_bytes(Path::new(&u.worktree.path))).sum();
     Ok(WorktreesReport { count: worktrees.len(), bytes, worktrees })
 }

@@ -31,7 +31,7 @@ impl<'a> Budgets<'a> {
     /// Holds queued runs (`daily`) while today's budget is spent; frees them once it is not.
     pub fn hold_if_spent_today(&self) -> Result<()> {
         let why = caps::daily_spent(self.t)?;
-        crate::board::usage::hold_for_daily(&*self.t.board_db(), why.as_deref()).map(|_| ())
+        self.t.board().usage().hold_for_daily(why.as_deref()).map(|_| ())
     }
 
     /// What `run` may spend, with what was spent against each of its budgets before it.

@@ -9,7 +9,7 @@ use super::prices::{Price, PriceTable};
 use crate::Tether;
 use crate::board::runs::event::Usage;
 use crate::board::runs::{Run, ValidRun};
-use crate::board::usage::{self as board_usage, Budget, RunSpend, SpendFilter};
+use crate::board::usage::{Budget, RunSpend, SpendFilter};
 use crate::error::{Error, Result};
 
 /// At this share of a budget the run is warned (once), so a well-behaved agent can wrap up.
@@ -111,7 +111,7 @@ fn applicable(
         out.push(("its budget".to_owned(), b, SpendFilter { since_ms: Some(i64::MAX), ..Default::default() }));
     }
     if let Some(n) = task
-        && let Some(b) = board_usage::task_budget(&*t.board_db(), n)?
+        && let Some(b) = t.board().usage().task_budget(n)?
     {
         out.push((
             format!("{}'s budget", crate::board::tasks::format_id(n)),
@@ -165,7 +165,7 @@ pub fn caps_for(t: &Tether, run: &Run) -> Result<Caps> {
             (0, 0.0)
         } else {
             filter.except = Some(run.num());
-            spent(&board_usage::spend(&*t.board_db(), &filter)?, &prices, settings.count_cache_reads)
+            spent(&t.board().usage().spend(&filter)?, &prices, settings.count_cache_reads)
         };
         caps.push(Cap { what, budget, before_tokens, before_usd });
     }
@@ -195,7 +195,7 @@ pub fn daily_spent(t: &Tether) -> Result<Option<String>> {
     let Some(b) = settings.daily_budget else { return Ok(None) };
     let prices = PriceTable::new(&settings);
     let (tok, usd) = spent(
-        &board_usage::spend(&*t.board_db(), &SpendFilter { since_ms: Some(today_start_ms()), ..Default::default() })?,
+        &t.board().usage().spend(&SpendFilter { since_ms: Some(today_start_ms()), ..Default::default() })?,
         &prices,
         settings.count_cache_reads,
     );

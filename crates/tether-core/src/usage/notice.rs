@@ -24,7 +24,7 @@ pub fn warned(t: &Tether, run: &Run, message: &str) -> Result<()> {
         ..Default::default()
     };
     // The run's agent may not be on the board yet (it registers when it first calls Tether).
-    if let Err(e) = signals::send(&*t.board_db(), &Sender::Tether, &new) {
+    if let Err(e) = t.board().signals().send(&Sender::Tether, &new) {
         tracing::info!(run = %run.id, error = %e, "the budget warning could not be signalled to the run's agent");
     }
     Ok(())
@@ -46,5 +46,5 @@ pub fn went_over(t: &Tether, run: &Run) -> Result<()> {
         task: run.task.clone(),
         ..Default::default()
     };
-    signals::send(&*t.board_db(), &Sender::Tether, &new).map(|_| ())
+    t.board().signals().send(&Sender::Tether, &new).map(|_| ())
 }

@@ -198,10 +198,7 @@ pub fn report(t: &Tether, q: &UsageQuery) -> Result<UsageReport> {
     let (runs, chats, agents, account) = std::thread::scope(|s| {
         let runs = s.spawn(|| {
             if want("runs") || (want("account") && asks_who) {
-                board_usage::spend(
-                    &*t.board_db(),
-                    &SpendFilter { since_ms: Some(since), until_ms: until, ..Default::default() },
-                )
+                t.board().usage().spend(&SpendFilter { since_ms: Some(since), until_ms: until, ..Default::default() })
             } else {
                 Ok(Vec::new())
             }

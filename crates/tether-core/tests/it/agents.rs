@@ -3,10 +3,10 @@
 //! searched, read in order with one copy of each message, their recorded tokens summed exactly,
 //! bad lines counted, their files never written.
 
-use tether_core::history::index::Depth;
-use tether_core::history::sessions::{ListQuery, ShowOptions};
 use tether_core::ops::sessions::{Find, FoundChats};
 use tether_core::{CursorLocations, Paths, Tether};
+use tether_history::index::Depth;
+use tether_history::sessions::{ListQuery, ShowOptions};
 use tether_testkit::CursorFixture;
 use tether_testkit::agents::{self, claude, codex, gemini};
 
@@ -150,7 +150,7 @@ fn codex_chat(fx: &CursorFixture) {
 
 fn read(e: &Env, id: &str) -> Vec<(String, String, String)> {
     let o = ShowOptions { offset: 0, limit: 0, include_tools: true };
-    let d = tether_core::history::sessions::show(&e.t.store, id, &o).unwrap();
+    let d = tether_history::sessions::show(&e.t.store, id, &o).unwrap();
     d.messages.into_iter().map(|m| (m.role, m.kind, m.text)).collect()
 }
 
@@ -186,7 +186,7 @@ fn claude_code_and_codex_chats_are_listed_searched_and_read_beside_cursors() {
 
     let only = |agent: &str| {
         let q = ListQuery { source: Some(agent.into()), limit: 100, ..Default::default() };
-        tether_core::history::sessions::list(&e.t.store, &q).unwrap().into_iter().map(|s| s.id).collect::<Vec<_>>()
+        tether_history::sessions::list(&e.t.store, &q).unwrap().into_iter().map(|s| s.id).collect::<Vec<_>>()
     };
     assert_eq!(only("claude-code"), [CLAUDE_ID]);
     assert_eq!(only("codex"), [CODEX_ID]);
@@ -301,7 +301,7 @@ fn an_appended_line_is_read_by_the_next_pass_without_duplicating_the_chat() {
         (1, 2, 3, 4),
     );
     std::fs::write(&path, format!("{first}\n{answer}\n{first}\n")).unwrap();
-    e.t.index(Depth::Deep, &tether_core::history::index::no_progress).unwrap();
+    e.t.index(Depth::Deep, &tether_history::index::no_progress).unwrap();
     assert_eq!(
         read(&e, "c0ffee00-0000-4000-8000-000000000001"),
         own(&[("user", "text", "count the otters"), ("assistant", "text", "There are seven otters.")])
@@ -313,7 +313,7 @@ fn an_appended_line_is_read_by_the_next_pass_without_duplicating_the_chat() {
 fn the_watcher_picks_up_a_new_claude_line_a_new_codex_rollout_and_a_new_gemini_session() {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use tether_core::history::watch::WatchConfig;
+    use tether_history::watch::WatchConfig;
 
     let fx = CursorFixture::new();
     let id = "d00d0000-0000-4000-8000-000000000001";
@@ -347,9 +347,7 @@ fn the_watcher_picks_up_a_new_claude_line_a_new_codex_rollout_and_a_new_gemini_s
     let said = gemini::user("g1", "2026-11-05T10:00:00.000Z", "feed the owlwordzz").to_string();
     agents::gemini_session(&owl, gid, &[gemini::meta(gid, OWL, "2026-11-05T10:00:00.000Z"), said]);
     let found = |q: &str| {
-        !tether_core::history::sessions::search(&t.store, &tether_core::history::sessions::SearchQuery::new(q))
-            .unwrap()
-            .is_empty()
+        !tether_history::sessions::search(&t.store, &tether_history::sessions::SearchQuery::new(q)).unwrap().is_empty()
     };
     let deadline = Instant::now() + Duration::from_secs(10);
     while !(found("cliffwordzz") && found("grebewordzz") && found("owlwordzz")) {
@@ -498,8 +496,8 @@ fn gemini_cli_chats_are_listed_with_their_project_searched_read_and_their_tokens
 
     let src = r.sources.iter().find(|s| s.kind.as_str() == "gemini" && s.path.ends_with(".jsonl")).unwrap();
     assert_eq!(src.reasons.0.get("bad_json"), Some(&1), "{src:?}");
-    use tether_core::history::watch::Indexer;
-    let d = tether_core::history::cursor::discover_all(&e.t.locations());
+    use tether_history::watch::Indexer;
+    let d = tether_history::cursor::discover_all(&e.t.locations());
     assert!(d.skipped.iter().any(|s| s.path.ends_with(".json") && s.reason.contains("continued")), "{:?}", d.skipped);
 }
 

@@ -8,9 +8,9 @@ use std::process::Command;
 use tether_core::code_origin::{self, EditBy, EditPart};
 use tether_core::ops::Principal;
 use tether_core::ops::trace::{self, Blame};
-use tether_core::trace::EditKind;
-use tether_core::trace::capture::{Replacement, capture, pack};
 use tether_core::{CursorLocations, Paths, Tether};
+use tether_trace::EditKind;
+use tether_trace::capture::{Replacement, capture, pack};
 
 struct Fixture {
     _data: tempfile::TempDir,
@@ -367,9 +367,9 @@ fn an_agent_reads_origins_only_inside_its_own_chats_workspace() {
         f.write("calc.rs", WITH_ADD);
         record(&mine.t, &f.path("calc.rs"), BASE, WITH_ADD, "chat-x", EditKind::Agent);
     }
-    let agent = Principal::agent(tether_core::board::principal::Identity {
+    let agent = Principal::agent(tether_board::principal::Identity {
         id: "chat-mine".into(),
-        kind: tether_core::board::principal::AgentKind::Cursor,
+        kind: tether_board::principal::AgentKind::Cursor,
         mcp_session: None,
         project: Some(mine.root().to_string_lossy().into_owned()),
     });

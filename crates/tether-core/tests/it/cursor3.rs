@@ -4,15 +4,14 @@
 //! SDK / Agents Window's `sdk-agent-store` (its catalog's columns as public readers give them).
 
 use serde_json::json;
-use tether_core::history::sessions::ShowOptions;
+use tether_history::sessions::ShowOptions;
 use tether_testkit::{CursorFixture, SdkAgent, SdkRun};
 
 use crate::Env;
 
 fn show(e: &Env, id: &str) -> Vec<(String, String, String)> {
-    let d =
-        tether_core::history::sessions::show(&e.t.store, id, &ShowOptions { offset: 0, limit: 0, include_tools: true })
-            .unwrap();
+    let d = tether_history::sessions::show(&e.t.store, id, &ShowOptions { offset: 0, limit: 0, include_tools: true })
+        .unwrap();
     d.messages.into_iter().map(|m| (m.role, m.kind, m.text)).collect()
 }
 

@@ -1,4 +1,4 @@
-use tether_core::history::sessions::{ProjectFilter, SearchQuery, ShowOptions};
+use tether_history::sessions::{ProjectFilter, SearchQuery, ShowOptions};
 use tether_testkit::CursorFixture;
 use tether_testkit::eras::{build_all, ids::*};
 
@@ -69,9 +69,9 @@ fn projects_are_attributed_by_the_strongest_evidence() {
     assert_eq!(project(D_ITEM).as_deref(), Some("/home/u/epsilon"), "workspaceIdentifier");
     assert_eq!(project(CLI_HEX).as_deref(), Some("/home/u/zeta"), "CLI cwd");
     assert_eq!(project(TRANSCRIPT).as_deref(), Some("home-u-eta"), "nothing says where: the folder name as it is");
-    let alpha = tether_core::history::sessions::list(
+    let alpha = tether_history::sessions::list(
         &e.t.store,
-        &tether_core::history::sessions::ListQuery {
+        &tether_history::sessions::ListQuery {
             project: ProjectFilter::Path("/home/u/alpha/src".into()),
             limit: 100,
             ..Default::default()
@@ -85,12 +85,9 @@ fn projects_are_attributed_by_the_strongest_evidence() {
 #[test]
 fn messages_keep_order_roles_tools_and_thinking() {
     let e = env();
-    let d = tether_core::history::sessions::show(
-        &e.t.store,
-        C_V10,
-        &ShowOptions { include_tools: true, ..Default::default() },
-    )
-    .unwrap();
+    let d =
+        tether_history::sessions::show(&e.t.store, C_V10, &ShowOptions { include_tools: true, ..Default::default() })
+            .unwrap();
     let kinds: Vec<(&str, &str)> = d.messages.iter().map(|m| (m.role.as_str(), m.kind.as_str())).collect();
     assert_eq!(kinds, [("user", "text"), ("assistant", "thinking"), ("assistant", "tool"), ("assistant", "text")]);
     assert_eq!(d.messages[0].text, "Refactor the axolotl loader please", "richText fallback");
@@ -98,15 +95,12 @@ fn messages_keep_order_roles_tools_and_thinking() {
     assert_eq!(d.messages[2].text, "src/loader.rs");
     assert_eq!(d.messages[0].created_at.as_deref(), Some("2025-10-31T14:39:16.989Z"));
     assert_eq!(d.session.messages, 2, "message count counts texts, not steps");
-    let plain = tether_core::history::sessions::show(&e.t.store, C_V10, &ShowOptions::default()).unwrap();
+    let plain = tether_history::sessions::show(&e.t.store, C_V10, &ShowOptions::default()).unwrap();
     assert_eq!(plain.messages.len(), 2, "tool and thinking parts are optional in show");
 
-    let b = tether_core::history::sessions::show(
-        &e.t.store,
-        B_SPLIT,
-        &ShowOptions { include_tools: true, ..Default::default() },
-    )
-    .unwrap();
+    let b =
+        tether_history::sessions::show(&e.t.store, B_SPLIT, &ShowOptions { include_tools: true, ..Default::default() })
+            .unwrap();
     assert_eq!(b.messages.len(), 3, "a toolFormerData with only additionalData is not a tool call");
     assert_eq!(b.messages[2].text, "npm test", "params given as a JSON string");
     assert_eq!(b.messages[1].model.as_deref(), Some("claude-3.7-sonnet"), "model falls back to modelConfig");
@@ -208,11 +202,11 @@ fn secrets_never_reach_the_index() {
     }
     for s in e.all() {
         for f in [
-            tether_core::history::export::Format::Json,
-            tether_core::history::export::Format::Html,
-            tether_core::history::export::Format::Markdown,
+            tether_history::export::Format::Json,
+            tether_history::export::Format::Html,
+            tether_history::export::Format::Markdown,
         ] {
-            if let Ok(out) = tether_core::history::export::export(&e.t.store, &s.id, f) {
+            if let Ok(out) = tether_history::export::export(&e.t.store, &s.id, f) {
                 assert!(!out.contains(SECRET_KEY) && !out.contains(SECRET_TOKEN));
             }
         }
@@ -235,9 +229,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn bad_search_syntax_is_a_clear_error() {
     let e = env();
-    let err = tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("\"unclosed")).unwrap_err();
+    let err = tether_history::sessions::search(&e.t.store, &SearchQuery::new("\"unclosed")).unwrap_err();
     assert_eq!(err.code(), tether_core::ErrorCode::InvalidInput, "{err}");
-    assert!(tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("parse-date AND")).is_err());
+    assert!(tether_history::sessions::search(&e.t.store, &SearchQuery::new("parse-date AND")).is_err());
     assert!(!e.search_ids("narwhal leap").is_empty(), "plain words are ANDed");
 }
 
@@ -265,7 +259,7 @@ fn a_huge_bubble_is_indexed_without_trouble() {
     let e = Env::new(fx);
     e.index();
     assert_eq!(e.search_ids("hippogriff").len(), 1);
-    let d = tether_core::history::sessions::show(
+    let d = tether_history::sessions::show(
         &e.t.store,
         "big00000",
         &ShowOptions { include_tools: true, ..Default::default() },
@@ -294,7 +288,7 @@ fn real_world_shapes_get_their_real_project_and_only_chats_are_listed() {
     let src = r.sources.iter().find(|s| s.path.contains(RW_ERROR_ONLY)).expect("its source is reported");
     assert_eq!(src.status, "partial");
     assert_eq!(src.reasons.0.get("no_conversation"), Some(&1));
-    let d = tether_core::history::sessions::show(
+    let d = tether_history::sessions::show(
         &e.t.store,
         RW_ERROR_INSIDE,
         &ShowOptions { offset: 0, limit: 0, include_tools: true },

@@ -1,6 +1,6 @@
 use serde_json::json;
-use tether_core::history::index::{Depth, no_progress};
-use tether_core::history::sessions::{ShowOptions, TagUpdate};
+use tether_history::index::{Depth, no_progress};
+use tether_history::sessions::{ShowOptions, TagUpdate};
 use tether_testkit::eras::{build_all, ids::*};
 use tether_testkit::{Composer, CursorFixture, Journal};
 
@@ -82,7 +82,7 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    tether_core::history::sessions::tag(
+    tether_history::sessions::tag(
         &e.t.store,
         B_SPLIT,
         &TagUpdate {
@@ -111,13 +111,13 @@ fn deleted_sessions_vanish_but_keep_user_metadata() {
     e.index();
     assert!(e.search_ids("narwhal").is_empty(), "deleted session disappears from search");
     assert!(!known("narwhal"), "its words leave the vocabulary (prefix queries) too");
-    assert!(tether_core::history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).is_err());
+    assert!(tether_history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).is_err());
     // It comes back (Cursor restored it): the metadata reattaches.
     let g = e.fx.global(Journal::Rollback);
     tether_testkit::eras::era_b_global_v3(&e.fx, &g);
     g.close();
     e.index();
-    let d = tether_core::history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).unwrap();
+    let d = tether_history::sessions::show(&e.t.store, "leapday", &ShowOptions::default()).unwrap();
     assert_eq!(d.session.id, B_SPLIT);
     assert_eq!(d.session.tags, vec!["bug"]);
     assert!(d.session.bookmarked);
@@ -129,13 +129,13 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     build_all(&fx);
     let e = Env::new(fx);
     e.index();
-    tether_core::history::sessions::tag(
+    tether_history::sessions::tag(
         &e.t.store,
         C_V10,
         &TagUpdate { nickname: Some(Some("Loader".into())), add_tags: vec!["Refactor".into()], ..Default::default() },
     )
     .unwrap();
-    let clash = tether_core::history::sessions::tag(
+    let clash = tether_history::sessions::tag(
         &e.t.store,
         B_SPLIT,
         &TagUpdate { nickname: Some(Some("loader".into())), ..Default::default() },
@@ -143,7 +143,7 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
     .unwrap_err();
     assert_eq!(clash.code(), tether_core::ErrorCode::Conflict, "nicknames are unique, case-insensitively");
     e.t.index(Depth::Force, &no_progress).unwrap();
-    let s = tether_core::history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap().session;
+    let s = tether_history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap().session;
     assert_eq!((s.id.as_str(), s.tags.clone()), (C_V10, vec!["refactor".to_string()]));
 
     let known = |term: &str| -> bool {
@@ -152,28 +152,20 @@ fn user_metadata_survives_a_forced_reindex_and_do_not_index_drops_messages() {
             .unwrap()
     };
     assert!(known("axolotl") && known("modules") && known("loader"));
-    tether_core::history::sessions::tag(
-        &e.t.store,
-        "loader",
-        &TagUpdate { no_index: Some(true), ..Default::default() },
-    )
-    .unwrap();
+    tether_history::sessions::tag(&e.t.store, "loader", &TagUpdate { no_index: Some(true), ..Default::default() })
+        .unwrap();
     assert!(e.search_ids("axolotl").is_empty());
     assert!(!known("axolotl") && !known("modules"), "the chat's own words leave the vocabulary");
     assert!(known("loader"), "a word its title (or another chat) still holds stays");
     assert_eq!(
-        tether_core::history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap_err().code(),
+        tether_history::sessions::show(&e.t.store, "loader", &ShowOptions::default()).unwrap_err().code(),
         tether_core::ErrorCode::Forbidden
     );
     e.t.index(Depth::Force, &no_progress).unwrap();
     assert!(e.search_ids("axolotl").is_empty(), "a re-index does not bring back do-not-index messages");
     assert!(!known("axolotl"), "nor their words");
-    tether_core::history::sessions::tag(
-        &e.t.store,
-        "loader",
-        &TagUpdate { no_index: Some(false), ..Default::default() },
-    )
-    .unwrap();
+    tether_history::sessions::tag(&e.t.store, "loader", &TagUpdate { no_index: Some(false), ..Default::default() })
+        .unwrap();
     e.index();
     assert_eq!(e.search_ids("axolotl"), vec![C_V10.to_string()], "re-enabling indexes it again");
 }
@@ -183,7 +175,7 @@ fn uncheckpointed_wal_content_is_read() {
     let fx = CursorFixture::new();
     let g = tether_testkit::eras::wal_uncheckpointed(&fx);
     g.close();
-    assert!(tether_core::history::cursor::sqlite::sidecar(&fx.global_path(), "-wal").metadata().unwrap().len() > 0);
+    assert!(tether_history::cursor::sqlite::sidecar(&fx.global_path(), "-wal").metadata().unwrap().len() > 0);
     let e = Env::new(fx);
     e.index();
     assert_eq!(e.search_ids("walrusword"), vec![WAL.to_string()]);
@@ -196,7 +188,7 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    use tether_core::history::watch::{WatchConfig, WatchEvent};
+    use tether_history::watch::{WatchConfig, WatchEvent};
 
     let fx = CursorFixture::new();
     // A live WAL database, as while Cursor runs: every reader writes to its -shm.
@@ -212,9 +204,9 @@ fn the_watcher_settles_after_a_change_instead_of_triggering_itself() {
         .watch(cfg, move |ev| {
             if let WatchEvent::Indexed(_) = ev {
                 p.fetch_add(1, Ordering::SeqCst);
-                if !tether_core::history::sessions::search(
+                if !tether_history::sessions::search(
                     &t2.store,
-                    &tether_core::history::sessions::SearchQuery::new("otterword"),
+                    &tether_history::sessions::SearchQuery::new("otterword"),
                 )
                 .unwrap()
                 .is_empty()
@@ -280,8 +272,8 @@ fn a_first_index_leaves_fingerprints_a_deep_pass_agrees_with() {
 /// prefix too (only the written messages' words are added to the vocabulary).
 #[test]
 fn a_chat_cursor_streams_into_is_read_at_most_every_stream_every_and_other_chats_at_once() {
-    use tether_core::history::cursor::{SourceKind, discover};
-    use tether_core::history::index::STREAM_EVERY;
+    use tether_history::cursor::{SourceKind, discover};
+    use tether_history::index::STREAM_EVERY;
 
     let fx = CursorFixture::new();
     let g = fx.global(Journal::Rollback);

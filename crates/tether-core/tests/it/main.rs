@@ -12,9 +12,9 @@ mod task_io;
 mod tasks;
 mod team;
 
-use tether_core::history::index::{Depth, IndexReport, no_progress};
-use tether_core::history::sessions::{ListQuery, SearchQuery};
 use tether_core::{CursorLocations, Paths, Tether};
+use tether_history::index::{Depth, IndexReport, no_progress};
+use tether_history::sessions::{ListQuery, SearchQuery};
 use tether_testkit::CursorFixture;
 
 pub struct Env {
@@ -44,14 +44,14 @@ impl Env {
     }
 
     pub fn search_ids(&self, q: &str) -> Vec<String> {
-        tether_core::history::sessions::search(&self.t.store, &SearchQuery::new(q))
+        tether_history::sessions::search(&self.t.store, &SearchQuery::new(q))
             .unwrap()
             .into_iter()
             .map(|h| h.session_id)
             .collect()
     }
 
-    pub fn all(&self) -> Vec<tether_core::history::sessions::SessionSummary> {
-        tether_core::history::sessions::list(&self.t.store, &ListQuery { limit: 1000, ..Default::default() }).unwrap()
+    pub fn all(&self) -> Vec<tether_history::sessions::SessionSummary> {
+        tether_history::sessions::list(&self.t.store, &ListQuery { limit: 1000, ..Default::default() }).unwrap()
     }
 }

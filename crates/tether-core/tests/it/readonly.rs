@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether_core::history::index::{Depth, no_progress};
-use tether_core::history::sessions::{ListQuery, SearchQuery};
-use tether_core::history::watch::WatchConfig;
+use tether_history::index::{Depth, no_progress};
+use tether_history::sessions::{ListQuery, SearchQuery};
+use tether_history::watch::WatchConfig;
 use tether_testkit::eras::build_all;
 use tether_testkit::{Composer, CursorFixture, Journal};
 
@@ -30,13 +30,13 @@ fn read_every_way(e: &Env) {
     let cfg = WatchConfig { deep_every: Duration::from_millis(100), ..WatchConfig::default() };
     let w = t
         .watch(cfg, move |ev| {
-            let _ = tx.send(matches!(ev, tether_core::history::watch::WatchEvent::Indexed(_)));
+            let _ = tx.send(matches!(ev, tether_history::watch::WatchEvent::Indexed(_)));
         })
         .unwrap();
     assert!(rx.recv_timeout(Duration::from_secs(10)).unwrap_or(false), "the watcher made a pass");
     w.stop();
-    tether_core::history::sessions::list(&e.t.store, &ListQuery::default()).unwrap();
-    tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("word")).unwrap();
+    tether_history::sessions::list(&e.t.store, &ListQuery::default()).unwrap();
+    tether_history::sessions::search(&e.t.store, &SearchQuery::new("word")).unwrap();
     tether_core::ops::system::doctor(&e.t).unwrap();
 }
 
@@ -67,7 +67,7 @@ fn indexing_never_modifies_cursor_files_wal() {
     // A stale -shm: the writer (Cursor) is gone and left its -wal and -shm behind.
     let fx = CursorFixture::new();
     tether_testkit::eras::wal_uncheckpointed(&fx).close();
-    let shm = tether_core::history::cursor::sqlite::sidecar(&fx.global_path(), "-shm");
+    let shm = tether_history::cursor::sqlite::sidecar(&fx.global_path(), "-shm");
     assert!(shm.exists(), "the fixture leaves a -shm");
     let before = fx.snapshot();
     let e = Env::new(fx);
@@ -82,7 +82,7 @@ fn a_cleanly_closed_wal_db_gets_no_new_sidecars() {
     let g = fx.global(Journal::Wal);
     tether_testkit::eras::era_d_cursor3(&fx, &g);
     g.close();
-    let wal = tether_core::history::cursor::sqlite::sidecar(&fx.global_path(), "-wal");
+    let wal = tether_history::cursor::sqlite::sidecar(&fx.global_path(), "-wal");
     assert!(!wal.exists(), "SQLite removes the -wal on a clean close");
     let before = fx.snapshot();
     let e = Env::new(fx);
@@ -162,7 +162,7 @@ fn a_live_writer_in_another_process_is_read_right_and_never_written() {
     // It is done but still open (Cursor idle): one more quick pass, the watcher's once the chat
     // it put off while it streamed is due, has every message (a bubble committed while a pass
     // listed used to fall below its high-water mark)…
-    std::thread::sleep(tether_core::history::index::STREAM_EVERY);
+    std::thread::sleep(tether_history::index::STREAM_EVERY);
     e.t.index(Depth::Quick, &no_progress).unwrap();
     let live = e.all().into_iter().find(|s| s.id == id).expect("the live chat is listed");
     assert_eq!(live.messages as usize, n + 1, "every appended message, once");

@@ -1,6 +1,6 @@
 //! Search over a generated history large enough to reach the broad-query mode.
 
-use tether_core::history::sessions::SearchQuery;
+use tether_history::sessions::SearchQuery;
 use tether_testkit::CursorFixture;
 use tether_testkit::generate::{GenSpec, generate_global, vocabulary_for};
 
@@ -18,8 +18,7 @@ fn broad_and_selective_queries_both_return_distinct_highlighted_sessions() {
     // prefix is rewritten into the terms under it, alone or after a word.
     for q in ["function", vocab[5000].as_str(), "\"error handling\"", "conf*", "function conf*"] {
         let hits =
-            tether_core::history::sessions::search(&e.t.store, &SearchQuery { limit: 10, ..SearchQuery::new(q) })
-                .unwrap();
+            tether_history::sessions::search(&e.t.store, &SearchQuery { limit: 10, ..SearchQuery::new(q) }).unwrap();
         assert!(!hits.is_empty(), "{q}: no hits");
         assert!(hits.len() <= 10);
         let mut ids: Vec<_> = hits.iter().map(|h| h.session_id.clone()).collect();
@@ -64,7 +63,7 @@ fn rewritten_prefixes_match_what_fts5_prefixes_match() {
         .read(|c| {
             for prefix in ["conf", "caf", "cafe", "naiv", "resu", "uber", "x", "c", "n", "cons", "100", "fix"] {
                 let raw = format!("{prefix}*");
-                let rewritten = tether_core::history::terms::expand_prefixes(c, &raw)?;
+                let rewritten = tether_history::terms::expand_prefixes(c, &raw)?;
                 let rows = |q: &str| -> rusqlite::Result<Vec<i64>> {
                     let mut st =
                         c.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid")?;
@@ -115,8 +114,8 @@ fn message_ids_follow_the_chats_time_across_sources() {
 /// other's bulk.
 #[test]
 fn a_first_index_lists_global_chats_then_reads_cli_chats_first() {
-    use tether_core::history::cursor::SourceKind;
-    use tether_core::history::index::{Depth, Progress};
+    use tether_history::cursor::SourceKind;
+    use tether_history::index::{Depth, Progress};
     let fx = CursorFixture::new();
     tether_testkit::eras::build_all(&fx);
     let e = Env::new(fx);

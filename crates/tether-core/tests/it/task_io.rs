@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
-use tether_core::board::task_io::{self, ExportFormat};
-use tether_core::board::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
+use tether_board::task_io::ExportFormat;
+use tether_board::tasks::{self, Actor, ClaimTarget, Status, TaskFilter};
+use tether_core::Board;
 use tether_core::sql::Database;
 use tether_testkit::pg::board_engines;
 
 fn by_ref(s: &dyn Database) -> std::collections::HashMap<String, tasks::Task> {
-    let all = tasks::list(s, &TaskFilter { limit: 1000, ..Default::default() }).unwrap();
+    let all = Board::new(s).tasks().list(&TaskFilter { limit: 1000, ..Default::default() }).unwrap();
     all.into_iter().filter_map(|t| Some((t.external_ref.clone()?, t))).collect()
 }
 
@@ -49,7 +50,7 @@ fn taskmaster_tagged_file_maps_fields_subtasks_and_dependencies_and_reports_the_
         let path = d.path().join("tasks.json");
         std::fs::write(&path, TASKMASTER).unwrap();
         let me = Actor::person("pat");
-        let r = task_io::import_taskmaster(&s, &me, &path).unwrap();
+        let r = Board::new(&s).tasks().import_taskmaster(&me, &path).unwrap();
         assert_eq!(r.created.len(), 6, "{r:?}");
         let t = by_ref(&s);
         let setup = &t["taskmaster:1"];
@@ -79,13 +80,13 @@ fn taskmaster_tagged_file_maps_fields_subtasks_and_dependencies_and_reports_the_
         }
 
         // Importing again changes nothing; an edited source refreshes text but keeps Tether's status.
-        let again = task_io::import_taskmaster(&s, &me, &path).unwrap();
+        let again = Board::new(&s).tasks().import_taskmaster(&me, &path).unwrap();
         assert_eq!((again.created.len(), again.updated.len(), again.unchanged.len()), (0, 0, 6));
         std::fs::write(&path, TASKMASTER.replace("Write the docs", "Write the user guide")).unwrap();
-        let edited = task_io::import_taskmaster(&s, &me, &path).unwrap();
+        let edited = Board::new(&s).tasks().import_taskmaster(&me, &path).unwrap();
         assert_eq!(edited.updated, [format!("{} ← taskmaster:3", docs.id)]);
         assert_eq!(by_ref(&s)["taskmaster:3"].title, "Write the user guide");
-        assert_eq!(tasks::list(&s, &TaskFilter { limit: 100, ..Default::default() }).unwrap().len(), 6);
+        assert_eq!(Board::new(&s).tasks().list(&TaskFilter { limit: 100, ..Default::default() }).unwrap().len(), 6);
     }
 }
 
@@ -98,17 +99,19 @@ fn bad_taskmaster_files_are_clear_errors_and_write_nothing() {
         let me = Actor::person("pat");
         let bad = d.path().join("bad.json");
         std::fs::write(&bad, "{\"tasks\": [").unwrap();
-        let e = task_io::import_taskmaster(&s, &me, &bad).unwrap_err();
+        let e = Board::new(&s).tasks().import_taskmaster(&me, &bad).unwrap_err();
         assert!(e.to_string().contains("not valid JSON"), "{e}");
         std::fs::write(&bad, "{\"version\": 1}").unwrap();
-        assert!(task_io::import_taskmaster(&s, &me, &bad).unwrap_err().to_string().contains("no `tasks` array"));
+        assert!(
+            Board::new(&s).tasks().import_taskmaster(&me, &bad).unwrap_err().to_string().contains("no `tasks` array")
+        );
         // A dependency cycle inside the file is reported; the tasks still land.
         std::fs::write(
         &bad,
         r#"{"tasks": [{"id": 1, "title": "a", "dependencies": [2]}, {"id": 2, "title": "b", "dependencies": [1]}]}"#,
     )
     .unwrap();
-        let r = task_io::import_taskmaster(&s, &me, &bad).unwrap();
+        let r = Board::new(&s).tasks().import_taskmaster(&me, &bad).unwrap();
         assert_eq!(r.created.len(), 2);
         assert!(r.not_mapped.iter().any(|n| n.contains("cycle")), "{:?}", r.not_mapped);
     }
@@ -151,7 +154,7 @@ fn backlog_md_folder_maps_frontmatter_sections_and_folders() {
         write(&project, "backlog/completed/task-4 - Old.md", "---\nid: task-4\ntitle: Old work\nstatus: Done\n---\n");
         write(&project, "backlog/tasks/notes.md", "no frontmatter here\n");
 
-        let r = task_io::import_backlog(&s, &Actor::person("pat"), &project).unwrap();
+        let r = Board::new(&s).tasks().import_backlog(&Actor::person("pat"), &project).unwrap();
         assert_eq!(r.created.len(), 5, "{r:?}");
         let t = by_ref(&s);
         let login = &t["backlog:task-1"];
@@ -175,9 +178,9 @@ fn backlog_md_folder_maps_frontmatter_sections_and_folders() {
         assert!(report.contains("notes.md has no readable frontmatter"), "{report}");
 
         // Pointing at backlog/ itself works as well, and finds the same tasks.
-        let again = task_io::import_backlog(&s, &Actor::person("pat"), &project.join("backlog")).unwrap();
+        let again = Board::new(&s).tasks().import_backlog(&Actor::person("pat"), &project.join("backlog")).unwrap();
         assert_eq!((again.created.len(), again.unchanged.len()), (0, 5));
-        let e = task_io::import_backlog(&s, &Actor::person("pat"), d.path()).unwrap_err();
+        let e = Board::new(&s).tasks().import_backlog(&Actor::person("pat"), d.path()).unwrap_err();
         assert!(e.to_string().contains("no tasks/ folder"), "{e}");
     }
 }
@@ -188,16 +191,20 @@ fn export_carries_notes_and_history() {
         eprintln!("on {}", e.name);
         let s: &dyn Database = &**e;
         let me = Actor::person("pat");
-        let t = tasks::create(&s, &me, &tasks::NewTask { title: "Ship <it>".into(), ..Default::default() }).unwrap();
-        tasks::claim(&s, &me, &ClaimTarget::Id(t.id.clone())).unwrap();
+        let t = Board::new(&s)
+            .tasks()
+            .create(&me, &tasks::NewTask { title: "Ship <it>".into(), ..Default::default() })
+            .unwrap();
+        Board::new(&s).tasks().claim(&me, &ClaimTarget::Id(t.id.clone())).unwrap();
         let note = tasks::TaskChange { comment: Some("half done".into()), handoff: true, ..Default::default() };
-        tasks::update(&s, &me, &t.id, &note).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&task_io::export(&s, ExportFormat::Json).unwrap()).unwrap();
+        Board::new(&s).tasks().update(&me, &t.id, &note).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&Board::new(&s).tasks().export(ExportFormat::Json).unwrap()).unwrap();
         let exported = &json["tasks"][0];
         assert_eq!(exported["id"], t.id.as_str());
         assert_eq!(exported["notes"][0]["detail"]["text"], "half done");
         assert_eq!(exported["history"].as_array().unwrap().len(), 3);
-        let md = task_io::export(&s, ExportFormat::Markdown).unwrap();
+        let md = Board::new(&s).tasks().export(ExportFormat::Markdown).unwrap();
         assert!(
             md.contains("## in_progress (1)") && md.contains("## T-1 Ship <it>") && md.contains("half done"),
             "{md}"

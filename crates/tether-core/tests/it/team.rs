@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use tether_core::board::principal::{Actor, AgentKind, Identity};
-use tether_core::board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
-use tether_core::board::tasks::{self, NewTask};
+use tether_board::principal::{Actor, AgentKind, Identity};
+use tether_board::runs::{self, Limits, Permissions, RepoRef, RunMode, RunStatus, RunTarget, ValidRun};
+use tether_board::tasks::{self, NewTask};
 use tether_core::ops::Principal;
 use tether_core::ops::team::{self, Join};
 use tether_core::token::{self, Backend};
-use tether_core::{CursorLocations, Paths, Tether};
+use tether_core::{Board, CursorLocations, Paths, Tether};
 use tether_testkit::pg::{CERT_USER, Cluster, PASSWORD};
 
 fn limits() -> Limits {
@@ -55,9 +55,9 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
     let (_b_dir, b) = machine(&url, "workstation");
     assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "nothing since joining");
 
-    let run = runs::create(&*a.board_db(), "pat", &prompt("fix the build")).unwrap();
+    let run = a.board().runs().create("pat", &prompt("fix the build")).unwrap();
     assert!(
-        runs::claim_next(&*b.board_db(), 7, &limits()).unwrap().is_none(),
+        b.board().runs().claim_next(7, &limits()).unwrap().is_none(),
         "the workstation never takes the laptop's run"
     );
     let heard = b.board_db().foreign_changes().unwrap();
@@ -65,21 +65,19 @@ fn a_run_is_its_machines_and_each_machine_hears_the_others_writes() {
     assert!(b.board_db().foreign_changes().unwrap().runs.is_none(), "once");
     assert!(a.board_db().foreign_changes().unwrap().runs.is_none(), "a machine's own write is not foreign to it");
 
-    let claimed = runs::claim_next(&*a.board_db(), 7, &limits()).unwrap().expect("the laptop's runner takes it");
+    let claimed = a.board().runs().claim_next(7, &limits()).unwrap().expect("the laptop's runner takes it");
     assert_eq!(claimed.id, run.id);
     let follow = ValidRun { parent: Some(run.num()), ..prompt("and the tests") };
-    let next = runs::create(&*b.board_db(), "pat", &follow).unwrap();
-    runs::finish(
-        &*a.board_db(),
-        run.num(),
-        &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() },
-    )
-    .unwrap();
-    assert!(runs::claim_next(&*b.board_db(), 7, &limits()).unwrap().is_none(), "a follow-up goes where its chat is");
-    assert_eq!(runs::claim_next(&*a.board_db(), 7, &limits()).unwrap().map(|r| r.id), Some(next.id));
+    let next = b.board().runs().create("pat", &follow).unwrap();
+    a.board()
+        .runs()
+        .finish(run.num(), &runs::Outcome { status: runs::RunStatus::Succeeded, ..Default::default() })
+        .unwrap();
+    assert!(b.board().runs().claim_next(7, &limits()).unwrap().is_none(), "a follow-up goes where its chat is");
+    assert_eq!(a.board().runs().claim_next(7, &limits()).unwrap().map(|r| r.id), Some(next.id));
 
     team::leave(&a, &Principal::person("pat")).unwrap();
-    assert!(runs::list(&*a.board_db(), &Default::default()).unwrap().is_empty(), "the laptop's own board again");
+    assert!(a.board().runs().list(&Default::default()).unwrap().is_empty(), "the laptop's own board again");
 }
 
 fn runner(labels: &[&str]) -> Limits {
@@ -99,40 +97,38 @@ fn a_run_goes_to_the_machine_it_names_a_runner_with_its_labels_or_its_own_machin
     let gpu = runner(&["gpu", "linux"]);
 
     // Named: only that machine takes it, runner or not.
-    let named = runs::create(
-        &*laptop.board_db(),
-        "pat",
-        &findable("on the station", RunTarget { machine: Some("station".into()), ..Default::default() }),
-    )
-    .unwrap();
+    let named = laptop
+        .board()
+        .runs()
+        .create("pat", &findable("on the station", RunTarget { machine: Some("station".into()), ..Default::default() }))
+        .unwrap();
     assert_eq!((named.origin.as_deref(), named.on.as_deref()), (Some("laptop"), Some("station")));
-    assert!(runs::claim_next(&*laptop.board_db(), 1, &runner(&["gpu"])).unwrap().is_none());
-    let took = runs::claim_next(&*station.board_db(), 2, &limits()).unwrap().expect("the named machine takes it");
+    assert!(laptop.board().runs().claim_next(1, &runner(&["gpu"])).unwrap().is_none());
+    let took = station.board().runs().claim_next(2, &limits()).unwrap().expect("the named machine takes it");
     assert_eq!((took.id.as_str(), took.machine.as_deref()), (named.id.as_str(), Some("station")));
     let done = runs::Outcome { status: RunStatus::Succeeded, ..Default::default() };
-    runs::finish(&*station.board_db(), took.num(), &done).unwrap();
+    station.board().runs().finish(took.num(), &done).unwrap();
 
     // Labels: a runner without all of them never takes it; one with them takes it at once, as
     // the laptop that queued it lacks them (its head start is for taking its own run).
-    let labelled = runs::create(
-        &*laptop.board_db(),
-        "pat",
-        &findable("train", RunTarget { labels: vec!["gpu".into()], ..Default::default() }),
-    )
-    .unwrap();
-    assert!(runs::claim_next(&*station.board_db(), 2, &runner(&["linux"])).unwrap().is_none(), "lacks gpu");
-    assert!(runs::claim_next(&*laptop.board_db(), 1, &limits()).unwrap().is_none(), "the laptop lacks gpu");
-    assert!(runs::claim_next(&*station.board_db(), 2, &limits()).unwrap().is_none(), "not a runner: only its own");
-    let took = runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().expect("a gpu runner takes it at once");
+    let labelled = laptop
+        .board()
+        .runs()
+        .create("pat", &findable("train", RunTarget { labels: vec!["gpu".into()], ..Default::default() }))
+        .unwrap();
+    assert!(station.board().runs().claim_next(2, &runner(&["linux"])).unwrap().is_none(), "lacks gpu");
+    assert!(laptop.board().runs().claim_next(1, &limits()).unwrap().is_none(), "the laptop lacks gpu");
+    assert!(station.board().runs().claim_next(2, &limits()).unwrap().is_none(), "not a runner: only its own");
+    let took = station.board().runs().claim_next(2, &gpu).unwrap().expect("a gpu runner takes it at once");
     assert_eq!(took.id, labelled.id);
 
     // Any runner, this machine first: the laptop takes its own at once.
-    let mine = runs::create(&*laptop.board_db(), "pat", &findable("lint", RunTarget::default())).unwrap();
-    assert!(runs::claim_next(&*station.board_db(), 2, &gpu).unwrap().is_none(), "the laptop's moment");
-    assert_eq!(runs::claim_next(&*laptop.board_db(), 1, &limits()).unwrap().map(|r| r.id), Some(mine.id));
+    let mine = laptop.board().runs().create("pat", &findable("lint", RunTarget::default())).unwrap();
+    assert!(station.board().runs().claim_next(2, &gpu).unwrap().is_none(), "the laptop's moment");
+    assert_eq!(laptop.board().runs().claim_next(1, &limits()).unwrap().map(|r| r.id), Some(mine.id));
 
     // A folder no other machine could find stays with the machine that queued it.
-    let stuck = runs::create(&*laptop.board_db(), "pat", &prompt("local only")).unwrap();
+    let stuck = laptop.board().runs().create("pat", &prompt("local only")).unwrap();
     assert_eq!(stuck.on.as_deref(), Some("laptop"));
 }
 
@@ -141,19 +137,17 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
     let url = Cluster::shared().database();
     let (_a_dir, laptop) = machine(&url, "laptop");
     let (_g_dir, ghost) = machine(&url, "ghost");
-    let task = tasks::create(
-        &*laptop.board_db(),
-        &Actor::person("pat"),
-        &NewTask { title: "port it".into(), ..Default::default() },
-    )
-    .unwrap();
+    let task = laptop
+        .board()
+        .tasks()
+        .create(&Actor::person("pat"), &NewTask { title: "port it".into(), ..Default::default() })
+        .unwrap();
     let num = tasks::parse_id(&task.id).unwrap();
     let on_ghost = RunTarget { machine: Some("ghost".into()), ..Default::default() };
-    let run =
-        runs::create(&*laptop.board_db(), "pat", &ValidRun { task: Some(num), ..findable("port", on_ghost) }).unwrap();
-    let took = runs::claim_next(&*ghost.board_db(), 4242, &limits()).unwrap().unwrap();
+    let run = laptop.board().runs().create("pat", &ValidRun { task: Some(num), ..findable("port", on_ghost) }).unwrap();
+    let took = ghost.board().runs().claim_next(4242, &limits()).unwrap().unwrap();
     assert_eq!((took.id.as_str(), took.status), (run.id.as_str(), RunStatus::Running));
-    assert!(tasks::get(&*laptop.board_db(), &task.id).unwrap().task.assignee.is_some(), "the run holds its task");
+    assert!(laptop.board().tasks().get(&task.id).unwrap().task.assignee.is_some(), "the run holds its task");
 
     // Within its lease nothing happens; the ghost then says nothing more.
     assert!(team::sweep(&laptop, Duration::from_secs(60)).unwrap().is_empty());
@@ -162,10 +156,10 @@ fn a_runner_machine_that_stops_checking_in_loses_its_runs_and_hands_their_tasks_
     assert_eq!(team::sweep(&laptop, Duration::from_millis(300)).unwrap(), vec![run.id.clone()]);
     assert!(team::sweep(&laptop, Duration::from_millis(300)).unwrap().is_empty(), "once");
 
-    let lost = runs::get_run(&*laptop.board_db(), run.num()).unwrap();
+    let lost = laptop.board().runs().get_run(run.num()).unwrap();
     assert_eq!(lost.status, RunStatus::Lost);
     assert!(lost.error.as_deref().is_some_and(|e| e.contains("ghost")), "{:?}", lost.error);
-    let back = tasks::get(&*laptop.board_db(), &task.id).unwrap();
+    let back = laptop.board().tasks().get(&task.id).unwrap();
     assert!(back.task.assignee.is_none(), "handed back: {:?}", back.task);
     assert!(
         back.history.iter().any(|h| format!("{h:?}").contains("ghost")),
@@ -182,7 +176,7 @@ fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_eve
     for round in 0..10 {
         for i in 0..4 {
             let new = NewTask { title: format!("round {round} task {i}"), ..Default::default() };
-            tasks::create(&*board(0), &Actor::person("pat"), &new).unwrap();
+            Board::new(&*board(0)).tasks().create(&Actor::person("pat"), &new).unwrap();
         }
         let barrier = std::sync::Barrier::new(12);
         let won: Vec<String> = std::thread::scope(|s| {
@@ -198,7 +192,10 @@ fn twelve_agents_over_three_machines_racing_for_four_tasks_each_win_one_once_eve
                         };
                         let me = Actor { who, lease_ms: Some(60_000) };
                         barrier.wait();
-                        match tasks::claim(&*db, &me, &tasks::ClaimTarget::Next { role: None, project: None }) {
+                        match Board::new(&*db)
+                            .tasks()
+                            .claim(&me, &tasks::ClaimTarget::Next { role: None, project: None })
+                        {
                             Ok(t) => Some(t.id),
                             Err(e) if e.code() == tether_core::ErrorCode::NothingToClaim => None,
                             Err(e) => panic!("round {round}, agent {k}: {e}"),

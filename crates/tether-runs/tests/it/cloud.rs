@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_core::board::principal::Principal;
-use tether_core::board::runs::{NewRun, Run, RunStatus};
-use tether_core::board::stream_json::RunEvent;
-use tether_core::history::sessions::SearchQuery;
+use tether_board::principal::Principal;
+use tether_board::runs::{NewRun, Run, RunStatus};
+use tether_board::stream_json::RunEvent;
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{CloudSettingsPatch, SettingsPatch};
 use tether_core::{Tether, ops, token};
+use tether_history::sessions::SearchQuery;
 use tether_runs::Runner;
 use tether_testkit::cursor_api::FakeCursorApi;
 
@@ -60,7 +60,7 @@ fn cloud(prompt: &str) -> NewRun {
 async fn until(t: &Tether, id: &str, what: &str, f: impl Fn(&Run) -> bool) -> Run {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let r = t.board().run(id, Some(0)).unwrap().run;
+        let r = t.board().runs().get(id, Some(0)).unwrap().run;
         if f(&r) {
             return r;
         }
@@ -74,7 +74,7 @@ async fn ended(t: &Tether, id: &str) -> Run {
 }
 
 fn events(t: &Tether, id: &str) -> Vec<RunEvent> {
-    t.board().run(id, None).unwrap().events.into_iter().map(|e| e.event).collect()
+    t.board().runs().get(id, None).unwrap().events.into_iter().map(|e| e.event).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,7 +103,7 @@ async fn a_cloud_run_streams_to_finished_and_its_transcript_is_a_searchable_chat
         .collect();
     assert_eq!(text, "Worked on: Add a README about zebracorn pricing");
     // One index: the transcript is a chat of source cloud, with the repository as its project.
-    let hits = tether_core::history::sessions::search(&e.t.store, &SearchQuery::new("zebracorn")).unwrap();
+    let hits = tether_history::sessions::search(&e.t.store, &SearchQuery::new("zebracorn")).unwrap();
     assert_eq!(hits.len(), 1, "{hits:#?}");
     assert_eq!(hits[0].session_id, spec.agent_id);
     assert_eq!(hits[0].source, "cloud");
@@ -207,7 +207,7 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     first.stop().await;
-    let left = e.t.board().run(&run.id, Some(0)).unwrap().run;
+    let left = e.t.board().runs().get(&run.id, Some(0)).unwrap().run;
     assert_eq!(left.status, RunStatus::Running, "Tether stopping leaves a cloud run going at Cursor");
     assert!(left.cloud.unwrap().last_event_id.is_some(), "and says where its stream was");
 
@@ -229,8 +229,7 @@ async fn a_restart_re_attaches_to_a_live_cloud_run_and_a_follow_up_continues_the
     assert_eq!(f.status, RunStatus::Succeeded, "{f:#?}");
     assert_eq!(f.chat_id, r.chat_id, "the same cloud agent, the same chat");
     assert!(e.fake.requests().iter().any(|s| s.method == "POST" && s.path.ends_with("/runs")), "POST …/runs");
-    let chat =
-        tether_core::history::sessions::show(&e.t.store, r.chat_id.as_deref().unwrap(), &Default::default()).unwrap();
+    let chat = tether_history::sessions::show(&e.t.store, r.chat_id.as_deref().unwrap(), &Default::default()).unwrap();
     let users = chat.messages.iter().filter(|m| m.role == "user").count();
     assert_eq!(users, 2, "both prompts in one chat");
     second.stop().await;

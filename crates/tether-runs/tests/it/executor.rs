@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use tether_core::board::principal::Principal;
-use tether_core::board::runs::{NewRun, Outcome, RunStatus, WorktreeState};
+use tether_board::principal::Principal;
+use tether_board::runs::{NewRun, Outcome, RunStatus, WorktreeState};
 use tether_core::executor::{Boxed, Drive, Executor, ExecutorInfo, Prepared};
 use tether_core::paths::{CursorLocations, Paths};
 use tether_core::settings::{RunSettingsPatch, SettingsPatch};
@@ -91,7 +91,7 @@ async fn a_registered_executor_drives_a_run_between_its_begin_and_its_end() {
     let runner = Runner::start(Arc::clone(&t));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     let ended = loop {
-        let r = t.board().run(&run.id, Some(0)).unwrap().run;
+        let r = t.board().runs().get(&run.id, Some(0)).unwrap().run;
         if r.status.is_terminal() {
             break r;
         }

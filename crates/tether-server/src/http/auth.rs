@@ -10,8 +10,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tether_core::board::principal::Principal;
-use tether_core::board::runs::Run;
+use tether_core::model::principal::Principal;
+use tether_core::model::runs::Run;
 
 use super::conn::Authenticated;
 use super::error::ApiError;
@@ -123,7 +123,7 @@ impl FromRequestParts<Ctx> for RunBearer {
     async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Self::Rejection> {
         callbacks_on(ctx).map_err(IntoResponse::into_response)?;
         let token = bearer(&parts.headers).to_owned();
-        let run = super::error::run(ctx, move |t| tether_core::board::cloud::bearer_run(&*t.board_db(), &token))
+        let run = super::error::run(ctx, move |t| t.board().cloud().bearer_run(&token))
             .await
             .map_err(IntoResponse::into_response)?
             .ok_or_else(|| {
@@ -134,7 +134,7 @@ impl FromRequestParts<Ctx> for RunBearer {
                 )
                 .into_response()
             })?;
-        let who = Principal::run(tether_core::board::ids::RunId::new(run.root), run.workspace.as_deref(), true);
+        let who = Principal::run(tether_core::model::ids::RunId::new(run.root), run.workspace.as_deref(), true);
         Ok(RunBearer { run, who })
     }
 }

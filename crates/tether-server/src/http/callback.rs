@@ -15,8 +15,8 @@ use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tether_core::board::signals::{NewSignal, Signal};
-use tether_core::board::tasks::{Task, TaskChange, TaskDetail};
+use tether_core::model::signals::{NewSignal, Signal};
+use tether_core::model::tasks::{Task, TaskChange, TaskDetail};
 use tether_core::ops;
 
 use super::auth::{RunBearer, authenticated, callbacks_on};

@@ -9,7 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use tether_core::board::live::HookEvent;
+use tether_core::model::agents::HookEvent;
 use tether_core::ops;
 
 use super::auth::{authenticated, hook_token_ok};

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tether_core::Tether;
-use tether_core::board::live::{self, ChatActivity, HookEvent};
-use tether_core::board::principal::{AgentKind, Identity, Principal};
+use tether_core::model::agents::{ChatActivity, HookEvent};
+use tether_core::model::principal::{AgentKind, Identity, Principal};
 
 /// How long a `beforeMCPExecution` report waits for its call.
 const PENDING_TTL: Duration = Duration::from_secs(30);
@@ -57,8 +57,7 @@ impl Callers {
             },
             None => {
                 let key = session.map_or_else(|| format!("stdio-{}", std::process::id()), str::to_owned);
-                let known =
-                    session.and_then(|s| tether_core::board::agents::for_mcp_session(&*t.board_db(), s).ok().flatten());
+                let known = session.and_then(|s| t.board().agents().for_mcp_session(s).ok().flatten());
                 Identity {
                     id: known.unwrap_or_else(|| format!("mcp:{key}")),
                     kind: AgentKind::Mcp,
@@ -93,7 +92,7 @@ impl Callers {
             (None, Some(s)) => self.bindings.lock().unwrap_or_else(|p| p.into_inner()).get(s).cloned(),
             (None, None) => None,
         }?;
-        match live::chat_activity(&*t.board_db(), &conversation) {
+        match t.board().chats().activity(&conversation) {
             Ok(Some(a)) => Some(a),
             _ => Some(ChatActivity {
                 conversation_id: conversation,

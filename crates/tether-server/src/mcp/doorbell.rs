@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use rmcp::model::ResourceUpdatedNotificationParam;
-use tether_core::board::signals::{self, Ring, Wake, WakePath, WakeResult};
+use tether_core::model::signals::{Ring, Wake, WakePath, WakeResult};
 
 use tether_core::events::Event;
 use tokio::sync::broadcast::error::RecvError;
@@ -47,11 +47,11 @@ pub(crate) async fn run(server: Arc<Server>) {
             }
         }
         let t = Arc::clone(&server.tether);
-        match tokio::task::spawn_blocking(move || signals::unrung(&*t.board_db()).map(|r| mine(&t, r))).await {
+        match tokio::task::spawn_blocking(move || t.board().signals().unrung().map(|r| mine(&t, r))).await {
             Ok(Ok(rings)) if !rings.is_empty() => {
                 let wakes = ring_all(&server, rings).await;
                 let t = Arc::clone(&server.tether);
-                match tokio::task::spawn_blocking(move || signals::record_wakes(&*t.board_db(), &wakes)).await {
+                match tokio::task::spawn_blocking(move || t.board().signals().record_wakes(&wakes)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::warn!(error = %e, "recording doorbell outcomes"),
                     Err(e) => tracing::warn!(error = %e, "recording doorbell outcomes"),
@@ -93,10 +93,7 @@ fn mine(t: &tether_core::Tether, rings: Vec<Ring>) -> Vec<Ring> {
         .into_iter()
         .filter(|r| match r.mcp_session.as_deref() {
             None => true,
-            Some(s) => {
-                now - r.sent_at > ELSEWHERE_GRACE_MS
-                    || tether_core::board::live::load_mcp_session(&t.store, s).ok().flatten().is_some()
-            }
+            Some(s) => now - r.sent_at > ELSEWHERE_GRACE_MS || t.mcp_sessions().load(s).ok().flatten().is_some(),
         })
         .collect()
 }

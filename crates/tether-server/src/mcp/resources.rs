@@ -8,10 +8,10 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate,
 };
-use tether_core::board::principal::Principal;
-use tether_core::board::runs::RunDetail;
-use tether_core::board::signals::Signal;
-use tether_core::history::sessions::ListQuery;
+use tether_core::model::principal::Principal;
+use tether_core::model::runs::RunDetail;
+use tether_core::model::sessions::ListQuery;
+use tether_core::model::signals::Signal;
 use tether_core::ops;
 
 use super::doorbell::INBOX_URI;
@@ -87,7 +87,7 @@ pub(crate) async fn read(server: &Arc<Server>, uri: &str, who: &Principal) -> Re
         let who = who.clone();
         blocking(t, move |t| ops::signals::pending(t, &who)).await.map(|s| inbox_markdown(&s))?
     } else if let Some(id) = uri.strip_prefix(SESSION_URI_PREFIX).map(str::to_owned) {
-        blocking(t, move |t| ops::sessions::export(t, &id, tether_core::history::export::Format::Markdown)).await?
+        blocking(t, move |t| ops::sessions::export(t, &id, tether_core::model::sessions::Format::Markdown)).await?
     } else {
         return Err(ErrorData::resource_not_found(format!("unknown resource {uri}"), None));
     };
@@ -147,7 +147,7 @@ fn inbox_markdown(signals: &[Signal]) -> String {
 
 /// A run as the agent that started it reads it: status, result or error, the last events.
 fn run_markdown(d: &RunDetail) -> String {
-    use tether_core::board::runs::event::RunEvent as E;
+    use tether_core::model::runs::RunEvent as E;
     let r = &d.run;
     let mut out = format!("# {} — {}\n\n", r.id, r.status);
     out.push_str(&format!("- workspace: {}\n", r.workspace.as_deref().unwrap_or("—")));

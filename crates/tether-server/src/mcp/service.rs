@@ -67,9 +67,6 @@ async fn reap(server: Arc<Server>, sm: Arc<LocalSessionManager>) {
             let _ = sm.close_session(&Arc::from(id.as_str())).await;
             server.mcp.forget(&id);
         }
-        let _ = error::blocking(&server.tether, |t| {
-            tether_core::board::live::prune_mcp_sessions(&t.store, PERSISTED_FOR_MS)
-        })
-        .await;
+        let _ = error::blocking(&server.tether, |t| t.mcp_sessions().prune(PERSISTED_FOR_MS)).await;
     }
 }

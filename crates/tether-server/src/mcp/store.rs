@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 use tether_core::Tether;
-use tether_core::board::live;
 
 pub(crate) struct SqliteSessions(pub(crate) Arc<Tether>);
 
@@ -13,19 +12,19 @@ pub(crate) struct SqliteSessions(pub(crate) Arc<Tether>);
 impl SessionStore for SqliteSessions {
     async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
         let (t, id) = (Arc::clone(&self.0), id.to_owned());
-        let raw = tokio::task::spawn_blocking(move || live::load_mcp_session(&t.store, &id)).await??;
+        let raw = tokio::task::spawn_blocking(move || t.mcp_sessions().load(&id)).await??;
         Ok(raw.map(|s| serde_json::from_str(&s)).transpose()?)
     }
 
     async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let (t, id, s) = (Arc::clone(&self.0), id.to_owned(), serde_json::to_string(state)?);
-        tokio::task::spawn_blocking(move || live::save_mcp_session(&t.store, &id, &s)).await??;
+        tokio::task::spawn_blocking(move || t.mcp_sessions().save(&id, &s)).await??;
         Ok(())
     }
 
     async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
         let (t, id) = (Arc::clone(&self.0), id.to_owned());
-        tokio::task::spawn_blocking(move || live::delete_mcp_session(&t.store, &id)).await??;
+        tokio::task::spawn_blocking(move || t.mcp_sessions().delete(&id)).await??;
         Ok(())
     }
 }

@@ -63,11 +63,7 @@ async fn knows(server: &Arc<Server>, session: &str) -> bool {
         return true;
     }
     let id = session.to_owned();
-    error::blocking(&server.tether, move |t| tether_core::board::live::load_mcp_session(&t.store, &id))
-        .await
-        .ok()
-        .flatten()
-        .is_some()
+    error::blocking(&server.tether, move |t| t.mcp_sessions().load(&id)).await.ok().flatten().is_some()
 }
 
 /// A request from an HTTP session; a GET that opened its first stream promotes it to `full`.
@@ -82,7 +78,7 @@ pub(crate) fn seen(server: &Arc<Server>, session: &str, opens_stream: bool) {
 fn surface_changed(server: &Arc<Server>, session: &str, streams: usize) {
     let (t, session) = (Arc::clone(&server.tether), session.to_owned());
     let write = move || {
-        if let Err(e) = tether_core::board::live::set_streams(&t.store, &session, streams) {
+        if let Err(e) = t.mcp_sessions().set_streams(&session, streams) {
             tracing::debug!(error = %e, "recording a session's streams");
         }
         t.bus.emit(tether_core::events::Event::Agents {});

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether_core::trace::capture::{Replacement, capture, pack};
 use tether_testkit::eras::ids::B_SPLIT;
+use tether_trace::capture::{Replacement, capture, pack};
 
 use crate::mcp_util::{fails, fixture_daemon, hook, poll, tool};
 

@@ -5,8 +5,8 @@
 //! Another person (`pat`, as the CLI would be) acts through the engine.
 
 use serde_json::{Value, json};
+use tether_board::principal::{AgentKind, Identity, Principal};
 use tether_core::Tether;
-use tether_core::board::principal::{AgentKind, Identity, Principal};
 use tether_core::ops::agents::Start;
 use tether_core::ops::signals::Reply;
 use tether_core::ops::tasks::Claim;
@@ -68,7 +68,7 @@ async fn tasks_are_created_listed_changed_and_claimed_as_the_person() {
     let b = tether_core::ops::tasks::create(
         d.tether(),
         &pat,
-        &tether_core::board::tasks::NewTask { title: "Pat's".into(), ..Default::default() },
+        &tether_board::tasks::NewTask { title: "Pat's".into(), ..Default::default() },
     )
     .unwrap();
     tether_core::ops::tasks::claim(d.tether(), &pat, Claim { id: Some(b.id.clone()), ..Claim::default() }).unwrap();
@@ -161,7 +161,7 @@ async fn signals_go_both_ways_and_agents_are_listed() {
     let ask = tether_core::ops::signals::send(
         t,
         &ana,
-        &tether_core::board::signals::NewSignal {
+        &tether_board::signals::NewSignal {
             to: Some("human".into()),
             kind: Some("question".into()),
             body: "May I merge?".into(),

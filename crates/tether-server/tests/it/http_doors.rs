@@ -167,13 +167,13 @@ async fn the_hook_door_checks_its_token_before_the_body_and_the_body_after() {
         assert_error(&r, 400, "invalid_input");
     }
     assert!(
-        tether_core::board::live::chat_activity(&*d.tether().board_db(), "chat-1").unwrap().is_none(),
+        d.tether().board().chats().activity("chat-1").unwrap().is_none(),
         "a payload that is not an object records nothing"
     );
     let ev = json!({"hook_event_name": "beforeSubmitPrompt", "conversation_id": "chat-2", "workspace_roots": ["/w"]});
     let r = hook(Some(&token), ev.to_string().into()).send().await.unwrap();
     assert_eq!(r.status(), 204);
-    let seen = tether_core::board::live::chat_activity(&*d.tether().board_db(), "chat-2").unwrap().expect("recorded");
+    let seen = d.tether().board().chats().activity("chat-2").unwrap().expect("recorded");
     assert_eq!((seen.status.as_str(), seen.workspace_roots), ("working", vec!["/w".to_owned()]));
     let stop = json!({"hook_event_name": "stop", "conversation_id": "chat-2", "status": "completed", "loop_count": 0});
     assert_eq!(

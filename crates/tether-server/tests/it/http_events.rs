@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
+use tether_board::principal::Principal;
+use tether_board::tasks::NewTask;
 use tether_core::Tether;
-use tether_core::board::principal::Principal;
-use tether_core::board::tasks::NewTask;
 use tether_testkit::daemon::{Sse, SseEvent, TestDaemon};
 
 use crate::http_support::{indexed, ok};
@@ -61,12 +61,12 @@ async fn one_write_is_one_event_whoever_makes_it() {
     // A signal sent: one `signals` event for the send. The doorbell then records its attempt
     // to wake pat (no stream: `uncaptured`), a write of its own with its own event; no revision
     // is announced twice.
-    let before = d.tether().board().signals_revision().unwrap();
+    let before = d.tether().board().signals().revision().unwrap();
     let sent = ok(d.post("/api/signals", json!({"to": "pat", "type": "status_update", "body": "done with T-1"})).await);
     let got = burst(&mut ev, Duration::from_millis(1500)).await;
     assert!(got.iter().all(|e| e.name == "signals"), "{:?}", names(&got));
     let revs: Vec<i64> = got.iter().map(|e| e.data["rev"].as_i64().expect("{rev}")).collect();
-    let now = d.tether().board().signals_revision().unwrap();
+    let now = d.tether().board().signals().revision().unwrap();
     assert_eq!(revs, (before + 1..=now).collect::<Vec<_>>(), "one event per write: {:?}", names(&got));
     let detail = ok(d.get(&format!("/api/signals/{}", sent["id"].as_str().unwrap())).await);
     assert_eq!(revs.len(), 1 + detail["wakes"].as_array().unwrap().len(), "the send, and each wake recorded: {detail}");

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tether_core::board::ids::RunId;
-use tether_core::board::principal::Principal;
-use tether_core::board::signals::NewSignal;
+use tether_board::ids::RunId;
+use tether_board::principal::Principal;
+use tether_board::signals::NewSignal;
 use tether_testkit::cursor_api::{FakeCursorApi, post_webhook};
 use tether_testkit::daemon::{SseEvent, TestDaemon};
 
@@ -261,7 +261,7 @@ async fn a_cloud_run_is_checked_by_the_doctor_and_calls_back_with_its_own_bearer
     until_status(&d, "R-1", "running").await;
 
     // What the run got in its prompt: a one-time token, exchanged for a bearer.
-    let boot = tether_core::board::cloud::grant_bootstrap(&*d.tether().board_db(), 1).unwrap();
+    let boot = d.tether().board().cloud().grant_bootstrap(1).unwrap();
     let tunnel = |m: Method, path: &str| d.bare(m, path).header("Host", "tunnel.example.com");
     let ex =
         ok(TestDaemon::send(tunnel(Method::POST, "/api/agent-auth/exchange").json(&json!({"bootstrap_token": boot})))

@@ -6,7 +6,7 @@
 //! tool result while signals wait.
 
 use serde_json::{Value, json};
-use tether_core::board::principal::Principal;
+use tether_board::principal::Principal;
 use tether_testkit::daemon::TestDaemon;
 
 use crate::mcp_util::{call, err, fails, hook, mcp_sessions, ok, streams_open, text, tool};

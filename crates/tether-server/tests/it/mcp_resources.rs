@@ -235,8 +235,8 @@ async fn one_write_one_update_per_subscriber() {
     quiet(&mut rx3, 0, "the bystander").await;
 
     // A write by the person (the engine, as the GUI and CLI make it) is heard the same way.
-    let person = tether_core::board::principal::Principal::person("pat");
-    let new = tether_core::board::tasks::NewTask { title: "From the person".into(), ..Default::default() };
+    let person = tether_board::principal::Principal::person("pat");
+    let new = tether_board::tasks::NewTask { title: "From the person".into(), ..Default::default() };
     tether_core::ops::tasks::create(d.tether(), &person, &new).unwrap();
     assert_eq!(next_bell(&mut rx1, 10).await, TASKS_URI);
     assert_eq!(next_bell(&mut rx2, 10).await, TASKS_URI);

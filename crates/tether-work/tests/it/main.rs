@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use tether_board::Engine;
 use tether_board::principal::Principal;
 use tether_board::runs::{self, Isolation, Limits, NewRun, Outcome, RunMode, RunStatus, StoredEvent, ValidRun};
+use tether_board::{Board, Engine};
 use tether_git::Strategy;
 use tether_store::error::Result;
 use tether_store::store::Store;
@@ -94,7 +94,7 @@ fn queued(h: &Host, repo: &Path, prompt: &str) -> runs::Run {
         budget: None,
         target: Default::default(),
     };
-    runs::create(&h.store, "pat", &v).unwrap()
+    Board::new(&h.store).runs().create("pat", &v).unwrap()
 }
 
 #[test]
@@ -102,19 +102,22 @@ fn what_a_run_and_then_the_person_left_in_its_worktree_is_committed_and_merged_a
     let (_tmp, h, repo) = host();
     let run = queued(&h, &repo, "Fix the greeting\n\nsay hello");
     let limits = Limits { total: 2, per_workspace: 1, per_repo: 2, cloud: 1, ..Limits::default() };
-    let claimed = runs::claim_next(&h.store, 7, &limits).unwrap().expect("the run is taken");
+    let claimed = Board::new(&h.store).runs().claim_next(7, &limits).unwrap().expect("the run is taken");
     assert_eq!(claimed.id, run.id);
     let run = claimed;
     let w = tether_work::worktree::make_worktree(&h, &run).unwrap();
     let wt = PathBuf::from(&w.path);
     std::fs::write(wt.join("a.txt"), "hello\n").unwrap();
 
-    let mut ended = runs::get_run(&h.store, run.num()).unwrap();
+    let mut ended = Board::new(&h.store).runs().get_run(run.num()).unwrap();
     ended.status = RunStatus::Succeeded;
     let sum = tether_work::worktree::record_end(&h, &ended).unwrap().expect("the worktree was there");
     assert_eq!((sum.files, sum.added, sum.deleted), (1, 1, 1), "the run's edit is on its branch: {sum:?}");
     assert!(git(&repo, &["log", "-1", "--format=%B", &w.branch]).contains("Tether-Run: R-1"), "its commit names it");
-    runs::finish(&h.store, run.num(), &Outcome { status: RunStatus::Succeeded, ..Default::default() }).unwrap();
+    Board::new(&h.store)
+        .runs()
+        .finish(run.num(), &Outcome { status: RunStatus::Succeeded, ..Default::default() })
+        .unwrap();
 
     // The person edits in the worktree afterwards, and something swapped its `.git`.
     std::fs::write(wt.join("b.txt"), "the person's\n").unwrap();
@@ -123,7 +126,7 @@ fn what_a_run_and_then_the_person_left_in_its_worktree_is_committed_and_merged_a
     std::fs::remove_file(wt.join(".git")).unwrap();
     std::fs::write(wt.join(".git"), format!("gitdir: {}\n", evil.display())).unwrap();
 
-    let run = runs::get_run(&h.store, run.num()).unwrap();
+    let run = Board::new(&h.store).runs().get_run(run.num()).unwrap();
     let (into, merged) =
         tether_work::review::merge(&h, &Principal::person("pat"), "pat", &run, Strategy::Squash, None).unwrap();
     assert_eq!(into, "main");
@@ -132,7 +135,7 @@ fn what_a_run_and_then_the_person_left_in_its_worktree_is_committed_and_merged_a
     let message = git(&repo, &["log", "-1", "--format=%B", &merged.commit]);
     assert!(message.starts_with("Fix the greeting\n") && message.contains("Tether-Run: R-1"), "{message}");
 
-    let log = runs::events_after(&h.store, &run.id, 0, 100).unwrap();
+    let log = Board::new(&h.store).runs().events_after(&run.id, 0, 100).unwrap();
     let said = log.iter().filter(|e| format!("{:?}", e.event).contains("replaced its worktree's .git")).count();
     assert_eq!(said, 1, "the swapped .git is said in the run's log when the merge commits the edits: {log:?}");
     assert_eq!(*h.appended.lock().unwrap(), [("R-1".to_owned(), 1)], "and told to whoever follows the run");

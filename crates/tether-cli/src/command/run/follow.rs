@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_core::Tether;
-use tether_core::board::runs::{Run, RunStatus, StoredEvent};
+use tether_core::model::runs::{Run, RunStatus, StoredEvent};
 use tether_core::ops::{self, Principal};
 
 use crate::render::{self, bold, cut, dim};
@@ -179,7 +179,7 @@ pub struct EventPrinter {
 
 impl EventPrinter {
     pub fn print(&mut self, e: &StoredEvent) {
-        use tether_core::board::stream_json::RunEvent as E;
+        use tether_core::model::runs::RunEvent as E;
         let line = |p: &mut Self, s: String| {
             if p.mid_text {
                 println!();

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use tether_core::Tether;
-use tether_core::board::runs::{NewRun, Permissions};
+use tether_core::model::runs::{NewRun, Permissions};
 use tether_core::ops;
 
 use crate::render::JsonFlag;

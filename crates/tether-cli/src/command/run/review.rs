@@ -2,10 +2,10 @@
 //! unified diff, the comments on it), a comment's place, a merge's outcome.
 
 use anyhow::{Context, bail};
-use tether_core::board::runs::{Comment, NewComment};
+use tether_core::model::runs::ChangeKind;
+use tether_core::model::runs::{Comment, NewComment};
 use tether_core::ops::changes::{MergeResult, RunDiff};
 use tether_core::ops::worktrees::WorktreesReport;
-use tether_core::tether_git::ChangeKind;
 
 use crate::render::{bold, color, dim, home_short, local_time};
 

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use tether_core::Tether;
-use tether_core::board::task_io::ExportFormat;
-use tether_core::board::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskFilter, TaskQuery};
+use tether_core::model::tasks::ExportFormat;
+use tether_core::model::tasks::{NewTask, QueryResult, Status, Task, TaskChange, TaskFilter, TaskQuery};
 use tether_core::ops::{self, Principal};
 
 use crate::render::{self, JsonFlag};
@@ -256,9 +256,10 @@ pub fn run(t: &Tether, a: TaskArgs) -> anyhow::Result<()> {
             update(t, &me, id, TaskChange { release: true, comment: note, handoff, force, ..Default::default() }, &out)
         }
         // The whole board, closed tasks included: more than a query lists.
-        TaskCmd::Board(out) => {
-            out.print(t.board().tasks(&TaskFilter { limit: 100_000, ..Default::default() })?.as_slice(), view::board)
-        }
+        TaskCmd::Board(out) => out.print(
+            t.board().tasks().list(&TaskFilter { limit: 100_000, ..Default::default() })?.as_slice(),
+            view::board,
+        ),
         TaskCmd::Export { format, out } => {
             let f = if format == "md" { ExportFormat::Markdown } else { ExportFormat::Json };
             render::to_file_or_stdout(out.as_deref(), &ops::tasks::export(t, f)?)

@@ -1,8 +1,8 @@
 //! The task board as text: a list, one task with its history, the board in columns, an import's
 //! report.
 
-use tether_core::board::task_io::ImportReport;
-use tether_core::board::tasks::{Status, Task, TaskDetail};
+use tether_core::model::tasks::ImportReport;
+use tether_core::model::tasks::{Status, Task, TaskDetail};
 
 use crate::render::{bold, color, cut, dim, local_time};
 

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use tether_core::board::agents::Agent;
+use tether_core::model::agents::Agent;
 use tether_core::ops::agents::{self as op, AgentList, SetWake};
 
 use crate::http::auth::Person;

@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use tether_core::board::runs::{Comment, NewComment, Run};
+use tether_core::model::runs::{Comment, NewComment, Run};
 use tether_core::ops::changes::{
     self as op, CommentRequest, DiffRequest, MergeRequest, MergeResult, PrRequest, PrResult, RunDiff, SendComments,
 };

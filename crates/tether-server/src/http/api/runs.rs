@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use tether_core::board::runs::{NewRun, Run, RunDetail, RunFilter, RunStatus};
+use tether_core::model::runs::{NewRun, Run, RunDetail, RunFilter, RunStatus};
 use tether_core::ops::runs::{self as op, Followup, RunList};
 
 use super::listed;

@@ -5,7 +5,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use tether_core::history::sessions::{ListQuery, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagCount};
+use tether_core::model::sessions::{ListQuery, SearchQuery, SessionDetail, SessionSummary, ShowOptions, TagCount};
 use tether_core::ops::sessions::{self, Found, ProjectList, RenameTag, SessionPage, Tag, TagList, TagRemoved};
 
 use super::flag;
@@ -104,7 +104,7 @@ pub(crate) async fn export(
     Path(id): Path<String>,
     Query(p): Query<ExportParams>,
 ) -> Result<Response, ApiError> {
-    use tether_core::history::export::Format;
+    use tether_core::model::sessions::Format;
     let format: Format = p.format.as_deref().unwrap_or("md").parse()?;
     let key = id.clone();
     let text = run(&ctx, move |t| sessions::export(t, &key, format)).await?;

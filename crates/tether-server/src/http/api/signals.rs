@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use tether_core::board::signals::{NewSignal, Signal, SignalDetail, SignalFilter};
+use tether_core::model::signals::{NewSignal, Signal, SignalDetail, SignalFilter};
 use tether_core::ops::signals::{self as op, Reply, SignalList};
 
 use super::flag;

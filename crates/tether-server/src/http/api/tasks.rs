@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum_extra::extract::Query;
-use tether_core::board::tasks::{NewTask, QueryResult, Task, TaskChange, TaskDetail};
+use tether_core::model::tasks::{NewTask, QueryResult, Task, TaskChange, TaskDetail};
 use tether_core::ops::tasks::{self as op, BoardQuery, Claim, Update};
 
 use crate::http::auth::Person;

@@ -3,8 +3,8 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use tether_core::board::shared::SharedChat;
-use tether_core::board::task_io::ImportReport;
+use tether_core::model::shared::SharedChat;
+use tether_core::model::tasks::ImportReport;
 use tether_core::ops::share::{self, SharePreview, SharedList, Unshared};
 use tether_core::ops::team::{self as op, Join, TeamStatus};
 

@@ -6,9 +6,9 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use tether_core::model::trace::to_jsonl;
+use tether_core::model::trace::{TracedRepo, WrittenBy};
 use tether_core::ops::trace::{self as op, Blame, BlameResult, Export, FileTouched, Publish};
-use tether_core::trace::record::to_jsonl;
-use tether_core::trace::store::{TracedRepo, WrittenBy};
 
 use crate::http::auth::Person;
 use crate::http::error::{ApiError, ApiResult, blocking, run};

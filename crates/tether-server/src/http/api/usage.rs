@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use tether_core::history::usage::ImportReport;
+use tether_core::model::sessions::ImportReport;
 use tether_core::ops::usage::{self as op, BudgetSet, ImportUsage, TaskBudget, UsageSummary};
 use tether_core::usage::PriceTable;
 use tether_core::usage::report::{Dim, UsageQuery, UsageReport, to_csv};

@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use tether_core::board::runs::NewRun;
+use tether_core::model::runs::NewRun;
 use tether_core::ops::changes::{self, DiffRequest};
 use tether_core::ops::runs::{self, Followup, Started};
 

@@ -66,7 +66,7 @@ impl TetherMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         self.respond("session_tag", &ctx, None, move |t, c| {
-            let calling = c.who.identity().filter(|i| i.kind == tether_core::board::principal::AgentKind::Cursor);
+            let calling = c.who.identity().filter(|i| i.kind == tether_core::model::principal::AgentKind::Cursor);
             let Some(key) = a.session.or_else(|| calling.map(|i| i.id.clone())) else {
                 return Err(ErrorData::invalid_params(
                     "which chat? pass `session`: the calling chat is unknown because Tether's Cursor hooks are not installed (run `tether init`)",
