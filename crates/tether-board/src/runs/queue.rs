@@ -20,7 +20,9 @@ use tether_store::sql::Database;
 /// machine's Cursor key) is that machine's to run.
 pub(crate) fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> Result<Run> {
     let machine = store.machine();
-    let num = store.durable(|txn| {
+    // Read back in the same transaction: a runner may claim the run the moment it commits, and
+    // the caller is answered with the run as queued, not as whatever it became a moment later.
+    store.durable(|txn| {
         let db: &dyn Sql = txn;
         if let Some(t) = r.task {
             let known = db.query_opt("SELECT 1 FROM tasks WHERE num = ?1", values![t], |_| Ok(()))?.is_some();
@@ -37,9 +39,8 @@ pub(crate) fn create(store: &dyn Database, requested_by: &str, r: &ValidRun) -> 
                 values![num, m],
             )?;
         }
-        Ok(num)
-    })?;
-    get_run(store, num)
+        super::query::load(db, num)
+    })
 }
 
 /// Queues a run inside a caller's transaction; its number.
