@@ -27,6 +27,20 @@ pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<
     }
 }
 
+/// Runs `git -C dir args…` as a test's fixture author (Pat, no signing) and answers its stdout;
+/// panics with git's stderr when it fails. For tests that build the repositories Tether works on.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=Pat", "-c", "user.email=pat@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// [`wait_for`] a condition.
 pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     wait_for(what, timeout, || f().then_some(()))

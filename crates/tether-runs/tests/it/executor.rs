@@ -3,8 +3,7 @@
 //! it leaves there is committed to the run's branch when the run ends — with nothing else of
 //! this crate's changed.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tether_board::principal::Principal;
@@ -15,6 +14,7 @@ use tether_core::settings::{RunSettingsPatch, SettingsPatch};
 use tether_core::usage::BudgetWatch;
 use tether_core::{Tether, ops};
 use tether_runs::Runner;
+use tether_testkit::git;
 use tokio_util::sync::CancellationToken;
 
 /// Writes a file where the run works and says it succeeded; remembers what it was given.
@@ -47,18 +47,6 @@ impl Executor for Scripted {
             Drive::Ended(Outcome { status: RunStatus::Succeeded, ..Default::default() })
         })
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=Pat", "-c", "user.email=pat@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,6 @@
 //! own: tether-work needs nothing of tether-core.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
 use tether_board::principal::Principal;
@@ -11,6 +10,7 @@ use tether_board::{Board, Engine};
 use tether_git::Strategy;
 use tether_store::error::Result;
 use tether_store::store::Store;
+use tether_testkit::git;
 use tether_work::{Context, GitHub, WorkSettings};
 
 struct Host {
@@ -46,18 +46,6 @@ impl Context for Host {
     fn appended(&self, run: &str, events: Vec<StoredEvent>) {
         self.appended.lock().unwrap().push((run.to_owned(), events.len()));
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=Pat", "-c", "user.email=pat@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn host() -> (tempfile::TempDir, Host, PathBuf) {
