@@ -91,6 +91,12 @@ pub(crate) fn store(t: &Arc<Tether>) -> Watching {
                     // The WAL is written before the commit is published in the -shm index; a
                     // moment later the write is visible, and a burst is folded into one check.
                     tokio::time::sleep(Duration::from_millis(20)).await;
+                    while rx.try_recv().is_ok() {}
+                    // The daemon's own writes (an index pass, several a second while Cursor
+                    // streams) announce themselves: only another connection's commit is looked at.
+                    if !t.store.others_wrote() {
+                        continue;
+                    }
                 }
                 _ = heard.notified() => {}
                 // Joined or left: listen where the board is now (and look at it once).

@@ -227,13 +227,22 @@ struct SourceRow {
 
 fn source_row(conn: &Connection, src: &Source) -> Result<SourceRow> {
     let path = src.path.to_string_lossy();
+    let get = || -> rusqlite::Result<Option<SourceRow>> {
+        conn.prepare_cached("SELECT id, fingerprint, watermark, status FROM sources WHERE path = ?1")?
+            .query_row([&path], |r| {
+                Ok(SourceRow { id: r.get(0)?, fingerprint: r.get(1)?, watermark: r.get(2)?, status: r.get(3)? })
+            })
+            .optional()
+    };
+    // Looked up first: an insert, even one that does nothing, is a write transaction per pass.
+    if let Some(row) = get()? {
+        return Ok(row);
+    }
     conn.execute(
         "INSERT INTO sources(path, kind) VALUES (?1, ?2) ON CONFLICT(path) DO NOTHING",
         params![path, src.kind.as_str()],
     )?;
-    Ok(conn.query_row("SELECT id, fingerprint, watermark, status FROM sources WHERE path = ?1", [path], |r| {
-        Ok(SourceRow { id: r.get(0)?, fingerprint: r.get(1)?, watermark: r.get(2)?, status: r.get(3)? })
-    })?)
+    get()?.ok_or_else(|| rusqlite::Error::QueryReturnedNoRows.into())
 }
 
 /// `counts`: fill in the source's totals (a whole pass's report wants them; the watcher's passes
@@ -277,6 +286,14 @@ fn index_source(
                 // Only the chats that changed were read: what the source's status says of the
                 // rest still holds (the next full pass recounts it).
                 // With a chat put off, the file is opened again by the next pass even unchanged.
+                if report.retry_after_ms.is_some() && report.written + report.deleted == 0 {
+                    // Only put off (Cursor streams into that chat): our database is left as it
+                    // was. The next pass looks at the same rows again (a handful: the watermark
+                    // stays), and the stored fingerprint is older than the file, so it opens it.
+                    // A write here, several a second, woke everything that follows our database.
+                    report.status = row.status;
+                    return Ok(report);
+                }
                 let fp = if report.retry_after_ms.is_some() { None } else { fp };
                 store.writer().execute(
                     "UPDATE sources SET fingerprint = ?2, watermark = ?3, bytes = ?4, indexed_at = ?5 WHERE id = ?1",
@@ -589,7 +606,7 @@ static LISTINGS: std::sync::LazyLock<std::sync::Mutex<HashMap<(std::path::PathBu
 
 /// How often a chat that changes continuously (Cursor streaming an answer into it) is read again.
 /// A change to any other chat is read at once.
-pub const STREAM_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+pub const STREAM_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The composers a quick pass reads when the listing it remembers still holds (`None`: it does
 /// not, list everything): those whose rows were written above `watermark`, and those put off
@@ -599,7 +616,7 @@ fn changed_composers(
     key: &(std::path::PathBuf, std::path::PathBuf),
     db: &CursorDb,
     marks: Option<(i64, i64)>,
-    watermark: i64,
+    (watermark, touched, max): (i64, Vec<String>, i64),
     report: &mut SourceReport,
 ) -> Result<Option<BTreeMap<String, ComposerRef>>> {
     let mut memo = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
@@ -607,7 +624,6 @@ fn changed_composers(
     if marks != Some(l.marks) {
         return Ok(None);
     }
-    let (touched, max) = global::touched_since(db, watermark)?;
     // A lower max rowid means rows were deleted and rowids may be reused: look at everything.
     if max < watermark {
         return Ok(None);
@@ -680,17 +696,29 @@ fn index_global(
     report: &mut SourceReport,
     problems: &mut Tally,
 ) -> Result<(i64, bool)> {
-    let db = CursorDb::open(&src.path, scratch)?;
+    // The watcher's passes come several a second while Cursor streams: the connection the last
+    // one kept is used again (see `CursorDb::open_kept`).
+    let db = CursorDb::open_kept(&src.path, scratch)?;
     // The high-water mark is taken before anything is read: a row committed while this pass
     // runs is then above it, so the next quick pass looks at its chat. Taken after the listing
     // (as it was), a bubble committed in between was below the mark and in no listing, and its
     // chat stayed a message short until it changed again. So are the listing's marks.
-    let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
-    let marks = global::listing_marks(&db)?;
+    // The marks and the rows written since the last pass, in one short read transaction: each
+    // statement alone is a lock taken and Cursor's changed pages read again, several a second
+    // while Cursor streams.
+    let (watermark, marks, touched) = db.in_one_read(|| {
+        let watermark = db.max_rowid(cursor::sqlite::Table::CursorDiskKv)?;
+        let marks = global::listing_marks(&db)?;
+        let touched = match (depth, old_watermark) {
+            (Depth::Quick, Some(w)) => Some((w, global::touched_since(&db, w)?)),
+            _ => None,
+        };
+        Ok((watermark, marks, touched))
+    })?;
     let memo_key = (store.path().to_owned(), src.path.clone());
-    let changed = match (depth, old_watermark) {
-        (Depth::Quick, Some(w)) => changed_composers(&memo_key, &db, marks, w, report)?,
-        _ => None,
+    let changed = match &touched {
+        Some((w, (ids, max))) => changed_composers(&memo_key, &db, marks, (*w, ids.clone(), *max), report)?,
+        None => None,
     };
     let fast = changed.is_some();
     let stored = match &changed {
@@ -736,7 +764,7 @@ fn index_global(
     let quick_candidates: Option<HashSet<String>> = match (depth, old_watermark) {
         _ if fast => Some(composers.keys().cloned().collect()),
         (Depth::Quick, Some(w)) => {
-            let (touched, max) = global::touched_since(&db, w)?;
+            let (touched, max) = touched.map(|(_, t)| t).unwrap_or_default();
             // A lower max rowid means rows were deleted and rowids may be reused: look deeper.
             (max >= w).then(|| touched.into_iter().collect())
         }
@@ -772,7 +800,9 @@ fn index_global(
                 if !head_changed && !cands.contains(id) {
                     continue;
                 }
-                global::bubble_stats_one(&db, id)?
+                // A chat the watcher reads again and again (Cursor streaming into it): the
+                // lengths of its bubbles are remembered by rowid, not each looked up again.
+                if fast { global::bubble_stats_again(&db, id)? } else { global::bubble_stats_one(&db, id)? }
             }
         };
         let fp = r.fingerprint(stats);
@@ -814,104 +844,117 @@ fn index_global(
         bytes: u64,
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Item>>(64);
-    let (written_ids, unreadable) = std::thread::scope(|scope| -> Result<(HashSet<String>, HashSet<String>)> {
-        let todo_ref = &todo;
-        scope.spawn(move || {
-            for t in todo_ref {
-                let read = test_hooks::unreadable(&t.r.id).map_or_else(|| stats_then_read(&db, t), Err);
-                let (session, hints, note, fp, bytes) = match read {
-                    Ok((ComposerRead::Session(mut s, hints), fp, bytes)) => {
-                        s.fingerprint = fp.clone();
-                        // A chat read before adds only the terms of what changed in it, which
-                        // the writer knows (`write_session`); a new one's are all of them,
-                        // computed here beside the writer.
-                        let terms = (!t.held).then(|| Vocabulary::of_session(&s));
-                        (Some((*s, terms)), hints, "", fp, bytes)
-                    }
-                    Ok((ComposerRead::Skipped(note), fp, bytes)) => (None, Vec::new(), note, fp, bytes),
-                    // A composer on a damaged page of Cursor's DB is skipped and counted; the
-                    // chats behind it are still read. Without a fingerprint it is tried again by
-                    // the next pass (the source keeps none either, see `index_source`).
-                    Err(e) if is_damage(&e) => {
-                        tracing::warn!(composer = %t.r.id, error = %e, "unreadable composer skipped");
-                        (None, Vec::new(), UNREADABLE, String::new(), t.bytes)
-                    }
-                    // Anything else (the DB locked, gone, an I/O error) ends the pass as before:
-                    // the source is marked in error and read again whole.
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                };
-                let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes };
-                if tx.send(Ok(item)).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut seen = HashSet::new();
-        let mut unreadable = HashSet::new();
-        let mut meter = Meter::new(total, bytes_total);
-        let mut ctx = WriteCtx::new(store)?;
-        let mut batch: Option<Batch<'_>> = None;
-        let (mut batch_bytes, mut batch_len) = (0u64, 0usize);
-        // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
-        // FTS5 starts a new segment whenever a rowid goes down inside one.
-        for item in rx {
-            let Item { session, hints, note, id, fp, bytes } = item?;
-            meter.add(bytes);
-            let txn = Batch::open(&mut batch, store)?;
-            match session {
-                Some((s, terms)) => {
-                    seen.insert(s.id.clone());
-                    txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
-                        .execute(params![source_id, id])?;
-                    let sid = s.id.clone();
-                    if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &hints, terms)? {
-                        report.written += 1;
-                        report.changed.push(sid);
+    // A pass with nothing to read (the chat Cursor streams into put off) takes no thread, no
+    // read of our projects and no transaction of ours.
+    let nothing = todo.is_empty() && tabs.is_empty();
+    let (written_ids, unreadable) = if nothing {
+        db.keep();
+        Default::default()
+    } else {
+        std::thread::scope(|scope| -> Result<(HashSet<String>, HashSet<String>)> {
+            let todo_ref = &todo;
+            // The reader hands the connection back when it is done, to be kept for the next pass.
+            let reader = scope.spawn(move || {
+                for t in todo_ref {
+                    let read = test_hooks::unreadable(&t.r.id).map_or_else(|| stats_then_read(&db, t), Err);
+                    let (session, hints, note, fp, bytes) = match read {
+                        Ok((ComposerRead::Session(mut s, hints), fp, bytes)) => {
+                            s.fingerprint = fp.clone();
+                            // A chat read before adds only the terms of what changed in it, which
+                            // the writer knows (`write_session`); a new one's are all of them,
+                            // computed here beside the writer.
+                            let terms = (!t.held).then(|| Vocabulary::of_session(&s));
+                            (Some((*s, terms)), hints, "", fp, bytes)
+                        }
+                        Ok((ComposerRead::Skipped(note), fp, bytes)) => (None, Vec::new(), note, fp, bytes),
+                        // A composer on a damaged page of Cursor's DB is skipped and counted; the
+                        // chats behind it are still read. Without a fingerprint it is tried again by
+                        // the next pass (the source keeps none either, see `index_source`).
+                        Err(e) if is_damage(&e) => {
+                            tracing::warn!(composer = %t.r.id, error = %e, "unreadable composer skipped");
+                            (None, Vec::new(), UNREADABLE, String::new(), t.bytes)
+                        }
+                        // Anything else (the DB locked, gone, an I/O error) ends the pass as before:
+                        // the source is marked in error and read again whole.
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return None;
+                        }
+                    };
+                    let item = Item { session, hints, note, id: t.r.id.clone(), fp, bytes };
+                    if tx.send(Ok(item)).is_err() {
+                        return None;
                     }
                 }
-                None => {
-                    if note == UNREADABLE {
-                        unreadable.insert(id.clone());
+                Some(db)
+            });
+            let mut seen = HashSet::new();
+            let mut unreadable = HashSet::new();
+            let mut meter = Meter::new(total, bytes_total);
+            let mut ctx = WriteCtx::new(store)?;
+            let mut batch: Option<Batch<'_>> = None;
+            let (mut batch_bytes, mut batch_len) = (0u64, 0usize);
+            // Items come newest first, so ids grow inside each transaction (see `message_id_base`):
+            // FTS5 starts a new segment whenever a rowid goes down inside one.
+            for item in rx {
+                let Item { session, hints, note, id, fp, bytes } = item?;
+                meter.add(bytes);
+                let txn = Batch::open(&mut batch, store)?;
+                match session {
+                    Some((s, terms)) => {
+                        seen.insert(s.id.clone());
+                        txn.prepare_cached("DELETE FROM skipped WHERE source_id = ?1 AND id = ?2")?
+                            .execute(params![source_id, id])?;
+                        let sid = s.id.clone();
+                        if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &hints, terms)? {
+                            report.written += 1;
+                            report.changed.push(sid);
+                        }
                     }
-                    txn.prepare_cached(
+                    None => {
+                        if note == UNREADABLE {
+                            unreadable.insert(id.clone());
+                        }
+                        txn.prepare_cached(
                         "INSERT INTO skipped(source_id, id, fingerprint, reason) VALUES (?1, ?2, ?3, ?4)
                          ON CONFLICT(source_id, id) DO UPDATE SET fingerprint = excluded.fingerprint, reason = excluded.reason",
                     )?
                     .execute(params![source_id, id, fp, note])?;
-                    // A chat listed up front that turns out empty, a draft or a subagent's.
-                    txn.prepare_cached("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2 AND searchable = 0")?
-                        .execute(params![id, source_id])?;
+                        // A chat listed up front that turns out empty, a draft or a subagent's.
+                        txn.prepare_cached("DELETE FROM sessions WHERE id = ?1 AND source_id = ?2 AND searchable = 0")?
+                            .execute(params![id, source_id])?;
+                    }
+                }
+                batch_bytes += bytes;
+                batch_len += 1;
+                if batch_len >= test_hooks::batch_sessions() || batch_bytes >= BATCH_BYTES {
+                    if let Some(b) = batch.take() {
+                        b.commit()?;
+                    }
+                    test_hooks::committed();
+                    progress(&meter.progress());
+                    (batch_len, batch_bytes) = (0, 0);
                 }
             }
-            batch_bytes += bytes;
-            batch_len += 1;
-            if batch_len >= test_hooks::batch_sessions() || batch_bytes >= BATCH_BYTES {
-                if let Some(b) = batch.take() {
-                    b.commit()?;
+            let txn = Batch::open(&mut batch, store)?;
+            for s in tabs {
+                seen.insert(s.id.clone());
+                let sid = s.id.clone();
+                if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &[], None)? {
+                    report.written += 1;
+                    report.changed.push(sid);
                 }
-                test_hooks::committed();
-                progress(&meter.progress());
-                (batch_len, batch_bytes) = (0, 0);
             }
-        }
-        let txn = Batch::open(&mut batch, store)?;
-        for s in tabs {
-            seen.insert(s.id.clone());
-            let sid = s.id.clone();
-            if write_session(txn, &mut ctx, source_id, SourceKind::Global, s, &[], None)? {
-                report.written += 1;
-                report.changed.push(sid);
+            if let Some(b) = batch.take() {
+                b.commit()?;
             }
-        }
-        if let Some(b) = batch.take() {
-            b.commit()?;
-        }
-        progress(&meter.progress());
-        Ok((seen, unreadable))
-    })?;
+            progress(&meter.progress());
+            if let Ok(Some(db)) = reader.join() {
+                db.keep();
+            }
+            Ok((seen, unreadable))
+        })?
+    };
 
     // What a chat that can no longer be read had stays as it was.
     let skipped_now: HashSet<&str> = todo

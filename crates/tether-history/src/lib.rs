@@ -10,6 +10,7 @@ pub mod cursor;
 pub mod export;
 pub mod index;
 pub mod model;
+mod platform;
 pub mod sessions;
 pub mod terms;
 pub mod usage;

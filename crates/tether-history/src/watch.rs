@@ -123,14 +123,24 @@ pub fn start<I: Indexer>(
             // every Cursor folder again; only a path none of them explains (a new chat file, a
             // new folder) sends the walk out again.
             let mut known: Vec<Source> = cursor::discover(&tether.locations());
+            // When to close the connections to Cursor's files that passes keep between them
+            // (`CursorDb::open_kept`): once the watcher has been quiet a moment, so no handle on
+            // Cursor's files stays open while nothing happens. Also what the first index kept.
+            let mut release: Option<Instant> = Some(Instant::now() + KEEP_OPEN);
+            // The thread's end (a stop, or the channel gone) closes them too.
+            let _closes = ReleaseOnDrop;
             loop {
-                // Sleeps until a change, a stop, a recheck or the next deep pass: nothing wakes
-                // it idle.
+                // Sleeps until a change, a stop, a recheck, the release or the next deep pass:
+                // nothing wakes it idle.
                 let mut timeout = cfg.deep_every.saturating_sub(last_deep.elapsed());
-                if let Some((at, _)) = &recheck {
+                for at in recheck.as_ref().map(|(at, _)| *at).into_iter().chain(release) {
                     timeout = timeout.min(at.saturating_duration_since(Instant::now()));
                 }
-                match rx.recv_timeout(timeout) {
+                let got = rx.recv_timeout(timeout);
+                if matches!(got, Ok(Msg::Paths(_)) | Err(RecvTimeoutError::Timeout)) {
+                    release = Some(Instant::now() + KEEP_OPEN);
+                }
+                match got {
                     Ok(Msg::Stop) => return,
                     Ok(Msg::Paths(mut paths)) => {
                         // Gather the rest of the burst into this pass; a stop among it ends the
@@ -178,6 +188,12 @@ pub fn start<I: Indexer>(
                     }
                     Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
                     Err(RecvTimeoutError::Timeout) => {
+                        if recheck.is_none() && last_deep.elapsed() < cfg.deep_every {
+                            // Nothing to look at: the quiet moment has come.
+                            cursor::sqlite::release_kept();
+                            release = None;
+                            continue;
+                        }
                         if let Some((_, sources)) = recheck.take_if(|(at, _)| *at <= Instant::now()) {
                             // Unchanged files are not opened (their fingerprint includes the
                             // `-shm` header), so this costs a few stats when nothing was missed.
@@ -210,14 +226,32 @@ pub fn start<I: Indexer>(
 /// The longest a burst of events delays its pass: a chat streaming its answer stays live.
 const BURST_CAP: Duration = Duration::from_millis(250);
 
+/// How long the watcher keeps its connections to Cursor's files after its last pass.
+const KEEP_OPEN: Duration = Duration::from_secs(2);
+
+struct ReleaseOnDrop;
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        cursor::sqlite::release_kept();
+    }
+}
+
 /// How long after an event-driven pass its sources are looked at once more; see `recheck`.
 const RECHECK_AFTER: Duration = Duration::from_millis(250);
 
 /// Whether an event can mean new data. Opening and reading a file (which our own read-only
 /// passes do) and a `-shm` change (SQLite readers record read marks there, ours included) never
-/// do: reacting to them made every pass trigger the next one, a busy loop while idle.
+/// do: reacting to them made every pass trigger the next one, a busy loop while idle. Nor does a
+/// rollback journal's: a commit in that mode also writes the database file itself (an event of
+/// its own), and the journal's create, writes and delete were most of the events of each of
+/// Cursor's commits, each a wake-up of the watcher's thread.
 fn carries_data(e: &notify::Event) -> bool {
-    !matches!(e.kind, notify::EventKind::Access(_)) && !e.paths.iter().all(|p| p.to_string_lossy().ends_with("-shm"))
+    !matches!(e.kind, notify::EventKind::Access(_))
+        && !e.paths.iter().all(|p| {
+            let p = p.to_string_lossy();
+            p.ends_with("-shm") || p.ends_with("-journal")
+        })
 }
 
 /// Map changed paths to the sources to re-index (a `-wal` change means its database), from the

@@ -91,6 +91,8 @@ pub struct Store {
     announced: Announcer,
     /// The OS watcher of the WAL while anyone watches ([`Store::watch_writes`]).
     writes: Mutex<std::sync::Weak<WriteHub>>,
+    /// The writer connection's `PRAGMA data_version` at the last [`Store::others_wrote`].
+    seen_version: std::sync::atomic::AtomicI64,
 }
 
 impl Revisions {
@@ -239,6 +241,7 @@ impl Store {
             readers: Mutex::new(Vec::new()),
             announced,
             writes: Default::default(),
+            seen_version: std::sync::atomic::AtomicI64::new(i64::MIN),
         })
     }
 
@@ -254,6 +257,7 @@ impl Store {
             readers: Mutex::new(Vec::new()),
             announced,
             writes: Default::default(),
+            seen_version: std::sync::atomic::AtomicI64::new(i64::MIN),
         })
     }
 
@@ -292,6 +296,18 @@ impl Store {
             conn.pragma_update(None, "synchronous", "NORMAL")?;
             out
         })
+    }
+
+    /// Whether another connection (another process, mostly) may have committed since the last
+    /// call: `PRAGMA data_version` on the writer, which only others' commits move. A watcher of
+    /// the WAL cannot tell whose write it saw; this spares it looking at the board after each of
+    /// the daemon's own index writes. `true` when it cannot be told at once (the writer is busy:
+    /// it is not waited for).
+    pub fn others_wrote(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let Ok(conn) = self.writer.try_lock() else { return true };
+        let Ok(v) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return true };
+        self.seen_version.swap(v, Ordering::Relaxed) != v
     }
 
     /// Tells `f` of every board write this store commits, once, right after it commits (set once;
@@ -457,6 +473,29 @@ mod tests {
         assert_eq!(heard.lock().unwrap().len(), 1, "others' writes are announced by whoever watches for them");
         // A write that changes nothing on the board announces nothing.
         assert!(!mine.durable_changes(|_| Ok(())).unwrap().1.any());
+    }
+
+    /// The store watcher's filter: another connection's commit counts, this one's own do not,
+    /// and the first look cannot know.
+    #[test]
+    fn only_another_connections_commit_says_others_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let (mine, theirs) = (Store::open(&db).unwrap(), Store::open(&db).unwrap());
+        let bump = |s: &Store| {
+            s.writer().execute("UPDATE counters SET value = value + 1 WHERE name = 'tasks_rev'", []).unwrap();
+        };
+        assert!(mine.others_wrote(), "the first look cannot know");
+        assert!(!mine.others_wrote());
+        bump(&mine);
+        bump(&mine);
+        assert!(!mine.others_wrote(), "my own commits");
+        bump(&theirs);
+        assert!(mine.others_wrote(), "theirs");
+        assert!(!mine.others_wrote(), "once");
+        let held = mine.writer();
+        assert!(mine.others_wrote(), "a busy writer is not waited for: cannot tell");
+        drop(held);
     }
 
     /// Every part of the daemon that watches for other processes' writes is called back, from one

@@ -188,6 +188,46 @@ pub fn bubble_stats_one(db: &CursorDb, id: &str) -> Result<BubbleStats> {
     Ok(e)
 }
 
+/// [`bubble_stats_one`] of a chat read again and again (Cursor streaming into it): the bubbles'
+/// keys and rowids from the keys' index alone, and the lengths of the rows seen before (a row is
+/// replaced, with a new rowid, to change it) remembered rather than each row visited again.
+/// The same figures, for a walk of the index and a visit of the changed rows only.
+pub fn bubble_stats_again(db: &CursorDb, id: &str) -> Result<BubbleStats> {
+    type Lengths = HashMap<i64, i64>;
+    #[allow(clippy::type_complexity)]
+    static LENGTHS: std::sync::LazyLock<std::sync::Mutex<Vec<((std::path::PathBuf, String), Lengths)>>> =
+        std::sync::LazyLock::new(Default::default);
+    let key = (db.path().to_owned(), id.to_owned());
+    let known = {
+        let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter().position(|(k, _)| *k == key).map(|i| all.remove(i).1).unwrap_or_default()
+    };
+    let mut rowids = Vec::new();
+    db.keys_with_rowids(Table::CursorDiskKv, &format!("bubbleId:{id}:"), |_, rowid| rowids.push(rowid))?;
+    let mut e: BubbleStats = (0, 0, 0);
+    let mut lengths = Lengths::with_capacity(rowids.len());
+    for rowid in rowids {
+        let len = match known.get(&rowid) {
+            Some(len) => *len,
+            None => match db.value_len(Table::CursorDiskKv, rowid)? {
+                Some(len) => len,
+                // Replaced since the walk: the next pass sees the row that replaced it.
+                None => continue,
+            },
+        };
+        lengths.insert(rowid, len);
+        e.0 += 1;
+        e.1 = e.1.wrapping_add(rowid);
+        e.2 = e.2.wrapping_add(len);
+    }
+    let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
+    if all.len() >= LATELY_CHATS {
+        all.remove(0);
+    }
+    all.push((key, lengths));
+    Ok(e)
+}
+
 /// `(rowid, byte length)` of one composer's own row, if it has one (a point look-up in the
 /// keys' index).
 pub fn head_of(db: &CursorDb, id: &str) -> Result<Option<(i64, i64)>> {
@@ -474,4 +514,41 @@ pub fn read_global_chat_tabs(db: &CursorDb, problems: &mut Tally) -> Result<Vec<
         }
         _ => Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The remembered lengths give the figures a visit of every row gives, as Cursor replaces,
+    /// adds and deletes bubbles.
+    #[test]
+    fn stats_from_remembered_lengths_match_a_visit_of_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)").unwrap();
+        let put = |b: &str, v: &str| {
+            c.execute("INSERT INTO cursorDiskKV VALUES (?1, ?2)", [format!("bubbleId:c1:{b}"), v.to_owned()]).unwrap()
+        };
+        for b in ["a", "b", "c"] {
+            put(b, "{\"text\":\"hi\"}");
+        }
+        put("x", "{}");
+        c.execute("INSERT INTO cursorDiskKV VALUES ('bubbleId:c2:a', 'another chat')", []).unwrap();
+        let same = || {
+            let db = CursorDb::open(&path, dir.path()).unwrap();
+            let again = bubble_stats_again(&db, "c1").unwrap();
+            assert_eq!(again, bubble_stats_one(&db, "c1").unwrap());
+            again
+        };
+        let first = same();
+        assert_eq!(first.0, 4);
+        put("c", "{\"text\":\"hi there, a longer answer\"}");
+        put("d", "{\"text\":\"new\"}");
+        let grown = same();
+        assert_ne!(grown, first);
+        c.execute("DELETE FROM cursorDiskKV WHERE key = 'bubbleId:c1:a'", []).unwrap();
+        assert_eq!(same().0, 4);
+    }
 }

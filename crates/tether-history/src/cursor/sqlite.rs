@@ -7,8 +7,16 @@
 //! must); a WAL-mode file without its `-wal` has nothing uncheckpointed and is opened
 //! `immutable=1`; a `-wal` without its `-shm` (Cursor crashed) is read from a private snapshot copy. No transaction is held
 //! longer than one statement batch, so Cursor's writers never wait on us for long.
+//!
+//! While Cursor writes continuously (an answer streaming), the watcher's passes come several a
+//! second: [`CursorDb::open_kept`] hands back the connection the last pass [`CursorDb::keep`]s,
+//! so a pass does not open the file, parse its schema and prepare its statements again.
+//! [`release_kept`] closes them once the watcher is quiet (no handle on Cursor's files is held
+//! while nothing happens).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -30,6 +38,38 @@ pub struct CursorDb {
     pub mode: OpenMode,
     tables: Vec<String>,
     _snapshot: Option<tempfile::TempDir>,
+    /// What the file was when opened (see [`Shape`]); a kept connection is reused only while
+    /// the file still has this shape.
+    shape: Option<Shape>,
+    /// Cursor's schema version when the tables were listed.
+    schema: i64,
+}
+
+/// The file and its sidecars as a connection saw them: the same file (not one put in its place)
+/// with the same sidecars, so the way it was opened still holds. A change of journal mode makes
+/// or removes the `-wal` and `-shm`, so the sidecars stand for the header's mode (reading the
+/// header is an open of Cursor's file, an event for our own watcher, on every pass).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    file: (u64, u64),
+    wal_file: bool,
+    shm_file: bool,
+}
+
+impl Shape {
+    fn of(path: &Path) -> Option<Self> {
+        let file = crate::platform::file_id(&std::fs::metadata(path).ok()?)?;
+        Some(Self { file, wal_file: sidecar(path, "-wal").exists(), shm_file: sidecar(path, "-shm").exists() })
+    }
+}
+
+/// Connections kept between the watcher's passes, by file.
+static KEPT: LazyLock<Mutex<HashMap<PathBuf, CursorDb>>> = LazyLock::new(Default::default);
+
+/// Closes every kept connection (the watcher calls it once quiet).
+pub fn release_kept() {
+    let gone = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|p| p.into_inner()));
+    drop(gone);
 }
 
 /// Sidecar path: `state.vscdb` → `state.vscdb-wal`.
@@ -70,15 +110,48 @@ impl CursorDb {
         };
         conn.busy_timeout(Duration::from_millis(500))?;
         conn.pragma_update(None, "query_only", true)?;
-        let tables = retry_busy(|| {
-            let mut stmt = conn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
-            stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()
-        })?;
-        Ok(Self { conn, path: path.to_owned(), mode, tables, _snapshot: snap })
+        let (tables, schema) = tables_of(&conn)?;
+        Ok(Self { conn, path: path.to_owned(), mode, tables, _snapshot: snap, shape: None, schema })
+    }
+
+    /// [`CursorDb::open`], or the connection a pass kept ([`CursorDb::keep`]) when the file is
+    /// still the one it opened, in the same shape, with the same schema.
+    pub fn open_kept(path: &Path, scratch: &Path) -> Result<Self> {
+        let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner()).remove(path);
+        let shape = Shape::of(path);
+        if let Some(db) = kept
+            && shape.is_some()
+            && db.shape == shape
+            && retry_busy(|| db.conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)))? == db.schema
+        {
+            return Ok(db);
+        }
+        let mut db = Self::open(path, scratch)?;
+        db.shape = shape;
+        Ok(db)
+    }
+
+    /// Keeps this connection for the next [`CursorDb::open_kept`] of its file. Only a connection
+    /// on the live file in read-only mode is kept: an immutable one must not see the file change,
+    /// and a snapshot is a copy of a moment.
+    pub fn keep(self) {
+        if self.mode == OpenMode::ReadOnly && self.shape.is_some() {
+            KEPT.lock().unwrap_or_else(|p| p.into_inner()).insert(self.path.clone(), self);
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `f`'s statements in one read transaction: one lock taken and released (held while
+    /// `f` runs, so `f` must be a few quick look-ups), and all of them see the same moment.
+    pub fn in_one_read<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("BEGIN")?;
+        let out = f();
+        // A read-only transaction: ending it cannot lose anything.
+        let _ = self.conn.execute_batch("COMMIT");
+        out
     }
 
     /// The value of one row by rowid (`None`: no such row; `Some(None)`: SQL NULL).
@@ -169,10 +242,13 @@ impl CursorDb {
         self.paged(table, cols, prefix, PAGE_ROWS, f)
     }
 
-    /// `SELECT cols` (the key first) over the key range, `page` rows per statement. Each statement
-    /// is a read transaction of its own: in rollback-journal mode a reader's lock holds Cursor's
-    /// commit until the statement ends, so a walk of every key (tens of thousands at 5 GB) in one
-    /// statement made Cursor wait for all of it; between pages Cursor's writes go through.
+    /// `SELECT cols` (the key first) over the key range, `page` rows per statement at most, and
+    /// no longer than [`HOLD`]. Each statement is a read transaction of its own: in
+    /// rollback-journal mode a reader's lock holds Cursor's commit until the statement ends, so a
+    /// walk of every key (tens of thousands at 5 GB) in one statement made Cursor wait for all of
+    /// it; between pages Cursor's writes go through. A page of rows is not a measure of time
+    /// (values of a few bytes or of a megabyte, pages cached or read from disk), so a statement
+    /// also ends once it has held the lock for `HOLD`, and the next goes on from its last key.
     fn paged(
         &self,
         table: Table,
@@ -190,22 +266,24 @@ impl CursorDb {
         let end = prefix_end(prefix);
         let mut from: Option<String> = None;
         loop {
-            let (rows, last) = retry_busy(|| {
+            let rows = retry_busy(|| {
                 let mut stmt = self.conn.prepare_cached(if from.is_some() { &next } else { &first })?;
                 let mut rows = stmt.query(params![from.as_deref().unwrap_or(prefix), end])?;
-                let (mut n, mut last) = (0usize, None);
+                let until = std::time::Instant::now() + HOLD;
+                let mut n = 0usize;
                 while let Some(r) = rows.next()? {
                     n += 1;
-                    if n == page {
-                        last = Some(key_str(r)?);
-                    }
                     f(r)?;
+                    if n == page || std::time::Instant::now() >= until {
+                        // Ends the statement (its lock) here; the walk goes on after this key.
+                        return Ok(Some(key_str(r)?));
+                    }
                 }
-                Ok((n, last))
+                Ok(None)
             })?;
-            match last {
-                Some(k) if rows == page => from = Some(k),
-                _ => return Ok(()),
+            match rows {
+                Some(k) => from = Some(k),
+                None => return Ok(()),
             }
         }
     }
@@ -247,6 +325,24 @@ impl CursorDb {
         Ok(retry_busy(|| self.conn.query_row(&sql, [], |r| r.get::<_, i64>(0)))? as u64)
     }
 }
+
+/// The tables and the schema version they were listed at, in one read transaction.
+fn tables_of(conn: &Connection) -> Result<(Vec<String>, i64)> {
+    Ok(retry_busy(|| {
+        let txn = conn.unchecked_transaction()?;
+        let schema = txn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
+        let mut stmt = txn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
+        let tables = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+        drop(stmt);
+        txn.commit()?;
+        Ok((tables, schema))
+    })?)
+}
+
+/// The longest a walk's statement holds its read lock on Cursor's file (see
+/// [`CursorDb::paged`]). A commit that finds the lock held sleeps 1, 2, then 5 ms (SQLite's busy
+/// handler) before it tries again: a hold of a few milliseconds costs Cursor up to 8.
+const HOLD: Duration = Duration::from_millis(2);
 
 /// Rows per statement of a key-range walk (see [`CursorDb::paged`]), and of a read with values
 /// (a chat's bubbles: a few KB each).
@@ -377,6 +473,74 @@ mod tests {
         let mut values = 0;
         db.scan_prefix(Table::CursorDiskKv, "bubbleId:c:", true, |_, _, v| values += usize::from(v.is_some())).unwrap();
         assert_eq!(values, n);
+    }
+
+    /// A walk whose rows take long (a slow disk, huge values) ends each statement once it held
+    /// the lock for `HOLD`, and still sees every row once, in order.
+    #[test]
+    fn a_slow_walk_ends_its_statements_at_the_hold_and_misses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)").unwrap();
+        for i in 0..6 {
+            c.execute("INSERT INTO cursorDiskKV VALUES (?1, 'v')", [format!("bubbleId:c:{i}")]).unwrap();
+        }
+        let db = CursorDb::open(&path, dir.path()).unwrap();
+        let mut seen = Vec::new();
+        db.scan_prefix(Table::CursorDiskKv, "bubbleId:c:", true, |k, _, _| {
+            seen.push(k.to_owned());
+            // Longer than the hold: each statement ends after this row.
+            std::thread::sleep(HOLD + Duration::from_millis(1));
+        })
+        .unwrap();
+        assert_eq!(seen, (0..6).map(|i| format!("bubbleId:c:{i}")).collect::<Vec<_>>());
+    }
+
+    /// A kept connection is used again while the file is the same one with the same schema; a
+    /// file put in its place, a new table, or a connection that must not be kept gives a fresh one.
+    #[test]
+    fn a_kept_connection_serves_the_next_pass_until_the_file_changes_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let make = |p: &Path, v: &str| {
+            let c = Connection::open(p).unwrap();
+            c.execute_batch("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)").unwrap();
+            c.execute("INSERT INTO cursorDiskKV VALUES ('k', ?1)", [v]).unwrap();
+        };
+        make(&path, "one");
+        // A setting of the connection's own marks it (nothing is written to the file).
+        let mark = |db: &CursorDb| db.conn.query_row("PRAGMA cache_size", [], |r| r.get::<_, i64>(0)).unwrap();
+        let value = |db: &CursorDb| db.get(Table::CursorDiskKv, "k").unwrap().flatten().unwrap();
+        let db = CursorDb::open_kept(&path, dir.path()).unwrap();
+        db.conn.pragma_update(None, "cache_size", -1234).unwrap();
+        db.keep();
+        // Cursor writes in place: the same connection reads the new value.
+        Connection::open(&path).unwrap().execute("UPDATE cursorDiskKV SET value = 'two'", []).unwrap();
+        let db = CursorDb::open_kept(&path, dir.path()).unwrap();
+        assert_eq!((mark(&db), value(&db)), (-1234, b"two".to_vec()));
+        db.keep();
+        // A new table (Cursor migrating its schema): listed by a fresh connection.
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE composerHeaders (x)").unwrap();
+        let db = CursorDb::open_kept(&path, dir.path()).unwrap();
+        assert_ne!(mark(&db), -1234);
+        assert!(db.has_table("composerHeaders").unwrap());
+        db.conn.pragma_update(None, "cache_size", -1234).unwrap();
+        db.keep();
+        // Another file renamed over it: read afresh.
+        let other = dir.path().join("new.vscdb");
+        make(&other, "three");
+        std::fs::rename(&other, &path).unwrap();
+        let db = CursorDb::open_kept(&path, dir.path()).unwrap();
+        assert_eq!((mark(&db) != -1234, value(&db)), (true, b"three".to_vec()));
+        // A WAL-mode file with nothing uncheckpointed is opened immutable: never kept.
+        let c = Connection::open(&path).unwrap();
+        let _: String = c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).unwrap();
+        drop(c);
+        let db = CursorDb::open_kept(&path, dir.path()).unwrap();
+        assert_eq!(db.mode, OpenMode::Immutable);
+        db.keep();
+        assert!(!KEPT.lock().unwrap().contains_key(&path));
     }
 
     #[test]
