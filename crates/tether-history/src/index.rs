@@ -779,6 +779,20 @@ fn index_global(
 
     let mut todo: Vec<Todo> = Vec::new();
     for (id, r) in &composers {
+        if fast {
+            // A composer whose rows were written since the last pass: it most likely changed.
+            // Its stats are taken as it is read, on the reader's thread (`stats_then_read`), and
+            // an unchanged one is not written (`write_session` compares fingerprints).
+            todo.push(Todo {
+                r: r.clone(),
+                fp: None,
+                bytes: Todo::bytes(r, 0),
+                time: Todo::time(r, &times),
+                held: known.get(id.as_str()).is_some_and(|fp| !fp.is_empty()),
+                again: true,
+            });
+            continue;
+        }
         let stats = match (&stats_all, &quick_candidates) {
             (Some(all), _) => all.get(id).copied().unwrap_or_default(),
             (None, None) => {
@@ -800,9 +814,7 @@ fn index_global(
                 if !head_changed && !cands.contains(id) {
                     continue;
                 }
-                // A chat the watcher reads again and again (Cursor streaming into it): the
-                // lengths of its bubbles are remembered by rowid, not each looked up again.
-                if fast { global::bubble_stats_again(&db, id)? } else { global::bubble_stats_one(&db, id)? }
+                global::bubble_stats_one(&db, id)?
             }
         };
         let fp = r.fingerprint(stats);
@@ -825,7 +837,7 @@ fn index_global(
     let present: HashSet<&str> = composers.keys().map(String::as_str).collect();
     let total = todo.len() as u64;
     let mut bytes_total: u64 = todo.iter().map(|t| t.bytes).sum();
-    if todo.iter().any(|t| t.fp.is_none()) {
+    if !fast && todo.iter().any(|t| t.fp.is_none()) {
         // Bubbles not measured yet: the file's size stands in (the meter corrects it as it reads).
         bytes_total = bytes_total.max(std::fs::metadata(&src.path).map_or(0, |m| m.len()));
     }
@@ -847,8 +859,15 @@ fn index_global(
     // A pass with nothing to read (the chat Cursor streams into put off) takes no thread, no
     // read of our projects and no transaction of ours.
     let nothing = todo.is_empty() && tabs.is_empty();
+    // Kept only by the watcher's quick passes, whose thread closes it once quiet; a whole pass
+    // (the first index, a re-index) has nobody to close it after.
+    let keep = |db: CursorDb| {
+        if depth == Depth::Quick {
+            db.keep();
+        }
+    };
     let (written_ids, unreadable) = if nothing {
-        db.keep();
+        keep(db);
         Default::default()
     } else {
         std::thread::scope(|scope| -> Result<(HashSet<String>, HashSet<String>)> {
@@ -950,7 +969,7 @@ fn index_global(
             }
             progress(&meter.progress());
             if let Ok(Some(db)) = reader.join() {
-                db.keep();
+                keep(db);
             }
             Ok((seen, unreadable))
         })?
@@ -1047,14 +1066,26 @@ fn merge_deferred(store: &Store) -> Result<()> {
 /// A composer's read, with its fingerprint and bytes: those of the listing, or for a composer
 /// listed without its bubbles' stats, the stats taken just before the read.
 fn stats_then_read(db: &CursorDb, t: &Todo) -> Result<(ComposerRead, String, u64)> {
-    let (fp, bytes) = match &t.fp {
-        Some(fp) => (fp.clone(), t.bytes),
-        None => {
-            let stats = global::bubble_stats_one(db, &t.r.id)?;
-            (t.r.fingerprint(stats), Todo::bytes(&t.r, stats.2))
-        }
+    let read = || {
+        let (fp, bytes) = match &t.fp {
+            Some(fp) => (fp.clone(), t.bytes),
+            None => {
+                // A chat read again and again (Cursor streaming into it): the lengths of its
+                // bubbles are remembered by rowid, not each row visited again.
+                let stats = if t.again {
+                    global::bubble_stats_again(db, &t.r.id)?
+                } else {
+                    global::bubble_stats_one(db, &t.r.id)?
+                };
+                (t.r.fingerprint(stats), Todo::bytes(&t.r, stats.2))
+            }
+        };
+        Ok((global::read_composer_again(db, &t.r, t.again)?, fp, bytes))
     };
-    Ok((global::read_composer_again(db, &t.r, t.again)?, fp, bytes))
+    // A chat read a moment ago is read again in one short read transaction (its bubbles' keys
+    // and the few rows that changed): one lock, not one per look-up, and Cursor's pages read
+    // once. Any other chat may be big: a page per statement (`CursorDb::paged`).
+    if t.again && global::read_lately(db, &t.r.id) { db.in_one_read(read) } else { read() }
 }
 
 /// A composer to read: what we listed, its new fingerprint (`None`: taken as it is read), its

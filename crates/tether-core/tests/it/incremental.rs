@@ -1,3 +1,5 @@
+use std::time::{Duration, Instant};
+
 use serde_json::json;
 use tether_history::index::{Depth, no_progress};
 use tether_history::sessions::{ShowOptions, TagUpdate};
@@ -317,5 +319,66 @@ fn a_chat_cursor_streams_into_is_read_at_most_every_stream_every_and_other_chats
     assert_eq!(e.search_ids("wombatw*"), ["s1"], "a streamed word is in the vocabulary for prefixes");
     assert_eq!(e.search_ids("platypusword"), ["s1"], "the words streamed before stay");
     assert_eq!(e.search_ids("quokkaword"), ["s2"]);
+
+    // Put off with nothing else changed: our database is left as it was (no write several times a
+    // second), and the chat is still read once its time comes.
+    grow("an answer that streams platypusword and wombatword and echidnaword");
+    let r = pass();
+    assert_eq!((r.sessions_written, r.changed.len()), (0, 0));
+    let retry = r.retry_after_ms.expect("put off again: it was read a moment ago");
+    std::thread::sleep(std::time::Duration::from_millis(retry));
+    assert_eq!(pass().changed, ["s1"]);
+    assert_eq!(e.search_ids("echidnaword"), ["s1"]);
     g.close();
+}
+
+/// The connection a watcher keeps to Cursor's file between its passes (while Cursor streams) is
+/// closed once the watcher has been quiet a moment: no handle on Cursor's files stays open while
+/// nothing happens (on Windows one would keep Cursor from replacing its own file).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_quiet_watcher_holds_no_handle_on_cursors_files() {
+    let fx = CursorFixture::new();
+    let g = fx.global(Journal::Rollback);
+    Composer {
+        id: "h1",
+        name: Some("h1"),
+        version: 16,
+        bubble_version: 3,
+        created_at: 5,
+        extra: json!({}),
+        bubbles: vec![(1, json!({"text": "a question"}))],
+    }
+    .write(&g);
+    let e = Env::new(fx);
+    let global = e.fx.global_path();
+    let open_on_it = || {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|f| std::fs::read_link(f.ok()?.path()).ok())
+            .any(|target| target.starts_with(&global))
+    };
+    let t = std::sync::Arc::new(e.t);
+    t.index(Depth::Quick, &no_progress).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let w = t
+        .watch(tether_history::watch::WatchConfig::default(), move |ev| {
+            if let tether_history::watch::WatchEvent::Indexed(r) = ev {
+                let _ = tx.send(r.sessions_written);
+            }
+        })
+        .unwrap();
+    g.kv("bubbleId:h1:h1-b0001", &json!({"_v": 3, "type": 2, "bubbleId": "h1-b0001", "text": "lemurword"}));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while rx.recv_timeout(Duration::from_secs(1)).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "the watcher read the change");
+    }
+    // Cursor's own connection (the fixture's) goes; the watcher's is what is left to close.
+    g.close();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while open_on_it() {
+        assert!(Instant::now() < deadline, "the kept connection was closed once quiet");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    w.stop();
 }

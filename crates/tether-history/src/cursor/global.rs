@@ -384,6 +384,11 @@ fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> 
     Ok(out)
 }
 
+/// Whether this chat's bubbles were read lately (a read of it now is of what changed only).
+pub fn read_lately(db: &CursorDb, id: &str) -> bool {
+    LATELY.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|((path, c), _)| path == db.path() && c == id)
+}
+
 fn forget_bubbles(db: &CursorDb, id: &str) -> Option<DecodedBubbles> {
     let mut lately = LATELY.lock().unwrap_or_else(|p| p.into_inner());
     let i = lately.iter().position(|((path, c), _)| path == db.path() && c == id)?;

@@ -36,13 +36,13 @@ pub struct CursorDb {
     /// The file asked for (not a snapshot copy of it).
     path: PathBuf,
     pub mode: OpenMode,
-    tables: Vec<String>,
+    tables: std::cell::RefCell<Vec<String>>,
     _snapshot: Option<tempfile::TempDir>,
     /// What the file was when opened (see [`Shape`]); a kept connection is reused only while
     /// the file still has this shape.
     shape: Option<Shape>,
-    /// Cursor's schema version when the tables were listed.
-    schema: i64,
+    /// Cursor's schema version when the tables were listed (see [`CursorDb::in_one_read`]).
+    schema: std::cell::Cell<i64>,
 }
 
 /// The file and its sidecars as a connection saw them: the same file (not one put in its place)
@@ -110,19 +110,32 @@ impl CursorDb {
         };
         conn.busy_timeout(Duration::from_millis(500))?;
         conn.pragma_update(None, "query_only", true)?;
-        let (tables, schema) = tables_of(&conn)?;
-        Ok(Self { conn, path: path.to_owned(), mode, tables, _snapshot: snap, shape: None, schema })
+        let (tables, schema) = retry_busy(|| {
+            let txn = conn.unchecked_transaction()?;
+            let listed = (list_tables(&txn)?, schema_version(&txn)?);
+            txn.commit()?;
+            Ok(listed)
+        })?;
+        Ok(Self {
+            conn,
+            path: path.to_owned(),
+            mode,
+            tables: tables.into(),
+            _snapshot: snap,
+            shape: None,
+            schema: schema.into(),
+        })
     }
 
     /// [`CursorDb::open`], or the connection a pass kept ([`CursorDb::keep`]) when the file is
-    /// still the one it opened, in the same shape, with the same schema.
+    /// still the one it opened, in the same shape. A pass starts with [`CursorDb::in_one_read`],
+    /// which lists the tables again if Cursor changed its schema meanwhile.
     pub fn open_kept(path: &Path, scratch: &Path) -> Result<Self> {
         let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner()).remove(path);
         let shape = Shape::of(path);
         if let Some(db) = kept
             && shape.is_some()
             && db.shape == shape
-            && retry_busy(|| db.conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)))? == db.schema
         {
             return Ok(db);
         }
@@ -146,9 +159,20 @@ impl CursorDb {
 
     /// Runs `f`'s statements in one read transaction: one lock taken and released (held while
     /// `f` runs, so `f` must be a few quick look-ups), and all of them see the same moment.
+    /// The tables are listed again first when Cursor changed its schema since they were (a
+    /// kept connection's).
     pub fn in_one_read<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         self.conn.execute_batch("BEGIN")?;
-        let out = f();
+        let out = retry_busy(|| {
+            let v = schema_version(&self.conn)?;
+            if v != self.schema.get() {
+                *self.tables.borrow_mut() = list_tables(&self.conn)?;
+                self.schema.set(v);
+            }
+            Ok(())
+        })
+        .map_err(Into::into)
+        .and_then(|()| f());
         // A read-only transaction: ending it cannot lose anything.
         let _ = self.conn.execute_batch("COMMIT");
         out
@@ -172,7 +196,7 @@ impl CursorDb {
     }
 
     pub fn has_table(&self, name: &str) -> Result<bool> {
-        Ok(self.tables.iter().any(|t| t == name))
+        Ok(self.tables.borrow().iter().any(|t| t == name))
     }
 
     /// Point lookup of one key. Refuses secret keys outright.
@@ -326,17 +350,13 @@ impl CursorDb {
     }
 }
 
-/// The tables and the schema version they were listed at, in one read transaction.
-fn tables_of(conn: &Connection) -> Result<(Vec<String>, i64)> {
-    Ok(retry_busy(|| {
-        let txn = conn.unchecked_transaction()?;
-        let schema = txn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
-        let mut stmt = txn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
-        let tables = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-        drop(stmt);
-        txn.commit()?;
-        Ok((tables, schema))
-    })?)
+fn list_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT name FROM sqlite_schema WHERE type = 'table'")?;
+    stmt.query_map([], |r| r.get::<_, String>(0))?.collect()
+}
+
+fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
 }
 
 /// The longest a walk's statement holds its read lock on Cursor's file (see
@@ -497,8 +517,9 @@ mod tests {
         assert_eq!(seen, (0..6).map(|i| format!("bubbleId:c:{i}")).collect::<Vec<_>>());
     }
 
-    /// A kept connection is used again while the file is the same one with the same schema; a
-    /// file put in its place, a new table, or a connection that must not be kept gives a fresh one.
+    /// A kept connection is used again while the file is the same one (its tables listed again
+    /// when Cursor changes its schema); a file put in its place, or a connection that must not
+    /// be kept, gives a fresh one.
     #[test]
     fn a_kept_connection_serves_the_next_pass_until_the_file_changes_shape() {
         let dir = tempfile::tempdir().unwrap();
@@ -520,12 +541,12 @@ mod tests {
         let db = CursorDb::open_kept(&path, dir.path()).unwrap();
         assert_eq!((mark(&db), value(&db)), (-1234, b"two".to_vec()));
         db.keep();
-        // A new table (Cursor migrating its schema): listed by a fresh connection.
+        // A new table (Cursor migrating its schema): listed again by the pass's first read.
         Connection::open(&path).unwrap().execute_batch("CREATE TABLE composerHeaders (x)").unwrap();
         let db = CursorDb::open_kept(&path, dir.path()).unwrap();
-        assert_ne!(mark(&db), -1234);
-        assert!(db.has_table("composerHeaders").unwrap());
-        db.conn.pragma_update(None, "cache_size", -1234).unwrap();
+        assert!(!db.has_table("composerHeaders").unwrap());
+        db.in_one_read(|| Ok(())).unwrap();
+        assert_eq!((mark(&db), db.has_table("composerHeaders").unwrap()), (-1234, true));
         db.keep();
         // Another file renamed over it: read afresh.
         let other = dir.path().join("new.vscdb");
