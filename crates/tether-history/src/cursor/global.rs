@@ -247,7 +247,11 @@ pub fn head_of(db: &CursorDb, id: &str) -> Result<Option<(i64, i64)>> {
 /// cannot be told (a table without rowids).
 pub fn listing_marks(db: &CursorDb) -> Result<Option<(i64, i64)>> {
     let headers = if db.has_table("composerHeaders")? {
-        match db.conn.query_row("SELECT coalesce(max(rowid), 0) FROM composerHeaders", [], |r| r.get(0)) {
+        match db
+            .conn
+            .prepare_cached("SELECT coalesce(max(rowid), 0) FROM composerHeaders")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        {
             Ok(m) => m,
             Err(_) => return Ok(None),
         }

@@ -110,6 +110,8 @@ impl CursorDb {
         };
         conn.busy_timeout(Duration::from_millis(500))?;
         conn.pragma_update(None, "query_only", true)?;
+        // Every statement a pass runs stays prepared on a kept connection (rusqlite keeps 16).
+        conn.set_prepared_statement_cache_capacity(64);
         let (tables, schema) = retry_busy(|| {
             let txn = conn.unchecked_transaction()?;
             let listed = (list_tables(&txn)?, schema_version(&txn)?);
@@ -162,7 +164,7 @@ impl CursorDb {
     /// The tables are listed again first when Cursor changed its schema since they were (a
     /// kept connection's).
     pub fn in_one_read<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        self.conn.execute_batch("BEGIN")?;
+        self.conn.prepare_cached("BEGIN")?.execute([])?;
         let out = retry_busy(|| {
             let v = schema_version(&self.conn)?;
             if v != self.schema.get() {
@@ -174,7 +176,7 @@ impl CursorDb {
         .map_err(Into::into)
         .and_then(|()| f());
         // A read-only transaction: ending it cannot lose anything.
-        let _ = self.conn.execute_batch("COMMIT");
+        let _ = self.conn.prepare_cached("COMMIT").and_then(|mut s| s.execute([]));
         out
     }
 
@@ -337,7 +339,8 @@ impl CursorDb {
             return Ok(0);
         }
         let sql = format!("SELECT coalesce(max(rowid), 0) FROM {}", table.name());
-        Ok(retry_busy(|| self.conn.query_row(&sql, [], |r| r.get(0)))?)
+        // Cached: asked on every pass of the watcher, several a second while Cursor streams.
+        Ok(retry_busy(|| self.conn.prepare_cached(&sql)?.query_row([], |r| r.get(0)))?)
     }
 
     /// Count rows whose key is NULL (damage we report but cannot read).
@@ -356,7 +359,7 @@ fn list_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
+    conn.prepare_cached("PRAGMA schema_version")?.query_row([], |r| r.get(0))
 }
 
 /// The longest a walk's statement holds its read lock on Cursor's file (see
