@@ -178,8 +178,11 @@ pub fn run_sources(
         report.sessions_deleted += remove_missing_sources(store, &sorted)?;
     }
     // Merging a bulk pass turned off goes back on, whether the pass ran to its end, failed, or
-    // was killed in an earlier run.
-    if defer_merging(&store.writer(), false)? {
+    // was killed in an earlier run (a whole pass starts every run). A watcher's pass that wrote
+    // nothing did not turn it off: it is not asked, several times a second while Cursor streams.
+    let wrote =
+        report.sessions_written + report.sessions_deleted > 0 || report.sources.iter().any(|r| r.error.is_some());
+    if (complete_set || wrote) && defer_merging(&store.writer(), false)? {
         merge_deferred(store)?;
         // A bulk pass's log is as big as its transactions were; give the disk back.
         store.truncate_wal()?;
@@ -721,6 +724,14 @@ fn index_global(
         None => None,
     };
     let fast = changed.is_some();
+    if changed.as_ref().is_some_and(BTreeMap::is_empty) {
+        // Nothing to read (the chat Cursor streams into put off, several times a second): none
+        // of our database is looked at either.
+        if depth == Depth::Quick {
+            db.keep();
+        }
+        return Ok((watermark, true));
+    }
     let stored = match &changed {
         Some(c) => stored_chats_of(store, source_id, c.keys())?,
         None => stored_chats(store, source_id)?,

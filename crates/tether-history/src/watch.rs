@@ -4,6 +4,7 @@
 //!
 //! Owns one background thread; the returned [`WatchHandle`] stops it (on drop, too).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
@@ -91,9 +92,21 @@ pub fn start<I: Indexer>(
     // notify's own thread only forwards; the quiet window is measured on ours, by the arrival of
     // the next event, so nothing wakes on a tick while idle (a debouncer's tick also delayed every
     // change by up to one more window).
+    // A commit of Cursor's is several events on one file (one per page written): a path already
+    // on its way to the next pass is not sent again, so our thread wakes once per file per pass,
+    // not once per event. The thread clears this before each pass reads.
+    let pending: Arc<std::sync::Mutex<HashSet<PathBuf>>> = Arc::default();
+    let on_its_way = Arc::clone(&pending);
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let msg = match res {
-            Ok(e) if carries_data(&e) => Msg::Paths(e.paths),
+            Ok(e) if carries_data(&e) => {
+                let mut p = on_its_way.lock().unwrap_or_else(|p| p.into_inner());
+                let fresh: Vec<PathBuf> = e.paths.into_iter().filter(|path| p.insert(path.clone())).collect();
+                if fresh.is_empty() {
+                    return;
+                }
+                Msg::Paths(fresh)
+            }
             Ok(_) => return,
             Err(e) => Msg::Error(e.to_string()),
         };
@@ -158,6 +171,8 @@ pub fn start<I: Indexer>(
                                 break;
                             }
                         }
+                        // From here on an event on these paths is news for the next pass.
+                        pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
                         paths.sort();
                         paths.dedup();
                         let sources = affected_sources(tether.as_ref(), &mut known, &paths);
