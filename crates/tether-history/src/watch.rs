@@ -197,8 +197,14 @@ pub fn start<I: Indexer>(
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
                                 Err(e) => WatchEvent::Error(e.to_string()),
                             });
-                            recheck =
-                                Some((Instant::now() + again.unwrap_or(RECHECK_AFTER).min(RECHECK_AFTER), sources));
+                            // A chat put off is looked at again when the stream stops (no event
+                            // for `STREAM_STOPPED`: read at once) or its time comes, whichever is
+                            // first; while Cursor streams, events come sooner and this is moved on.
+                            let after = match again {
+                                Some(t) => t.min(STREAM_STOPPED),
+                                None => RECHECK_AFTER,
+                            };
+                            recheck = Some((Instant::now() + after, sources));
                         }
                     }
                     Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
@@ -210,6 +216,8 @@ pub fn start<I: Indexer>(
                             continue;
                         }
                         if let Some((_, sources)) = recheck.take_if(|(at, _)| *at <= Instant::now()) {
+                            // Nothing came since the last pass: a stream that was put off stopped.
+                            crate::index::streams_stopped(&sources);
                             // Unchanged files are not opened (their fingerprint includes the
                             // `-shm` header), so this costs a few stats when nothing was missed.
                             if let Ok(r) = tether.index_sources(&sources, Depth::Quick) {
@@ -240,6 +248,10 @@ pub fn start<I: Indexer>(
 
 /// The longest a burst of events delays its pass: a chat streaming its answer stays live.
 const BURST_CAP: Duration = Duration::from_millis(250);
+
+/// No event for this long after a pass that put a chat off: Cursor stopped streaming into it
+/// (it commits several times a second while it streams).
+const STREAM_STOPPED: Duration = Duration::from_millis(200);
 
 /// How long the watcher keeps its connections to Cursor's files after its last pass.
 const KEEP_OPEN: Duration = Duration::from_secs(2);
