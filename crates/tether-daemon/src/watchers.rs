@@ -228,23 +228,18 @@ pub(crate) fn team_heartbeat(t: &Arc<Tether>) -> Watching {
 }
 
 /// Follows `settings.json`: when it changes on disk, `apply` runs with the daemon (held weakly:
-/// the watcher never keeps it alive).
+/// the watcher never keeps it alive). Through the store's one watcher of the data directory.
 pub(crate) fn settings<H: Send + Sync + 'static>(
     t: &Arc<Tether>,
     host: Weak<H>,
     apply: impl Fn(Arc<H>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync + 'static,
-) -> Result<Watching, notify::Error> {
-    use notify::Watcher;
+) -> Result<Watching, tether_core::Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let name = t.paths.settings_json().file_name().map(|n| n.to_owned());
-    let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let Ok(ev) = res else { return };
-        let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
-        if writes && ev.paths.iter().any(|p| p.file_name() == name.as_deref()) {
-            let _ = tx.send(());
-        }
+    let name = t.paths.settings_json().file_name().map(|n| n.to_owned()).unwrap_or_default();
+    debug_assert_eq!(t.paths.settings_json().parent(), t.store.path().parent(), "one directory, one watcher");
+    let w = t.store.watch_file(name, move || {
+        let _ = tx.send(());
     })?;
-    w.watch(&t.paths.data_dir, notify::RecursiveMode::NonRecursive)?;
     let task = tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // A save is a write and a rename: take the burst as one change.

@@ -135,11 +135,14 @@ impl crate::sql::Database for Store {
     }
 }
 
-/// Calls back when any process writes the database (its WAL changes), so readers that care about
-/// other processes' writes need not poll. Stops when dropped. In-memory stores never call back.
+/// Calls back when any process writes the database (its WAL changes), or another file of the
+/// store's directory (`settings.json`), so readers that care about other processes' writes need
+/// not poll. Stops when dropped. In-memory stores never call back.
 ///
-/// However many parts of the daemon watch, the store keeps one OS watcher (one inotify instance
-/// and its thread) and calls each of them back; it goes when the last one is dropped.
+/// However many parts of the daemon watch, the store keeps one OS watcher of its directory (one
+/// inotify instance and its thread) and calls back those whose file was written; it goes when
+/// the last one is dropped. (A second watcher of the same directory received every WAL write of
+/// the index as well: a wake-up of its thread for nothing, several a second while Cursor streams.)
 pub struct WriteWatcher {
     hub: Option<(Arc<WriteHub>, u64)>,
 }
@@ -147,36 +150,40 @@ pub struct WriteWatcher {
 impl Drop for WriteWatcher {
     fn drop(&mut self) {
         if let Some((hub, id)) = self.hub.take() {
-            hub.lock().retain(|(i, _)| *i != id);
+            hub.lock().retain(|(i, _, _)| *i != id);
         }
     }
 }
 
 type OnWrite = Box<dyn Fn() + Send>;
 
-/// The one OS watcher of a store's WAL and whom it calls back.
+/// Who is called back, for a write of which file of the store's directory (a file name).
+type Subscribers = Vec<(u64, std::ffi::OsString, OnWrite)>;
+
+/// The one OS watcher of a store's directory and whom it calls back.
 struct WriteHub {
-    subscribers: Arc<Mutex<Vec<(u64, OnWrite)>>>,
+    subscribers: Arc<Mutex<Subscribers>>,
     next: std::sync::atomic::AtomicU64,
     _watcher: notify::RecommendedWatcher,
 }
 
 impl WriteHub {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, OnWrite)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Subscribers> {
         self.subscribers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn start(path: &Path) -> Result<Option<Self>> {
         use notify::Watcher;
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Ok(None) };
-        let wal = format!("{}-wal", name.to_string_lossy());
-        let subscribers: Arc<Mutex<Vec<(u64, OnWrite)>>> = Arc::default();
+        let Some(dir) = path.parent() else { return Ok(None) };
+        let subscribers: Arc<Mutex<Subscribers>> = Arc::default();
         let subs = Arc::clone(&subscribers);
         let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let Ok(ev) = res else { return };
-            let writes = matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_));
-            if writes && ev.paths.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == wal)) {
-                for (_, on_write) in subs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            if !matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_)) {
+                return;
+            }
+            for (_, name, on_write) in subs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                if ev.paths.iter().any(|p| p.file_name() == Some(name.as_os_str())) {
                     on_write();
                 }
             }
@@ -187,7 +194,20 @@ impl WriteHub {
 }
 
 impl Store {
+    /// Calls back when any process writes the database (its WAL).
     pub fn watch_writes(&self, on_write: impl Fn() + Send + 'static) -> Result<WriteWatcher> {
+        let Some(name) = self.path.file_name() else { return Ok(WriteWatcher { hub: None }) };
+        let mut wal = name.to_owned();
+        wal.push("-wal");
+        self.watch_file(wal, on_write)
+    }
+
+    /// Calls back when the file `name` of the store's directory is created or written.
+    pub fn watch_file(
+        &self,
+        name: impl Into<std::ffi::OsString>,
+        on_write: impl Fn() + Send + 'static,
+    ) -> Result<WriteWatcher> {
         if self.path.as_os_str().is_empty() {
             return Ok(WriteWatcher { hub: None });
         }
@@ -204,7 +224,7 @@ impl Store {
             },
         };
         let id = hub.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        hub.lock().push((id, Box::new(on_write)));
+        hub.lock().push((id, name.into(), Box::new(on_write)));
         Ok(WriteWatcher { hub: Some((hub, id)) })
     }
 }
@@ -528,7 +548,19 @@ mod tests {
         while rx.recv_timeout(Duration::from_millis(300)).is_ok() {}
         write();
         assert!(!heard(&["second"]).contains(&"first"), "a dropped watcher is not called");
-        drop(second);
+        // Another file of the directory, through the same OS watcher: only its own watcher hears it.
+        let (stx, srx) = mpsc::channel::<()>();
+        let settings = mine.watch_file("settings.json", move || stx.send(()).unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&hub(&second), &hub(&settings)), "the directory's one OS watcher");
+        while rx.recv_timeout(Duration::from_millis(300)).is_ok() {}
+        std::fs::write(dir.path().join("settings.json"), "{}").unwrap();
+        srx.recv_timeout(Duration::from_secs(10)).expect("the settings' watcher called back");
+        while srx.recv_timeout(Duration::from_millis(300)).is_ok() {}
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err(), "not the WAL's watchers");
+        write();
+        heard(&["second"]);
+        assert!(srx.recv_timeout(Duration::from_millis(300)).is_err(), "nor the settings' for a WAL write");
+        drop((second, settings));
         assert!(mine.writes.lock().unwrap().upgrade().is_none(), "the OS watcher goes with the last one");
     }
 
