@@ -200,12 +200,32 @@ pub fn bubble_stats_again(db: &CursorDb, id: &str) -> Result<BubbleStats> {
     let key = (db.path().to_owned(), id.to_owned());
     let known = {
         let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
-        all.iter().position(|(k, _)| *k == key).map(|i| all.remove(i).1).unwrap_or_default()
+        all.iter().position(|(k, _)| *k == key).map(|i| all.remove(i).1)
+    };
+    let prefix = format!("bubbleId:{id}:");
+    let mut e: BubbleStats = (0, 0, 0);
+    let mut lengths = Lengths::new();
+    let remember = |lengths: Lengths| {
+        let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
+        if all.len() >= LATELY_CHATS {
+            all.remove(0);
+        }
+        all.push((key, lengths));
+    };
+    let Some(known) = known else {
+        // The first time: the walk that visits every row, its lengths kept for the next.
+        db.stat_prefix(Table::CursorDiskKv, &prefix, |_, rowid, len| {
+            lengths.insert(rowid, len);
+            e.0 += 1;
+            e.1 = e.1.wrapping_add(rowid);
+            e.2 = e.2.wrapping_add(len);
+        })?;
+        remember(lengths);
+        return Ok(e);
     };
     let mut rowids = Vec::new();
-    db.keys_with_rowids(Table::CursorDiskKv, &format!("bubbleId:{id}:"), |_, rowid| rowids.push(rowid))?;
-    let mut e: BubbleStats = (0, 0, 0);
-    let mut lengths = Lengths::with_capacity(rowids.len());
+    db.keys_with_rowids(Table::CursorDiskKv, &prefix, |_, rowid| rowids.push(rowid))?;
+    lengths.reserve(rowids.len());
     for rowid in rowids {
         let len = match known.get(&rowid) {
             Some(len) => *len,
@@ -220,11 +240,7 @@ pub fn bubble_stats_again(db: &CursorDb, id: &str) -> Result<BubbleStats> {
         e.1 = e.1.wrapping_add(rowid);
         e.2 = e.2.wrapping_add(len);
     }
-    let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
-    if all.len() >= LATELY_CHATS {
-        all.remove(0);
-    }
-    all.push((key, lengths));
+    remember(lengths);
     Ok(e)
 }
 
