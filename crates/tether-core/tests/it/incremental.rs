@@ -1,5 +1,3 @@
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 use tether_history::index::{Depth, no_progress};
 use tether_history::sessions::{ShowOptions, TagUpdate};
@@ -339,6 +337,8 @@ fn a_chat_cursor_streams_into_is_read_at_most_every_stream_every_and_other_chats
 #[cfg(target_os = "linux")]
 #[test]
 fn a_quiet_watcher_holds_no_handle_on_cursors_files() {
+    use std::time::{Duration, Instant};
+
     let fx = CursorFixture::new();
     let g = fx.global(Journal::Rollback);
     Composer {
