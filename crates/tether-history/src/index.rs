@@ -719,6 +719,13 @@ fn index_global(
     // The watcher's passes come several a second while Cursor streams: the connection the last
     // one kept is used again (see `CursorDb::open_kept`).
     let db = CursorDb::open_kept(&src.path, scratch)?;
+    // Kept only by the watcher's quick passes, whose thread closes it once quiet; a whole pass
+    // (the first index, a re-index) has nobody to close it after.
+    let keep = |db: CursorDb| {
+        if depth == Depth::Quick {
+            db.keep();
+        }
+    };
     // The high-water mark is taken before anything is read: a row committed while this pass
     // runs is then above it, so the next quick pass looks at its chat. Taken after the listing
     // (as it was), a bubble committed in between was below the mark and in no listing, and its
@@ -744,9 +751,7 @@ fn index_global(
     if changed.as_ref().is_some_and(BTreeMap::is_empty) {
         // Nothing to read (the chat Cursor streams into put off, several times a second): none
         // of our database is looked at either.
-        if depth == Depth::Quick {
-            db.keep();
-        }
+        keep(db);
         return Ok((watermark, true));
     }
     let stored = match &changed {
@@ -887,13 +892,6 @@ fn index_global(
     // A pass with nothing to read (the chat Cursor streams into put off) takes no thread, no
     // read of our projects and no transaction of ours.
     let nothing = todo.is_empty() && tabs.is_empty();
-    // Kept only by the watcher's quick passes, whose thread closes it once quiet; a whole pass
-    // (the first index, a re-index) has nobody to close it after.
-    let keep = |db: CursorDb| {
-        if depth == Depth::Quick {
-            db.keep();
-        }
-    };
     let (written_ids, unreadable) = if nothing {
         keep(db);
         Default::default()

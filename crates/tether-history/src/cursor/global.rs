@@ -161,6 +161,13 @@ fn header_rows(db: &CursorDb, problems: &mut Tally) -> Result<Vec<(String, Heade
     Ok(out)
 }
 
+/// Adds one bubble row to a chat's statistics (its count, and the sums of its rowids and lengths).
+fn tally(e: &mut BubbleStats, rowid: i64, len: i64) {
+    e.0 += 1;
+    e.1 = e.1.wrapping_add(rowid);
+    e.2 = e.2.wrapping_add(len);
+}
+
 /// Bubble statistics for every composer in one pass over the `bubbleId:` key range.
 pub fn bubble_stats_all(db: &CursorDb) -> Result<HashMap<String, BubbleStats>> {
     let mut out: HashMap<String, BubbleStats> = HashMap::new();
@@ -169,10 +176,7 @@ pub fn bubble_stats_all(db: &CursorDb) -> Result<HashMap<String, BubbleStats>> {
     }
     db.stat_prefix(Table::CursorDiskKv, "bubbleId:", |key, rowid, len| {
         if let Some((cid, _)) = key["bubbleId:".len()..].split_once(':') {
-            let e = out.entry(cid.to_owned()).or_default();
-            e.0 += 1;
-            e.1 = e.1.wrapping_add(rowid);
-            e.2 = e.2.wrapping_add(len);
+            tally(out.entry(cid.to_owned()).or_default(), rowid, len);
         }
     })?;
     Ok(out)
@@ -180,11 +184,7 @@ pub fn bubble_stats_all(db: &CursorDb) -> Result<HashMap<String, BubbleStats>> {
 
 pub fn bubble_stats_one(db: &CursorDb, id: &str) -> Result<BubbleStats> {
     let mut e: BubbleStats = (0, 0, 0);
-    db.stat_prefix(Table::CursorDiskKv, &format!("bubbleId:{id}:"), |_, rowid, len| {
-        e.0 += 1;
-        e.1 = e.1.wrapping_add(rowid);
-        e.2 = e.2.wrapping_add(len);
-    })?;
+    db.stat_prefix(Table::CursorDiskKv, &format!("bubbleId:{id}:"), |_, rowid, len| tally(&mut e, rowid, len))?;
     Ok(e)
 }
 
@@ -193,34 +193,18 @@ pub fn bubble_stats_one(db: &CursorDb, id: &str) -> Result<BubbleStats> {
 /// replaced, with a new rowid, to change it) remembered rather than each row visited again.
 /// The same figures, for a walk of the index and a visit of the changed rows only.
 pub fn bubble_stats_again(db: &CursorDb, id: &str) -> Result<BubbleStats> {
-    type Lengths = HashMap<i64, i64>;
-    #[allow(clippy::type_complexity)]
-    static LENGTHS: std::sync::LazyLock<std::sync::Mutex<Vec<((std::path::PathBuf, String), Lengths)>>> =
-        std::sync::LazyLock::new(Default::default);
-    let key = (db.path().to_owned(), id.to_owned());
-    let known = {
-        let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
-        all.iter().position(|(k, _)| *k == key).map(|i| all.remove(i).1)
-    };
+    /// The lengths of a chat's bubble rows, by rowid.
+    static LENGTHS: Recent<HashMap<i64, i64>> = Recent::new();
     let prefix = format!("bubbleId:{id}:");
     let mut e: BubbleStats = (0, 0, 0);
-    let mut lengths = Lengths::new();
-    let remember = |lengths: Lengths| {
-        let mut all = LENGTHS.lock().unwrap_or_else(|p| p.into_inner());
-        if all.len() >= LATELY_CHATS {
-            all.remove(0);
-        }
-        all.push((key, lengths));
-    };
-    let Some(known) = known else {
+    let mut lengths = HashMap::new();
+    let Some(known) = LENGTHS.take(db, id) else {
         // The first time: the walk that visits every row, its lengths kept for the next.
         db.stat_prefix(Table::CursorDiskKv, &prefix, |_, rowid, len| {
             lengths.insert(rowid, len);
-            e.0 += 1;
-            e.1 = e.1.wrapping_add(rowid);
-            e.2 = e.2.wrapping_add(len);
+            tally(&mut e, rowid, len);
         })?;
-        remember(lengths);
+        LENGTHS.put(db, id, lengths);
         return Ok(e);
     };
     let mut rowids = Vec::new();
@@ -236,11 +220,9 @@ pub fn bubble_stats_again(db: &CursorDb, id: &str) -> Result<BubbleStats> {
             },
         };
         lengths.insert(rowid, len);
-        e.0 += 1;
-        e.1 = e.1.wrapping_add(rowid);
-        e.2 = e.2.wrapping_add(len);
+        tally(&mut e, rowid, len);
     }
-    remember(lengths);
+    LENGTHS.put(db, id, lengths);
     Ok(e)
 }
 
@@ -354,7 +336,7 @@ pub fn read_composer_again(db: &CursorDb, r: &ComposerRef, again: bool) -> Resul
         r.header.as_ref(),
     );
     if again {
-        remember_bubbles(db, &r.id, bubbles);
+        LATELY.put(db, &r.id, bubbles);
     }
     if s.messages.is_empty() && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:empty_session"));
@@ -365,20 +347,54 @@ pub fn read_composer_again(db: &CursorDb, r: &ComposerRef, again: bool) -> Resul
 /// A chat's decoded bubbles, by bubbleId, with the rowid each was read at.
 type DecodedBubbles = HashMap<String, (i64, std::sync::Arc<Decoded>)>;
 
-/// The decoded bubbles of the chats read again lately (a chat Cursor streams into), by Cursor
-/// file and composer: a read of such a chat decodes only the bubbles whose rows changed (Cursor
-/// replaces a row to change it: a new rowid). A few chats at a time, in this process.
-#[allow(clippy::type_complexity)]
-static LATELY: std::sync::LazyLock<std::sync::Mutex<Vec<((std::path::PathBuf, String), DecodedBubbles)>>> =
-    std::sync::LazyLock::new(Default::default);
+/// The decoded bubbles of the chats read again lately (a chat Cursor streams into): a read of
+/// such a chat decodes only the bubbles whose rows changed (Cursor replaces a row to change it:
+/// a new rowid).
+static LATELY: Recent<DecodedBubbles> = Recent::new();
+
+/// What is remembered of the few chats read again lately, by Cursor file and composer, in this
+/// process; the chat read longest ago is forgotten first.
+struct Recent<T>(std::sync::Mutex<Vec<((std::path::PathBuf, String), T)>>);
+
+/// How many chats a [`Recent`] remembers.
 const LATELY_CHATS: usize = 4;
+
+impl<T> Recent<T> {
+    const fn new() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<((std::path::PathBuf, String), T)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn holds(&self, db: &CursorDb, id: &str) -> bool {
+        self.lock().iter().any(|((path, c), _)| path == db.path() && c == id)
+    }
+
+    /// What is remembered of the chat, forgotten here (put back by [`Recent::put`]).
+    fn take(&self, db: &CursorDb, id: &str) -> Option<T> {
+        let mut all = self.lock();
+        let i = all.iter().position(|((path, c), _)| path == db.path() && c == id)?;
+        Some(all.remove(i).1)
+    }
+
+    fn put(&self, db: &CursorDb, id: &str, v: T) {
+        let mut all = self.lock();
+        all.retain(|((path, c), _)| !(path == db.path() && c == id));
+        if all.len() >= LATELY_CHATS {
+            all.remove(0);
+        }
+        all.push(((db.path().to_owned(), id.to_owned()), v));
+    }
+}
 
 /// A chat's bubbles. `again`: it was read before and likely changed a little (see [`LATELY`]);
 /// else all are read and decoded in one walk.
 fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> {
     let prefix = format!("bubbleId:{id}:");
     let mut out = DecodedBubbles::new();
-    let known = again.then(|| forget_bubbles(db, id)).flatten();
+    let known = again.then(|| LATELY.take(db, id)).flatten();
     let Some(known) = known else {
         db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
             out.insert(key[prefix.len()..].to_owned(), (rowid, std::sync::Arc::new(decode_bubble(v))));
@@ -406,22 +422,7 @@ fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> 
 
 /// Whether this chat's bubbles were read lately (a read of it now is of what changed only).
 pub fn read_lately(db: &CursorDb, id: &str) -> bool {
-    LATELY.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|((path, c), _)| path == db.path() && c == id)
-}
-
-fn forget_bubbles(db: &CursorDb, id: &str) -> Option<DecodedBubbles> {
-    let mut lately = LATELY.lock().unwrap_or_else(|p| p.into_inner());
-    let i = lately.iter().position(|((path, c), _)| path == db.path() && c == id)?;
-    Some(lately.remove(i).1)
-}
-
-fn remember_bubbles(db: &CursorDb, id: &str, bubbles: DecodedBubbles) {
-    let mut lately = LATELY.lock().unwrap_or_else(|p| p.into_inner());
-    lately.retain(|((path, c), _)| !(path == db.path() && c == id));
-    if lately.len() >= LATELY_CHATS {
-        lately.remove(0);
-    }
-    lately.push(((db.path().to_owned(), id.to_owned()), bubbles));
+    LATELY.holds(db, id)
 }
 
 /// What a `composerData` row says about its chat without its messages: enough to list it. Read
