@@ -184,6 +184,7 @@ pub fn run_sources(
         report.sessions_written + report.sessions_deleted > 0 || report.sources.iter().any(|r| r.error.is_some());
     if (complete_set || wrote) && defer_merging(&store.writer(), false)? {
         merge_deferred(store)?;
+        store.bulk_cache(false)?;
         // A bulk pass's log is as big as its transactions were; give the disk back.
         store.truncate_wal()?;
     }
@@ -877,6 +878,7 @@ fn index_global(
     if bytes_total >= test_hooks::bulk_bytes().unwrap_or(BULK_BYTES) {
         // Put back, and the segments merged, at the end of the run (`run_sources`).
         defer_merging(&store.writer(), true)?;
+        store.bulk_cache(true)?;
     }
 
     // Parse on one thread while this one writes: JSON decoding and FTS insertion overlap.

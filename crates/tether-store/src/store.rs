@@ -253,7 +253,7 @@ impl Store {
         if (1..NO_CURSOR_KEYS as i64).contains(&before) {
             conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         }
-        tune_writer(&conn)?;
+        conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB.0)?;
         let announced = Announcer::new(Some(Revisions::read(&conn)?));
         Ok(Self {
             path: path.to_owned(),
@@ -441,10 +441,27 @@ impl Store {
     }
 }
 
-/// The writer's page cache holds FTS5 merge inputs, which otherwise come back through syscalls.
-fn tune_writer(conn: &Connection) -> Result<()> {
-    conn.pragma_update(None, "cache_size", -32_768)?;
-    Ok(())
+/// The writer's page cache (`PRAGMA cache_size`, negative: KiB) between bulk writes, and during
+/// them ([`Store::bulk_cache`]).
+///
+/// A bulk write (a first index) keeps FTS5's merge inputs in a 32 MB cache rather than reading
+/// them back through syscalls. Between them, the cache is SQLite's default 2 MB, because a large
+/// one costs every small commit: SQLite's b-tree balance renames a page to the locking page's
+/// number for a moment (`balance_nonroot`), which leaves the cache's highest key past the end of
+/// the file, and the commit after it then walks every cached page to drop those past the end
+/// (`pcache1TruncateUnsafe`). With 32 MB cached, that walk took 2–8 ms per commit and a quarter of
+/// what following Cursor's stream cost (perf, docs/benchmarks.md).
+const WRITER_CACHE_KIB: (i64, i64) = (-2_000, -32_768);
+
+impl Store {
+    /// Sizes the writer's page cache for bulk writes (`true`) or for the small commits between
+    /// them (`false`); see [`WRITER_CACHE_KIB`]. Shrinking it lets go of the pages past the new
+    /// size at once.
+    pub fn bulk_cache(&self, bulk: bool) -> Result<()> {
+        let kib = if bulk { WRITER_CACHE_KIB.1 } else { WRITER_CACHE_KIB.0 };
+        self.writer().pragma_update(None, "cache_size", kib)?;
+        Ok(())
+    }
 }
 
 /// The schema as `CREATE` statements in a stable order, for the snapshot test and `doctor`.
@@ -465,6 +482,18 @@ pub fn dump_schema(conn: &Connection) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_writers_page_cache_is_large_only_for_bulk_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let size = || store.writer().query_row("PRAGMA cache_size", [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(size(), WRITER_CACHE_KIB.0);
+        store.bulk_cache(true).unwrap();
+        assert_eq!(size(), WRITER_CACHE_KIB.1);
+        store.bulk_cache(false).unwrap();
+        assert_eq!(size(), WRITER_CACHE_KIB.0);
+    }
 
     #[test]
     fn a_write_is_announced_once_by_the_process_that_made_it() {

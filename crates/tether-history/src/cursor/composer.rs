@@ -73,10 +73,53 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
     parse_composer_with(
         id,
         data,
-        |bid| bubbles.get(bid).map(|raw| std::borrow::Cow::Owned(decode_bubble(raw.as_deref()))),
+        |bid| bubbles.get(bid).map(|raw| Bubble::Decoded(std::borrow::Cow::Owned(decode_bubble(raw.as_deref())))),
         bubbles.keys().map(String::as_str),
         header,
     )
+}
+
+/// A bubble as [`parse_composer_with`] is given it: decoded, or already turned into what it adds
+/// to its chat (a chat read again while Cursor streams into it: only its changed bubbles are
+/// parsed again).
+pub enum Bubble<'b> {
+    Decoded(std::borrow::Cow<'b, Decoded>),
+    Parts(&'b BubbleParts),
+}
+
+/// What one bubble adds to its chat: [`push_bubble`]'s messages, notes and tokens, for the chat's
+/// default model ([`default_model`]).
+#[derive(Debug, Clone, Default)]
+pub struct BubbleParts {
+    messages: Vec<ParsedMessage>,
+    problems: crate::model::Tally,
+    tokens: Option<crate::model::ChatTokens>,
+}
+
+impl BubbleParts {
+    pub fn of(b: &Value, default_model: Option<&str>) -> Self {
+        let mut s = ParsedSession::new(String::new(), "", "");
+        push_bubble(&mut s, b, default_model);
+        Self { messages: s.messages, problems: s.problems, tokens: s.tokens }
+    }
+
+    /// Adds them to `s`, as [`push_bubble`] of the bubble would have.
+    fn add_to(&self, s: &mut ParsedSession) {
+        s.messages.extend(self.messages.iter().cloned());
+        for (reason, n) in &self.problems.0 {
+            s.problems.add_n(reason, *n);
+        }
+        if let Some(t) = self.tokens {
+            let sum = s.tokens.get_or_insert_with(Default::default);
+            sum.input += t.input;
+            sum.output += t.output;
+        }
+    }
+}
+
+/// The model a composer's assistant bubbles were answered by unless they say otherwise.
+pub fn default_model(data: &Value) -> Option<String> {
+    data.get("modelConfig").and_then(|m| non_empty(str_field(m, "modelName")))
 }
 
 /// [`parse_composer`] over bubbles already decoded (`bubble`: by bubbleId; `ids`: every one
@@ -84,7 +127,7 @@ pub fn parse_composer(id: &str, data: &Value, bubbles: &Bubbles, header: Option<
 pub fn parse_composer_with<'b>(
     id: &str,
     data: &Value,
-    bubble: impl Fn(&str) -> Option<std::borrow::Cow<'b, Decoded>>,
+    bubble: impl Fn(&str) -> Option<Bubble<'b>>,
     ids: impl Iterator<Item = &'b str>,
     header: Option<&HeaderInfo>,
 ) -> ParsedSession {
@@ -96,7 +139,7 @@ pub fn parse_composer_with<'b>(
     }
     s.title = non_empty(str_field(data, "name"));
     s.mode = non_empty(str_field(data, "unifiedMode")).or_else(|| non_empty(str_field(data, "forceMode")));
-    s.model = data.get("modelConfig").and_then(|m| non_empty(str_field(m, "modelName")));
+    s.model = default_model(data);
     s.created_at = timestamp_ms(data.get("createdAt"));
     s.updated_at = timestamp_ms(data.get("lastUpdatedAt"))
         .or_else(|| timestamp_ms(data.get("conversationCheckpointLastUpdatedAt")));
@@ -123,7 +166,8 @@ pub fn parse_composer_with<'b>(
                 continue;
             };
             match bubble(bid) {
-                Some(decoded) => match decoded.as_ref() {
+                Some(Bubble::Parts(p)) => p.add_to(&mut s),
+                Some(Bubble::Decoded(decoded)) => match decoded.as_ref() {
                     Decoded::Json(b) => push_bubble(&mut s, b, default_model.as_deref()),
                     Decoded::Null => s.problems.add("null_value"),
                     Decoded::Bad => s.problems.add("bad_json"),

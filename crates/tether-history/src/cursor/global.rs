@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::composer::{HeaderInfo, decode_bubble, parse_chat_tabs, parse_composer_with};
+use super::composer::{
+    Bubble, BubbleParts, HeaderInfo, decode_bubble, default_model, parse_chat_tabs, parse_composer_with,
+};
 use super::sqlite::{CursorDb, Table};
 use super::value::{Decoded, decode, timestamp_ms};
 use crate::error::Result;
@@ -323,34 +325,67 @@ pub fn read_composer_again(db: &CursorDb, r: &ComposerRef, again: bool) -> Resul
     if data.get("isDraft").and_then(Value::as_bool) == Some(true) && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:draft"));
     }
-    let bubbles = if data.get("fullConversationHeadersOnly").is_some() {
-        read_bubbles(db, &r.id, again)?
+    let split = data.get("fullConversationHeadersOnly").is_some();
+    let s = if again && split {
+        // A chat Cursor streams into: only the bubbles that changed since its last read are
+        // decoded and parsed; the others add what they added then.
+        let model = default_model(&data);
+        let bubbles = read_bubbles_again(db, &r.id, &model)?;
+        let s = parse_composer_with(
+            &r.id,
+            &data,
+            |bid| bubbles.get(bid).map(|(_, k)| k.bubble()),
+            bubbles.keys().map(String::as_str),
+            r.header.as_ref(),
+        );
+        LATELY.put(db, &r.id, (model, bubbles));
+        s
     } else {
-        HashMap::new()
+        let bubbles = if split { read_bubbles(db, &r.id)? } else { HashMap::new() };
+        parse_composer_with(
+            &r.id,
+            &data,
+            |bid| bubbles.get(bid).map(|raw| Bubble::Decoded(std::borrow::Cow::Borrowed(raw))),
+            bubbles.keys().map(String::as_str),
+            r.header.as_ref(),
+        )
     };
-    let s = parse_composer_with(
-        &r.id,
-        &data,
-        |bid| bubbles.get(bid).map(|(_, d)| std::borrow::Cow::Borrowed(d.as_ref())),
-        bubbles.keys().map(String::as_str),
-        r.header.as_ref(),
-    );
-    if again {
-        LATELY.put(db, &r.id, bubbles);
-    }
     if s.messages.is_empty() && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:empty_session"));
     }
     Ok(ComposerRead::Session(Box::new(s), super::composer::file_hints(&data)))
 }
 
-/// A chat's decoded bubbles, by bubbleId, with the rowid each was read at.
-type DecodedBubbles = HashMap<String, (i64, std::sync::Arc<Decoded>)>;
+/// What is kept of one bubble of a chat read lately: what it adds to its chat, or its decoded
+/// value when that is not JSON (a note of its own).
+enum Kept {
+    Parts(BubbleParts),
+    Decoded(Decoded),
+}
 
-/// The decoded bubbles of the chats read again lately (a chat Cursor streams into): a read of
-/// such a chat decodes only the bubbles whose rows changed (Cursor replaces a row to change it:
-/// a new rowid).
-static LATELY: Recent<DecodedBubbles> = Recent::new();
+impl Kept {
+    fn new(d: Decoded, model: &Option<String>) -> Self {
+        match d {
+            Decoded::Json(b) => Kept::Parts(BubbleParts::of(&b, model.as_deref())),
+            d => Kept::Decoded(d),
+        }
+    }
+
+    fn bubble(&self) -> Bubble<'_> {
+        match self {
+            Kept::Parts(p) => Bubble::Parts(p),
+            Kept::Decoded(d) => Bubble::Decoded(std::borrow::Cow::Borrowed(d)),
+        }
+    }
+}
+
+/// A chat's bubbles as kept, by bubbleId, with the rowid each was read at.
+type KeptBubbles = HashMap<String, (i64, Kept)>;
+
+/// The bubbles of the chats read again lately (a chat Cursor streams into), with the chat's
+/// default model they were parsed for: a read of such a chat decodes and parses only the bubbles
+/// whose rows changed (Cursor replaces a row to change it: a new rowid).
+static LATELY: Recent<(Option<String>, KeptBubbles)> = Recent::new();
 
 /// What is remembered of the few chats read again lately, by Cursor file and composer, in this
 /// process; the chat read longest ago is forgotten first.
@@ -389,24 +424,34 @@ impl<T> Recent<T> {
     }
 }
 
-/// A chat's bubbles. `again`: it was read before and likely changed a little (see [`LATELY`]);
-/// else all are read and decoded in one walk.
-fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> {
+/// A chat's bubbles, all read and decoded in one walk.
+fn read_bubbles(db: &CursorDb, id: &str) -> Result<HashMap<String, Decoded>> {
     let prefix = format!("bubbleId:{id}:");
-    let mut out = DecodedBubbles::new();
-    let known = again.then(|| LATELY.take(db, id)).flatten();
-    let Some(known) = known else {
+    let mut out = HashMap::new();
+    db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, _, v| {
+        out.insert(key[prefix.len()..].to_owned(), decode_bubble(v));
+    })?;
+    Ok(out)
+}
+
+/// A chat's bubbles for a read again (see [`LATELY`]): those kept from its last read whose row
+/// is the same, the others read and parsed for `model`. Everything is read when nothing is kept,
+/// or it was kept for another default model.
+fn read_bubbles_again(db: &CursorDb, id: &str, model: &Option<String>) -> Result<KeptBubbles> {
+    let prefix = format!("bubbleId:{id}:");
+    let mut out = KeptBubbles::new();
+    let Some((_, mut known)) = LATELY.take(db, id).filter(|(m, _)| m == model) else {
         db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
-            out.insert(key[prefix.len()..].to_owned(), (rowid, std::sync::Arc::new(decode_bubble(v))));
+            out.insert(key[prefix.len()..].to_owned(), (rowid, Kept::new(decode_bubble(v), model)));
         })?;
         return Ok(out);
     };
     let mut changed = Vec::new();
     db.keys_with_rowids(Table::CursorDiskKv, &prefix, |key, rowid| {
         let bid = &key[prefix.len()..];
-        match known.get(bid) {
-            Some((r, d)) if *r == rowid => {
-                out.insert(bid.to_owned(), (rowid, std::sync::Arc::clone(d)));
+        match known.remove(bid) {
+            Some((r, k)) if r == rowid => {
+                out.insert(bid.to_owned(), (rowid, k));
             }
             _ => changed.push((bid.to_owned(), rowid)),
         }
@@ -414,7 +459,7 @@ fn read_bubbles(db: &CursorDb, id: &str, again: bool) -> Result<DecodedBubbles> 
     for (bid, rowid) in changed {
         // Gone since the walk: the next pass sees the rows that replaced it.
         if let Some(v) = db.value_at(Table::CursorDiskKv, rowid)? {
-            out.insert(bid, (rowid, std::sync::Arc::new(decode_bubble(v.as_deref()))));
+            out.insert(bid, (rowid, Kept::new(decode_bubble(v.as_deref()), model)));
         }
     }
     Ok(out)
@@ -576,5 +621,59 @@ mod tests {
         assert_ne!(grown, first);
         c.execute("DELETE FROM cursorDiskKV WHERE key = 'bubbleId:c1:a'", []).unwrap();
         assert_eq!(same().0, 4);
+    }
+    /// A chat read again and again (only its changed bubbles parsed anew) gives what a fresh read
+    /// gives: messages, notes and tokens, as Cursor grows an answer, adds bubbles, writes one
+    /// that is not JSON, and changes the chat's default model.
+    #[test]
+    fn a_chat_read_again_is_what_a_fresh_read_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.vscdb");
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)").unwrap();
+        let put = |k: &str, v: &str| {
+            c.execute("INSERT INTO cursorDiskKV VALUES (?1, ?2)", [k.to_owned(), v.to_owned()]).unwrap();
+        };
+        let mut order: Vec<&str> = Vec::new();
+        let head = |order: &[&str], model: &str| {
+            let headers: Vec<_> = order.iter().map(|b| serde_json::json!({"bubbleId": b, "type": 2})).collect();
+            serde_json::json!({"_v": 3, "name": "streaming", "createdAt": 1_760_000_000_000_i64,
+                "modelConfig": {"modelName": model}, "fullConversationHeadersOnly": headers})
+            .to_string()
+        };
+        let r = ComposerRef::new("c1");
+        let check = |note: &str| {
+            let db = CursorDb::open(&path, dir.path()).unwrap();
+            let (ComposerRead::Session(again, _), ComposerRead::Session(fresh, _)) =
+                (read_composer_again(&db, &r, true).unwrap(), read_composer(&db, &r).unwrap())
+            else {
+                panic!("{note}: not read as a chat");
+            };
+            assert_eq!(again.messages, fresh.messages, "{note}");
+            assert_eq!(again.problems, fresh.problems, "{note}");
+            assert_eq!(again.tokens, fresh.tokens, "{note}");
+            assert_eq!(again.model, fresh.model, "{note}");
+            again.messages.len()
+        };
+        put("bubbleId:c1:u", r#"{"type":1,"text":"how do I parse this?","createdAt":"2026-11-01T10:00:00Z"}"#);
+        put(
+            "bubbleId:c1:a",
+            r#"{"type":2,"text":"Like","thinking":{"text":"let me see"},"tokenCount":{"inputTokens":5,"outputTokens":7}}"#,
+        );
+        put("bubbleId:c1:t", r#"{"type":2,"toolFormerData":{"name":"read_file","status":"completed","params":"{}"}}"#);
+        order.extend(["u", "a", "t"]);
+        put("composerData:c1", &head(&order, "gpt-5"));
+        let first = check("first read");
+        assert_eq!(first, 4);
+        // The answer grows, a bubble is added, one holds no JSON, the model changes.
+        put("bubbleId:c1:a", r#"{"type":2,"text":"Like this, with serde.","thinking":{"text":"let me see"},"tokenCount":{"inputTokens":5,"outputTokens":9}}"#);
+        check("answer grown");
+        put("bubbleId:c1:b", "{not json");
+        put("bubbleId:c1:n", r#"{"type":2,"text":"and more","modelInfo":{"modelName":"claude"}}"#);
+        order.extend(["b", "n"]);
+        put("composerData:c1", &head(&order, "gpt-5"));
+        assert_eq!(check("bubbles added"), 5);
+        put("composerData:c1", &head(&order, "claude-4"));
+        check("default model changed");
     }
 }
