@@ -364,10 +364,13 @@ enum Kept {
 }
 
 impl Kept {
-    fn new(d: Decoded, model: &Option<String>) -> Self {
-        match d {
-            Decoded::Json(b) => Kept::Parts(BubbleParts::of(&b, model.as_deref())),
-            d => Kept::Decoded(d),
+    /// A bubble that was the same at two reads in a row is turned into what it adds, once: a
+    /// chat read only once (or a bubble that changes at every read, the one being streamed)
+    /// costs no more than a plain read.
+    fn settled(self, model: &Option<String>) -> Self {
+        match self {
+            Kept::Decoded(Decoded::Json(b)) => Kept::Parts(BubbleParts::of(&b, model.as_deref())),
+            k => k,
         }
     }
 
@@ -435,14 +438,14 @@ fn read_bubbles(db: &CursorDb, id: &str) -> Result<HashMap<String, Decoded>> {
 }
 
 /// A chat's bubbles for a read again (see [`LATELY`]): those kept from its last read whose row
-/// is the same, the others read and parsed for `model`. Everything is read when nothing is kept,
+/// is the same (parsed for `model`), the others read again. Everything is read when nothing is kept,
 /// or it was kept for another default model.
 fn read_bubbles_again(db: &CursorDb, id: &str, model: &Option<String>) -> Result<KeptBubbles> {
     let prefix = format!("bubbleId:{id}:");
     let mut out = KeptBubbles::new();
     let Some((_, mut known)) = LATELY.take(db, id).filter(|(m, _)| m == model) else {
         db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
-            out.insert(key[prefix.len()..].to_owned(), (rowid, Kept::new(decode_bubble(v), model)));
+            out.insert(key[prefix.len()..].to_owned(), (rowid, Kept::Decoded(decode_bubble(v))));
         })?;
         return Ok(out);
     };
@@ -451,7 +454,7 @@ fn read_bubbles_again(db: &CursorDb, id: &str, model: &Option<String>) -> Result
         let bid = &key[prefix.len()..];
         match known.remove(bid) {
             Some((r, k)) if r == rowid => {
-                out.insert(bid.to_owned(), (rowid, k));
+                out.insert(bid.to_owned(), (rowid, k.settled(model)));
             }
             _ => changed.push((bid.to_owned(), rowid)),
         }
@@ -459,7 +462,7 @@ fn read_bubbles_again(db: &CursorDb, id: &str, model: &Option<String>) -> Result
     for (bid, rowid) in changed {
         // Gone since the walk: the next pass sees the rows that replaced it.
         if let Some(v) = db.value_at(Table::CursorDiskKv, rowid)? {
-            out.insert(bid, (rowid, Kept::new(decode_bubble(v.as_deref()), model)));
+            out.insert(bid, (rowid, Kept::Decoded(decode_bubble(v.as_deref()))));
         }
     }
     Ok(out)
@@ -666,7 +669,10 @@ mod tests {
         let first = check("first read");
         assert_eq!(first, 4);
         // The answer grows, a bubble is added, one holds no JSON, the model changes.
-        put("bubbleId:c1:a", r#"{"type":2,"text":"Like this, with serde.","thinking":{"text":"let me see"},"tokenCount":{"inputTokens":5,"outputTokens":9}}"#);
+        put(
+            "bubbleId:c1:a",
+            r#"{"type":2,"text":"Like this, with serde.","thinking":{"text":"let me see"},"tokenCount":{"inputTokens":5,"outputTokens":9}}"#,
+        );
         check("answer grown");
         put("bubbleId:c1:b", "{not json");
         put("bubbleId:c1:n", r#"{"type":2,"text":"and more","modelInfo":{"modelName":"claude"}}"#);
