@@ -446,7 +446,7 @@ impl Store {
 ///
 /// A bulk write (a first index) keeps FTS5's merge inputs in a 32 MB cache rather than reading
 /// them back through syscalls. Between them, the cache is SQLite's default 2 MB, because a large
-/// one costs every small commit: SQLite's b-tree balance renames a page to the locking page's
+/// one costs the small commits: SQLite's b-tree balance renames a page to the locking page's
 /// number for a moment (`balance_nonroot`), which leaves the cache's highest key past the end of
 /// the file, and the commit after it then walks every cached page to drop those past the end
 /// (`pcache1TruncateUnsafe`). With 32 MB cached, that walk took ~0.6 ms (timed by uprobes) at

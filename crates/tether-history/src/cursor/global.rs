@@ -625,6 +625,7 @@ mod tests {
         c.execute("DELETE FROM cursorDiskKV WHERE key = 'bubbleId:c1:a'", []).unwrap();
         assert_eq!(same().0, 4);
     }
+
     /// A chat read again and again (only its changed bubbles parsed anew) gives what a fresh read
     /// gives: messages, notes and tokens, as Cursor grows an answer, adds bubbles, writes one
     /// that is not JSON, and changes the chat's default model.
