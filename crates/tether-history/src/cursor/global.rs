@@ -325,39 +325,37 @@ pub fn read_composer_again(db: &CursorDb, r: &ComposerRef, again: bool) -> Resul
     if data.get("isDraft").and_then(Value::as_bool) == Some(true) && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:draft"));
     }
-    let split = data.get("fullConversationHeadersOnly").is_some();
-    let s = if again && split {
-        // A chat Cursor streams into: only the bubbles that changed since its last read are
-        // decoded and parsed; the others add what they added then.
+    // A chat Cursor streams into (`again`): only the bubbles that changed since its last read
+    // are decoded and parsed; the others add what they added then.
+    let mut kept_for = None;
+    let bubbles = if data.get("fullConversationHeadersOnly").is_none() {
+        KeptBubbles::new()
+    } else if again {
         let model = default_model(&data);
         let bubbles = read_bubbles_again(db, &r.id, &model)?;
-        let s = parse_composer_with(
-            &r.id,
-            &data,
-            |bid| bubbles.get(bid).map(|(_, k)| k.bubble()),
-            bubbles.keys().map(String::as_str),
-            r.header.as_ref(),
-        );
-        LATELY.put(db, &r.id, (model, bubbles));
-        s
+        kept_for = Some(model);
+        bubbles
     } else {
-        let bubbles = if split { read_bubbles(db, &r.id)? } else { HashMap::new() };
-        parse_composer_with(
-            &r.id,
-            &data,
-            |bid| bubbles.get(bid).map(|raw| Bubble::Decoded(std::borrow::Cow::Borrowed(raw))),
-            bubbles.keys().map(String::as_str),
-            r.header.as_ref(),
-        )
+        read_bubbles(db, &r.id)?
     };
+    let s = parse_composer_with(
+        &r.id,
+        &data,
+        |bid| bubbles.get(bid).map(|(_, k)| k.bubble()),
+        bubbles.keys().map(String::as_str),
+        r.header.as_ref(),
+    );
+    if let Some(model) = kept_for {
+        LATELY.put(db, &r.id, (model, bubbles));
+    }
     if s.messages.is_empty() && !has_messages(&data) {
         return Ok(ComposerRead::Skipped("note:empty_session"));
     }
     Ok(ComposerRead::Session(Box::new(s), super::composer::file_hints(&data)))
 }
 
-/// What is kept of one bubble of a chat read lately: what it adds to its chat, or its decoded
-/// value when that is not JSON (a note of its own).
+/// One bubble of a chat as read: its decoded value, or (a chat read again, the bubble the same
+/// as at the last read) what it adds to its chat.
 enum Kept {
     Parts(BubbleParts),
     Decoded(Decoded),
@@ -382,7 +380,7 @@ impl Kept {
     }
 }
 
-/// A chat's bubbles as kept, by bubbleId, with the rowid each was read at.
+/// A chat's bubbles as read or kept, by bubbleId, with the rowid each was read at.
 type KeptBubbles = HashMap<String, (i64, Kept)>;
 
 /// The bubbles of the chats read again lately (a chat Cursor streams into), with the chat's
@@ -428,11 +426,11 @@ impl<T> Recent<T> {
 }
 
 /// A chat's bubbles, all read and decoded in one walk.
-fn read_bubbles(db: &CursorDb, id: &str) -> Result<HashMap<String, Decoded>> {
+fn read_bubbles(db: &CursorDb, id: &str) -> Result<KeptBubbles> {
     let prefix = format!("bubbleId:{id}:");
-    let mut out = HashMap::new();
-    db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, _, v| {
-        out.insert(key[prefix.len()..].to_owned(), decode_bubble(v));
+    let mut out = KeptBubbles::new();
+    db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
+        out.insert(key[prefix.len()..].to_owned(), (rowid, Kept::Decoded(decode_bubble(v))));
     })?;
     Ok(out)
 }
@@ -441,14 +439,11 @@ fn read_bubbles(db: &CursorDb, id: &str) -> Result<HashMap<String, Decoded>> {
 /// is the same (parsed for `model`), the others read again. Everything is read when nothing is kept,
 /// or it was kept for another default model.
 fn read_bubbles_again(db: &CursorDb, id: &str, model: &Option<String>) -> Result<KeptBubbles> {
+    let Some((_, mut known)) = LATELY.take(db, id).filter(|(m, _)| m == model) else {
+        return read_bubbles(db, id);
+    };
     let prefix = format!("bubbleId:{id}:");
     let mut out = KeptBubbles::new();
-    let Some((_, mut known)) = LATELY.take(db, id).filter(|(m, _)| m == model) else {
-        db.scan_prefix(Table::CursorDiskKv, &prefix, true, |key, rowid, v| {
-            out.insert(key[prefix.len()..].to_owned(), (rowid, Kept::Decoded(decode_bubble(v))));
-        })?;
-        return Ok(out);
-    };
     let mut changed = Vec::new();
     db.keys_with_rowids(Table::CursorDiskKv, &prefix, |key, rowid| {
         let bid = &key[prefix.len()..];
