@@ -230,58 +230,72 @@ impl CursorDb {
     ) -> Result<()> {
         let cols = if with_values { "key, rowid, value" } else { "key, rowid, NULL" };
         let page = if with_values { PAGE_VALUES } else { PAGE_ROWS };
-        self.paged(table, cols, prefix, page, |r| {
-            let key = key_str(r)?;
-            if !super::value::is_secret_key(&key) {
-                f(&key, r.get(1)?, value_ref(r, 2)?);
-            }
-            Ok(())
-        })
+        self.paged(
+            table,
+            cols,
+            prefix,
+            page,
+            // A secret's value is never copied out of Cursor's file.
+            |r| {
+                let key = key_str(r)?;
+                if super::value::is_secret_key(&key) {
+                    return Ok(None);
+                }
+                Ok(Some((key, r.get::<_, i64>(1)?, value_bytes(r, 2)?)))
+            },
+            |kept| {
+                if let Some((key, rowid, v)) = kept {
+                    f(&key, rowid, v.as_deref());
+                }
+            },
+        )
     }
 
     /// `(key, rowid, byte length)` per key in range, from record headers only: SQLite answers
     /// `octet_length` without loading the value, so this is cheap even for huge values.
     pub fn stat_prefix(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64, i64)) -> Result<()> {
-        self.each_in_range(table, "key, rowid, coalesce(octet_length(value), -1)", prefix, |r| {
-            f(&key_str(r)?, r.get(1)?, r.get(2)?);
-            Ok(())
-        })
+        self.paged(
+            table,
+            "key, rowid, coalesce(octet_length(value), -1)",
+            prefix,
+            PAGE_ROWS,
+            |r| Ok((key_str(r)?, r.get(1)?, r.get(2)?)),
+            |(key, rowid, len)| f(&key, rowid, len),
+        )
     }
 
     /// `(key, rowid)` per key in range, answered from the key's unique index alone: no table row
     /// is visited, where `stat_prefix` seeks each one (a random read per key in a big file).
     pub fn keys_with_rowids(&self, table: Table, prefix: &str, mut f: impl FnMut(&str, i64)) -> Result<()> {
-        self.each_in_range(table, "key, rowid", prefix, |r| {
-            f(&key_str(r)?, r.get(1)?);
-            Ok(())
-        })
+        self.paged(
+            table,
+            "key, rowid",
+            prefix,
+            PAGE_ROWS,
+            |r| Ok((key_str(r)?, r.get(1)?)),
+            |(key, rowid)| f(&key, rowid),
+        )
     }
 
-    /// `SELECT cols` over the key range `[prefix, prefix+1)`, a row at a time, in index order.
-    fn each_in_range(
-        &self,
-        table: Table,
-        cols: &str,
-        prefix: &str,
-        f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
-    ) -> Result<()> {
-        self.paged(table, cols, prefix, PAGE_ROWS, f)
-    }
-
-    /// `SELECT cols` (the key first) over the key range, `page` rows per statement at most, and
-    /// no longer than [`HOLD`]. Each statement is a read transaction of its own: in
+    /// `SELECT cols` (the key first) over the key range, in key order, `page` rows per statement
+    /// at most, and no longer than [`HOLD`]. Each statement is a read transaction of its own: in
     /// rollback-journal mode a reader's lock holds Cursor's commit until the statement ends, so a
     /// walk of every key (tens of thousands at 5 GB) in one statement made Cursor wait for all of
     /// it; between pages Cursor's writes go through. A page of rows is not a measure of time
     /// (values of a few bytes or of a megabyte, pages cached or read from disk), so a statement
     /// also ends once it has held the lock for `HOLD`, and the next goes on from its last key.
-    fn paged(
+    ///
+    /// Inside the statement a row is only copied out (`row`); what the caller does with it (`f`:
+    /// decoding a bubble's JSON is most of a walk's time) runs after the statement has let go
+    /// of the lock. A page read again after a busy lock is copied afresh, so `f` sees each row once.
+    fn paged<R>(
         &self,
         table: Table,
         cols: &str,
         prefix: &str,
         page: usize,
-        mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+        mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<R>,
+        mut f: impl FnMut(R),
     ) -> Result<()> {
         if !self.has_table(table.name())? {
             return Ok(());
@@ -292,22 +306,23 @@ impl CursorDb {
         let end = prefix_end(prefix);
         let mut from: Option<String> = None;
         loop {
-            let rows = retry_busy(|| {
+            let (rows, last) = retry_busy(|| {
                 let mut stmt = self.conn.prepare_cached(if from.is_some() { &next } else { &first })?;
                 let mut rows = stmt.query(params![from.as_deref().unwrap_or(prefix), end])?;
                 let until = std::time::Instant::now() + HOLD;
-                let mut n = 0usize;
+                let mut out = Vec::new();
                 while let Some(r) = rows.next()? {
-                    n += 1;
-                    f(r)?;
-                    if n == page || std::time::Instant::now() >= until {
+                    out.push(row(r)?);
+                    if out.len() == page || std::time::Instant::now() >= until {
                         // Ends the statement (its lock) here; the walk goes on after this key.
-                        return Ok(Some(key_str(r)?));
+                        let last = key_str(r)?;
+                        return Ok((out, Some(last)));
                     }
                 }
-                Ok(None)
+                Ok((out, None))
             })?;
-            match rows {
+            rows.into_iter().for_each(&mut f);
+            match last {
                 Some(k) => from = Some(k),
                 None => return Ok(()),
             }
@@ -407,16 +422,12 @@ fn key_str(r: &rusqlite::Row<'_>) -> rusqlite::Result<String> {
     })
 }
 
-fn value_ref<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'a [u8]>> {
+fn value_bytes(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
     use rusqlite::types::ValueRef;
     Ok(match r.get_ref(i)? {
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(t),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
         _ => None,
     })
-}
-
-fn value_bytes(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
-    Ok(value_ref(r, i)?.map(<[u8]>::to_vec))
 }
 
 fn open_plain(path: &Path) -> Result<Connection> {
@@ -498,10 +509,11 @@ mod tests {
         assert_eq!(values, n);
     }
 
-    /// A walk whose rows take long (a slow disk, huge values) ends each statement once it held
-    /// the lock for `HOLD`, and still sees every row once, in order.
+    /// What the caller does with a walk's rows (decoding a bubble's JSON) happens after the
+    /// statement that read them has let go of its lock: Cursor commits meanwhile without
+    /// waiting, and the walk, split into a statement per row here, still sees every row once.
     #[test]
-    fn a_slow_walk_ends_its_statements_at_the_hold_and_misses_nothing() {
+    fn cursor_commits_while_a_walks_rows_are_handled() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.vscdb");
         let c = Connection::open(&path).unwrap();
@@ -509,11 +521,16 @@ mod tests {
         for i in 0..6 {
             c.execute("INSERT INTO cursorDiskKV VALUES (?1, 'v')", [format!("bubbleId:c:{i}")]).unwrap();
         }
+        // Cursor, in rollback-journal mode, with no busy timeout: a held read lock fails it.
+        let journal: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(journal, "delete");
         let db = CursorDb::open(&path, dir.path()).unwrap();
         let mut seen = Vec::new();
         db.scan_prefix(Table::CursorDiskKv, "bubbleId:c:", true, |k, _, _| {
             seen.push(k.to_owned());
-            // Longer than the hold: each statement ends after this row.
+            c.execute("INSERT INTO cursorDiskKV VALUES ('bubbleId:z:1', ?1)", [k])
+                .expect("Cursor's commit beside the walk");
+            // Longer than the hold: the next rows are read by a statement of their own.
             std::thread::sleep(HOLD + Duration::from_millis(1));
         })
         .unwrap();
