@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0021_signal_machine.sql"),
     include_str!("store/migrations/0022_no_cursor_keys.sql"),
     include_str!("store/migrations/0023_agent_usage.sql"),
+    include_str!("store/migrations/0024_pending_sessions.sql"),
 ];
 
 /// The migration that removes Cursor keys from earlier indexes: an open that runs it also
