@@ -98,6 +98,14 @@ function purifier(): typeof DOMPurify {
         else node.removeAttribute('class');
       }
     });
+    // Set once: a config passed to each `sanitize` call is parsed again at every call (its
+    // allow-lists rebuilt from DOMPurify's defaults), most of a long chat's first render.
+    DOMPurify.setConfig({
+      ALLOWED_TAGS,
+      ALLOWED_ATTR: [...ALLOWED_ATTR, 'target', 'rel'],
+      ALLOW_DATA_ATTR: false,
+      ALLOW_ARIA_ATTR: false,
+    });
     hooked = true;
   }
   return DOMPurify;
@@ -105,12 +113,7 @@ function purifier(): typeof DOMPurify {
 
 /** Sanitises an HTML string with the reader's allow-list. */
 export function sanitize(html: string): string {
-  return purifier().sanitize(html, {
-    ALLOWED_TAGS,
-    ALLOWED_ATTR: [...ALLOWED_ATTR, 'target', 'rel'],
-    ALLOW_DATA_ATTR: false,
-    ALLOW_ARIA_ATTR: false,
-  }) as unknown as string;
+  return purifier().sanitize(html) as unknown as string;
 }
 
 /** Markdown (untrusted) → sanitised HTML. */

@@ -13,11 +13,16 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return new Date(t).toISOString().slice(0, 10);
 }
 
+// One formatter for every date shown: `Date.toLocaleString` with options builds a new
+// `Intl.DateTimeFormat` at each call (~0.3 ms in Chromium), a third of a long chat's open.
+let dateTimeFormat: Intl.DateTimeFormat | undefined;
+
 export function dateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  dateTimeFormat ??= new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return dateTimeFormat.format(d);
 }
 
 export function duration(seconds: number): string {

@@ -181,6 +181,8 @@ export function RunsView({ route }: { route: Route }) {
 
 /** Events a run view keeps in memory while following a live run; older ones are paged in on demand. */
 const KEEP_EVENTS = 5000;
+/** Items of a run's log in the page in the first frame of its open. */
+const FIRST_ITEMS = 30;
 
 function RunDetailPane({ id }: { id: string }) {
   const [run, setRun] = useState<Run | null>(null);
@@ -217,10 +219,22 @@ function RunDetailPane({ id }: { id: string }) {
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id]);
+  // The log's last items are put in the page at once, the rest of it a frame later (500 events
+  // take ~150 ms to render on a laptop core; the view shows its end).
+  const [settled, setSettled] = useState(false);
+  useEffect(() => setSettled(false), [id]);
+  const loaded = !!run;
+  useEffect(() => {
+    if (!loaded || settled) return;
+    let t: ReturnType<typeof setTimeout> | undefined;
+    const f = requestAnimationFrame(() => (t = setTimeout(() => setSettled(true), 0)));
+    return () => (cancelAnimationFrame(f), clearTimeout(t));
+  }, [loaded, settled]);
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: 'end' });
-  }, [events.length]);
+  }, [events.length, settled]);
   const items = useMemo(() => foldEvents(events), [events]);
+  const from = settled ? 0 : Math.max(0, items.length - FIRST_ITEMS);
   if (err) return <ErrorNote error={err} />;
   if (!run) return <div class="reader loading">Loading…</div>;
   const live = !isTerminal(run.status);
@@ -353,8 +367,8 @@ function RunDetailPane({ id }: { id: string }) {
             {loadingEarlier ? 'Loading…' : `Show earlier events (${earlier.toLocaleString()} before these)`}
           </button>
         )}
-        {items.map((it, i) => (
-          <RunItem key={i} it={it} />
+        {items.slice(from).map((it, i) => (
+          <RunItem key={from + i} it={it} />
         ))}
         <div ref={bottom} />
       </div>
@@ -374,14 +388,7 @@ function RunDetailPane({ id }: { id: string }) {
 function RunItem({ it }: { it: Item }) {
   switch (it.kind) {
     case 'text':
-      return (
-        <div class={`msg ${it.role}`} data-testid={`run-${it.role}`}>
-          <div class="msg-head muted">
-            <span class="role">{it.role === 'user' ? 'prompt' : 'agent'}</span>
-          </div>
-          <SafeHtml class="md" html={renderMarkdown(it.text)} />
-        </div>
-      );
+      return <RunText role={it.role} text={it.text} />;
     case 'thinking':
       return (
         <details class="msg">
@@ -394,6 +401,20 @@ function RunItem({ it }: { it: Item }) {
     case 'line':
       return <div class={`run-line tone-${it.tone}`}>{it.text}</div>;
   }
+}
+
+/** A message of the run's chat. A live run's log is drawn again at each event: the messages
+ * already there keep their HTML. */
+function RunText({ role, text }: { role: string; text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  return (
+    <div class={`msg ${role}`} data-testid={`run-${role}`}>
+      <div class="msg-head muted">
+        <span class="role">{role === 'user' ? 'prompt' : 'agent'}</span>
+      </div>
+      <SafeHtml class="md" html={html} />
+    </div>
+  );
 }
 
 /** A tool call folded to one line; open it for the command's output or the edit's diff. */

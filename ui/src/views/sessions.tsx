@@ -16,6 +16,10 @@ const PAGE = 200;
 const SEARCH_LIMIT = 200;
 /** Messages of a chat read at a time. */
 const MSG_PAGE = 100;
+// Messages put in the page in the first frame of a chat's window (more than a tall window
+// shows); the rest of it follows in the next. A page of 100 messages takes ~100 ms to render
+// (markdown, highlighting, sanitizing) on a laptop core.
+const FIRST_FRAME = 12;
 
 export const searchInputId = 'session-search';
 
@@ -64,13 +68,9 @@ export function SessionsView({ route }: { route: Route }) {
   }, [route.params.q, route.params.tag, route.params.project, route.params.source]);
 
   // "Shared with the team" is a source of its own: the chats teammates shared (team mode only).
-  const team = useAsync(() => api.team().catch(() => null), []);
   const teamMode = source === 'team';
-  const shared = useAsync<SharedSummary[] | null>(() => (teamMode ? api.shared(dq || undefined) : Promise.resolve(null)), [teamMode, dq]);
-  const projects = useAsync(() => api.projects(), []);
-  const tags = useAsync(() => api.tags(), []);
   // The list's filters, Insights' narrowing (a day, a week, a model) included, go to the server,
-  // which pages the list: the first rows show at once at 50,000 chats.
+  // which pages the list: the first rows show at once at 50,000 chats. Asked for first.
   const filter = {
     project: project || undefined,
     source: (!teamMode && source) || undefined,
@@ -84,6 +84,16 @@ export function SessionsView({ route }: { route: Route }) {
     [filterKey],
     PAGE,
   );
+  // The filters' choices wait for the first rows: asked for beside them, they share the
+  // daemon's two cores with the one request the person is waiting for.
+  const [listed, setListed] = useState(false);
+  useEffect(() => {
+    if (!list.loading || list.error) setListed(true);
+  }, [list.loading, list.error]);
+  const team = useAsync(() => (listed ? api.team().catch(() => null) : Promise.resolve(null)), [listed]);
+  const shared = useAsync<SharedSummary[] | null>(() => (teamMode ? api.shared(dq || undefined) : Promise.resolve(null)), [teamMode, dq]);
+  const projects = useAsync(() => (listed ? api.projects() : Promise.resolve([])), [listed]);
+  const tags = useAsync(() => (listed ? api.tags() : Promise.resolve([])), [listed]);
   const searching = !!dq && !teamMode;
   const inFlight = useRef<AbortController | null>(null);
   const search = useAsync<{ q: string; hits: SearchHit[] } | null>(() => {
@@ -415,11 +425,16 @@ function Pending({ summary }: { summary: SessionSummary }) {
 }
 
 function MessageView({ m }: { m: MessageOut }) {
+  // A live chat is read again at each change: its other messages keep their HTML.
+  const html = useMemo(
+    () => (m.kind === 'error' ? '' : m.kind === 'tool' ? renderCode(m.text, /^\s*[[{]/.test(m.text) ? 'json' : undefined) : renderMarkdown(m.text)),
+    [m.kind, m.text],
+  );
   if (m.kind === 'thinking') {
     return (
       <details class="msg thinking" data-testid="msg-thinking" data-seq={m.seq}>
         <summary>Thinking</summary>
-        <SafeHtml class="md" html={renderMarkdown(m.text)} />
+        <SafeHtml class="md" html={html} />
       </details>
     );
   }
@@ -437,7 +452,7 @@ function MessageView({ m }: { m: MessageOut }) {
           Tool: <code>{m.tool_name || 'tool'}</code>
           {m.tool_status && <span class="muted"> · {m.tool_status}</span>}
         </summary>
-        <SafeHtml html={renderCode(m.text, /^\s*[[{]/.test(m.text) ? 'json' : undefined)} />
+        <SafeHtml html={html} />
       </details>
     );
   }
@@ -448,7 +463,7 @@ function MessageView({ m }: { m: MessageOut }) {
         {m.model && <span class="muted"> · {m.model}</span>}
         {m.created_at && <span class="muted msg-time">{dateTime(m.created_at)}</span>}
       </header>
-      <SafeHtml class="md" html={renderMarkdown(m.text)} testid="msg-body" />
+      <SafeHtml class="md" html={html} testid="msg-body" />
     </article>
   );
 }
@@ -518,6 +533,17 @@ function Reader({
     }
   }, [detail.data]);
   useEffect(() => setS(undefined), [id]);
+  // How many of the window's messages are in the page: the first frame's, then all.
+  const [shown, setShown] = useState(FIRST_FRAME);
+  useEffect(() => setShown(FIRST_FRAME), [id, seq]);
+  const partial = !!s && shown < s.messages.length;
+  useEffect(() => {
+    if (!partial) return;
+    // After the frame that paints the first messages.
+    let t: ReturnType<typeof setTimeout> | undefined;
+    const f = requestAnimationFrame(() => (t = setTimeout(() => setShown(Infinity), 0)));
+    return () => (cancelAnimationFrame(f), clearTimeout(t));
+  }, [partial]);
 
   // Messages before or after the window, appended to it.
   const extend = async (dir: 'after' | 'before') => {
@@ -554,7 +580,8 @@ function Reader({
     if (!ids || ids.includes(id)) detail.reload();
   });
 
-  // Opened from a search hit: bring the matching message into view.
+  // Opened from a search hit: bring the matching message into view (the 21st of its window,
+  // in the page once the whole window is).
   useEffect(() => {
     if (!s || seq === undefined) return;
     const el = body.current?.querySelector(`[data-seq="${CSS.escape(seq)}"]`);
@@ -562,7 +589,7 @@ function Reader({
       el.scrollIntoView({ block: 'center' });
       el.classList.add('hit');
     }
-  }, [s, seq]);
+  }, [s, seq, partial]);
 
   const patch = async (p: Parameters<typeof api.patchSession>[1], what: string) => {
     try {
@@ -740,14 +767,14 @@ function Reader({
         </div>
         {files.data && files.data.length > 0 && <FilesChanged files={files.data} />}
       </header>
-      <div class="messages" ref={body} data-testid="messages">
+      <div class="messages" ref={body} data-testid="messages" data-partial={partial ? '' : undefined}>
         {win.current.start > 0 && (
           <button type="button" class="link small" onClick={() => extend('before')} disabled={more === 'loading'} data-testid="messages-earlier">
             {more === 'loading' ? 'Loading…' : `Show earlier messages (${win.current.start.toLocaleString('en-US')} before these)`}
           </button>
         )}
-        {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.map((m) => <MessageView key={m.seq} m={m} />)}
-        {hasMore && (
+        {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.slice(0, shown).map((m) => <MessageView key={m.seq} m={m} />)}
+        {hasMore && !partial && (
           <div ref={end} class="muted small" data-testid="messages-more">
             {more === 'loading' ? 'Loading…' : `${(s.parts - win.current.start - s.messages.length).toLocaleString('en-US')} more messages`}
           </div>
