@@ -51,18 +51,24 @@ try {
   await page.getByTestId('nav-sessions').waitFor();
   await page.locator('[data-testid=session-row]').first().waitFor();
 
-  // Opens `hash` from another view, timing until `sel` is in the page.
-  const open = (from, fromSel, hash, sel) =>
+  // Opens `hash` from another view, timing until `sel` is in the page. With `api`, also the
+  // requests the page made meanwhile whose URL holds it (Resource Timing: request start to
+  // response end, so the server's part and the wire's), as `{ ms, api: [ms…] }`.
+  const open = (from, fromSel, hash, sel, api) =>
     page.evaluate(
-      async ({ from, fromSel, hash, sel }) => {
+      async ({ from, fromSel, hash, sel, api }) => {
         location.hash = from;
         await window.__until(() => document.querySelector(fromSel));
         await new Promise((r) => setTimeout(r, 100));
+        performance.clearResourceTimings();
         const t0 = performance.now();
         location.hash = hash;
-        return (await window.__until(() => document.querySelector(sel))) - t0;
+        const ms = (await window.__until(() => document.querySelector(sel))) - t0;
+        if (!api) return ms;
+        const reqs = performance.getEntriesByType('resource').filter((e) => e.name.includes(api));
+        return { ms, api: reqs.map((e) => ({ url: e.name, start: e.startTime - t0, ms: e.responseEnd - e.startTime })) };
       },
-      { from, fromSel, hash, sel },
+      { from, fromSel, hash, sel, api },
     );
   const TASKS = ['#/tasks', '[data-testid=board], [data-testid=tasks-empty]'];
 
@@ -71,6 +77,14 @@ try {
     // A query string of its own: a real load each time, not a move within the page.
     await page.goto(`${base}/?load=${i}#/sessions`);
     listLoad.push(await page.evaluate(() => window.__firstRow));
+    if (process.env.BENCH_GUI_DEBUG) {
+      const where = await page.evaluate(() => {
+        const n = performance.getEntriesByType('navigation')[0];
+        const res = performance.getEntriesByType('resource').map((e) => `${e.name.replace(location.origin, '').slice(0, 40)} ${Math.round(e.startTime)}+${Math.round(e.duration)}`);
+        return { html: Math.round(n.responseEnd), dcl: Math.round(n.domContentLoadedEventEnd), res };
+      });
+      console.error(JSON.stringify(where));
+    }
   }
   const listSwitch = [];
   for (let i = 0; i < reps; i++) listSwitch.push(await open(...TASKS, '#/sessions', '[data-testid=session-row]'));
@@ -109,11 +123,27 @@ try {
 
   const longChat = [];
   const chatSel = `[data-testid=reader][data-id="${longId}"] [data-seq]`;
-  for (let i = 0; i < reps; i++) longChat.push(await open('#/sessions', '[data-testid=reader-empty]', `#/sessions/${longId}`, chatSel));
+  // The chat's page of messages (`/api/sessions/{id}?…`): how much of an open is the request.
+  const longChatApi = [];
+  for (let i = 0; i < reps; i++) {
+    const o = await open('#/sessions', '[data-testid=reader-empty]', `#/sessions/${longId}`, chatSel, `/api/sessions/${longId}?`);
+    longChat.push(o.ms);
+    if (o.api.length) longChatApi.push(o.api[0].ms);
+    if (process.env.BENCH_GUI_DEBUG) console.error(JSON.stringify(o));
+  }
+  // Once its window is all in the page (the reader puts the first messages in at once and the
+  // rest a frame later, marking the list `data-partial` meanwhile).
+  await page.locator('[data-testid=messages]:not([data-partial])').waitFor();
   const longChatDom = await page.evaluate(() => document.querySelectorAll('[data-testid=messages] [data-seq]').length);
 
   const run = [];
-  for (let i = 0; i < reps; i++) run.push(await open(...TASKS, `#/runs/${runId}`, '[data-testid=run-events] .msg'));
+  const runApi = [];
+  for (let i = 0; i < reps; i++) {
+    const o = await open(...TASKS, `#/runs/${runId}`, '[data-testid=run-events] .msg', `/api/runs/${runId}`);
+    run.push(o.ms);
+    if (o.api.length) runApi.push(Math.max(...o.api.map((a) => a.start + a.ms)));
+    if (process.env.BENCH_GUI_DEBUG) console.error(JSON.stringify(o));
+  }
 
   const insights = [];
   for (let i = 0; i < reps; i++) insights.push(await open(...TASKS, '#/insights', '[data-testid=insights-totals]'));
@@ -144,7 +174,9 @@ try {
       keystroke: stats(keystroke),
       long_chat: stats(longChat),
       long_chat_dom: longChatDom,
+      long_chat_api: stats(longChatApi),
       run: stats(run),
+      run_api: stats(runApi),
       insights: stats(insights),
       search_api: stats(searchApi),
       list_page_api: stats(listPage),

@@ -229,7 +229,12 @@ fn rows(f: &Value, o: &GuiOptions) -> Vec<Row> {
             "—",
             None,
         ),
+        untimed(
+            &format!("{chat}: of an open, its page of messages from the API, p50 / p95 / max"),
+            &f["long_chat_api"],
+        ),
         timed(&format!("{run}: opened to its events, p50 / p95 / max"), &f["run"], 300.0, "p95"),
+        untimed(&format!("{run}: of an open, until its requests are answered, p50 / p95 / max"), &f["run_api"]),
         timed("Insights over a year: opened to its figures, p50 / p95 / max", &f["insights"], 500.0, "p95"),
         untimed("the API alone: the searches typed above (limit 200), p50 / p95 / max", &f["search_api"]),
         untimed("the API alone: a page of 200 chats, p50 / p95 / max", &f["list_page_api"]),
