@@ -14,7 +14,7 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
 }
 
 // One formatter for every date shown: `Date.toLocaleString` with options builds a new
-// `Intl.DateTimeFormat` at each call (~0.3 ms in Chromium), a third of a long chat's open.
+// `Intl.DateTimeFormat` at each call (~0.3 ms in Chromium: ~30 ms of a long chat's open).
 let dateTimeFormat: Intl.DateTimeFormat | undefined;
 
 export function dateTime(iso: string | null | undefined): string {

@@ -219,8 +219,8 @@ function RunDetailPane({ id }: { id: string }) {
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id]);
-  // The log's last items are put in the page at once, the rest of it a frame later (500 events
-  // take ~150 ms to render on a laptop core; the view shows its end).
+  // The log's last items are put in the page at once, the rest of it a frame later: rendering
+  // its 500 events was most of a run's open, and the view shows its end.
   const [settled, setSettled] = useState(false);
   useEffect(() => setSettled(false), [id]);
   const loaded = !!run;

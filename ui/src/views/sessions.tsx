@@ -17,8 +17,8 @@ const SEARCH_LIMIT = 200;
 /** Messages of a chat read at a time. */
 const MSG_PAGE = 100;
 // Messages put in the page in the first frame of a chat's window (more than a tall window
-// shows); the rest of it follows in the next. A page of 100 messages takes ~100 ms to render
-// (markdown, highlighting, sanitizing) on a laptop core.
+// shows); the rest of it follows in the next. Rendering a page of 100 messages (markdown,
+// highlighting, sanitizing) was most of a long chat's open.
 const FIRST_FRAME = 12;
 
 export const searchInputId = 'session-search';
