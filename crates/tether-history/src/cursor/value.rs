@@ -67,9 +67,11 @@ pub fn timestamp_ms(v: Option<&Value>) -> Option<i64> {
 
 /// Keys whose values are secrets and must never be read into our index or output.
 pub fn is_secret_key(key: &str) -> bool {
+    // Asked of every key a walk reads: the suffix is compared in place, not on a lowered copy.
+    const KEY: &[u8] = b"encryptionkey";
     key.starts_with("cursorAuth/")
         || key.starts_with("secret://")
-        || key.to_ascii_lowercase().ends_with("encryptionkey")
+        || (key.len() >= KEY.len() && key.as_bytes()[key.len() - KEY.len()..].eq_ignore_ascii_case(KEY))
 }
 
 #[cfg(test)]
@@ -98,6 +100,7 @@ mod tests {
         assert!(is_secret_key("cursorAuth/accessToken"));
         assert!(is_secret_key("secret://x"));
         assert!(is_secret_key("speculativeSummarizationEncryptionKey"));
+        assert!(is_secret_key("ENCRYPTIONKEY") && !is_secret_key("ncryptionKey") && !is_secret_key(""));
         assert!(!is_secret_key("composerData:abc"));
     }
 }
