@@ -10,7 +10,7 @@
 //! Tether's but its binary.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -28,15 +28,13 @@ const STREAM_HZ: u64 = 10;
 /// How long Cursor waits for a lock before a commit fails: SQLite's busy timeout.
 const BUSY_TIMEOUT_MS: u64 = 5000;
 
-thread_local! {
-    /// The writer's time asleep in its busy handler since the last [`lock_waited`]: how long its
-    /// write waited for another process's lock (Tether's, here), apart from its own work and the
-    /// machine's scheduling.
-    static LOCK_WAIT: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
-}
+/// The writer's time asleep in its busy handler since the last [`lock_waited`], in ns: how long
+/// its write waited for another process's lock (Tether's, here), apart from its own work and the
+/// machine's scheduling. One writer runs at a time (each is joined before the next starts).
+static LOCK_WAIT_NS: AtomicU64 = AtomicU64::new(0);
 
 /// SQLite's own busy handler (`sqliteDefaultBusyCallback`: sleeps of 1, 2, 5, 10, 15, 20, 25, 25,
-/// 25, 50, 50, then 100 ms, up to the busy timeout), timing its sleeps into [`LOCK_WAIT`].
+/// 25, 50, 50, then 100 ms, up to the busy timeout), timing its sleeps into [`LOCK_WAIT_NS`].
 fn busy_like_sqlite(count: i32) -> bool {
     const DELAYS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
     let n = usize::try_from(count).unwrap_or(0);
@@ -47,13 +45,13 @@ fn busy_like_sqlite(count: i32) -> bool {
     }
     let t = Instant::now();
     std::thread::sleep(Duration::from_millis(delay));
-    LOCK_WAIT.with(|w| w.set(w.get() + t.elapsed()));
+    LOCK_WAIT_NS.fetch_add(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     true
 }
 
 /// The lock wait since the last call, in ms.
 fn lock_waited() -> f64 {
-    LOCK_WAIT.with(|w| w.replace(Duration::ZERO)).as_secs_f64() * 1000.0
+    LOCK_WAIT_NS.swap(0, Ordering::Relaxed) as f64 / 1e6
 }
 
 /// One of Cursor's writes as the writer saw it: its whole time and, of it, its wait for a lock.
