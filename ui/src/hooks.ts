@@ -66,6 +66,23 @@ export function useAsync<T>(fn: () => Promise<T>, deps: unknown[]): Async<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
+/**
+ * False until the frame after `ready` first holds, and again after `deps` change: a long list
+ * puts its first rows in the page at once and the rest once that frame has been painted.
+ */
+export function useSettled(ready: boolean, deps: unknown[]): boolean {
+  const [settled, setSettled] = useState(false);
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(() => setSettled(false), deps);
+  useEffect(() => {
+    if (!ready || settled) return;
+    let t: ReturnType<typeof setTimeout> | undefined;
+    const f = requestAnimationFrame(() => (t = setTimeout(() => setSettled(true), 0)));
+    return () => (cancelAnimationFrame(f), clearTimeout(t));
+  }, [ready, settled]);
+  return settled;
+}
+
 export function useDebounced<T>(value: T, ms: number): T {
   const [v, setV] = useState(value);
   useEffect(() => {

@@ -10,7 +10,7 @@ import { api } from '../api';
 import { Dialog, Empty, ErrorNote, SafeHtml } from '../components';
 import { followRun } from '../events';
 import { RunChanges } from './changes';
-import { navigate, reportError, toast, useAsync, useLive, useTicker } from '../hooks';
+import { navigate, reportError, toast, useAsync, useLive, useSettled, useTicker } from '../hooks';
 import { renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import type { NewRun, Run, RunMode, RunOptions, StoredEvent, Task } from '../types';
@@ -221,15 +221,7 @@ function RunDetailPane({ id }: { id: string }) {
   }, [id]);
   // The log's last items are put in the page at once, the rest of it a frame later: rendering
   // its 500 events was most of a run's open, and the view shows its end.
-  const [settled, setSettled] = useState(false);
-  useEffect(() => setSettled(false), [id]);
-  const loaded = !!run;
-  useEffect(() => {
-    if (!loaded || settled) return;
-    let t: ReturnType<typeof setTimeout> | undefined;
-    const f = requestAnimationFrame(() => (t = setTimeout(() => setSettled(true), 0)));
-    return () => (cancelAnimationFrame(f), clearTimeout(t));
-  }, [loaded, settled]);
+  const settled = useSettled(!!run, [id]);
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: 'end' });
   }, [events.length, settled]);

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 import { api, apiConfig, downloadWithToken } from '../api';
 import { Chip, confirmDialog, Dialog, Empty, ErrorNote, SafeHtml, VirtualList } from '../components';
-import { navigate, reportError, toast, useAsync, useLive } from '../hooks';
+import { navigate, reportError, toast, useAsync, useLive, useSettled } from '../hooks';
 import { renderCode, renderMarkdown } from '../markdown';
 import type { Route } from '../router';
 import { usePaged } from '../paged';
@@ -533,17 +533,10 @@ function Reader({
     }
   }, [detail.data]);
   useEffect(() => setS(undefined), [id]);
-  // How many of the window's messages are in the page: the first frame's, then all.
-  const [shown, setShown] = useState(FIRST_FRAME);
-  useEffect(() => setShown(FIRST_FRAME), [id, seq]);
-  const partial = !!s && shown < s.messages.length;
-  useEffect(() => {
-    if (!partial) return;
-    // After the frame that paints the first messages.
-    let t: ReturnType<typeof setTimeout> | undefined;
-    const f = requestAnimationFrame(() => (t = setTimeout(() => setShown(Infinity), 0)));
-    return () => (cancelAnimationFrame(f), clearTimeout(t));
-  }, [partial]);
+  // The window's first messages are in the page at once, all of them a frame later.
+  const long = !!s && s.messages.length > FIRST_FRAME;
+  const settled = useSettled(long, [id, seq]);
+  const partial = long && !settled;
 
   // Messages before or after the window, appended to it.
   const extend = async (dir: 'after' | 'before') => {
@@ -773,7 +766,7 @@ function Reader({
             {more === 'loading' ? 'Loading…' : `Show earlier messages (${win.current.start.toLocaleString('en-US')} before these)`}
           </button>
         )}
-        {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.slice(0, shown).map((m) => <MessageView key={m.seq} m={m} />)}
+        {s.messages.length === 0 ? <Empty title="This chat has no messages" /> : s.messages.slice(0, partial ? FIRST_FRAME : undefined).map((m) => <MessageView key={m.seq} m={m} />)}
         {hasMore && !partial && (
           <div ref={end} class="muted small" data-testid="messages-more">
             {more === 'loading' ? 'Loading…' : `${(s.parts - win.current.start - s.messages.length).toLocaleString('en-US')} more messages`}
