@@ -1,6 +1,8 @@
 //! What Tether's engine crates stand on: where data lives ([`paths`], the one place directories
 //! are resolved, with the `TETHER_HOME` override), our SQLite database ([`store`]: pragmas,
 //! append-only migrations for every domain, durable transactions, revisions, the write watch),
+//! the system's file events ([`file_events`], for the store's write watch and the history
+//! watcher),
 //! announcing each board write once on either engine ([`announce`]),
 //! [`sql`]: the dialect the board's SQL is written in for both engines, the engine's typed errors with the stable codes hosts branch on ([`error`]), and the clock.
 //!
@@ -10,6 +12,7 @@ pub mod announce;
 pub mod changed;
 pub mod clock;
 pub mod error;
+pub mod file_events;
 pub mod paths;
 pub mod private;
 pub mod sql;

@@ -141,7 +141,7 @@ impl crate::sql::Database for Store {
 /// not poll. Stops when dropped. In-memory stores never call back.
 ///
 /// However many parts of the daemon watch, the store keeps one OS watcher of its directory (one
-/// inotify instance and its thread) and calls back those whose file was written; it goes when
+/// [`crate::file_events`] feed and its thread) and calls back those whose file was written; it goes when
 /// the last one is dropped. (A second watcher of the same directory received every WAL write of
 /// the index as well: a wake-up of its thread for nothing, several a second while Cursor streams.)
 pub struct WriteWatcher {
@@ -165,7 +165,7 @@ type Subscribers = Vec<(u64, std::ffi::OsString, OnWrite)>;
 struct WriteHub {
     subscribers: Arc<Mutex<Subscribers>>,
     next: std::sync::atomic::AtomicU64,
-    _watcher: notify::RecommendedWatcher,
+    _feed: crate::file_events::Feed,
 }
 
 impl WriteHub {
@@ -174,23 +174,27 @@ impl WriteHub {
     }
 
     fn start(path: &Path) -> Result<Option<Self>> {
-        use notify::Watcher;
+        use crate::file_events::{self, News};
         let Some(dir) = path.parent() else { return Ok(None) };
         let subscribers: Arc<Mutex<Subscribers>> = Arc::default();
         let subs = Arc::clone(&subscribers);
-        let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            let Ok(ev) = res else { return };
-            if !matches!(ev.kind, notify::EventKind::Modify(_) | notify::EventKind::Create(_)) {
-                return;
-            }
-            for (_, name, on_write) in subs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                if ev.paths.iter().any(|p| p.file_name() == Some(name.as_os_str())) {
-                    on_write();
+        let feed = file_events::start(&[(dir.to_path_buf(), false)], move |news| {
+            let subs = subs.lock().unwrap_or_else(|p| p.into_inner());
+            match news {
+                // Written or created: a file that went away has nothing new to read.
+                News::Paths(paths) => {
+                    for (_, name, on_write) in subs.iter() {
+                        if paths.iter().any(|p| p.file_name() == Some(name.as_os_str()) && p.exists()) {
+                            on_write();
+                        }
+                    }
                 }
+                // Events were lost: any of them may have been written.
+                News::Rescan => subs.iter().for_each(|(_, _, on_write)| on_write()),
+                News::Error(e) => tracing::warn!(error = %e, "watching the store's folder"),
             }
         })?;
-        w.watch(dir, notify::RecursiveMode::NonRecursive)?;
-        Ok(Some(Self { subscribers, next: Default::default(), _watcher: w }))
+        Ok(Some(Self { subscribers, next: Default::default(), _feed: feed }))
     }
 }
 

@@ -1,8 +1,10 @@
-//! Keeping the index fresh: a notify watcher on Cursor's data, its events gathered until the
-//! writer goes quiet, mapped to the sources that changed, each re-indexed on the quick path; plus
-//! a periodic deep pass that catches in-place updates and folders that appeared after start.
+//! Keeping the index fresh: the system's file events on Cursor's data
+//! (`tether_store::file_events`, where systems differ), gathered until the writer goes quiet, mapped to the sources that
+//! changed, each re-indexed on the quick path; plus a periodic deep pass that catches in-place
+//! updates and folders that appeared after start.
 //!
-//! Owns one background thread; the returned [`WatchHandle`] stops it (on drop, too).
+//! Owns one background thread (and the feed's); the returned [`WatchHandle`] stops them (on drop,
+//! too).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -11,12 +13,12 @@ use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use notify::{RecursiveMode, Watcher};
-
 use crate::cursor::{self, Source, SourceKind};
 use crate::error::Result;
 use crate::index::{Depth, IndexReport};
 use crate::paths::CursorLocations;
+
+use tether_store::file_events::{self as feed, News};
 
 /// What the watcher drives: where Cursor's data is now, and index passes over all of it or some
 /// sources. The engine's context implements it; the watcher knows nothing more of it.
@@ -76,6 +78,8 @@ impl Drop for WatchHandle {
 
 enum Msg {
     Paths(Vec<PathBuf>),
+    /// The system lost events: a pass over everything.
+    Rescan,
     Error(String),
     Stop,
 }
@@ -89,44 +93,37 @@ pub fn start<I: Indexer>(
     let (tx, rx) = channel::<Msg>();
     let stop_tx = tx.clone();
     let ev_tx = tx.clone();
-    // notify's own thread only forwards; the quiet window is measured on ours, by the arrival of
-    // the next event, so nothing wakes on a tick while idle (a debouncer's tick also delayed every
-    // change by up to one more window).
+    // The feed's own thread only forwards; the quiet window is measured on ours, by the arrival
+    // of the next message, so nothing wakes on a tick while idle (a debouncer's tick also delayed
+    // every change by up to one more window).
     // A commit of Cursor's is several events on one file (one per page written): a path already
     // on its way to the next pass is not sent again, so our thread wakes once per file per pass,
     // not once per event. The thread clears this before each pass reads.
     let pending: Arc<std::sync::Mutex<HashSet<PathBuf>>> = Arc::default();
     let on_its_way = Arc::clone(&pending);
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let msg = match res {
-            Ok(e) if carries_data(&e) => {
+    let roots: Vec<(PathBuf, bool)> =
+        cursor::watch_roots(&tether.locations()).into_iter().filter(|(dir, _)| dir.is_dir()).collect();
+    let feed = feed::start(&roots, move |news| {
+        let msg = match news {
+            News::Paths(paths) => {
                 let mut p = on_its_way.lock().unwrap_or_else(|p| p.into_inner());
-                let fresh: Vec<PathBuf> = e.paths.into_iter().filter(|path| p.insert(path.clone())).collect();
+                let fresh: Vec<PathBuf> =
+                    paths.into_iter().filter(|path| carries_data(path) && p.insert(path.clone())).collect();
                 if fresh.is_empty() {
                     return;
                 }
                 Msg::Paths(fresh)
             }
-            Ok(_) => return,
-            Err(e) => Msg::Error(e.to_string()),
+            News::Rescan => Msg::Rescan,
+            News::Error(e) => Msg::Error(e),
         };
         let _ = ev_tx.send(msg);
     })?;
-    let mut watched = Vec::new();
-    for (dir, recursive) in cursor::watch_roots(&tether.locations()) {
-        if dir.is_dir() {
-            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            match watcher.watch(&dir, mode) {
-                Ok(()) => watched.push(dir),
-                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot watch"),
-            }
-        }
-    }
-    tracing::info!(dirs = watched.len(), "watching Cursor data");
+    tracing::info!(dirs = roots.len(), "watching Cursor data");
     let thread = std::thread::Builder::new()
         .name("tether-watch".into())
         .spawn(move || {
-            let _watcher = watcher;
+            let _feed = feed;
             let mut last_deep = Instant::now();
             // One more look at the sources of the last event-driven pass, shortly after it: a
             // commit whose WAL frames (the event) were written before it became visible in the
@@ -150,19 +147,26 @@ pub fn start<I: Indexer>(
                     timeout = timeout.min(at.saturating_duration_since(Instant::now()));
                 }
                 let got = rx.recv_timeout(timeout);
-                if matches!(got, Ok(Msg::Paths(_)) | Err(RecvTimeoutError::Timeout)) {
+                if matches!(got, Ok(Msg::Paths(_) | Msg::Rescan) | Err(RecvTimeoutError::Timeout)) {
                     release = Some(Instant::now() + KEEP_OPEN);
                 }
                 match got {
                     Ok(Msg::Stop) => return,
-                    Ok(Msg::Paths(mut paths)) => {
+                    Ok(first @ (Msg::Paths(_) | Msg::Rescan)) => {
+                        let (mut paths, mut rescan) = match first {
+                            Msg::Paths(paths) => (paths, false),
+                            _ => (Vec::new(), true),
+                        };
                         // Gather the rest of the burst into this pass; a stop among it ends the
                         // thread without the pass.
                         let burst = Instant::now() + BURST_CAP;
                         loop {
-                            let wait = cfg.debounce.min(burst.saturating_duration_since(Instant::now()));
+                            // What the feed held back before handing the burst on counts as waited.
+                            let quiet = cfg.debounce.saturating_sub(feed::GATHERS);
+                            let wait = quiet.min(burst.saturating_duration_since(Instant::now()));
                             match rx.recv_timeout(wait) {
                                 Ok(Msg::Paths(more)) => paths.extend(more),
+                                Ok(Msg::Rescan) => rescan = true,
                                 Ok(Msg::Error(e)) => on_event(WatchEvent::Error(e)),
                                 Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                                 Err(RecvTimeoutError::Timeout) => break,
@@ -180,9 +184,10 @@ pub fn start<I: Indexer>(
                         // rollback-journal mode (most real Cursor databases) every commit
                         // deletes its `-journal`, and taking that for a vanished source made
                         // every write of Cursor's a pass over everything.
-                        if vanished(&paths) {
-                            // Something was deleted: a pass over everything (unchanged files are
-                            // not opened) drops the sessions of vanished sources.
+                        if rescan || vanished(&paths) {
+                            // Something was deleted, or events were lost: a pass over everything
+                            // (unchanged files are not opened) drops the sessions of vanished
+                            // sources.
                             known = cursor::discover(&tether.locations());
                             on_event(match tether.index(Depth::Quick) {
                                 Ok(r) => WatchEvent::Indexed(Box::new(r)),
@@ -267,18 +272,15 @@ impl Drop for ReleaseOnDrop {
 /// How long after an event-driven pass its sources are looked at once more; see `recheck`.
 const RECHECK_AFTER: Duration = Duration::from_millis(250);
 
-/// Whether an event can mean new data. Opening and reading a file (which our own read-only
-/// passes do) and a `-shm` change (SQLite readers record read marks there, ours included) never
-/// do: reacting to them made every pass trigger the next one, a busy loop while idle. Nor does a
-/// rollback journal's: a commit in that mode also writes the database file itself (an event of
-/// its own), and the journal's create, writes and delete were most of the events of each of
-/// Cursor's commits, each a wake-up of the watcher's thread.
-fn carries_data(e: &notify::Event) -> bool {
-    !matches!(e.kind, notify::EventKind::Access(_))
-        && !e.paths.iter().all(|p| {
-            let p = p.to_string_lossy();
-            p.ends_with("-shm") || p.ends_with("-journal")
-        })
+/// Whether a change to this path can mean new data. A `-shm` change never does (SQLite readers
+/// record read marks there, ours included): reacting to it made every pass trigger the next one, a
+/// busy loop while idle. Nor does a rollback journal's: a commit in that mode also writes the
+/// database file itself (an event of its own), and the journal's create, writes and delete were
+/// most of the events of each of Cursor's commits, each a wake-up of the watcher's thread. (Opens
+/// and reads, which our own passes do, are not reported at all: see `feed`.)
+fn carries_data(p: &Path) -> bool {
+    let s = p.as_os_str().as_encoded_bytes();
+    !(s.ends_with(b"-shm") || s.ends_with(b"-journal"))
 }
 
 /// Map changed paths to the sources to re-index (a `-wal` change means its database), from the
