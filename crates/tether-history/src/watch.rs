@@ -1,7 +1,7 @@
-//! Keeping the index fresh: the system's file events on Cursor's data
-//! (`tether_store::file_events`, where systems differ), gathered until the writer goes quiet, mapped to the sources that
-//! changed, each re-indexed on the quick path; plus a periodic deep pass that catches in-place
-//! updates and folders that appeared after start.
+//! Keeping the index fresh: the system's file events on Cursor's data (from
+//! `tether_store::file_events`, where systems differ), gathered until the writer goes quiet,
+//! mapped to the sources that changed, each re-indexed on the quick path; plus a periodic deep
+//! pass that catches in-place updates and folders that appeared after start.
 //!
 //! Owns one background thread (and the feed's); the returned [`WatchHandle`] stops them (on drop,
 //! too).
