@@ -1,5 +1,5 @@
 //! The operating system's file events, handed on as batches of paths: what tells the history
-//! watcher that Cursor's files changed, and the store that another process wrote it
+//! watcher that Cursor's files changed, and the store that another process wrote to it
 //! (`Store::watch_file`). The one module where file watching differs between systems. Depends on
 //! std, notify, and on Linux the `inotify` crate (notify's own) with mio; knows nothing of
 //! Cursor or of the store.
