@@ -143,7 +143,8 @@ mod inotify_feed {
             }
         }
 
-        /// Read what is queued, without waiting; the paths it names.
+        /// Read what is queued, without waiting, adding the paths it names to `news`; whether the
+        /// system's queue overflowed.
         fn drain(&mut self, buf: &mut [u8], news: &mut Vec<PathBuf>) -> std::io::Result<bool> {
             let mut overflow = false;
             loop {
@@ -188,7 +189,7 @@ mod inotify_feed {
 
     pub(super) struct InotifyFeed {
         stop: Arc<AtomicBool>,
-        waker: Arc<Waker>,
+        waker: Waker,
         thread: Option<JoinHandle<()>>,
     }
 
@@ -209,7 +210,7 @@ mod inotify_feed {
         poll.registry()
             .register(&mut SourceFd(&ino.as_raw_fd()), INOTIFY, Interest::READABLE)
             .map_err(|e| io("epoll", e))?;
-        let waker = Arc::new(Waker::new(poll.registry(), STOP).map_err(|e| io("eventfd", e))?);
+        let waker = Waker::new(poll.registry(), STOP).map_err(|e| io("eventfd", e))?;
         let mut dirs = Dirs { ino, at: HashMap::new() };
         for (dir, recursive) in roots {
             dirs.add(dir, *recursive);
@@ -238,11 +239,8 @@ mod inotify_feed {
                             return;
                         }
                         match dirs.drain(&mut buf, &mut news) {
-                            Ok(overflow) => {
-                                if overflow {
-                                    sink(News::Rescan);
-                                }
-                            }
+                            Ok(true) => sink(News::Rescan),
+                            Ok(false) => {}
                             Err(e) => {
                                 sink(News::Error(format!("reading file events: {e}")));
                                 return;
